@@ -1,0 +1,37 @@
+"""A pure tic-tac-toe engine: positions, rules, cell names and computer players.
+
+It imports nothing from Discord or any database, so the bot, the terminal game and the tests all
+drive the same rules.
+
+>>> from game import Board, parse_cell, cell_name
+>>> board = Board().play("B2")
+>>> board.turn, cell_name(parse_cell("c3"))
+(<Mark.O: 'O'>, 'C3')
+"""
+
+from game.board import (
+    DEFAULT_SIZE,
+    Board,
+    Geometry,
+    Mark,
+    Outcome,
+    cell_name,
+    geometry,
+    parse_cell,
+)
+from game.errors import GameError, IllegalMoveError, InvalidBoardError, InvalidCellError
+
+__all__ = [
+    "DEFAULT_SIZE",
+    "Board",
+    "GameError",
+    "Geometry",
+    "IllegalMoveError",
+    "InvalidBoardError",
+    "InvalidCellError",
+    "Mark",
+    "Outcome",
+    "cell_name",
+    "geometry",
+    "parse_cell",
+]

@@ -1,0 +1,343 @@
+"""Computer players: ``random``, ``smart`` (rule-based) and ``minimax`` (perfect play).
+
+>>> from game import Board
+>>> import random
+>>> get_strategy("minimax", rng=random.Random(1)).choose(Board.from_string("XX./OO./..."))
+2
+>>> evaluate(Board())
+0
+
+Every strategy picks uniformly among the moves it rates equally, with the ``random.Random`` it was
+given, so that games vary but a seeded run repeats.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from typing import Protocol
+
+from game.board import Board, Geometry, geometry
+from game.errors import IllegalMoveError
+
+__all__ = [
+    "STRATEGIES",
+    "MinimaxStrategy",
+    "RandomStrategy",
+    "SmartStrategy",
+    "Strategy",
+    "evaluate",
+    "get_strategy",
+    "score",
+]
+
+
+class Strategy(Protocol):
+    """A computer player: ``choose`` returns the cell it plays in a position that is not over."""
+
+    name: str
+
+    def choose(self, board: Board) -> int: ...
+
+
+def _require_moves(board: Board) -> tuple[int, ...]:
+    moves = board.legal_moves
+    if not moves:
+        raise IllegalMoveError(board, -1, f"no move to choose: the game is over in\n{board.grid()}")
+    return moves
+
+
+class RandomStrategy:
+    """Plays any free cell, uniformly."""
+
+    name = "random"
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self._rng = rng or random.Random()
+
+    def choose(self, board: Board) -> int:
+        return self._rng.choice(_require_moves(board))
+
+
+# -- perfect play ----------------------------------------------------------------------------
+
+
+class _Solver:
+    """The game-theoretic score of every position reachable on one board size, solved once.
+
+    A score is for the side to move: 0 is a draw, ``1 + k`` a win that leaves ``k`` cells empty
+    (so a faster win scores higher), and ``-(1 + k)`` a loss (a slower loss scores higher).
+
+    The whole game is solved on first use by a memoised negamax over bitmasks (5,478 positions
+    for 3x3), keeping for each position its score and its best moves, so that a later query is one
+    dictionary lookup: choosing a move never searches.
+    """
+
+    def __init__(self, geo: Geometry) -> None:
+        self._geo = geo
+        # A table of "does this mask hold a line" is 512 bytes for 3x3; past 4x4 it stops paying.
+        self._has_line: bytes | None = None
+        if geo.cell_count <= 16:
+            self._has_line = bytes(geo.has_line(mask) for mask in range(1 << geo.cell_count))
+        self._table: dict[int, tuple[int, tuple[int, ...]]] = {}
+        self._solve(0, 0)
+
+    def entry(self, board: Board) -> tuple[int, tuple[int, ...]]:
+        x_mask, o_mask = board.masks
+        key = x_mask | o_mask << self._geo.cell_count
+        found = self._table.get(key)
+        if found is None:
+            # Only reachable positions are solved up front; anything else is solved on demand.
+            self._solve(x_mask, o_mask)
+            found = self._table[key]
+        return found
+
+    def _line(self, mask: int) -> bool:
+        table = self._has_line
+        return bool(table[mask]) if table is not None else self._geo.has_line(mask)
+
+    def _solve(self, x_mask: int, o_mask: int) -> int:
+        table = self._table
+        n = self._geo.cell_count
+        key = x_mask | o_mask << n
+        found = table.get(key)
+        if found is not None:
+            return found[0]
+        x_to_move = x_mask.bit_count() == o_mask.bit_count()
+        mover, waiter = (x_mask, o_mask) if x_to_move else (o_mask, x_mask)
+        taken = x_mask | o_mask
+        empties = n - taken.bit_count()
+        if self._line(waiter):
+            score: int = -(1 + empties)
+            table[key] = (score, ())
+            return score
+        if empties == 0:
+            table[key] = (0, ())
+            return 0
+        best = -(n + 2)
+        best_moves: list[int] = []
+        for cell in range(n):
+            bit = 1 << cell
+            if taken & bit:
+                continue
+            moved = mover | bit
+            child = -self._solve(moved, o_mask) if x_to_move else -self._solve(x_mask, moved)
+            if child > best:
+                best = child
+                best_moves = [cell]
+            elif child == best:
+                best_moves.append(cell)
+        table[key] = (best, tuple(best_moves))
+        return best
+
+
+_solvers: dict[int, _Solver] = {}
+
+
+def _solver(size: int) -> _Solver:
+    solver = _solvers.get(size)
+    if solver is None:
+        # Deep enough for one recursion level per cell, with room for the caller's frames.
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), size * size + 200))
+        solver = _solvers[size] = _Solver(geometry(size))
+    return solver
+
+
+def score(board: Board) -> int:
+    """The exact score for the side to move: 0 draw, ``1 + k`` a win leaving ``k`` cells free.
+
+    >>> score(Board.from_string("XX./OO./..."))  # X wins now, leaving 4 cells free
+    5
+    """
+    return _solver(board.size).entry(board)[0]
+
+
+def evaluate(board: Board) -> int:
+    """The game-theoretic value for the side to move: +1 win, 0 draw, -1 loss.
+
+    >>> evaluate(Board()), evaluate(Board.from_string("XX./OO./...")), evaluate(
+    ...     Board.from_string("XXX/OO./..."))
+    (0, 1, -1)
+    """
+    value = score(board)
+    return (value > 0) - (value < 0)
+
+
+class MinimaxStrategy:
+    """Perfect play: never loses, forces a win when it can, wins fastest and loses slowest."""
+
+    name = "minimax"
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self._rng = rng or random.Random()
+
+    def best_moves(self, board: Board) -> tuple[int, ...]:
+        """Every move with the best score; :meth:`choose` picks one of them uniformly."""
+        _require_moves(board)
+        return _solver(board.size).entry(board)[1]
+
+    def choose(self, board: Board) -> int:
+        return self._rng.choice(self.best_moves(board))
+
+
+# -- rules -----------------------------------------------------------------------------------
+
+
+class SmartStrategy:
+    """Newell and Simon's rules, first that applies: win, block, fork, block a fork, centre,
+    opposite corner, empty corner, empty side. It never loses, yet it searches no game tree.
+    """
+
+    name = "smart"
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self._rng = rng or random.Random()
+
+    def choose(self, board: Board) -> int:
+        return self._rng.choice(self.candidates(board))
+
+    def candidates(self, board: Board) -> tuple[int, ...]:
+        """The moves of the first rule that applies; :meth:`choose` picks one uniformly."""
+        moves = _require_moves(board)
+        geo = board.geometry
+        x_mask, o_mask = board.masks
+        mine, theirs = (x_mask, o_mask) if board.turn.value == "X" else (o_mask, x_mask)
+        free = ~(mine | theirs) & geo.full_mask
+
+        # Each rule is tried only when every earlier one found nothing.
+        return (
+            _completing(geo, mine, free)  # win
+            or _completing(geo, theirs, free)  # block
+            or _forks(geo, mine, theirs, free)
+            or self._block_fork(geo, mine, theirs, free)
+            or _centre(geo, free)
+            or _opposite_corners(geo, theirs, free)
+            or _cells_in(_corners(geo), free)
+            or _cells_in(_sides(geo), free)
+            or moves
+        )
+
+    def _block_fork(self, geo: Geometry, mine: int, theirs: int, free: int) -> tuple[int, ...]:
+        if not _forks(geo, theirs, mine, free):
+            return ()
+        safe = [cell for cell in _cells(free) if _leaves_no_fork(geo, mine, theirs, free, cell)]
+        their_forks = set(_forks(geo, theirs, mine, free))
+        # Prefer taking a fork cell, then forcing a reply with a threat, then any safe move.
+        for group in (
+            [cell for cell in safe if cell in their_forks],
+            [cell for cell in safe if _completing(geo, mine | 1 << cell, free & ~(1 << cell))],
+            safe,
+        ):
+            if group:
+                return tuple(group)
+        return ()
+
+
+def _cells(mask: int) -> list[int]:
+    return [cell for cell in range(mask.bit_length()) if mask >> cell & 1]
+
+
+def _cells_in(cells: tuple[int, ...], free: int) -> tuple[int, ...]:
+    return tuple(cell for cell in cells if free >> cell & 1)
+
+
+def _completing(geo: Geometry, marks: int, free: int) -> tuple[int, ...]:
+    """Free cells that would complete a line of ``marks``."""
+    found: set[int] = set()
+    for line_mask in geo.line_masks:
+        gap = line_mask & ~marks
+        if gap.bit_count() == 1 and gap & free:
+            found.add(gap.bit_length() - 1)
+    return tuple(sorted(found))
+
+
+def _threat_count(geo: Geometry, marks: int, blockers: int) -> int:
+    """How many lines ``marks`` could complete with one more mark."""
+    return sum(
+        1
+        for line_mask in geo.line_masks
+        if not line_mask & blockers and (line_mask & ~marks).bit_count() == 1
+    )
+
+
+def _forks(geo: Geometry, marks: int, blockers: int, free: int) -> tuple[int, ...]:
+    """Free cells that give ``marks`` two threats at once."""
+    return tuple(
+        cell
+        for cell in _cells(free)
+        if _threat_count(geo, marks | 1 << cell, blockers) >= 2
+        and not _completing(geo, marks, free)
+    )
+
+
+def _leaves_no_fork(geo: Geometry, mine: int, theirs: int, free: int, cell: int) -> bool:
+    """Whether playing ``cell`` leaves the opponent no fork, counting the reply it forces."""
+    mine |= 1 << cell
+    free &= ~(1 << cell)
+    forced = _completing(geo, mine, free)
+    if len(forced) >= 2:
+        return True  # a fork of our own: the fork rule would have found it; it wins anyway
+    if forced:
+        reply = forced[0]
+        theirs |= 1 << reply
+        free &= ~(1 << reply)
+        return len(_completing(geo, theirs, free)) < 2
+    return not _forks(geo, theirs, mine, free)
+
+
+def _centre(geo: Geometry, free: int) -> tuple[int, ...]:
+    if geo.size % 2 == 0:
+        return ()
+    middle = geo.cell_count // 2
+    return (middle,) if free >> middle & 1 else ()
+
+
+def _corners(geo: Geometry) -> tuple[int, ...]:
+    last = geo.size - 1
+    return (0, last, last * geo.size, geo.cell_count - 1)
+
+
+def _sides(geo: Geometry) -> tuple[int, ...]:
+    corners = set(_corners(geo))
+    size = geo.size
+    edge = {
+        cell
+        for cell in range(geo.cell_count)
+        if cell // size in (0, size - 1) or cell % size in (0, size - 1)
+    }
+    return tuple(sorted(edge - corners))
+
+
+def _opposite_corners(geo: Geometry, theirs: int, free: int) -> tuple[int, ...]:
+    corners = _corners(geo)
+    opposite = dict(zip(corners, reversed(corners), strict=True))
+    return tuple(
+        opposite[corner]
+        for corner in corners
+        if theirs >> corner & 1 and free >> opposite[corner] & 1
+    )
+
+
+# -- lookup ----------------------------------------------------------------------------------
+
+STRATEGIES: dict[str, type[RandomStrategy | SmartStrategy | MinimaxStrategy]] = {
+    "random": RandomStrategy,
+    "smart": SmartStrategy,
+    "minimax": MinimaxStrategy,
+}
+
+
+def get_strategy(name: str, rng: random.Random | None = None) -> Strategy:
+    """The strategy called ``name``; ``rng`` makes its choices reproducible.
+
+    >>> get_strategy("best")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown strategy "best": choose one of random, smart, minimax
+    """
+    try:
+        factory = STRATEGIES[name.strip().lower()]
+    except KeyError:
+        known = ", ".join(STRATEGIES)
+        raise ValueError(f'unknown strategy "{name}": choose one of {known}') from None
+    return factory(rng)

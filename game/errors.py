@@ -1,0 +1,42 @@
+"""The engine's errors: every one is a :class:`GameError`, itself a :class:`ValueError`.
+
+Like python-chess's ``InvalidMoveError``/``IllegalMoveError`` pair, syntax errors (text that
+names no cell) are kept apart from rule errors (a real cell that cannot be played here), so a
+caller can answer "that is not a cell" differently from "that cell is taken".
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from game.board import Board
+
+
+class GameError(ValueError):
+    """Base class of every error the engine raises."""
+
+
+class InvalidCellError(GameError):
+    """Text that does not name a cell, such as ``"D4"`` or ``"middle"``."""
+
+    def __init__(self, text: str, message: str) -> None:
+        super().__init__(message)
+        self.text = text
+
+
+class InvalidBoardError(GameError):
+    """A board description that no game can reach, or that is malformed."""
+
+    def __init__(self, text: str, message: str) -> None:
+        super().__init__(message)
+        self.text = text
+
+
+class IllegalMoveError(GameError):
+    """A real cell that cannot be played in this position: taken, off the board, or game over."""
+
+    def __init__(self, board: Board, cell: int, message: str) -> None:
+        super().__init__(message)
+        self.board = board
+        self.cell = cell

@@ -1,0 +1,157 @@
+"""The computer players, checked over every reachable position and every line of play."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from game import Board, IllegalMoveError, Mark
+from game.ai import (
+    MinimaxStrategy,
+    RandomStrategy,
+    SmartStrategy,
+    evaluate,
+    get_strategy,
+    score,
+)
+from tests.engine_helpers import can_ever_lose, reachable_positions
+
+LIVE_POSITIONS = sorted((board for board in reachable_positions() if not board.is_over), key=str)
+
+
+def naive_value(board: Board) -> int:
+    """Plain recursive minimax, the textbook way: the reference the fast solver must match."""
+    outcome = board.outcome()
+    if outcome is not None:
+        return 0 if outcome.winner is None else -1  # the side to move has lost
+    return max(-naive_value(board.play(cell)) for cell in board.legal_moves)
+
+
+def test_evaluate_matches_plain_minimax_in_sample_positions() -> None:
+    rng = random.Random(7)
+    for board in rng.sample(LIVE_POSITIONS, 300):
+        assert evaluate(board) == naive_value(board), str(board)
+
+
+def test_evaluate_is_consistent_with_its_children_everywhere() -> None:
+    """Negamax consistency over every live position: the value is the best child's negation."""
+    for board in LIVE_POSITIONS:
+        children = [-evaluate(board.play(cell)) for cell in board.legal_moves]
+        assert evaluate(board) == max(children), str(board)
+
+
+def test_minimax_never_picks_a_losing_move_when_another_exists() -> None:
+    minimax = MinimaxStrategy()
+    for board in LIVE_POSITIONS:
+        best = max(-evaluate(board.play(cell)) for cell in board.legal_moves)
+        for cell in minimax.best_moves(board):
+            assert -evaluate(board.play(cell)) == best, (str(board), cell)
+
+
+def test_minimax_always_takes_a_win_in_one() -> None:
+    minimax = MinimaxStrategy()
+    checked = 0
+    for board in LIVE_POSITIONS:
+        winning = {cell for cell in board.legal_moves if board.play(cell).winner is board.turn}
+        if winning:
+            checked += 1
+            assert set(minimax.best_moves(board)) <= winning, str(board)
+    assert checked > 1000
+
+
+def test_minimax_prefers_the_fastest_win_and_the_slowest_loss() -> None:
+    # X can win now at C1, or later through the fork at C3: it must win now.
+    board = Board.from_string("XX./.O./O.X")
+    assert MinimaxStrategy().best_moves(board) == (2,)
+    # O is lost whatever it does (X forks next); it must not lose at once, so it blocks at A1.
+    lost = Board.from_string(".../.X./.OX")
+    assert evaluate(lost) == -1
+    assert MinimaxStrategy().best_moves(lost) == (0,)
+
+
+def naive_score(board: Board) -> int:
+    """Textbook minimax scoring a win by how many cells it leaves free (sooner is better)."""
+    outcome = board.outcome()
+    if outcome is not None:
+        return 0 if outcome.winner is None else -(1 + len(board.empty_cells))
+    return max(-naive_score(board.play(cell)) for cell in board.legal_moves)
+
+
+def test_minimax_best_moves_are_exactly_the_best_scored_moves() -> None:
+    minimax = MinimaxStrategy()
+    for board in random.Random(13).sample(LIVE_POSITIONS, 400):
+        scores = {cell: -naive_score(board.play(cell)) for cell in board.legal_moves}
+        best = max(scores.values())
+        assert score(board) == best
+        assert minimax.best_moves(board) == tuple(c for c, s in scores.items() if s == best)
+
+
+@pytest.mark.parametrize("side", [Mark.X, Mark.O])
+def test_minimax_never_loses_against_any_sequence(side: Mark) -> None:
+    assert not can_ever_lose(side, MinimaxStrategy().best_moves)
+
+
+@pytest.mark.parametrize("side", [Mark.X, Mark.O])
+def test_smart_never_loses_against_any_sequence(side: Mark) -> None:
+    assert not can_ever_lose(side, SmartStrategy().candidates)
+
+
+@pytest.mark.parametrize("side", [Mark.X, Mark.O])
+def test_random_does_lose_somewhere(side: Mark) -> None:
+    """The walk above can tell a beatable player: random must be caught losing."""
+    assert can_ever_lose(side, lambda board: board.legal_moves)
+
+
+def test_smart_plays_by_its_rules() -> None:
+    smart = SmartStrategy()
+    assert smart.candidates(Board()) == (4,)  # centre first
+    assert smart.candidates(Board.from_string("XX./OO./...")) == (2,)  # win beats block
+    assert smart.candidates(Board.from_string("XX./O../...")) == (2,)  # block
+    assert smart.candidates(Board.from_string("O../.X./...")) == (8,)  # opposite corner
+    assert set(smart.candidates(Board.from_string(".../.X./..."))) == {0, 2, 6, 8}  # a corner
+    # X in opposite corners against O's centre: O must take a side, never a corner.
+    assert set(smart.candidates(Board.from_string("X../.O./..X"))) == {1, 3, 5, 7}
+
+
+def test_every_strategy_plays_only_legal_moves_everywhere() -> None:
+    strategies = [
+        get_strategy(name, rng=random.Random(3)) for name in ("random", "smart", "minimax")
+    ]
+    for board in LIVE_POSITIONS:
+        for strategy in strategies:
+            assert strategy.choose(board) in board.legal_moves
+
+
+def test_minimax_varies_its_choice_among_equal_moves() -> None:
+    minimax = MinimaxStrategy(rng=random.Random(11))
+    openings = Counter(minimax.choose(Board()) for _ in range(900))
+    assert set(openings) == set(range(9))  # every opening draws, so every one is chosen
+    assert min(openings.values()) > 50
+
+
+def test_a_seeded_rng_repeats_the_same_choices() -> None:
+    for name in ("random", "smart", "minimax"):
+        first = [get_strategy(name, random.Random(5)).choose(Board()) for _ in range(5)]
+        again = [get_strategy(name, random.Random(5)).choose(Board()) for _ in range(5)]
+        assert first == again
+
+
+def test_random_is_uniform_over_legal_moves() -> None:
+    strategy = RandomStrategy(random.Random(2))
+    board = Board.from_string("X../.O./...")
+    counts = Counter(strategy.choose(board) for _ in range(7000))
+    assert set(counts) == set(board.legal_moves)
+    assert all(800 < count < 1200 for count in counts.values())
+
+
+def test_unknown_strategy_names_the_known_ones() -> None:
+    with pytest.raises(ValueError, match="random, smart, minimax"):
+        get_strategy("grandmaster")
+
+
+@pytest.mark.parametrize("name", ["random", "smart", "minimax"])
+def test_choosing_in_a_finished_game_is_an_error(name: str) -> None:
+    with pytest.raises(IllegalMoveError, match="game is over"):
+        get_strategy(name).choose(Board.from_string("XXX/OO./..."))
