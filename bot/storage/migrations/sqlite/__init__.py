@@ -1,0 +1,1 @@
+"""SQLite migrations (a package so that setuptools ships the ``.sql`` files beside it)."""

@@ -1,0 +1,558 @@
+"""The SQLite implementation of :class:`bot.storage.base.Storage`, on aiosqlite."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import aiosqlite
+
+from bot import elo
+from bot.storage.base import (
+    VS_MEMBER,
+    AlreadyRematchedError,
+    ChallengeRecord,
+    ChallengeStatus,
+    ChannelBusyError,
+    EndReason,
+    GameRecord,
+    GameStatus,
+    NewChallenge,
+    NewGame,
+    PlayerStats,
+    Rating,
+    Record,
+    Storage,
+)
+from bot.storage.migrations import migration_files
+from game import Mark
+
+log = logging.getLogger(__name__)
+
+# Another process (a second bot instance, a backup) may hold the write lock briefly.
+BUSY_TIMEOUT_SECONDS = 10.0
+
+_GAME_COLUMNS = (
+    "id, guild_id, channel_id, x_id, o_id, x_name, o_name, ai_difficulty, ai_mark, size,"
+    " moves, status, winner, end_reason, message_id, deadline, version, created_at,"
+    " updated_at, rematch_of"
+)
+_CHALLENGE_COLUMNS = (
+    "id, guild_id, channel_id, challenger_id, challenger_name, opponent_id, opponent_name,"
+    " status, message_id, expires_at, game_id, created_at"
+)
+
+
+class SqliteStorage:
+    """Games, challenges, stats and settings in one SQLite database.
+
+    Open it with ``await SqliteStorage.open(path)`` (``":memory:"`` for a throwaway one).
+    """
+
+    def __init__(self, db: aiosqlite.Connection) -> None:
+        self._db = db
+        # One connection serves every coroutine: without this lock, a coroutine's statements
+        # could land inside another's open transaction (or read its uncommitted rows).
+        self._lock = asyncio.Lock()
+
+    @classmethod
+    async def open(cls, path: str) -> SqliteStorage:
+        """Connect to (or create) the database at ``path`` and bring its schema up to date."""
+        # isolation_level=None: the sqlite3 module must not open transactions behind our back;
+        # every write goes through _transaction's BEGIN IMMEDIATE.
+        db = await aiosqlite.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS)
+        try:
+            db.row_factory = aiosqlite.Row
+            await db.execute("PRAGMA foreign_keys = ON")
+            # WAL lets readers proceed during a write; an in-memory database ignores it.
+            await db.execute("PRAGMA journal_mode = WAL")
+            storage = cls(db)
+            await storage._migrate()
+        except BaseException:
+            await db.close()
+            raise
+        return storage
+
+    async def close(self) -> None:
+        async with self._lock:
+            await self._db.close()
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        async with self._lock:
+            # IMMEDIATE takes the write lock up front, so a check-then-write inside the
+            # transaction cannot be raced by another process either.
+            await self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                # Some errors (a full disk, say) end the transaction inside SQLite already;
+                # a second ROLLBACK would then hide the real error.
+                if self._db.in_transaction:
+                    await self._db.execute("ROLLBACK")
+                raise
+            await self._db.execute("COMMIT")
+
+    async def _fetchone(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
+        async with self._lock, self._db.execute(sql, params) as cursor:
+            return await cursor.fetchone()
+
+    async def _fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        async with self._lock, self._db.execute(sql, params) as cursor:
+            return list(await cursor.fetchall())
+
+    async def _migrate(self) -> None:
+        async with self._lock:
+            await self._db.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations"
+                " (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
+            )
+        for version, sql in migration_files("sqlite"):
+            async with self._transaction() as db:
+                # Checked inside the write lock: another process may have just applied it.
+                if await _exists(db, "SELECT 1 FROM schema_migrations WHERE version = ?", version):
+                    continue
+                for statement in split_statements(sql):
+                    await db.execute(statement)
+                await db.execute(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+                    (version, time.time()),
+                )
+            log.info("Applied SQLite migration %04d", version)
+
+    async def schema_versions(self) -> dict[int, float]:
+        """Applied migration versions and when each was applied (for diagnostics and tests)."""
+        rows = await self._fetchall("SELECT version, applied_at FROM schema_migrations")
+        return {row["version"]: row["applied_at"] for row in rows}
+
+    # -- games ---------------------------------------------------------------------------
+
+    async def create_game(self, game: NewGame) -> GameRecord:
+        async with self._transaction() as db:
+            return await _insert_game(db, game)
+
+    async def get_game(self, game_id: int) -> GameRecord | None:
+        row = await self._fetchone(f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?", (game_id,))
+        return None if row is None else _game(row)
+
+    async def live_game(self, channel_id: int) -> GameRecord | None:
+        row = await self._fetchone(
+            f"SELECT {_GAME_COLUMNS} FROM games WHERE channel_id = ? AND status = 'active'",
+            (channel_id,),
+        )
+        return None if row is None else _game(row)
+
+    async def save_game(self, game: GameRecord) -> GameRecord | None:
+        async with self._transaction() as db:
+            cursor = await db.execute(
+                "UPDATE games SET moves = ?, status = ?, winner = ?, end_reason = ?,"
+                " deadline = ?, version = version + 1, updated_at = ?"
+                " WHERE id = ? AND version = ? AND status = 'active'",
+                (
+                    _moves_text(game.moves),
+                    game.status.value,
+                    _mark_text(game.winner),
+                    None if game.end_reason is None else game.end_reason.value,
+                    game.deadline,
+                    game.updated_at,
+                    game.id,
+                    game.version,
+                ),
+            )
+            if cursor.rowcount == 0:
+                return None
+            # Read back rather than echo the argument: message_id may have moved on since
+            # the caller read the game, and stats must use the stored players.
+            saved = await _select_game(db, game.id)
+            if saved is None:  # pragma: no cover - the UPDATE just matched it
+                raise RuntimeError(f"game {game.id} vanished inside its own transaction")
+            if saved.status is GameStatus.FINISHED:
+                await _record_result(db, saved)
+            return saved
+
+    async def set_game_message(self, game_id: int, message_id: int) -> None:
+        async with self._transaction() as db:
+            await db.execute("UPDATE games SET message_id = ? WHERE id = ?", (message_id, game_id))
+
+    async def overdue_games(self, now: float) -> list[GameRecord]:
+        rows = await self._fetchall(
+            f"SELECT {_GAME_COLUMNS} FROM games"
+            " WHERE status = 'active' AND deadline <= ? ORDER BY deadline, id",
+            (now,),
+        )
+        return [_game(row) for row in rows]
+
+    # -- challenges ----------------------------------------------------------------------
+
+    async def create_challenge(self, challenge: NewChallenge) -> ChallengeRecord:
+        async with self._transaction() as db:
+            if await _exists(
+                db,
+                "SELECT 1 FROM games WHERE channel_id = ? AND status = 'active'",
+                challenge.channel_id,
+            ):
+                raise ChannelBusyError(f"channel {challenge.channel_id} has a live game")
+            try:
+                cursor = await db.execute(
+                    "INSERT INTO challenges (guild_id, channel_id, challenger_id,"
+                    " challenger_name, opponent_id, opponent_name, status, expires_at,"
+                    " created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+                    (
+                        challenge.guild_id,
+                        challenge.channel_id,
+                        challenge.challenger_id,
+                        challenge.challenger_name,
+                        challenge.opponent_id,
+                        challenge.opponent_name,
+                        challenge.expires_at,
+                        challenge.created_at,
+                    ),
+                )
+            except sqlite3.IntegrityError as error:
+                if await _exists(
+                    db,
+                    "SELECT 1 FROM challenges WHERE channel_id = ? AND status = 'pending'",
+                    challenge.channel_id,
+                ):
+                    raise ChannelBusyError(
+                        f"channel {challenge.channel_id} has a pending challenge"
+                    ) from error
+                raise
+            created = await _select_challenge(db, _rowid(cursor))
+            assert created is not None
+            return created
+
+    async def get_challenge(self, challenge_id: int) -> ChallengeRecord | None:
+        row = await self._fetchone(
+            f"SELECT {_CHALLENGE_COLUMNS} FROM challenges WHERE id = ?", (challenge_id,)
+        )
+        return None if row is None else _challenge(row)
+
+    async def pending_challenge(self, channel_id: int) -> ChallengeRecord | None:
+        row = await self._fetchone(
+            f"SELECT {_CHALLENGE_COLUMNS} FROM challenges"
+            " WHERE channel_id = ? AND status = 'pending'",
+            (channel_id,),
+        )
+        return None if row is None else _challenge(row)
+
+    async def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
+        async with self._transaction() as db:
+            await db.execute(
+                "UPDATE challenges SET message_id = ? WHERE id = ?", (message_id, challenge_id)
+            )
+
+    async def close_challenge(
+        self, challenge_id: int, status: ChallengeStatus, game: NewGame | None = None
+    ) -> tuple[ChallengeRecord, GameRecord | None] | None:
+        if status is ChallengeStatus.PENDING:
+            raise ValueError("a challenge cannot be closed as pending")
+        if game is not None and status is not ChallengeStatus.ACCEPTED:
+            raise ValueError(f"only an accepted challenge starts a game, not a {status} one")
+        async with self._transaction() as db:
+            cursor = await db.execute(
+                "UPDATE challenges SET status = ? WHERE id = ? AND status = 'pending'",
+                (status.value, challenge_id),
+            )
+            if cursor.rowcount == 0:
+                return None
+            created = None
+            if game is not None:
+                # Raising here rolls the status change back too: the challenge stays pending.
+                created = await _insert_game(db, game)
+                await db.execute(
+                    "UPDATE challenges SET game_id = ? WHERE id = ?", (created.id, challenge_id)
+                )
+            closed = await _select_challenge(db, challenge_id)
+            assert closed is not None
+            return closed, created
+
+    async def overdue_challenges(self, now: float) -> list[ChallengeRecord]:
+        rows = await self._fetchall(
+            f"SELECT {_CHALLENGE_COLUMNS} FROM challenges"
+            " WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at, id",
+            (now,),
+        )
+        return [_challenge(row) for row in rows]
+
+    # -- stats ---------------------------------------------------------------------------
+
+    async def player_stats(self, guild_id: int, user_id: int) -> PlayerStats:
+        async with self._lock:
+            async with self._db.execute(
+                "SELECT opponent, wins, losses, draws FROM player_stats"
+                " WHERE guild_id = ? AND user_id = ?",
+                (guild_id, user_id),
+            ) as cursor:
+                records = {
+                    row["opponent"]: Record(row["wins"], row["losses"], row["draws"])
+                    for row in await cursor.fetchall()
+                }
+            async with self._db.execute(
+                "SELECT rating, games FROM ratings WHERE guild_id = ? AND user_id = ?",
+                (guild_id, user_id),
+            ) as cursor:
+                rating = await cursor.fetchone()
+        return PlayerStats(
+            guild_id=guild_id,
+            user_id=user_id,
+            records=records,
+            rating=None if rating is None else rating["rating"],
+            rated_games=0 if rating is None else rating["games"],
+        )
+
+    async def leaderboard(self, guild_id: int, limit: int = 10) -> list[Rating]:
+        rows = await self._fetchall(
+            "SELECT user_id, rating, games, wins, losses, draws FROM ratings"
+            " WHERE guild_id = ? ORDER BY rating DESC, games DESC, user_id ASC LIMIT ?",
+            # SQLite reads a negative LIMIT as "no limit".
+            (guild_id, max(limit, 0)),
+        )
+        return [
+            Rating(
+                user_id=row["user_id"],
+                rating=row["rating"],
+                games=row["games"],
+                wins=row["wins"],
+                losses=row["losses"],
+                draws=row["draws"],
+            )
+            for row in rows
+        ]
+
+    # -- settings ------------------------------------------------------------------------
+
+    async def get_setting(self, key: str) -> str | None:
+        row = await self._fetchone("SELECT value FROM settings WHERE key = ?", (key,))
+        return None if row is None else str(row["value"])
+
+    async def set_setting(self, key: str, value: str) -> None:
+        async with self._transaction() as db:
+            await db.execute(
+                "INSERT INTO settings (key, value) VALUES (?, ?)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+
+if TYPE_CHECKING:
+    # mypy proves the class satisfies the contract here, not first at the bot's call site.
+    _conforms: type[Storage] = SqliteStorage
+
+
+def split_statements(script: str) -> Iterable[str]:
+    """The statements of an SQL script, one at a time.
+
+    ``executescript`` would commit first, breaking the migration's transaction; splitting with
+    ``sqlite3.complete_statement`` keeps semicolons inside strings and triggers intact.
+    """
+    start = 0
+    for index, char in enumerate(script):
+        if char == ";" and sqlite3.complete_statement(script[start : index + 1]):
+            yield script[start : index + 1]
+            start = index + 1
+    rest = script[start:]
+    if rest.strip():
+        yield rest  # trailing comments, or a last statement without its semicolon
+
+
+async def _exists(db: aiosqlite.Connection, sql: str, *params: Any) -> bool:
+    async with db.execute(sql, params) as cursor:
+        return await cursor.fetchone() is not None
+
+
+def _rowid(cursor: aiosqlite.Cursor) -> int:
+    if cursor.lastrowid is None:  # pragma: no cover - only after a successful INSERT
+        raise RuntimeError("INSERT produced no row id")
+    return cursor.lastrowid
+
+
+async def _insert_game(db: aiosqlite.Connection, game: NewGame) -> GameRecord:
+    try:
+        cursor = await db.execute(
+            "INSERT INTO games (guild_id, channel_id, x_id, o_id, x_name, o_name, ai_difficulty,"
+            " ai_mark, size, moves, status, deadline, version, created_at, updated_at,"
+            " rematch_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, 1, ?, ?, ?)",
+            (
+                game.guild_id,
+                game.channel_id,
+                game.x_id,
+                game.o_id,
+                game.x_name,
+                game.o_name,
+                game.ai_difficulty,
+                _mark_text(game.ai_mark),
+                game.size,
+                _moves_text(game.moves),
+                game.deadline,
+                game.created_at,
+                game.created_at,
+                game.rematch_of,
+            ),
+        )
+    except sqlite3.IntegrityError as error:
+        # Ask which rule was broken instead of parsing SQLite's message. The rematch check
+        # comes first: two players clicking "rematch" at once should hear that, not "busy".
+        if game.rematch_of is not None and await _exists(
+            db, "SELECT 1 FROM games WHERE rematch_of = ?", game.rematch_of
+        ):
+            raise AlreadyRematchedError(f"game {game.rematch_of} was already rematched") from error
+        if await _exists(
+            db, "SELECT 1 FROM games WHERE channel_id = ? AND status = 'active'", game.channel_id
+        ):
+            raise ChannelBusyError(f"channel {game.channel_id} has a live game") from error
+        raise
+    created = await _select_game(db, _rowid(cursor))
+    assert created is not None
+    return created
+
+
+async def _select_game(db: aiosqlite.Connection, game_id: int) -> GameRecord | None:
+    async with db.execute(f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?", (game_id,)) as cur:
+        row = await cur.fetchone()
+    return None if row is None else _game(row)
+
+
+async def _select_challenge(db: aiosqlite.Connection, challenge_id: int) -> ChallengeRecord | None:
+    async with db.execute(
+        f"SELECT {_CHALLENGE_COLUMNS} FROM challenges WHERE id = ?", (challenge_id,)
+    ) as cursor:
+        row = await cursor.fetchone()
+    return None if row is None else _challenge(row)
+
+
+async def _record_result(db: aiosqlite.Connection, game: GameRecord) -> None:
+    """Count a just-finished game: per-opponent records, and Elo for member games."""
+    if game.end_reason is EndReason.ENDED:
+        return
+    if game.ai_mark is not None:
+        assert game.ai_difficulty is not None  # the schema's CHECK pairs it with ai_mark
+        human = game.ai_mark.other
+        await _add_record(
+            db, game.guild_id, game.player_id(human), game.ai_difficulty, game.winner, human
+        )
+        return
+    if game.x_id == game.o_id:
+        # Nobody should be able to start such a game; if one slips through it must not
+        # hand its player a win, a loss and a free rating swing.
+        log.warning("Game %d has the same player on both sides; not counted", game.id)
+        return
+    for mark in (Mark.X, Mark.O):
+        await _add_record(db, game.guild_id, game.player_id(mark), VS_MEMBER, game.winner, mark)
+    x_rating = await _rating(db, game.guild_id, game.x_id)
+    o_rating = await _rating(db, game.guild_id, game.o_id)
+    score_x = 0.5 if game.winner is None else (1.0 if game.winner is Mark.X else 0.0)
+    new_x, new_o = elo.update(x_rating, o_rating, score_x)
+    await _set_rating(db, game.guild_id, game.x_id, new_x, game.winner, Mark.X)
+    await _set_rating(db, game.guild_id, game.o_id, new_o, game.winner, Mark.O)
+
+
+def _result(winner: Mark | None, mark: Mark) -> tuple[int, int, int]:
+    """(wins, losses, draws) increments for the player of ``mark``."""
+    if winner is None:
+        return 0, 0, 1
+    return (1, 0, 0) if winner is mark else (0, 1, 0)
+
+
+async def _add_record(
+    db: aiosqlite.Connection,
+    guild_id: int,
+    user_id: int,
+    opponent: str,
+    winner: Mark | None,
+    mark: Mark,
+) -> None:
+    await db.execute(
+        "INSERT INTO player_stats (guild_id, user_id, opponent, wins, losses, draws)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id, user_id, opponent) DO UPDATE SET"
+        " wins = wins + excluded.wins, losses = losses + excluded.losses,"
+        " draws = draws + excluded.draws",
+        (guild_id, user_id, opponent, *_result(winner, mark)),
+    )
+
+
+async def _rating(db: aiosqlite.Connection, guild_id: int, user_id: int) -> float:
+    async with db.execute(
+        "SELECT rating FROM ratings WHERE guild_id = ? AND user_id = ?", (guild_id, user_id)
+    ) as cursor:
+        row = await cursor.fetchone()
+    return elo.INITIAL_RATING if row is None else float(row["rating"])
+
+
+async def _set_rating(
+    db: aiosqlite.Connection,
+    guild_id: int,
+    user_id: int,
+    rating: float,
+    winner: Mark | None,
+    mark: Mark,
+) -> None:
+    await db.execute(
+        "INSERT INTO ratings (guild_id, user_id, rating, games, wins, losses, draws)"
+        " VALUES (?, ?, ?, 1, ?, ?, ?) ON CONFLICT (guild_id, user_id) DO UPDATE SET"
+        " rating = excluded.rating, games = games + 1, wins = wins + excluded.wins,"
+        " losses = losses + excluded.losses, draws = draws + excluded.draws",
+        (guild_id, user_id, rating, *_result(winner, mark)),
+    )
+
+
+def _moves_text(moves: Iterable[int]) -> str:
+    return ",".join(str(cell) for cell in moves)
+
+
+def _mark_text(mark: Mark | None) -> str | None:
+    return None if mark is None else mark.value
+
+
+def _optional_mark(value: str | None) -> Mark | None:
+    return None if value is None else Mark(value)
+
+
+def _game(row: sqlite3.Row) -> GameRecord:
+    moves: str = row["moves"]
+    return GameRecord(
+        id=row["id"],
+        guild_id=row["guild_id"],
+        channel_id=row["channel_id"],
+        x_id=row["x_id"],
+        o_id=row["o_id"],
+        x_name=row["x_name"],
+        o_name=row["o_name"],
+        ai_difficulty=row["ai_difficulty"],
+        ai_mark=_optional_mark(row["ai_mark"]),
+        size=row["size"],
+        moves=tuple(int(cell) for cell in moves.split(",")) if moves else (),
+        status=GameStatus(row["status"]),
+        winner=_optional_mark(row["winner"]),
+        end_reason=None if row["end_reason"] is None else EndReason(row["end_reason"]),
+        message_id=row["message_id"],
+        deadline=row["deadline"],
+        version=row["version"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        rematch_of=row["rematch_of"],
+    )
+
+
+def _challenge(row: sqlite3.Row) -> ChallengeRecord:
+    return ChallengeRecord(
+        id=row["id"],
+        guild_id=row["guild_id"],
+        channel_id=row["channel_id"],
+        challenger_id=row["challenger_id"],
+        challenger_name=row["challenger_name"],
+        opponent_id=row["opponent_id"],
+        opponent_name=row["opponent_name"],
+        status=ChallengeStatus(row["status"]),
+        message_id=row["message_id"],
+        expires_at=row["expires_at"],
+        game_id=row["game_id"],
+        created_at=row["created_at"],
+    )

@@ -1,0 +1,706 @@
+"""The storage contract, run against every backend in ``BACKENDS``.
+
+Tests speak only to :class:`bot.storage.Storage` (plus ``schema_versions`` for migrations), so a
+new backend joins by adding one entry to ``BACKENDS``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Protocol
+
+import pytest
+
+from bot import elo
+from bot.storage import (
+    VS_MEMBER,
+    AlreadyRematchedError,
+    ChallengeStatus,
+    ChannelBusyError,
+    EndReason,
+    GameRecord,
+    GameStatus,
+    NewChallenge,
+    NewGame,
+    Record,
+    SqliteStorage,
+    Storage,
+)
+from bot.storage.migrations import migration_files
+from bot.storage.sqlite import split_statements
+from game import Mark
+
+
+class MigratedStorage(Storage, Protocol):
+    async def schema_versions(self) -> dict[int, float]: ...
+
+
+Opener = Callable[[], Awaitable[MigratedStorage]]
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    dialect: str  # the migrations subpackage it applies
+    # True when every open() of one database reaches the same data (a file, a server), so
+    # reopening and two-connection races can be tested.
+    shared: bool
+    # Sets up a fresh, empty database for one test and tears it down afterwards.
+    database: Callable[[Path], AbstractAsyncContextManager[Opener]]
+    marks: tuple[pytest.MarkDecorator, ...] = ()
+
+
+@asynccontextmanager
+async def _sqlite_memory(tmp_path: Path) -> AsyncIterator[Opener]:
+    yield lambda: SqliteStorage.open(":memory:")
+
+
+@asynccontextmanager
+async def _sqlite_file(tmp_path: Path) -> AsyncIterator[Opener]:
+    path = str(tmp_path / "tttbot.sqlite3")
+    yield lambda: SqliteStorage.open(path)
+
+
+BACKENDS = [
+    Backend("sqlite-memory", "sqlite", shared=False, database=_sqlite_memory),
+    Backend("sqlite-file", "sqlite", shared=True, database=_sqlite_file),
+]
+
+
+def _params(backends: list[Backend]) -> list[object]:
+    return [pytest.param(backend, id=backend.name, marks=backend.marks) for backend in backends]
+
+
+@pytest.fixture(params=_params(BACKENDS))
+def backend(request: pytest.FixtureRequest) -> Backend:
+    chosen: Backend = request.param
+    return chosen
+
+
+@pytest.fixture(params=_params([backend for backend in BACKENDS if backend.shared]))
+def shared_backend(request: pytest.FixtureRequest) -> Backend:
+    chosen: Backend = request.param
+    return chosen
+
+
+@asynccontextmanager
+async def opened(open_storage: Opener) -> AsyncIterator[MigratedStorage]:
+    storage = await open_storage()
+    try:
+        yield storage
+    finally:
+        await storage.close()
+
+
+@pytest.fixture
+async def storage(backend: Backend, tmp_path: Path) -> AsyncIterator[MigratedStorage]:
+    async with backend.database(tmp_path) as open_storage, opened(open_storage) as storage:
+        yield storage
+
+
+# -- builders ------------------------------------------------------------------------------
+
+GUILD = 10
+OTHER_GUILD = 11
+CHANNEL = 20
+OTHER_CHANNEL = 21
+ALICE, BOB, CAROL, DAVE = 101, 102, 103, 104
+BOT = 999
+T0 = 1_700_000_000.25
+SNOWFLAKE = 1_234_567_890_123_456_789
+
+
+def new_game(
+    channel_id: int = CHANNEL,
+    x_id: int = ALICE,
+    o_id: int = BOB,
+    *,
+    guild_id: int = GUILD,
+    ai_difficulty: str | None = None,
+    ai_mark: Mark | None = None,
+    deadline: float = T0 + 60,
+    moves: tuple[int, ...] = (),
+    rematch_of: int | None = None,
+) -> NewGame:
+    return NewGame(
+        guild_id=guild_id,
+        channel_id=channel_id,
+        x_id=x_id,
+        o_id=o_id,
+        x_name=f"user{x_id}",
+        o_name=f"user{o_id}",
+        deadline=deadline,
+        created_at=T0,
+        ai_difficulty=ai_difficulty,
+        ai_mark=ai_mark,
+        moves=moves,
+        rematch_of=rematch_of,
+    )
+
+
+def vs_ai(human: int, difficulty: str, ai_mark: Mark, channel_id: int = CHANNEL) -> NewGame:
+    x_id, o_id = (BOT, human) if ai_mark is Mark.X else (human, BOT)
+    return new_game(channel_id, x_id, o_id, ai_difficulty=difficulty, ai_mark=ai_mark)
+
+
+def new_challenge(
+    channel_id: int = CHANNEL,
+    challenger_id: int = ALICE,
+    opponent_id: int | None = BOB,
+    *,
+    expires_at: float = T0 + 300,
+    guild_id: int = GUILD,
+) -> NewChallenge:
+    return NewChallenge(
+        guild_id=guild_id,
+        channel_id=channel_id,
+        challenger_id=challenger_id,
+        challenger_name=f"user{challenger_id}",
+        opponent_id=opponent_id,
+        opponent_name=None if opponent_id is None else f"user{opponent_id}",
+        expires_at=expires_at,
+        created_at=T0,
+    )
+
+
+def moved(game: GameRecord, *cells: int, at: float = T0 + 5) -> GameRecord:
+    return replace(game, moves=game.moves + cells, deadline=at + 60, updated_at=at)
+
+
+def finished(game: GameRecord, winner: Mark | None, reason: EndReason) -> GameRecord:
+    return replace(
+        game,
+        status=GameStatus.FINISHED,
+        winner=winner,
+        end_reason=reason,
+        deadline=None,
+        updated_at=game.updated_at + 10,
+    )
+
+
+async def finish(
+    storage: Storage, new: NewGame, winner: Mark | None, reason: EndReason
+) -> GameRecord:
+    game = await storage.create_game(new)
+    saved = await storage.save_game(finished(game, winner, reason))
+    assert saved is not None
+    return saved
+
+
+# -- migrations ----------------------------------------------------------------------------
+
+
+def test_migration_files_are_numbered_from_one() -> None:
+    files = migration_files("sqlite")
+    versions = [version for version, _ in files]
+    assert versions[0] == 1
+    assert versions == sorted(set(versions))
+    assert all("CREATE TABLE" in sql for version, sql in files if version == 1)
+
+
+def test_split_statements_keeps_semicolons_in_strings_and_triggers() -> None:
+    script = (
+        "CREATE TABLE t (a TEXT DEFAULT ';');\n"
+        "CREATE TRIGGER tr AFTER INSERT ON t BEGIN UPDATE t SET a = 'x;y'; END;\n"
+        "-- a trailing comment; with a semicolon\n"
+    )
+    statements = [s.strip() for s in split_statements(script)]
+    assert statements[0] == "CREATE TABLE t (a TEXT DEFAULT ';');"
+    assert statements[1].startswith("CREATE TRIGGER")
+    assert statements[1].endswith("END;")
+    assert statements[2:] == ["-- a trailing comment; with a semicolon"]
+
+
+async def test_fresh_database_has_every_migration(
+    storage: MigratedStorage, backend: Backend
+) -> None:
+    applied = await storage.schema_versions()
+    assert sorted(applied) == [version for version, _ in migration_files(backend.dialect)]
+
+
+async def test_reopening_keeps_data_and_does_not_reapply_migrations(
+    shared_backend: Backend, tmp_path: Path
+) -> None:
+    async with shared_backend.database(tmp_path) as open_storage:
+        async with opened(open_storage) as first:
+            game = await first.create_game(new_game())
+            await first.set_setting("prefix", "!")
+            applied = await first.schema_versions()
+        async with opened(open_storage) as second:
+            # Re-running 0001 would fail on CREATE TABLE or wipe rows; neither may happen.
+            assert await second.schema_versions() == applied
+            assert await second.get_game(game.id) == game
+            assert await second.get_setting("prefix") == "!"
+
+
+# -- games ---------------------------------------------------------------------------------
+
+
+async def test_create_and_get_game_round_trip(storage: Storage) -> None:
+    new = new_game(moves=(4, 0))
+    game = await storage.create_game(new)
+    assert game.id > 0
+    assert (game.guild_id, game.channel_id, game.x_id, game.o_id) == (GUILD, CHANNEL, ALICE, BOB)
+    assert (game.x_name, game.o_name) == ("user101", "user102")
+    assert game.moves == (4, 0)
+    assert game.size == 3
+    assert game.status is GameStatus.ACTIVE
+    assert game.winner is None
+    assert game.end_reason is None
+    assert game.message_id is None
+    assert game.version == 1
+    assert game.deadline == T0 + 60
+    assert game.created_at == game.updated_at == T0
+    assert game.ai_difficulty is None
+    assert game.ai_mark is None
+    assert await storage.get_game(game.id) == game
+    assert await storage.get_game(game.id + 1000) is None
+
+
+async def test_ai_game_keeps_its_difficulty_and_mark(storage: Storage) -> None:
+    game = await storage.create_game(vs_ai(ALICE, "smart", Mark.X))
+    fetched = await storage.get_game(game.id)
+    assert fetched is not None
+    assert (fetched.ai_difficulty, fetched.ai_mark) == ("smart", Mark.X)
+    assert fetched.mark_of(ALICE) is Mark.O
+    assert fetched.against_ai
+
+
+async def test_live_game_is_the_channels_active_game(storage: Storage) -> None:
+    assert await storage.live_game(CHANNEL) is None
+    game = await storage.create_game(new_game())
+    assert await storage.live_game(CHANNEL) == game
+    assert await storage.live_game(OTHER_CHANNEL) is None
+    done = await storage.save_game(finished(game, Mark.X, EndReason.LINE))
+    assert done is not None
+    assert await storage.live_game(CHANNEL) is None
+
+
+async def test_one_active_game_per_channel(storage: Storage) -> None:
+    first = await storage.create_game(new_game())
+    with pytest.raises(ChannelBusyError):
+        await storage.create_game(new_game(x_id=CAROL, o_id=DAVE))
+    elsewhere = await storage.create_game(new_game(OTHER_CHANNEL, CAROL, DAVE))
+    assert elsewhere.channel_id == OTHER_CHANNEL
+    assert await storage.live_game(CHANNEL) == first
+    assert await storage.save_game(finished(first, None, EndReason.DRAW)) is not None
+    again = await storage.create_game(new_game(x_id=CAROL, o_id=DAVE))
+    assert await storage.live_game(CHANNEL) == again
+
+
+async def test_concurrent_creates_in_one_channel_start_one_game(storage: Storage) -> None:
+    results = await asyncio.gather(
+        *(storage.create_game(new_game(x_id=ALICE + i, o_id=BOB + 10 + i)) for i in range(5)),
+        return_exceptions=True,
+    )
+    games = [r for r in results if isinstance(r, GameRecord)]
+    assert len(games) == 1
+    assert all(isinstance(r, ChannelBusyError) for r in results if r not in games)
+    assert await storage.live_game(CHANNEL) == games[0]
+
+
+async def test_two_connections_race_for_one_channel(
+    shared_backend: Backend, tmp_path: Path
+) -> None:
+    async with (
+        shared_backend.database(tmp_path) as open_storage,
+        opened(open_storage) as one,
+        opened(open_storage) as two,
+    ):
+        results = await asyncio.gather(
+            one.create_game(new_game()),
+            two.create_game(new_game(x_id=CAROL, o_id=DAVE)),
+            return_exceptions=True,
+        )
+        assert sorted(type(r).__name__ for r in results) == ["ChannelBusyError", "GameRecord"]
+        winner = next(r for r in results if isinstance(r, GameRecord))
+        assert await one.live_game(CHANNEL) == await two.live_game(CHANNEL) == winner
+
+
+async def test_save_game_writes_and_bumps_version(storage: Storage) -> None:
+    game = await storage.create_game(new_game())
+    saved = await storage.save_game(moved(game, 4, at=T0 + 7))
+    assert saved is not None
+    assert saved.version == 2
+    assert saved.moves == (4,)
+    assert saved.updated_at == T0 + 7
+    assert saved.deadline == T0 + 67
+    assert await storage.get_game(game.id) == saved
+    again = await storage.save_game(moved(saved, 0, at=T0 + 8))
+    assert again is not None
+    assert (again.version, again.moves) == (3, (4, 0))
+
+
+async def test_stale_save_is_refused(storage: Storage) -> None:
+    game = await storage.create_game(new_game())
+    first = await storage.save_game(moved(game, 4))
+    second = await storage.save_game(moved(game, 0))
+    assert first is not None
+    assert second is None
+    stored = await storage.get_game(game.id)
+    assert stored is not None
+    assert (stored.moves, stored.version) == ((4,), 2)
+
+
+async def test_concurrent_saves_from_one_read_exactly_one_wins(storage: Storage) -> None:
+    game = await storage.create_game(new_game())
+    results = await asyncio.gather(*(storage.save_game(moved(game, cell)) for cell in range(9)))
+    winners = [r for r in results if r is not None]
+    assert len(winners) == 1
+    stored = await storage.get_game(game.id)
+    assert stored == winners[0]
+    assert stored is not None
+    assert stored.version == 2
+
+
+async def test_save_is_refused_on_a_finished_game(storage: Storage) -> None:
+    game = await storage.create_game(new_game())
+    done = await storage.save_game(finished(game, Mark.X, EndReason.RESIGN))
+    assert done is not None
+    assert done.status is GameStatus.FINISHED
+    assert (done.winner, done.end_reason, done.deadline) == (Mark.X, EndReason.RESIGN, None)
+    # Even with the current version, a finished game is never written again.
+    assert await storage.save_game(replace(done, status=GameStatus.ACTIVE, moves=(1,))) is None
+    assert await storage.get_game(game.id) == done
+
+
+async def test_set_game_message_keeps_the_version(storage: Storage) -> None:
+    game = await storage.create_game(new_game())
+    await storage.set_game_message(game.id, 555)
+    stored = await storage.get_game(game.id)
+    assert stored is not None
+    assert (stored.message_id, stored.version) == (555, 1)
+    # A save from a read taken before the message was set still wins, and keeps the message.
+    saved = await storage.save_game(moved(game, 4))
+    assert saved is not None
+    assert saved.message_id == 555
+
+
+async def test_overdue_games_boundary_and_order(storage: Storage) -> None:
+    # Created out of deadline order, so that id order would give the wrong answer.
+    due = await storage.create_game(new_game(2, deadline=T0))
+    late = await storage.create_game(new_game(1, deadline=T0 - 10))
+    await storage.create_game(new_game(3, deadline=T0 + 0.001))
+    gone = await storage.create_game(new_game(4, deadline=T0 - 100))
+    assert await storage.save_game(replace(gone, status=GameStatus.FINISHED)) is not None
+    assert [g.id for g in await storage.overdue_games(T0)] == [late.id, due.id]
+    assert await storage.overdue_games(T0 - 11) == []
+
+
+# -- stats and ratings ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reason", [EndReason.LINE, EndReason.RESIGN, EndReason.TIMEOUT])
+@pytest.mark.parametrize("winner", [Mark.X, Mark.O])
+async def test_member_win_counts_for_both_sides(
+    storage: Storage, winner: Mark, reason: EndReason
+) -> None:
+    await finish(storage, new_game(), winner, reason)
+    winner_id, loser_id = (ALICE, BOB) if winner is Mark.X else (BOB, ALICE)
+    won = await storage.player_stats(GUILD, winner_id)
+    lost = await storage.player_stats(GUILD, loser_id)
+    assert won.records == {VS_MEMBER: Record(wins=1)}
+    assert lost.records == {VS_MEMBER: Record(losses=1)}
+    assert (won.rated_games, lost.rated_games) == (1, 1)
+
+
+async def test_member_draw_counts_for_both_sides(storage: Storage) -> None:
+    await finish(storage, new_game(), None, EndReason.DRAW)
+    for user in (ALICE, BOB):
+        stats = await storage.player_stats(GUILD, user)
+        assert stats.against(VS_MEMBER) == Record(draws=1)
+        assert stats.rating == elo.INITIAL_RATING
+        assert stats.rated_games == 1
+
+
+async def test_ai_games_count_per_difficulty_for_the_human_only(storage: Storage) -> None:
+    await finish(storage, vs_ai(ALICE, "random", Mark.O), Mark.X, EndReason.LINE)
+    await finish(storage, vs_ai(ALICE, "random", Mark.X), Mark.O, EndReason.TIMEOUT)
+    await finish(storage, vs_ai(ALICE, "smart", Mark.X), Mark.X, EndReason.LINE)
+    await finish(storage, vs_ai(ALICE, "minimax", Mark.O), None, EndReason.DRAW)
+    stats = await storage.player_stats(GUILD, ALICE)
+    assert stats.records == {
+        "random": Record(wins=2),
+        "smart": Record(losses=1),
+        "minimax": Record(draws=1),
+    }
+    assert stats.against(VS_MEMBER) == Record()
+    # Games against the bot are never rated, and the bot has no record of its own.
+    assert (stats.rating, stats.rated_games) == (None, 0)
+    assert (await storage.player_stats(GUILD, BOT)).records == {}
+    assert await storage.leaderboard(GUILD) == []
+
+
+async def test_ended_games_count_for_nobody(storage: Storage) -> None:
+    await finish(storage, new_game(), None, EndReason.ENDED)
+    await finish(storage, vs_ai(CAROL, "smart", Mark.O, OTHER_CHANNEL), None, EndReason.ENDED)
+    for user in (ALICE, BOB, CAROL):
+        stats = await storage.player_stats(GUILD, user)
+        assert (stats.records, stats.rating, stats.rated_games) == ({}, None, 0)
+    assert await storage.leaderboard(GUILD) == []
+
+
+async def test_player_stats_of_a_stranger_are_empty(storage: Storage) -> None:
+    stats = await storage.player_stats(GUILD, DAVE)
+    assert (stats.guild_id, stats.user_id) == (GUILD, DAVE)
+    assert (stats.records, stats.rating, stats.rated_games) == ({}, None, 0)
+
+
+async def test_elo_ratings_move_with_results(storage: Storage) -> None:
+    await finish(storage, new_game(), Mark.X, EndReason.LINE)
+    alice, bob = elo.update(elo.INITIAL_RATING, elo.INITIAL_RATING, 1.0)
+    assert (await storage.player_stats(GUILD, ALICE)).rating == pytest.approx(alice)
+    assert (await storage.player_stats(GUILD, BOB)).rating == pytest.approx(bob)
+    assert alice > elo.INITIAL_RATING > bob
+
+    # Bob plays X this time and wins: the update uses each side's current rating.
+    await finish(storage, new_game(x_id=BOB, o_id=ALICE), Mark.X, EndReason.RESIGN)
+    bob, alice = elo.update(bob, alice, 1.0)
+    board = await storage.leaderboard(GUILD)
+    assert [(r.user_id, r.games, r.wins, r.losses, r.draws) for r in board] == [
+        (BOB, 2, 1, 1, 0),
+        (ALICE, 2, 1, 1, 0),
+    ]
+    assert [r.rating for r in board] == [pytest.approx(bob), pytest.approx(alice)]
+
+
+async def test_leaderboard_order_limit_and_guild(storage: Storage) -> None:
+    # Draws between equals keep everyone at exactly the initial rating, so the tie-breaks
+    # decide: more games first, then the lower user id.
+    for _ in range(2):
+        await finish(storage, new_game(x_id=DAVE, o_id=CAROL), None, EndReason.DRAW)
+    await finish(storage, new_game(x_id=BOB, o_id=ALICE), None, EndReason.DRAW)
+    await finish(storage, new_game(x_id=5, o_id=6), Mark.X, EndReason.LINE)
+    await finish(storage, new_game(guild_id=OTHER_GUILD, x_id=7, o_id=8), Mark.X, EndReason.LINE)
+    board = await storage.leaderboard(GUILD)
+    assert [r.user_id for r in board] == [5, CAROL, DAVE, ALICE, BOB, 6]
+    assert [r.games for r in board] == [1, 2, 2, 1, 1, 1]
+    assert [r.user_id for r in await storage.leaderboard(GUILD, limit=2)] == [5, CAROL]
+    assert await storage.leaderboard(GUILD, limit=0) == []
+    assert [r.user_id for r in await storage.leaderboard(OTHER_GUILD)] == [7, 8]
+
+
+async def test_stats_are_per_guild(storage: Storage) -> None:
+    await finish(storage, new_game(guild_id=OTHER_GUILD), Mark.X, EndReason.LINE)
+    assert (await storage.player_stats(GUILD, ALICE)).records == {}
+    assert (await storage.player_stats(OTHER_GUILD, ALICE)).records == {VS_MEMBER: Record(1)}
+
+
+async def test_a_game_counts_once_even_if_finished_twice(storage: Storage) -> None:
+    game = await storage.create_game(new_game())
+    ending = finished(game, Mark.X, EndReason.LINE)
+    assert await storage.save_game(ending) is not None
+    assert await storage.save_game(ending) is None
+    # Two racing finishes (say a winning click and the timeout sweeper) also count once.
+    other = await storage.create_game(new_game(OTHER_CHANNEL))
+    results = await asyncio.gather(
+        storage.save_game(finished(other, Mark.X, EndReason.LINE)),
+        storage.save_game(finished(other, Mark.O, EndReason.TIMEOUT)),
+    )
+    assert sum(r is not None for r in results) == 1
+    alice = await storage.player_stats(GUILD, ALICE)
+    bob = await storage.player_stats(GUILD, BOB)
+    assert alice.against(VS_MEMBER).games == bob.against(VS_MEMBER).games == 2
+    assert alice.rated_games == bob.rated_games == 2
+
+
+# -- rematches -----------------------------------------------------------------------------
+
+
+async def test_a_game_is_rematched_at_most_once(storage: Storage) -> None:
+    original = await finish(storage, new_game(), Mark.X, EndReason.LINE)
+    rematch = await storage.create_game(new_game(x_id=BOB, o_id=ALICE, rematch_of=original.id))
+    assert rematch.rematch_of == original.id
+    # A second click while the rematch runs is told why, not just that the channel is busy.
+    with pytest.raises(AlreadyRematchedError):
+        await storage.create_game(new_game(x_id=BOB, o_id=ALICE, rematch_of=original.id))
+    assert await storage.save_game(finished(rematch, None, EndReason.DRAW)) is not None
+    with pytest.raises(AlreadyRematchedError):
+        await storage.create_game(new_game(OTHER_CHANNEL, rematch_of=original.id))
+    assert await storage.live_game(OTHER_CHANNEL) is None
+    # The rematch itself can be rematched.
+    third = await storage.create_game(new_game(rematch_of=rematch.id))
+    assert third.rematch_of == rematch.id
+
+
+# -- challenges ----------------------------------------------------------------------------
+
+
+async def test_create_and_get_challenge(storage: Storage) -> None:
+    challenge = await storage.create_challenge(new_challenge())
+    assert challenge.id > 0
+    assert challenge.status is ChallengeStatus.PENDING
+    assert (challenge.challenger_id, challenge.opponent_id) == (ALICE, BOB)
+    assert (challenge.challenger_name, challenge.opponent_name) == ("user101", "user102")
+    assert (challenge.expires_at, challenge.created_at) == (T0 + 300, T0)
+    assert challenge.message_id is None
+    assert challenge.game_id is None
+    assert await storage.get_challenge(challenge.id) == challenge
+    assert await storage.get_challenge(challenge.id + 1000) is None
+    assert await storage.pending_challenge(CHANNEL) == challenge
+    assert await storage.pending_challenge(OTHER_CHANNEL) is None
+
+
+async def test_open_challenge_has_no_opponent(storage: Storage) -> None:
+    challenge = await storage.create_challenge(new_challenge(opponent_id=None))
+    assert (challenge.opponent_id, challenge.opponent_name) == (None, None)
+    assert await storage.get_challenge(challenge.id) == challenge
+
+
+async def test_one_pending_challenge_per_channel(storage: Storage) -> None:
+    first = await storage.create_challenge(new_challenge())
+    with pytest.raises(ChannelBusyError):
+        await storage.create_challenge(new_challenge(challenger_id=CAROL, opponent_id=DAVE))
+    elsewhere = await storage.create_challenge(new_challenge(OTHER_CHANNEL))
+    assert elsewhere.channel_id == OTHER_CHANNEL
+    assert await storage.pending_challenge(CHANNEL) == first
+
+
+async def test_no_challenge_while_a_game_is_live(storage: Storage) -> None:
+    game = await storage.create_game(new_game())
+    with pytest.raises(ChannelBusyError):
+        await storage.create_challenge(new_challenge(challenger_id=CAROL, opponent_id=DAVE))
+    assert await storage.pending_challenge(CHANNEL) is None
+    assert await storage.save_game(finished(game, Mark.O, EndReason.LINE)) is not None
+    challenge = await storage.create_challenge(new_challenge())
+    assert await storage.pending_challenge(CHANNEL) == challenge
+
+
+@pytest.mark.parametrize(
+    "status", [ChallengeStatus.DECLINED, ChallengeStatus.WITHDRAWN, ChallengeStatus.EXPIRED]
+)
+async def test_closing_without_a_game(storage: Storage, status: ChallengeStatus) -> None:
+    challenge = await storage.create_challenge(new_challenge())
+    result = await storage.close_challenge(challenge.id, status)
+    assert result is not None
+    closed, game = result
+    assert game is None
+    assert (closed.id, closed.status, closed.game_id) == (challenge.id, status, None)
+    assert await storage.get_challenge(challenge.id) == closed
+    assert await storage.pending_challenge(CHANNEL) is None
+    assert await storage.live_game(CHANNEL) is None
+    assert await storage.close_challenge(challenge.id, ChallengeStatus.EXPIRED) is None
+    # The channel is free for the next challenge.
+    assert (await storage.create_challenge(new_challenge())).id != challenge.id
+
+
+async def test_accepting_starts_the_game_atomically(storage: Storage) -> None:
+    challenge = await storage.create_challenge(new_challenge())
+    result = await storage.close_challenge(challenge.id, ChallengeStatus.ACCEPTED, new_game())
+    assert result is not None
+    closed, game = result
+    assert game is not None
+    assert closed.status is ChallengeStatus.ACCEPTED
+    assert closed.game_id == game.id
+    assert game.is_active
+    assert game.version == 1
+    assert await storage.live_game(CHANNEL) == game
+    assert await storage.pending_challenge(CHANNEL) is None
+    assert await storage.close_challenge(challenge.id, ChallengeStatus.ACCEPTED, new_game()) is None
+    assert await storage.close_challenge(challenge.id, ChallengeStatus.WITHDRAWN) is None
+
+
+async def test_racing_accepts_start_one_game(storage: Storage) -> None:
+    challenge = await storage.create_challenge(new_challenge(opponent_id=None))
+    results = await asyncio.gather(
+        storage.close_challenge(challenge.id, ChallengeStatus.ACCEPTED, new_game(x_id=BOB)),
+        storage.close_challenge(challenge.id, ChallengeStatus.ACCEPTED, new_game(x_id=CAROL)),
+        storage.close_challenge(challenge.id, ChallengeStatus.WITHDRAWN),
+    )
+    done = [r for r in results if r is not None]
+    assert len(done) == 1
+    closed, game = done[0]
+    assert await storage.get_challenge(challenge.id) == closed
+    assert await storage.live_game(CHANNEL) == game
+
+
+async def test_accepting_while_a_game_is_live_changes_nothing(storage: Storage) -> None:
+    challenge = await storage.create_challenge(new_challenge())
+    # A pending challenge does not stop a game from starting (say, against the bot)...
+    live = await storage.create_game(vs_ai(CAROL, "smart", Mark.O))
+    # ...but then the challenge cannot start its own, and stays pending.
+    with pytest.raises(ChannelBusyError):
+        await storage.close_challenge(challenge.id, ChallengeStatus.ACCEPTED, new_game())
+    assert await storage.get_challenge(challenge.id) == challenge
+    assert await storage.pending_challenge(CHANNEL) == challenge
+    assert await storage.live_game(CHANNEL) == live
+    result = await storage.close_challenge(challenge.id, ChallengeStatus.DECLINED)
+    assert result is not None
+    assert result[0].status is ChallengeStatus.DECLINED
+
+
+async def test_close_challenge_rejects_nonsense(storage: Storage) -> None:
+    challenge = await storage.create_challenge(new_challenge())
+    with pytest.raises(ValueError, match="pending"):
+        await storage.close_challenge(challenge.id, ChallengeStatus.PENDING)
+    with pytest.raises(ValueError, match="accepted"):
+        await storage.close_challenge(challenge.id, ChallengeStatus.DECLINED, new_game())
+    assert await storage.get_challenge(challenge.id) == challenge
+    assert await storage.live_game(CHANNEL) is None
+
+
+async def test_closing_an_unknown_challenge(storage: Storage) -> None:
+    assert await storage.close_challenge(12345, ChallengeStatus.EXPIRED) is None
+
+
+async def test_set_challenge_message(storage: Storage) -> None:
+    challenge = await storage.create_challenge(new_challenge())
+    await storage.set_challenge_message(challenge.id, 777)
+    stored = await storage.get_challenge(challenge.id)
+    assert stored == replace(challenge, message_id=777)
+
+
+async def test_overdue_challenges_boundary(storage: Storage) -> None:
+    late = await storage.create_challenge(new_challenge(1, expires_at=T0 - 5))
+    due = await storage.create_challenge(new_challenge(2, expires_at=T0))
+    await storage.create_challenge(new_challenge(3, expires_at=T0 + 0.001))
+    gone = await storage.create_challenge(new_challenge(4, expires_at=T0 - 50))
+    assert await storage.close_challenge(gone.id, ChallengeStatus.DECLINED) is not None
+    assert {c.id for c in await storage.overdue_challenges(T0)} == {late.id, due.id}
+    assert await storage.overdue_challenges(T0 - 6) == []
+
+
+# -- settings and ids ----------------------------------------------------------------------
+
+
+async def test_settings_get_set_overwrite(storage: Storage) -> None:
+    assert await storage.get_setting("status") is None
+    await storage.set_setting("status", "playing")
+    await storage.set_setting("other", "x")
+    assert await storage.get_setting("status") == "playing"
+    await storage.set_setting("status", "")
+    assert await storage.get_setting("status") == ""
+    assert await storage.get_setting("other") == "x"
+
+
+async def test_64_bit_snowflakes_round_trip(storage: Storage) -> None:
+    big = SNOWFLAKE
+    biggest = 2**63 - 1
+    game = await storage.create_game(new_game(big + 1, big + 2, biggest, guild_id=big))
+    await storage.set_game_message(game.id, big + 3)
+    stored = await storage.get_game(game.id)
+    assert stored is not None
+    assert (stored.guild_id, stored.channel_id, stored.x_id, stored.o_id) == (
+        big,
+        big + 1,
+        big + 2,
+        biggest,
+    )
+    assert stored.message_id == big + 3
+    assert await storage.live_game(big + 1) == stored
+    assert await storage.save_game(finished(stored, Mark.O, EndReason.LINE)) is not None
+    assert (await storage.player_stats(big, biggest)).against(VS_MEMBER) == Record(wins=1)
+    assert [r.user_id for r in await storage.leaderboard(big)] == [biggest, big + 2]
+
+    challenge = await storage.create_challenge(
+        new_challenge(big + 4, big + 5, biggest, guild_id=big)
+    )
+    await storage.set_challenge_message(challenge.id, biggest)
+    fetched = await storage.pending_challenge(big + 4)
+    assert fetched is not None
+    assert (fetched.guild_id, fetched.challenger_id, fetched.opponent_id) == (big, big + 5, biggest)
+    assert fetched.message_id == biggest
