@@ -1,0 +1,67 @@
+"""``python -m bot``: read the settings, set up logging, run the bot until stopped."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import aiohttp
+import discord
+from dotenv import load_dotenv
+
+from bot.client import TTTBot
+from bot.config import ConfigError, Settings
+
+log = logging.getLogger("bot")
+
+
+def fail(message: str, code: int = 1) -> int:
+    print(f"tttbot: {message}", file=sys.stderr)
+    return code
+
+
+async def run(bot: TTTBot, token: str) -> None:
+    async with bot:
+        await bot.start(token)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bot", description="Run the tic-tac-toe bot.")
+    parser.add_argument(
+        "--sync",
+        action="store_true",
+        help="register the slash commands with Discord even if they did not change",
+    )
+    args = parser.parse_args(argv)
+    # .env in the working directory (load_dotenv() alone looks beside this file instead);
+    # the real environment wins over it.
+    load_dotenv(Path.cwd() / ".env")
+    try:
+        settings = Settings.from_env(os.environ)
+    except ConfigError as error:
+        return fail(str(error), 2)
+    discord.utils.setup_logging(level=settings.log_level, root=True)
+    bot = TTTBot(settings, force_sync=args.sync)
+    try:
+        asyncio.run(run(bot, settings.token))
+    except discord.LoginFailure:
+        return fail("Discord rejected DISCORD_TOKEN (401 Unauthorized): check the token")
+    except discord.PrivilegedIntentsRequired:
+        return fail("Discord refused the gateway intents the bot asked for")
+    except ConfigError as error:
+        return fail(str(error))
+    except (aiohttp.ClientError, OSError) as error:
+        where = settings.api_base_url or "discord.com"
+        return fail(f"cannot reach Discord at {where}: {error}")
+    except KeyboardInterrupt:
+        log.info("stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+"""The bot: a ``commands.Bot`` whose ``setup_hook`` opens storage, loads the cog, registers the
+buttons, syncs commands when they changed, and starts the sweeper that settles timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+import random
+from typing import TYPE_CHECKING, Any, cast
+
+import discord
+import yarl
+from discord import app_commands
+from discord.ext import commands
+
+from bot import render
+from bot.clock import Clock, SystemClock
+from bot.components import DYNAMIC_ITEMS, ClickHandler
+from bot.config import Settings
+from bot.database import open_storage
+from bot.service import Actor, Settled, TicTacToe
+from bot.storage.base import Storage
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+log = logging.getLogger(__name__)
+
+EXTENSIONS: Sequence[str] = ("bot.cogs.ttt",)
+
+
+def point_at(settings: Settings) -> None:
+    """Send REST and gateway traffic where the settings say (a proxy, a local server)."""
+    if settings.api_base_url:
+        discord.http.Route.BASE = settings.api_base_url.rstrip("/")
+    if settings.gateway_url:
+        discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(settings.gateway_url)
+
+
+class TTTCommandTree(app_commands.CommandTree["TTTBot"]):
+    async def on_error(
+        self, interaction: discord.Interaction[TTTBot], error: app_commands.AppCommandError
+    ) -> None:
+        from bot.cogs.ttt import report_error
+
+        await report_error(interaction, error)
+
+
+class TTTBot(commands.Bot):
+    storage: Storage
+    service: TicTacToe
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        clock: Clock | None = None,
+        rng: random.Random | None = None,
+        force_sync: bool = False,
+        sweep_interval: float = 5.0,
+        **options: Any,
+    ) -> None:
+        # Slash commands and buttons arrive as interactions, which need no intent; "guilds"
+        # keeps guilds and channels known to the library. No privileged intent is used.
+        intents = discord.Intents.none()
+        intents.guilds = True
+        super().__init__(
+            command_prefix=commands.when_mentioned,
+            intents=intents,
+            help_command=None,
+            allowed_mentions=discord.AllowedMentions.none(),
+            tree_cls=TTTCommandTree,
+            **options,
+        )
+        self.settings = settings
+        self.clock = clock or SystemClock()
+        self.rng = rng
+        self.force_sync = force_sync
+        self.sweep_interval = sweep_interval
+        self._sweeper: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        point_at(settings)
+
+    async def setup_hook(self) -> None:
+        self.storage = await open_storage(self.settings.database)
+        assert self.user is not None
+        self.service = TicTacToe(
+            self.storage,
+            self.clock,
+            bot_user=Actor(self.user.id, self.user.name, is_bot=True),
+            turn_timeout=self.settings.turn_timeout,
+            challenge_timeout=self.settings.challenge_timeout,
+            rng=self.rng,
+        )
+        self.add_dynamic_items(*DYNAMIC_ITEMS)
+        for extension in EXTENSIONS:
+            await self.load_extension(extension)
+        await self.sync_commands(force=self.force_sync)
+        self._sweeper = asyncio.create_task(self._sweep_forever(), name="ttt-sweeper")
+
+    async def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            await asyncio.gather(self._sweeper, return_exceptions=True)
+        await super().close()
+        storage = getattr(self, "storage", None)
+        if storage is not None:
+            await storage.close()
+
+    @property
+    def click_handler(self) -> ClickHandler:
+        return cast(ClickHandler, self.get_cog("TicTacToe"))
+
+    # -- commands ---------------------------------------------------------------------------
+
+    async def sync_commands(self, *, force: bool = False) -> bool:
+        """Register the commands with Discord if their definitions changed since the last sync
+        (their hash is kept in the database), or when ``force`` asks. True if it synced."""
+        guild = discord.Object(self.settings.guild_id) if self.settings.guild_id else None
+        if guild is not None:
+            self.tree.copy_global_to(guild=guild)
+        definitions = [
+            command.to_dict(self.tree) for command in self.tree.get_commands(guild=guild)
+        ]
+        digest = hashlib.sha256(json.dumps(definitions, sort_keys=True).encode()).hexdigest()
+        scope = f"guild {guild.id}" if guild else "global"
+        key = f"commands_hash:{self.application_id}:{scope}"
+        if not force and await self.storage.get_setting(key) == digest:
+            log.info("%s commands unchanged since the last sync: not syncing", scope)
+            return False
+        synced = await self.tree.sync(guild=guild)
+        await self.storage.set_setting(key, digest)
+        log.info("synced %d %s commands", len(synced), scope)
+        return True
+
+    # -- messages outside an interaction ------------------------------------------------------
+
+    async def edit_message(self, channel_id: int, message_id: int, reply: render.Reply) -> bool:
+        """Edit one of the bot's messages; a failure is logged, never raised: the game state
+        is already saved, and the next board shown will be right."""
+        message = self.get_partial_messageable(channel_id).get_partial_message(message_id)
+        try:
+            await message.edit(**reply.edit_kwargs())
+        except discord.HTTPException as error:
+            log.warning(
+                "could not edit message %s in channel %s: %s", message_id, channel_id, error
+            )
+            return False
+        return True
+
+    # -- timeouts -----------------------------------------------------------------------------
+
+    def wake_sweeper(self) -> None:
+        """Settle timeouts now rather than at the next interval (tests move a manual clock)."""
+        self._wake.set()
+
+    async def sweep(self) -> Settled:
+        """Settle what ran out of time and show it on the messages concerned."""
+        settled = await self.service.settle_overdue()
+        for game in settled.games:
+            if game.message_id is not None:
+                await self.edit_message(game.channel_id, game.message_id, render.board_reply(game))
+        for challenge in settled.challenges:
+            if challenge.message_id is not None:
+                await self.edit_message(
+                    challenge.channel_id, challenge.message_id, render.challenge_reply(challenge)
+                )
+        return settled
+
+    async def _sweep_forever(self) -> None:
+        # The first sweep runs at start-up: it settles what ran out while the bot was down.
+        while not self.is_closed():
+            self._wake.clear()
+            try:
+                await self.sweep()
+            except Exception:
+                log.exception("sweeping timeouts failed; trying again later")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.sweep_interval)

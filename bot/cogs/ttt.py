@@ -1,0 +1,304 @@
+"""The ``/ttt`` commands and the board's buttons: parse the interaction, call the domain, render.
+
+Errors a user causes come back from :mod:`bot.service` as ``UserError`` and reach the user as an
+ephemeral sentence through :func:`report_error`; nothing else happens in these handlers.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+import discord
+from discord import app_commands
+from discord.ext import commands
+
+from bot import render
+from bot.service import DIFFICULTIES, Actor, UserError
+from bot.storage.base import ChallengeRecord, GameRecord
+from game import cell_name, parse_cell
+
+if TYPE_CHECKING:
+    from bot.client import TTTBot
+
+log = logging.getLogger(__name__)
+
+APOLOGY = "Sorry, something went wrong on my side. Nothing was changed; please try again."
+
+
+def actor(user: discord.abc.User) -> Actor:
+    return Actor(id=user.id, name=user.display_name, is_bot=user.bot)
+
+
+def place(interaction: discord.Interaction[Any]) -> tuple[int, int]:
+    """The guild and channel of an interaction (the commands are guild-only)."""
+    if interaction.guild_id is None or interaction.channel_id is None:
+        raise UserError("Tic-tac-toe is played in a server channel, not in direct messages.")
+    return interaction.guild_id, interaction.channel_id
+
+
+async def send_ephemeral(interaction: discord.Interaction[Any], text: str) -> None:
+    if interaction.response.is_done():
+        await interaction.followup.send(text, ephemeral=True, allowed_mentions=render.NO_PINGS)
+    else:
+        await interaction.response.send_message(
+            text, ephemeral=True, allowed_mentions=render.NO_PINGS
+        )
+
+
+async def report_error(interaction: discord.Interaction[Any], error: Exception) -> None:
+    """Tell the user what went wrong, privately; log what they could not have caused."""
+    bot = cast("TTTBot", interaction.client)
+    if isinstance(error, app_commands.CommandInvokeError):
+        error = error.original
+    try:
+        if isinstance(error, UserError):
+            await _show_changed(bot, interaction, error.changed)
+            await send_ephemeral(interaction, str(error))
+        elif isinstance(error, app_commands.MissingPermissions):
+            await send_ephemeral(interaction, "Only members who can manage messages can do that.")
+        elif isinstance(error, app_commands.NoPrivateMessage):
+            await send_ephemeral(interaction, "Tic-tac-toe is played in a server channel.")
+        elif isinstance(error, app_commands.AppCommandError) and not isinstance(
+            error, app_commands.CommandInvokeError
+        ):
+            await send_ephemeral(interaction, f"That didn't work: {error}")
+        else:
+            log.error(
+                "unexpected error handling %s by user %s in channel %s",
+                _describe(interaction),
+                interaction.user.id,
+                interaction.channel_id,
+                exc_info=error,
+            )
+            await send_ephemeral(interaction, APOLOGY)
+    except discord.HTTPException:
+        log.exception("could not tell user %s about an error", interaction.user.id)
+
+
+async def _show_changed(
+    bot: TTTBot,
+    interaction: discord.Interaction[Any],
+    changed: GameRecord | ChallengeRecord | None,
+) -> None:
+    """A failed attempt that did settle something (a turn out of time, an expired challenge)
+    shows the new state: in place on the clicked message, else by editing the stored one."""
+    if changed is None:
+        return
+    reply = (
+        render.board_reply(changed)
+        if isinstance(changed, GameRecord)
+        else render.challenge_reply(changed)
+    )
+    clicked = interaction.message.id if interaction.message else None
+    if clicked is not None and clicked == changed.message_id and not interaction.response.is_done():
+        await interaction.response.edit_message(**reply.edit_kwargs())
+    elif changed.message_id is not None:
+        await bot.edit_message(changed.channel_id, changed.message_id, reply)
+
+
+def _describe(interaction: discord.Interaction[Any]) -> str:
+    if interaction.command is not None:
+        return f"/{interaction.command.qualified_name}"
+    data: dict[str, Any] = dict(interaction.data or {})
+    return f"component {data.get('custom_id', '?')}"
+
+
+class TicTacToeCog(commands.Cog, name="TicTacToe"):
+    ttt = app_commands.Group(
+        name="ttt", description="Play tic-tac-toe in this channel", guild_only=True
+    )
+
+    def __init__(self, bot: TTTBot) -> None:
+        self.bot = bot
+
+    # -- starting --------------------------------------------------------------------------
+
+    @ttt.command(name="start", description="Challenge a member, or anyone in this channel")
+    @app_commands.describe(opponent="Who to challenge; leave it out to let anyone accept")
+    async def start(
+        self, interaction: discord.Interaction[Any], opponent: discord.User | None = None
+    ) -> None:
+        guild_id, channel_id = place(interaction)
+        challenge = await self.bot.service.challenge(
+            guild_id,
+            channel_id,
+            actor(interaction.user),
+            actor(opponent) if opponent is not None else None,
+        )
+        response = await interaction.response.send_message(
+            **render.challenge_reply(challenge).send_kwargs()
+        )
+        if response.message_id is not None:
+            await self.bot.service.set_challenge_message(challenge.id, response.message_id)
+
+    @ttt.command(name="vs-ai", description="Play against me")
+    @app_commands.describe(
+        difficulty="How well I play", first="Who moves first (and plays X); default: you"
+    )
+    async def vs_ai(
+        self,
+        interaction: discord.Interaction[Any],
+        difficulty: Literal["random", "smart", "minimax"],
+        first: Literal["me", "bot", "random"] = "me",
+    ) -> None:
+        guild_id, channel_id = place(interaction)
+        started = await self.bot.service.start_vs_ai(
+            guild_id, channel_id, actor(interaction.user), difficulty, first
+        )
+        note = render.move_note(started.game, None, started.ai_cell)
+        await self._post_board(interaction, started.game, note)
+
+    # -- playing ---------------------------------------------------------------------------
+
+    @ttt.command(name="move", description="Play a cell, like B2 (letter = column, number = row)")
+    @app_commands.describe(cell="A1 to C3 (or 1 to 9)")
+    async def move(self, interaction: discord.Interaction[Any], cell: str) -> None:
+        _, channel_id = place(interaction)
+        result = await self.bot.service.move_in_channel(channel_id, actor(interaction.user), cell)
+        note = render.move_note(result.game, result.cell, result.ai_cell)
+        await self._post_board(interaction, result.game, note)
+
+    @move.autocomplete("cell")
+    async def move_cell_autocomplete(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        if interaction.channel_id is None:
+            return []
+        cells = await self.bot.service.free_cells(interaction.channel_id)
+        typed = current.strip().upper()
+        names = [cell_name(cell) for cell in cells]
+        matching = [name for name in names if name.startswith(typed)]
+        if not matching:
+            try:
+                wanted = parse_cell(current)
+            except ValueError:
+                wanted = None
+            matching = [cell_name(wanted)] if wanted in cells and wanted is not None else []
+        return [app_commands.Choice(name=name, value=name) for name in matching[:25]]
+
+    @ttt.command(name="board", description="Show this channel's game again, at the bottom")
+    async def board(self, interaction: discord.Interaction[Any]) -> None:
+        _, channel_id = place(interaction)
+        game = await self.bot.service.live_game(channel_id)
+        await self._post_board(interaction, game, None)
+
+    @ttt.command(name="resign", description="Give up this channel's game")
+    async def resign(self, interaction: discord.Interaction[Any]) -> None:
+        _, channel_id = place(interaction)
+        game = await self.bot.service.resign(channel_id, actor(interaction.user))
+        await self._post_board(interaction, game, None)
+
+    @ttt.command(
+        name="end", description="Moderators: end this channel's game; it counts for nobody"
+    )
+    @app_commands.default_permissions(manage_messages=True)
+    @app_commands.checks.has_permissions(manage_messages=True)
+    async def end(self, interaction: discord.Interaction[Any]) -> None:
+        _, channel_id = place(interaction)
+        game = await self.bot.service.end(channel_id)
+        await self._post_board(interaction, game, None)
+
+    async def _post_board(
+        self, interaction: discord.Interaction[Any], game: GameRecord, note: str | None
+    ) -> None:
+        """Reply with the board as a new message, which becomes the game's live board; the
+        previous board message loses its buttons so that only one board can be clicked."""
+        previous = game.message_id
+        response = await interaction.response.send_message(
+            **render.board_reply(game, note).send_kwargs()
+        )
+        if response.message_id is None:
+            return
+        await self.bot.service.set_board_message(game.id, response.message_id)
+        if previous is not None and previous != response.message_id:
+            await self.bot.edit_message(game.channel_id, previous, render.retired_board_reply(game))
+
+    # -- stats -----------------------------------------------------------------------------
+
+    @ttt.command(name="stats", description="Wins, losses and draws in this server")
+    @app_commands.describe(member="Whose stats; default: yours")
+    async def stats(
+        self, interaction: discord.Interaction[Any], member: discord.User | None = None
+    ) -> None:
+        guild_id, _ = place(interaction)
+        who = member or interaction.user
+        stats = await self.bot.service.stats(guild_id, who.id)
+        reply = render.stats_reply(stats, who.display_name, DIFFICULTIES)
+        await interaction.response.send_message(**reply.send_kwargs())
+
+    @ttt.command(name="leaderboard", description="Members ranked by Elo from games between members")
+    async def leaderboard(self, interaction: discord.Interaction[Any]) -> None:
+        guild_id, _ = place(interaction)
+        rows = await self.bot.service.leaderboard(guild_id)
+        await interaction.response.send_message(**render.leaderboard_reply(rows).send_kwargs())
+
+    @ttt.command(name="help", description="How to play")
+    async def help(self, interaction: discord.Interaction[Any]) -> None:
+        await interaction.response.send_message(**render.help_reply().send_kwargs(), ephemeral=True)
+
+    # -- buttons (see bot.components) ---------------------------------------------------
+
+    async def cell_clicked(
+        self, interaction: discord.Interaction[Any], game_id: int, cell: int
+    ) -> None:
+        try:
+            message_id = _clicked_message(interaction)
+            result = await self.bot.service.click_cell(
+                game_id, message_id, actor(interaction.user), cell
+            )
+            note = render.move_note(result.game, result.cell, result.ai_cell)
+            await interaction.response.edit_message(
+                **render.board_reply(result.game, note).edit_kwargs()
+            )
+        except Exception as error:
+            await report_error(interaction, error)
+
+    async def resign_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
+        try:
+            game = await self.bot.service.resign_by_button(
+                game_id, _clicked_message(interaction), actor(interaction.user)
+            )
+            await interaction.response.edit_message(**render.board_reply(game).edit_kwargs())
+        except Exception as error:
+            await report_error(interaction, error)
+
+    async def rematch_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
+        try:
+            started = await self.bot.service.rematch(game_id, actor(interaction.user))
+            note = render.move_note(started.game, None, started.ai_cell)
+            await self._post_board(interaction, started.game, note)
+        except Exception as error:
+            await report_error(interaction, error)
+
+    async def challenge_clicked(
+        self, interaction: discord.Interaction[Any], challenge_id: int, action: str
+    ) -> None:
+        try:
+            user = actor(interaction.user)
+            service = self.bot.service
+            if action == "accept":
+                _, game = await service.accept(challenge_id, user)
+                # The challenge message becomes the board: one message, edited in place.
+                await interaction.response.edit_message(**render.board_reply(game).edit_kwargs())
+                await service.set_board_message(game.id, _clicked_message(interaction))
+                return
+            if action == "decline":
+                challenge = await service.decline(challenge_id, user)
+            else:
+                challenge = await service.withdraw(challenge_id, user)
+            await interaction.response.edit_message(
+                **render.challenge_reply(challenge).edit_kwargs()
+            )
+        except Exception as error:
+            await report_error(interaction, error)
+
+
+def _clicked_message(interaction: discord.Interaction[Any]) -> int:
+    if interaction.message is None:
+        raise UserError("That button is no longer attached to a message.")
+    return interaction.message.id
+
+
+async def setup(bot: TTTBot) -> None:
+    await bot.add_cog(TicTacToeCog(bot))

@@ -1,0 +1,469 @@
+"""The bot's domain: challenges, games, moves, the bot's replies, timeouts and stats.
+
+It knows nothing of Discord: the cog and the buttons turn interactions into calls here, and
+render what comes back. Every failure a user can cause raises :class:`UserError` with the sentence
+to show them; nothing is changed when that happens. The rules themselves live in :mod:`game`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import random
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.clock import Clock
+from bot.storage.base import (
+    AlreadyRematchedError,
+    ChallengeRecord,
+    ChallengeStatus,
+    ChannelBusyError,
+    EndReason,
+    GameRecord,
+    GameStatus,
+    NewChallenge,
+    NewGame,
+    PlayerStats,
+    Rating,
+    Storage,
+)
+from game import Board, GameError, Mark
+from game.ai import STRATEGIES, get_strategy
+
+log = logging.getLogger(__name__)
+
+DIFFICULTIES = tuple(STRATEGIES)  # random, smart, minimax
+FirstPlayer = Literal["me", "bot", "random"]
+
+
+class UserError(Exception):
+    """A failure the user caused. ``str()`` is the sentence to show them.
+
+    ``changed`` is a game or challenge whose stored state this attempt did change as a side
+    effect (a turn found to have timed out, a challenge found expired), so that the caller can
+    show the new state.
+    """
+
+    def __init__(self, message: str, changed: GameRecord | ChallengeRecord | None = None) -> None:
+        super().__init__(message)
+        self.changed = changed
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Someone acting through Discord: a member (or the bot) with the name to show."""
+
+    id: int
+    name: str
+    is_bot: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class MoveResult:
+    game: GameRecord
+    cell: int  # the move the player made
+    ai_cell: int | None = None  # the bot's answer, if it played one
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    game: GameRecord
+    ai_cell: int | None = None  # the bot's first move, when it plays X
+
+
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """What one sweep settled: games lost on time and challenges that expired."""
+
+    games: list[GameRecord]
+    challenges: list[ChallengeRecord]
+
+
+BUSY_GAME = "There is already a game in this channel: finish it first, or play in another channel."
+BUSY_CHALLENGE = "There is already an open challenge in this channel: wait for it to be answered."
+NO_GAME = "There is no game in this channel. Start one with `/ttt start` or `/ttt vs-ai`."
+CHANGED = "The board changed while you were moving: look again and retry."
+
+
+class TicTacToe:
+    """The domain service. One per bot process; safe to share between concurrent handlers
+    because every change is an optimistic, versioned write in storage."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        clock: Clock,
+        *,
+        bot_user: Actor,
+        turn_timeout: float,
+        challenge_timeout: float,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.storage = storage
+        self.clock = clock
+        self.bot_user = bot_user
+        self.turn_timeout = turn_timeout
+        self.challenge_timeout = challenge_timeout
+        self._rng = rng or random.Random()
+
+    # -- challenges ----------------------------------------------------------------------
+
+    async def challenge(
+        self, guild_id: int, channel_id: int, challenger: Actor, opponent: Actor | None
+    ) -> ChallengeRecord:
+        if opponent is not None:
+            if opponent.id == self.bot_user.id:
+                raise UserError("To play me, use `/ttt vs-ai` and pick a difficulty.")
+            if opponent.is_bot:
+                raise UserError("Bots can't play tic-tac-toe here: challenge a person instead.")
+            if opponent.id == challenger.id:
+                raise UserError("You can't challenge yourself: pick another member, or nobody.")
+        await self._require_free_channel(channel_id)
+        now = self.clock.now()
+        try:
+            return await self.storage.create_challenge(
+                NewChallenge(
+                    guild_id=guild_id,
+                    channel_id=channel_id,
+                    challenger_id=challenger.id,
+                    challenger_name=challenger.name,
+                    opponent_id=opponent.id if opponent else None,
+                    opponent_name=opponent.name if opponent else None,
+                    expires_at=now + self.challenge_timeout,
+                    created_at=now,
+                )
+            )
+        except ChannelBusyError:
+            raise UserError(await self._busy_reason(channel_id)) from None
+
+    async def accept(self, challenge_id: int, user: Actor) -> tuple[ChallengeRecord, GameRecord]:
+        challenge = await self._pending_challenge(challenge_id)
+        if user.id == challenge.challenger_id:
+            raise UserError("You can't accept your own challenge. Withdraw it instead.")
+        if challenge.opponent_id is not None and user.id != challenge.opponent_id:
+            raise UserError(f"This challenge is for {challenge.opponent_name}, not for you.")
+        now = self.clock.now()
+        game = NewGame(
+            guild_id=challenge.guild_id,
+            channel_id=challenge.channel_id,
+            x_id=challenge.challenger_id,
+            x_name=challenge.challenger_name,
+            o_id=user.id,
+            o_name=user.name,
+            deadline=now + self.turn_timeout,
+            created_at=now,
+        )
+        try:
+            closed = await self.storage.close_challenge(
+                challenge_id, ChallengeStatus.ACCEPTED, game
+            )
+        except ChannelBusyError:
+            raise UserError(BUSY_GAME) from None
+        if closed is None or closed[1] is None:
+            raise UserError("This challenge was answered a moment ago.")
+        return closed[0], closed[1]
+
+    async def decline(self, challenge_id: int, user: Actor) -> ChallengeRecord:
+        challenge = await self._pending_challenge(challenge_id)
+        if user.id == challenge.challenger_id:
+            return await self._close(challenge_id, ChallengeStatus.WITHDRAWN)
+        if challenge.opponent_id is None:
+            raise UserError("This is an open challenge: there is nothing to decline.")
+        if user.id != challenge.opponent_id:
+            raise UserError(f"Only {challenge.opponent_name} can decline this challenge.")
+        return await self._close(challenge_id, ChallengeStatus.DECLINED)
+
+    async def withdraw(self, challenge_id: int, user: Actor) -> ChallengeRecord:
+        challenge = await self._pending_challenge(challenge_id)
+        if user.id != challenge.challenger_id:
+            raise UserError(f"Only {challenge.challenger_name} can withdraw this challenge.")
+        return await self._close(challenge_id, ChallengeStatus.WITHDRAWN)
+
+    async def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
+        await self.storage.set_challenge_message(challenge_id, message_id)
+
+    async def _pending_challenge(self, challenge_id: int) -> ChallengeRecord:
+        challenge = await self.storage.get_challenge(challenge_id)
+        if challenge is None:
+            raise UserError("That challenge no longer exists.")
+        if challenge.status is not ChallengeStatus.PENDING:
+            raise UserError(f"This challenge is closed: it was {challenge.status.value}.")
+        if challenge.expires_at <= self.clock.now():
+            closed = await self.storage.close_challenge(challenge_id, ChallengeStatus.EXPIRED)
+            raise UserError(
+                "This challenge has expired.", changed=closed[0] if closed else challenge
+            )
+        return challenge
+
+    async def _close(self, challenge_id: int, status: ChallengeStatus) -> ChallengeRecord:
+        closed = await self.storage.close_challenge(challenge_id, status)
+        if closed is None:
+            raise UserError("This challenge was answered a moment ago.")
+        return closed[0]
+
+    # -- starting games ------------------------------------------------------------------
+
+    async def start_vs_ai(
+        self,
+        guild_id: int,
+        channel_id: int,
+        user: Actor,
+        difficulty: str,
+        first: FirstPlayer = "me",
+    ) -> Started:
+        """Start a game against the bot; if the bot moves first, its move is already made."""
+        if difficulty not in DIFFICULTIES:
+            raise UserError(f"Pick a difficulty: {', '.join(DIFFICULTIES)}.")
+        await self._require_free_channel(channel_id)
+        bot_first = first == "bot" or (first == "random" and self._rng.random() < 0.5)
+        return await self._start_vs_ai(guild_id, channel_id, user, difficulty, bot_first, None)
+
+    async def _start_vs_ai(
+        self,
+        guild_id: int,
+        channel_id: int,
+        user: Actor,
+        difficulty: str,
+        bot_first: bool,
+        rematch_of: int | None,
+    ) -> Started:
+        now = self.clock.now()
+        ai_mark = Mark.X if bot_first else Mark.O
+        bot_name = f"{self.bot_user.name} ({difficulty})"
+        moves: tuple[int, ...] = ()
+        ai_cell = None
+        if bot_first:
+            ai_cell = get_strategy(difficulty, self._rng).choose(Board())
+            moves = (ai_cell,)
+        x, o = (self.bot_user.id, user.id) if bot_first else (user.id, self.bot_user.id)
+        x_name, o_name = (bot_name, user.name) if bot_first else (user.name, bot_name)
+        game = await self._create(
+            NewGame(
+                guild_id=guild_id,
+                channel_id=channel_id,
+                x_id=x,
+                x_name=x_name,
+                o_id=o,
+                o_name=o_name,
+                ai_difficulty=difficulty,
+                ai_mark=ai_mark,
+                moves=moves,
+                deadline=now + self.turn_timeout,
+                created_at=now,
+                rematch_of=rematch_of,
+            )
+        )
+        return Started(game, ai_cell)
+
+    async def rematch(self, game_id: int, user: Actor) -> Started:
+        """A new game between the same players with sides swapped (same difficulty)."""
+        old = await self.storage.get_game(game_id)
+        if old is None:
+            raise UserError("That game no longer exists.")
+        if old.is_active:
+            raise UserError("This game is still going: finish it before a rematch.")
+        if old.mark_of(user.id) is None:
+            raise UserError("Only the players of this game can start a rematch.")
+        await self._require_free_channel(old.channel_id)
+        if old.ai_mark is not None and old.ai_difficulty is not None:
+            return await self._start_vs_ai(
+                old.guild_id,
+                old.channel_id,
+                user,
+                old.ai_difficulty,
+                bot_first=old.ai_mark is Mark.O,
+                rematch_of=old.id,
+            )
+        now = self.clock.now()
+        game = await self._create(
+            NewGame(
+                guild_id=old.guild_id,
+                channel_id=old.channel_id,
+                x_id=old.o_id,
+                x_name=old.o_name,
+                o_id=old.x_id,
+                o_name=old.x_name,
+                deadline=now + self.turn_timeout,
+                created_at=now,
+                rematch_of=old.id,
+            )
+        )
+        return Started(game)
+
+    async def _create(self, game: NewGame) -> GameRecord:
+        try:
+            return await self.storage.create_game(game)
+        except ChannelBusyError:
+            raise UserError(BUSY_GAME) from None
+        except AlreadyRematchedError:
+            raise UserError("A rematch of this game was already started.") from None
+
+    async def _require_free_channel(self, channel_id: int) -> None:
+        if await self.storage.live_game(channel_id) is not None:
+            raise UserError(BUSY_GAME)
+        if await self.storage.pending_challenge(channel_id) is not None:
+            raise UserError(BUSY_CHALLENGE)
+
+    async def _busy_reason(self, channel_id: int) -> str:
+        return BUSY_GAME if await self.storage.live_game(channel_id) else BUSY_CHALLENGE
+
+    # -- playing -------------------------------------------------------------------------
+
+    async def live_game(self, channel_id: int) -> GameRecord:
+        game = await self.storage.live_game(channel_id)
+        if game is None:
+            raise UserError(NO_GAME)
+        return game
+
+    async def move_in_channel(self, channel_id: int, user: Actor, cell_text: str) -> MoveResult:
+        """``/ttt move``: play ``cell_text`` (anything :func:`game.parse_cell` reads)."""
+        game = await self.live_game(channel_id)
+        return await self._play(game, user, cell_text)
+
+    async def click_cell(self, game_id: int, message_id: int, user: Actor, cell: int) -> MoveResult:
+        """A click on a cell button of board message ``message_id``."""
+        game = await self.board_game(game_id, message_id)
+        return await self._play(game, user, cell)
+
+    async def board_game(self, game_id: int, message_id: int) -> GameRecord:
+        """The live game behind a button of ``message_id``; a UserError if the board is stale."""
+        game = await self.storage.get_game(game_id)
+        if game is None:
+            raise UserError("That game no longer exists.")
+        if not game.is_active:
+            raise UserError("This game is over. Start a new one with `/ttt start` or `/ttt vs-ai`.")
+        if game.message_id is not None and game.message_id != message_id:
+            raise UserError("This board is out of date: use the newest one (`/ttt board`).")
+        return game
+
+    async def _play(self, game: GameRecord, user: Actor, cell: int | str) -> MoveResult:
+        mark = game.mark_of(user.id)
+        if mark is None:
+            raise UserError("You are not playing in this game: you can watch, though.")
+        game = await self._check_clock(game)
+        board = game.board
+        if board.turn is not mark:
+            raise UserError(f"It is not your turn: waiting for {game.player_name(board.turn)}.")
+        try:
+            index = board.parse_move(cell)
+        except GameError as error:
+            raise UserError(_sentence(error)) from None
+        moves = (*game.moves, index)
+        ai_cell = None
+        after = board.play(index)
+        if not after.is_over and game.ai_mark is after.turn and game.ai_difficulty:
+            ai_cell = get_strategy(game.ai_difficulty, self._rng).choose(after)
+            moves = (*moves, ai_cell)
+        saved = await self._save(self._advance(game, moves))
+        return MoveResult(saved, index, ai_cell)
+
+    def _advance(self, game: GameRecord, moves: tuple[int, ...]) -> GameRecord:
+        """``game`` with ``moves`` played: finished if the board is, else the next deadline."""
+        now = self.clock.now()
+        outcome = Board.from_moves(moves, game.size).outcome()
+        if outcome is None:
+            return dataclasses.replace(
+                game, moves=moves, deadline=now + self.turn_timeout, updated_at=now
+            )
+        return dataclasses.replace(
+            game,
+            moves=moves,
+            status=GameStatus.FINISHED,
+            winner=outcome.winner,
+            end_reason=EndReason.LINE if outcome.winner else EndReason.DRAW,
+            deadline=None,
+            updated_at=now,
+        )
+
+    def _finish(self, game: GameRecord, winner: Mark | None, reason: EndReason) -> GameRecord:
+        return dataclasses.replace(
+            game,
+            status=GameStatus.FINISHED,
+            winner=winner,
+            end_reason=reason,
+            deadline=None,
+            updated_at=self.clock.now(),
+        )
+
+    async def _save(self, game: GameRecord) -> GameRecord:
+        saved = await self.storage.save_game(game)
+        if saved is None:
+            raise UserError(CHANGED)
+        return saved
+
+    async def _check_clock(self, game: GameRecord) -> GameRecord:
+        """Settle a turn whose time ran out before anything else happens to the game."""
+        if game.deadline is None or game.deadline > self.clock.now():
+            return game
+        timed_out = await self._time_out(game)
+        if timed_out is None:
+            raise UserError(CHANGED)
+        loser = game.player_name(game.board.turn)
+        raise UserError(f"Too late: {loser}'s time ran out and the game is over.", timed_out)
+
+    async def _time_out(self, game: GameRecord) -> GameRecord | None:
+        loser = game.board.turn
+        return await self.storage.save_game(self._finish(game, loser.other, EndReason.TIMEOUT))
+
+    async def resign(self, channel_id: int, user: Actor) -> GameRecord:
+        return await self._resign(await self.live_game(channel_id), user)
+
+    async def resign_by_button(self, game_id: int, message_id: int, user: Actor) -> GameRecord:
+        return await self._resign(await self.board_game(game_id, message_id), user)
+
+    async def _resign(self, game: GameRecord, user: Actor) -> GameRecord:
+        mark = game.mark_of(user.id)
+        if mark is None:
+            raise UserError("You are not playing in this game, so you can't resign it.")
+        game = await self._check_clock(game)
+        return await self._save(self._finish(game, mark.other, EndReason.RESIGN))
+
+    async def end(self, channel_id: int) -> GameRecord:
+        """A moderator ends the channel's game; it counts for nobody."""
+        game = await self.live_game(channel_id)
+        return await self._save(self._finish(game, None, EndReason.ENDED))
+
+    async def set_board_message(self, game_id: int, message_id: int) -> None:
+        await self.storage.set_game_message(game_id, message_id)
+
+    async def free_cells(self, channel_id: int) -> tuple[int, ...]:
+        game = await self.storage.live_game(channel_id)
+        return game.board.legal_moves if game else ()
+
+    # -- time ----------------------------------------------------------------------------
+
+    async def settle_overdue(self) -> Settled:
+        """Finish every game whose turn clock ran out and expire every overdue challenge,
+        including those that ran out while the bot was down."""
+        now = self.clock.now()
+        games = []
+        for game in await self.storage.overdue_games(now):
+            timed_out = await self._time_out(game)
+            if timed_out is not None:  # else a move got in first: nothing to settle
+                games.append(timed_out)
+        challenges = []
+        for challenge in await self.storage.overdue_challenges(now):
+            closed = await self.storage.close_challenge(challenge.id, ChallengeStatus.EXPIRED)
+            if closed is not None:
+                challenges.append(closed[0])
+        if games or challenges:
+            log.info(
+                "settled %d timed-out games, %d expired challenges", len(games), len(challenges)
+            )
+        return Settled(games, challenges)
+
+    # -- stats ---------------------------------------------------------------------------
+
+    async def stats(self, guild_id: int, user_id: int) -> PlayerStats:
+        return await self.storage.player_stats(guild_id, user_id)
+
+    async def leaderboard(self, guild_id: int, limit: int = 10) -> list[Rating]:
+        return await self.storage.leaderboard(guild_id, limit)
+
+
+def _sentence(error: GameError) -> str:
+    """The engine's message as one sentence for Discord (it may carry a board drawing)."""
+    first_line = str(error).splitlines()[0]
+    text = first_line.removesuffix(" in").rstrip(":")
+    return text[0].upper() + text[1:] + "."

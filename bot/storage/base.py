@@ -1,0 +1,257 @@
+"""The storage contract: records, the one small interface, and its errors.
+
+Every implementation (SQLite now, PostgreSQL later) passes the same tests in
+``tests/test_storage.py``. Times are UNIX epoch seconds as floats, so that the domain's
+injectable clock is the only source of "now".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Protocol
+
+from game import Board, Mark
+
+# Stats are kept per opponent kind: other members, or the bot at one difficulty.
+VS_MEMBER = "member"
+
+
+class GameStatus(StrEnum):
+    ACTIVE = "active"
+    FINISHED = "finished"
+
+
+class EndReason(StrEnum):
+    LINE = "line"  # a player completed a line
+    DRAW = "draw"  # the board filled up
+    RESIGN = "resign"
+    TIMEOUT = "timeout"  # the player to move let the turn clock run out
+    ENDED = "ended"  # a moderator ended it: counts for nobody
+
+
+class ChallengeStatus(StrEnum):
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    DECLINED = "declined"
+    WITHDRAWN = "withdrawn"
+    EXPIRED = "expired"
+
+
+@dataclass(frozen=True, slots=True)
+class NewGame:
+    """What it takes to start a game. For a game against the bot, the bot's own user id fills
+    its side and ``ai_difficulty``/``ai_mark`` say which side it plays and how well."""
+
+    guild_id: int
+    channel_id: int
+    x_id: int
+    o_id: int
+    x_name: str
+    o_name: str
+    deadline: float
+    created_at: float
+    ai_difficulty: str | None = None
+    ai_mark: Mark | None = None
+    moves: tuple[int, ...] = ()
+    size: int = 3
+    rematch_of: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GameRecord:
+    id: int
+    guild_id: int
+    channel_id: int
+    x_id: int
+    o_id: int
+    x_name: str
+    o_name: str
+    ai_difficulty: str | None
+    ai_mark: Mark | None
+    size: int
+    moves: tuple[int, ...]
+    status: GameStatus
+    winner: Mark | None  # None while active, on a draw, and when ended by a moderator
+    end_reason: EndReason | None
+    message_id: int | None  # the live board message; older board messages are stale
+    deadline: float | None  # when the player to move loses by timeout; None once finished
+    version: int  # bumped by every save: the optimistic lock for concurrent clicks
+    created_at: float
+    updated_at: float
+    rematch_of: int | None
+
+    @property
+    def board(self) -> Board:
+        return Board.from_moves(self.moves, self.size)
+
+    @property
+    def is_active(self) -> bool:
+        return self.status is GameStatus.ACTIVE
+
+    @property
+    def against_ai(self) -> bool:
+        return self.ai_mark is not None
+
+    def player_id(self, mark: Mark) -> int:
+        return self.x_id if mark is Mark.X else self.o_id
+
+    def player_name(self, mark: Mark) -> str:
+        return self.x_name if mark is Mark.X else self.o_name
+
+    def mark_of(self, user_id: int) -> Mark | None:
+        """The mark a human plays in this game, or None for a spectator (or the bot itself)."""
+        for mark in (Mark.X, Mark.O):
+            if self.player_id(mark) == user_id and mark is not self.ai_mark:
+                return mark
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class NewChallenge:
+    guild_id: int
+    channel_id: int
+    challenger_id: int
+    challenger_name: str
+    opponent_id: int | None  # None: an open challenge, anyone but the challenger may accept
+    opponent_name: str | None
+    expires_at: float
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ChallengeRecord:
+    id: int
+    guild_id: int
+    channel_id: int
+    challenger_id: int
+    challenger_name: str
+    opponent_id: int | None
+    opponent_name: str | None
+    status: ChallengeStatus
+    message_id: int | None
+    expires_at: float
+    game_id: int | None  # the game it started, once accepted
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    wins: int = 0
+    losses: int = 0
+    draws: int = 0
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.losses + self.draws
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerStats:
+    """A member's results in one guild: against members, and against the bot per difficulty."""
+
+    guild_id: int
+    user_id: int
+    records: dict[str, Record] = field(default_factory=dict)  # VS_MEMBER or a difficulty
+    rating: float | None = None  # None until a rated game (member against member) finished
+    rated_games: int = 0
+
+    def against(self, opponent: str) -> Record:
+        return self.records.get(opponent, Record())
+
+
+@dataclass(frozen=True, slots=True)
+class Rating:
+    user_id: int
+    rating: float
+    games: int
+    wins: int
+    losses: int
+    draws: int
+
+
+class StorageError(Exception):
+    """Base class of the storage's own errors."""
+
+
+class ChannelBusyError(StorageError):
+    """The channel already has a live game or a pending challenge."""
+
+
+class AlreadyRematchedError(StorageError):
+    """A rematch of that game was already started."""
+
+
+class Storage(Protocol):
+    """Where games, challenges, stats and settings live. One instance per bot process."""
+
+    async def close(self) -> None: ...
+
+    # -- games ---------------------------------------------------------------------------
+
+    async def create_game(self, game: NewGame) -> GameRecord:
+        """Insert an active game (version 1). Raises :class:`ChannelBusyError` if the channel
+        has an active game, :class:`AlreadyRematchedError` if ``rematch_of`` was rematched."""
+        ...
+
+    async def get_game(self, game_id: int) -> GameRecord | None: ...
+
+    async def live_game(self, channel_id: int) -> GameRecord | None:
+        """The channel's active game, if any."""
+        ...
+
+    async def save_game(self, game: GameRecord) -> GameRecord | None:
+        """Write ``game``'s moves, status, winner, end reason and deadline, if the stored row
+        still has ``game.version`` and is active; return it with the version bumped, else None.
+
+        When the save finishes the game, stats and ratings are recorded in the same
+        transaction, so a game counts exactly once.
+        """
+        ...
+
+    async def set_game_message(self, game_id: int, message_id: int) -> None:
+        """Record the live board message (does not bump the version)."""
+        ...
+
+    async def overdue_games(self, now: float) -> list[GameRecord]:
+        """Active games whose deadline is at or before ``now``, oldest deadline first."""
+        ...
+
+    # -- challenges ----------------------------------------------------------------------
+
+    async def create_challenge(self, challenge: NewChallenge) -> ChallengeRecord:
+        """Insert a pending challenge. Raises :class:`ChannelBusyError` if the channel already
+        has a pending challenge or an active game."""
+        ...
+
+    async def get_challenge(self, challenge_id: int) -> ChallengeRecord | None: ...
+
+    async def pending_challenge(self, channel_id: int) -> ChallengeRecord | None: ...
+
+    async def set_challenge_message(self, challenge_id: int, message_id: int) -> None: ...
+
+    async def close_challenge(
+        self, challenge_id: int, status: ChallengeStatus, game: NewGame | None = None
+    ) -> tuple[ChallengeRecord, GameRecord | None] | None:
+        """Move a pending challenge to ``status``; with ``game`` (on acceptance) create that
+        game in the same transaction. None if the challenge was no longer pending. Raises
+        :class:`ChannelBusyError` (and changes nothing) if the game cannot start there."""
+        ...
+
+    async def overdue_challenges(self, now: float) -> list[ChallengeRecord]:
+        """Pending challenges whose ``expires_at`` is at or before ``now``."""
+        ...
+
+    # -- stats ---------------------------------------------------------------------------
+
+    async def player_stats(self, guild_id: int, user_id: int) -> PlayerStats: ...
+
+    async def leaderboard(self, guild_id: int, limit: int = 10) -> list[Rating]:
+        """Members ranked by rating (highest first, then most games, then lowest user id)."""
+        ...
+
+    # -- settings ------------------------------------------------------------------------
+
+    async def get_setting(self, key: str) -> str | None: ...
+
+    async def set_setting(self, key: str, value: str) -> None: ...

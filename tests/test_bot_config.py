@@ -1,0 +1,141 @@
+"""Settings: every one read from the environment, every mistake a one-line message."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.config import ConfigError, Settings, parse_database_url
+
+TOKEN = "test-token-do-not-log"
+
+
+def settings(**env: str) -> Settings:
+    return Settings.from_env({"DISCORD_TOKEN": TOKEN, **env})
+
+
+def test_defaults() -> None:
+    loaded = settings()
+    assert loaded.token == TOKEN
+    assert loaded.database.scheme == "sqlite"
+    assert loaded.database.path == "tttbot.sqlite3"
+    assert loaded.api_base_url is None
+    assert loaded.gateway_url is None
+    assert loaded.guild_id is None
+    assert loaded.turn_timeout == 300
+    assert loaded.challenge_timeout == 120
+    assert loaded.log_level == logging.INFO
+
+
+def test_every_setting_is_read() -> None:
+    loaded = settings(
+        DATABASE_URL="sqlite:///data/games.sqlite3",
+        DISCORD_API_BASE_URL="http://127.0.0.1:8080/api/v10",
+        DISCORD_GATEWAY_URL="ws://127.0.0.1:8080/",
+        TTT_GUILD_ID="123456789012345678",
+        TTT_TURN_TIMEOUT="60",
+        TTT_CHALLENGE_TIMEOUT="30.5",
+        LOG_LEVEL="debug",
+    )
+    assert loaded.database.path == "data/games.sqlite3"
+    assert loaded.api_base_url == "http://127.0.0.1:8080/api/v10"
+    assert loaded.gateway_url == "ws://127.0.0.1:8080/"
+    assert loaded.guild_id == 123456789012345678
+    assert loaded.turn_timeout == 60
+    assert loaded.challenge_timeout == 30.5
+    assert loaded.log_level == logging.DEBUG
+
+
+def test_the_token_never_shows_in_a_repr() -> None:
+    assert TOKEN not in repr(settings())
+
+
+@pytest.mark.parametrize("token", ["", "   "])
+def test_a_missing_token_is_named(token: str) -> None:
+    with pytest.raises(ConfigError, match="DISCORD_TOKEN is not set"):
+        Settings.from_env({"DISCORD_TOKEN": token})
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"TTT_TURN_TIMEOUT": "soon"}, "TTT_TURN_TIMEOUT must be a number of seconds"),
+        ({"TTT_CHALLENGE_TIMEOUT": "-5"}, "TTT_CHALLENGE_TIMEOUT must be a positive number"),
+        ({"TTT_GUILD_ID": "my-server"}, "TTT_GUILD_ID must be a server id"),
+        ({"LOG_LEVEL": "LOUD"}, "LOG_LEVEL must be one of"),
+        ({"DISCORD_API_BASE_URL": "127.0.0.1:8080"}, "DISCORD_API_BASE_URL must be a http"),
+        ({"DISCORD_GATEWAY_URL": "http://127.0.0.1/"}, "DISCORD_GATEWAY_URL must be a ws"),
+    ],
+)
+def test_malformed_settings_are_named(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as caught:
+        settings(**env)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("postgresql://user:secret@db/ttt", "not supported yet"),
+        ("postgres://db/ttt", "not supported yet"),
+        ("mysql://db/ttt", "unknown scheme 'mysql'"),
+        ("tttbot.sqlite3", "is not a URL"),
+        ("sqlite://", "has no file path"),
+        ("sqlite:///", "has no file path"),
+    ],
+)
+def test_database_urls_that_cannot_work_are_refused(url: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as caught:
+        parse_database_url(url)
+    assert "secret" not in str(caught.value)
+
+
+def test_sqlite_urls_follow_the_usual_slashes() -> None:
+    assert parse_database_url("sqlite:///games.db").path == "games.db"
+    assert parse_database_url("sqlite:////srv/ttt/games.db").path == "/srv/ttt/games.db"
+    assert parse_database_url("  ").path == "tttbot.sqlite3"
+
+
+def run_bot(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    clean = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DISCORD_", "TTT_", "DATABASE_URL", "LOG_LEVEL"))
+    }
+    root = Path(__file__).resolve().parent.parent
+    clean["PYTHONPATH"] = str(root)
+    return subprocess.run(
+        [sys.executable, "-m", "bot"],
+        env={**clean, **env},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_python_m_bot_without_a_token_exits_with_one_line(tmp_path: Path) -> None:
+    result = run_bot({}, tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "tttbot: DISCORD_TOKEN is not set: put the bot's token in the environment or in .env "
+        "(see .env.example)"
+    ]
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "tttbot.sqlite3").exists()  # nothing was created
+
+
+def test_python_m_bot_reads_dot_env_and_reports_a_broken_database_url(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text(f"DISCORD_TOKEN={TOKEN}\nDATABASE_URL=postgresql://u:pw@h/db\n")
+    result = run_bot({}, tmp_path)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "PostgreSQL, which is not supported yet" in result.stderr
+    assert TOKEN not in result.stderr + result.stdout
+    assert "pw" not in result.stderr
