@@ -1,0 +1,131 @@
+"""A small Discord-compatible server for end-to-end tests of discord.py bots.
+
+The real, unmodified discord.py client talks to it over real sockets on 127.0.0.1: REST
+under ``/api/v10`` and the gateway websocket at ``/``. The sim keeps what the bot did as
+state, offers verbs that play a user's part, and checks everything the bot sends against
+Discord's rules. Wire details it follows are in ``shared/docs/discord-wire-facts.md``.
+
+Quick start (pytest; the ``sim`` fixture comes from ``tests/conftest.py``)::
+
+    async def test_move(sim: DiscordSim) -> None:
+        s = sim.seed
+        async with sim.running(make_bot()) as client:    # any discord.Client
+            ix = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+            assert ix.response_type == 4 and not ix.ephemeral
+            ix = await sim.click(s.bob, ix.message, "ttt:cell:4")
+            assert ix.message.edits and ix.message.buttons()[4]["disabled"]
+
+Setup
+    ``sim = DiscordSim(response_deadline=3.0, interaction_timeout=5.0, token=...,
+    bot_name="tttbot", recommended_shards=1)``; ``await sim.start(host="127.0.0.1", port=0)``
+    (0 picks a free port); ``await sim.stop()``. Also an async context manager.
+    ``sim.api_base_url`` ("http://127.0.0.1:PORT/api/v10"), ``sim.gateway_url``
+    ("ws://127.0.0.1:PORT/"), ``sim.token`` (any other token gets 401 -> LoginFailure),
+    ``sim.bot_user``, ``sim.application_id`` (== bot user id).
+
+World
+    ``add_guild(name, *, id=None, shard=None, owner=None, bot_permissions=...) -> SimGuild``
+    (``shard=(shard_id, shard_count)`` picks an id routed to that shard; the bot is always a
+    member), ``add_channel(guild, name) -> SimChannel``, ``add_thread(parent, name)`` (type
+    11), ``dm_channel(user)``, ``add_user(name, *, bot=False) -> SimUser``,
+    ``add_role(guild, name, *, permissions=0) -> SimRole``,
+    ``add_member(guild, user, *, permissions=None, roles=(), nick=None) -> SimMember``
+    (``permissions``, an int or ``discord.Permissions``, is granted on top of @everyone's
+    ordinary member permissions), ``advance_clock(seconds)`` (the sim's clock, for the 15
+    minute token expiry), ``seed_default(sim) -> Seed`` / ``sim.seed`` (guild, channel,
+    other_channel, thread, owner, alice, bob, carol, moderator, other_bot).
+
+Running a client
+    ``async with sim.running(client, timeout=10.0, ready_delay=0.05) as client:`` points
+    ``discord.http.Route.BASE`` and ``DiscordWebSocket.DEFAULT_GATEWAY`` at the sim
+    (restored on exit), caps ``guild_ready_timeout`` at ``ready_delay``, logs in, runs
+    ``connect()`` as a task and returns once the client is ready with its guilds cached.
+    If that task dies (e.g. a KeyError while parsing a dispatch) the wait, every later sim
+    wait and the exit raise ``SimClientDied``. On exit it closes the client.
+
+Verbs (each returns once the bot sent the interaction's initial response, or raises
+``SimTimeout`` after ``timeout`` s, default ``interaction_timeout``; asking for something a
+user could not do raises ``SimUsageError``)
+    ``await slash(user, channel, "group sub", *, options=None, timeout=None, **opts)
+    -> InteractionRecord``: checked against the commands the bot registered (name,
+    subcommand path, option names, types, choices, bounds, required,
+    default_member_permissions, contexts). ``SimUser`` values fill user options (with
+    ``data.resolved``), ``SimChannel`` channel options, ``SimRole`` role options.
+    ``await autocomplete(user, channel, "ttt move", *, focused="cell", cell="b") ->
+    list[dict]`` (the choices). ``await click(user, message, custom_id) -> InteractionRecord``
+    (button; ``message`` is a SimMessage or id; the button must exist on the message's current
+    version, be enabled and visible to the user). ``await select(user, message, custom_id,
+    values)``. ``await submit_modal(user, shown_ix, {custom_id: text})``.
+    ``await send_message(user, channel, content) -> SimMessage``.
+    ``await drop_connection(*, shard_id=None, wait=True)`` aborts the socket(s) and waits
+    for RESUME; ``await request_reconnect(...)`` sends op 7 and waits likewise.
+
+Records and state
+    ``InteractionRecord``: ``id, token, type (2 command, 3 component, 4 autocomplete, 5 modal),
+    user, channel, guild, name, custom_id, options, payload (as sent), response_type (4..9),
+    response_data, rejected (None, "late" or "invalid"), ephemeral, content, embeds,
+    components, message (the SimMessage the response created or updated), followups
+    (list[SimMessage]; after a type 5 defer ``followups[0] is message``), choices, modal,
+    original_edits, latency, done``; ``await ix.wait_done()`` (deferred response completed),
+    ``await ix.wait_followups(n)``.
+    ``SimMessage``: ``id, channel, author, content, embeds, components (raw JSON), flags,
+    ephemeral, loading, edits (list[MessageVersion] before each edit), edited_at, deleted,
+    allowed_mentions (as last sent), pinged (user ids notified), interaction_user (whom an
+    ephemeral message is for), interaction, buttons(), button(custom_id)``.
+    ``sim.messages(channel)`` (creation order, ephemeral and deleted included),
+    ``sim.last_message(channel)``, ``sim.message(id)``, ``sim.interactions``,
+    ``sim.commands(guild=None)``, ``sim.requests`` (every REST call: method, path, status,
+    body), ``sim.unknown_routes`` ([(method, path)] answered with Discord's 404 JSON; path
+    relative to /api/v10), ``sim.violations`` (list[str]), ``sim.take_violations()``,
+    ``await sim.wait_for(predicate, timeout=None)`` (returns the predicate's value; woken by
+    every state change, no polling).
+
+Checks (each recorded in ``sim.violations``, answered with Discord's error, and failing the
+test at teardown of the ``sim`` fixture): message content over 2000 characters, embed
+limits (10 embeds, title 256, description 4096, 25 fields, 6000 total ...), more than 5
+action rows or 5 buttons in a row, a select sharing a row, custom_id over 100 characters or
+repeated within a message, empty messages, invalid buttons, an interaction answered twice,
+an initial response later than ``response_deadline`` s, a callback type not valid for the
+interaction, followups or @original edits on a token older than 15 minutes or before the
+acknowledgement, editing another user's message, invalid command definitions on sync,
+invalid autocomplete choices or modals.
+
+Standalone: ``python -m tests.discord_sim --port 8765`` (see ``__main__``).
+"""
+
+from .models import (
+    InteractionRecord,
+    MessageVersion,
+    RequestRecord,
+    SimChannel,
+    SimClientDied,
+    SimError,
+    SimGuild,
+    SimMember,
+    SimMessage,
+    SimRole,
+    SimTimeout,
+    SimUsageError,
+    SimUser,
+)
+from .seed import Seed, seed_default
+from .server import DiscordSim
+
+__all__ = [
+    "DiscordSim",
+    "InteractionRecord",
+    "MessageVersion",
+    "RequestRecord",
+    "Seed",
+    "SimChannel",
+    "SimClientDied",
+    "SimError",
+    "SimGuild",
+    "SimMember",
+    "SimMessage",
+    "SimRole",
+    "SimTimeout",
+    "SimUsageError",
+    "SimUser",
+    "seed_default",
+]

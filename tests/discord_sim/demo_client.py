@@ -1,0 +1,189 @@
+"""A minimal discord.py client used by the simulator's own tests.
+
+It exercises each kind of interaction response the sim serves: a plain reply, an ephemeral
+reply, a thinking defer with followups, a View whose buttons edit their message in place,
+a deferred update followed by an @original edit, autocomplete, a modal, and a few handlers
+that break Discord's rules on purpose (answering twice, answering late).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Literal
+
+import discord
+from discord import app_commands
+
+
+class CellButton(discord.ui.Button["BoardView"]):
+    def __init__(self, index: int) -> None:
+        super().__init__(label="\u200b", custom_id=f"cell:{index}", row=index // 3)
+        self.index = index
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        self.disabled = True
+        self.label = "X"
+        await interaction.response.edit_message(content=f"played {self.index}", view=self.view)
+
+
+class BoardView(discord.ui.View):
+    def __init__(self) -> None:
+        super().__init__(timeout=None)
+        for index in range(9):
+            self.add_item(CellButton(index))
+
+    @discord.ui.button(label="Refresh", custom_id="refresh", row=3)
+    async def refresh(
+        self, interaction: discord.Interaction, button: discord.ui.Button[BoardView]
+    ) -> None:
+        await interaction.response.defer()
+        await interaction.edit_original_response(content="refreshed")
+
+
+class NameModal(discord.ui.Modal, title="Your name"):
+    name: discord.ui.TextInput[NameModal] = discord.ui.TextInput(label="Name", custom_id="name")
+
+    async def on_submit(self, interaction: discord.Interaction) -> None:
+        await interaction.response.send_message(f"hello {self.name.value}", ephemeral=True)
+
+
+class DemoClient(discord.Client):
+    def __init__(
+        self,
+        *,
+        intents: discord.Intents | None = None,
+        sync_guild: discord.abc.Snowflake | None = None,
+        late_delay: float = 0.0,
+        **options: object,
+    ) -> None:
+        super().__init__(intents=intents or discord.Intents.default(), **options)  # type: ignore[arg-type]
+        self.tree = app_commands.CommandTree(self)
+        self.sync_guild = sync_guild
+        self.late_delay = late_delay
+        self.errors: list[BaseException] = []
+        self.seen: list[discord.Interaction] = []
+        self.kept: list[discord.Interaction] = []
+        self.received: list[discord.Message] = []
+        self._define_commands()
+
+    async def setup_hook(self) -> None:
+        if self.sync_guild is not None:
+            self.tree.copy_global_to(guild=self.sync_guild)
+            self.tree.clear_commands(guild=None)
+            await self.tree.sync(guild=self.sync_guild)
+        await self.tree.sync()
+
+    async def on_interaction(self, interaction: discord.Interaction) -> None:
+        self.seen.append(interaction)
+
+    async def on_message(self, message: discord.Message) -> None:
+        self.received.append(message)
+
+    def _define_commands(self) -> None:
+        tree = self.tree
+
+        @tree.error
+        async def on_error(
+            interaction: discord.Interaction, error: app_commands.AppCommandError
+        ) -> None:
+            self.errors.append(error)
+
+        @tree.command(description="Repeat the text")
+        async def echo(interaction: discord.Interaction, text: str, hidden: bool = False) -> None:
+            await interaction.response.send_message(text, ephemeral=hidden)
+
+        @tree.command(description="Think, then answer with followups")
+        async def slow(interaction: discord.Interaction, secret: bool = False) -> None:
+            await interaction.response.defer(thinking=True, ephemeral=secret)
+            await interaction.followup.send("done")
+            await interaction.followup.send("extra")
+
+        @tree.command(description="Show a board of buttons")
+        async def board(interaction: discord.Interaction) -> None:
+            await interaction.response.send_message("Board", view=BoardView())
+
+        @tree.command(description="Ask for a name")
+        async def form(interaction: discord.Interaction) -> None:
+            await interaction.response.send_modal(NameModal())
+
+        @tree.command(description="Moderators only")
+        @app_commands.default_permissions(manage_messages=True)
+        async def purge(interaction: discord.Interaction) -> None:
+            await interaction.response.send_message("purged", ephemeral=True)
+
+        @tree.command(description="Answer after late_delay seconds")
+        async def late(interaction: discord.Interaction) -> None:
+            await asyncio.sleep(self.late_delay)
+            await interaction.response.send_message("late")
+
+        @tree.command(description="Answer twice (a bug on purpose)")
+        async def twice(interaction: discord.Interaction) -> None:
+            await interaction.response.send_message("one")
+            # discord.py refuses a second answer through the same object; a fresh one
+            # reaches the wire, as two code paths answering one interaction would.
+            await discord.InteractionResponse(interaction).send_message("two")
+
+        @tree.command(description="Reply and keep the interaction for later")
+        async def keep(interaction: discord.Interaction) -> None:
+            self.kept.append(interaction)
+            await interaction.response.send_message("kept")
+
+        @tree.command(description="Reply with a given number of characters")
+        async def long(
+            interaction: discord.Interaction, size: app_commands.Range[int, 1, 5000]
+        ) -> None:
+            await interaction.response.send_message("x" * size)
+
+        ttt = app_commands.Group(name="ttt", description="Tic-tac-toe")
+
+        @ttt.command(description="Challenge someone")
+        async def start(
+            interaction: discord.Interaction,
+            opponent: discord.Member,
+            level: Literal["easy", "hard"] = "easy",
+        ) -> None:
+            await interaction.response.send_message(
+                f"{interaction.user.mention} vs {opponent.mention} ({level})",
+                allowed_mentions=discord.AllowedMentions(users=[opponent]),
+            )
+
+        @ttt.command(description="Play a cell")
+        async def move(interaction: discord.Interaction, cell: str) -> None:
+            await interaction.response.send_message(f"move {cell}")
+
+        @move.autocomplete("cell")
+        async def cell_choices(
+            interaction: discord.Interaction, current: str
+        ) -> list[app_commands.Choice[str]]:
+            cells = [f"{row}{col}" for row in "ABC" for col in "123"]
+            return [
+                app_commands.Choice(name=c, value=c)
+                for c in cells
+                if c.lower().startswith(current.lower())
+            ]
+
+        tree.add_command(ttt)
+
+
+class ShardedDemoClient(discord.AutoShardedClient):
+    """Two shards answering /where with the shard that received the interaction."""
+
+    def __init__(self) -> None:
+        super().__init__(intents=discord.Intents.default())
+        self.tree = app_commands.CommandTree(self)
+        self.shards_seen: list[int | None] = []
+
+        @self.tree.command(description="Which shard am I on?")
+        async def where(interaction: discord.Interaction) -> None:
+            guild = interaction.guild
+            shard = guild.shard_id if guild else None
+            self.shards_seen.append(shard)
+            await interaction.response.send_message(f"shard {shard}")
+
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        # discord.py waits 5 s between IDENTIFYs to respect Discord's rate limit; the sim
+        # has none.
+        return None
+
+    async def setup_hook(self) -> None:
+        await self.tree.sync()

@@ -1,0 +1,617 @@
+"""The simulator's state: users, guilds, channels, messages and interaction records.
+
+Everything here is plain data plus the JSON shapes Discord puts on the wire for it. The
+objects are what tests read (``sim.messages(channel)``, ``ix.message.buttons()``), so
+they keep what the bot sent verbatim (``components`` and ``embeds`` are the raw JSON)
+and add only what Discord itself would add (ids, timestamps, author, flags).
+"""
+
+# ruff: noqa: ASYNC109 -- ``timeout=`` on the waits is the documented test API.
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .server import DiscordSim
+
+JSON = dict[str, Any]
+
+DISCORD_EPOCH_MS = 1420070400000
+
+# Message flag bits the simulator interprets.
+FLAG_SUPPRESS_EMBEDS = 1 << 2
+FLAG_EPHEMERAL = 1 << 6
+FLAG_LOADING = 1 << 7
+FLAG_SUPPRESS_NOTIFICATIONS = 1 << 12
+FLAG_COMPONENTS_V2 = 1 << 15
+
+# Permission bits the simulator checks itself.
+PERM_ADMINISTRATOR = 1 << 3
+PERM_VIEW_CHANNEL = 1 << 10
+PERM_SEND_MESSAGES = 1 << 11
+PERM_MANAGE_MESSAGES = 1 << 13
+PERM_USE_APPLICATION_COMMANDS = 1 << 31
+PERM_SEND_MESSAGES_IN_THREADS = 1 << 38
+ALL_PERMISSIONS = (1 << 53) - 1
+
+# What an ordinary member of a fresh guild may do (the @everyone role): chat, react,
+# embed, attach, use app commands, voice; no moderation bits such as manage_messages.
+DEFAULT_MEMBER_PERMISSIONS = 311455763521
+# The bot's own role: the member defaults, which is what a typical invite grants.
+DEFAULT_BOT_PERMISSIONS = DEFAULT_MEMBER_PERMISSIONS
+
+CHANNEL_TEXT = 0
+CHANNEL_DM = 1
+CHANNEL_PUBLIC_THREAD = 11
+
+_MENTION_RE = re.compile(r"<@!?(\d+)>")
+
+
+class SimError(AssertionError):
+    """Base of the simulator's errors; an AssertionError so pytest reports it as a failure."""
+
+
+class SimUsageError(SimError):
+    """A test asked for something Discord would not let a user do (unknown command, bad option,
+    clicking a button that is not on the message, ...)."""
+
+
+class SimTimeout(SimError):
+    """The bot did not do what a wait expected within its timeout."""
+
+
+class SimClientDied(SimError):
+    """The discord.py client's connect() task ended while the test expected it to run."""
+
+
+def iso(ts: float) -> str:
+    """Discord's timestamp format (ISO 8601 with microseconds and an explicit UTC offset)."""
+    return dt.datetime.fromtimestamp(ts, tz=dt.UTC).isoformat()
+
+
+def snowflake_time(snowflake: int) -> float:
+    """Unix time in seconds encoded in a snowflake."""
+    return ((snowflake >> 22) + DISCORD_EPOCH_MS) / 1000.0
+
+
+class SnowflakeFactory:
+    """Unique, increasing snowflakes carrying the real time.
+
+    discord.py derives ``Interaction.expires_at`` and ``created_at`` from the id, so ids must
+    carry the wall clock, not a counter.
+    """
+
+    def __init__(self) -> None:
+        self._last = 0
+
+    def next(self) -> int:
+        now_ms = int(time.time() * 1000)
+        candidate = (now_ms - DISCORD_EPOCH_MS) << 22
+        self._last = max(candidate, self._last + 1)
+        return self._last
+
+    def for_shard(self, shard_id: int, shard_count: int) -> int:
+        """A fresh id whose ``(id >> 22) % shard_count`` is ``shard_id`` (for guild ids)."""
+        base = self.next() >> 22
+        ts = base + (shard_id - base) % shard_count
+        self._last = max(self._last, ts << 22)
+        return ts << 22
+
+
+@dataclass(eq=False)
+class SimUser:
+    id: int
+    name: str
+    bot: bool = False
+    global_name: str | None = None
+
+    @property
+    def mention(self) -> str:
+        return f"<@{self.id}>"
+
+    def payload(self) -> JSON:
+        return {
+            "id": str(self.id),
+            "username": self.name,
+            "discriminator": "0",
+            "global_name": self.global_name,
+            "avatar": None,
+            "bot": self.bot,
+            "system": False,
+            "public_flags": 0,
+        }
+
+    def __repr__(self) -> str:
+        return f"<SimUser {self.name} id={self.id}{' bot' if self.bot else ''}>"
+
+
+@dataclass(eq=False)
+class SimRole:
+    id: int
+    guild: SimGuild
+    name: str
+    permissions: int
+    position: int = 0
+
+    @property
+    def mention(self) -> str:
+        return f"<@&{self.id}>"
+
+    def payload(self) -> JSON:
+        return {
+            "id": str(self.id),
+            "name": self.name,
+            "permissions": str(self.permissions),
+            "position": self.position,
+            "color": 0,
+            "colors": {"primary_color": 0, "secondary_color": None, "tertiary_color": None},
+            "hoist": False,
+            "managed": False,
+            "mentionable": False,
+            "icon": None,
+            "unicode_emoji": None,
+            "flags": 0,
+        }
+
+    def __repr__(self) -> str:
+        return f"<SimRole {self.name} id={self.id}>"
+
+
+@dataclass(eq=False)
+class SimMember:
+    user: SimUser
+    guild: SimGuild
+    roles: list[SimRole] = field(default_factory=list)
+    joined_at: float = field(default_factory=time.time)
+    nick: str | None = None
+
+    @property
+    def id(self) -> int:
+        return self.user.id
+
+    @property
+    def permissions(self) -> int:
+        """Guild-wide permissions: @everyone plus every role, everything for owner or admin."""
+        if self.guild.owner_id == self.user.id:
+            return ALL_PERMISSIONS
+        value = self.guild.everyone.permissions
+        for role in self.roles:
+            value |= role.permissions
+        if value & PERM_ADMINISTRATOR:
+            return ALL_PERMISSIONS
+        return value
+
+    def has(self, bits: int) -> bool:
+        return self.permissions & bits == bits
+
+    def payload(self, *, with_user: bool = True, with_permissions: bool = False) -> JSON:
+        data: JSON = {
+            "roles": [str(r.id) for r in self.roles],
+            "nick": self.nick,
+            "avatar": None,
+            "banner": None,
+            "joined_at": iso(self.joined_at),
+            "premium_since": None,
+            "deaf": False,
+            "mute": False,
+            "pending": False,
+            "flags": 0,
+            "communication_disabled_until": None,
+        }
+        if with_user:
+            data["user"] = self.user.payload()
+        if with_permissions:
+            data["permissions"] = str(self.permissions)
+        return data
+
+    def __repr__(self) -> str:
+        return f"<SimMember {self.user.name} of {self.guild.name}>"
+
+
+@dataclass(eq=False)
+class SimChannel:
+    id: int
+    name: str
+    type: int = CHANNEL_TEXT
+    guild: SimGuild | None = None
+    parent: SimChannel | None = None
+    position: int = 0
+    recipient: SimUser | None = None
+    owner_id: int | None = None
+    created_at: float = field(default_factory=time.time)
+
+    @property
+    def mention(self) -> str:
+        return f"<#{self.id}>"
+
+    @property
+    def is_thread(self) -> bool:
+        return self.type in (10, 11, 12)
+
+    def payload(self, *, with_guild_id: bool = True) -> JSON:
+        data: JSON = {"id": str(self.id), "type": self.type, "name": self.name, "flags": 0}
+        if self.type == CHANNEL_DM:
+            assert self.recipient is not None
+            data.update(recipients=[self.recipient.payload()], last_message_id=None, name=None)
+            return data
+        data.update(
+            position=self.position,
+            parent_id=str(self.parent.id) if self.parent else None,
+            topic=None,
+            nsfw=False,
+            rate_limit_per_user=0,
+            last_message_id=None,
+            permission_overwrites=[],
+        )
+        if with_guild_id and self.guild is not None:
+            data["guild_id"] = str(self.guild.id)
+        if self.is_thread:
+            data.update(
+                owner_id=str(self.owner_id or 0),
+                message_count=0,
+                member_count=1,
+                total_message_sent=0,
+                thread_metadata={
+                    "archived": False,
+                    "auto_archive_duration": 1440,
+                    "archive_timestamp": iso(self.created_at),
+                    "locked": False,
+                    "create_timestamp": iso(self.created_at),
+                },
+            )
+            for key in ("topic", "permission_overwrites", "position"):
+                data.pop(key)
+        return data
+
+    def __repr__(self) -> str:
+        return f"<SimChannel #{self.name} id={self.id} type={self.type}>"
+
+
+@dataclass(eq=False)
+class SimGuild:
+    id: int
+    name: str
+    owner_id: int
+    everyone: SimRole = field(init=False)
+    roles: list[SimRole] = field(default_factory=list)
+    channels: list[SimChannel] = field(default_factory=list)
+    members: dict[int, SimMember] = field(default_factory=dict)
+    created_at: float = field(default_factory=time.time)
+
+    def __post_init__(self) -> None:
+        # Discord gives the @everyone role the guild's own id.
+        self.everyone = SimRole(self.id, self, "@everyone", DEFAULT_MEMBER_PERMISSIONS, 0)
+        self.roles.insert(0, self.everyone)
+
+    def shard_id(self, shard_count: int) -> int:
+        return (self.id >> 22) % shard_count
+
+    def member(self, user: SimUser | int) -> SimMember | None:
+        uid = user if isinstance(user, int) else user.id
+        return self.members.get(uid)
+
+    def payload(self) -> JSON:
+        """The guild object without the GUILD_CREATE-only lists."""
+        return {
+            "id": str(self.id),
+            "name": self.name,
+            "icon": None,
+            "splash": None,
+            "discovery_splash": None,
+            "banner": None,
+            "description": None,
+            "owner_id": str(self.owner_id),
+            "afk_channel_id": None,
+            "afk_timeout": 300,
+            "verification_level": 0,
+            "default_message_notifications": 0,
+            "explicit_content_filter": 0,
+            "mfa_level": 0,
+            "nsfw_level": 0,
+            "premium_tier": 0,
+            "premium_subscription_count": 0,
+            "premium_progress_bar_enabled": False,
+            "preferred_locale": "en-US",
+            "features": [],
+            "roles": [r.payload() for r in self.roles],
+            "emojis": [],
+            "stickers": [],
+            "system_channel_id": None,
+            "system_channel_flags": 0,
+            "rules_channel_id": None,
+            "public_updates_channel_id": None,
+            "safety_alerts_channel_id": None,
+            "vanity_url_code": None,
+            "application_id": None,
+            "max_members": 500000,
+            "max_video_channel_users": 25,
+            "incidents_data": None,
+        }
+
+    def __repr__(self) -> str:
+        return f"<SimGuild {self.name} id={self.id}>"
+
+
+@dataclass(frozen=True)
+class MessageVersion:
+    """A message as it was before an edit."""
+
+    content: str
+    embeds: list[JSON]
+    components: list[JSON]
+    flags: int
+    allowed_mentions: JSON | None
+    edited_at: float | None
+
+
+@dataclass(eq=False)
+class SimMessage:
+    id: int
+    channel: SimChannel
+    author: SimUser
+    content: str = ""
+    embeds: list[JSON] = field(default_factory=list)
+    components: list[JSON] = field(default_factory=list)
+    flags: int = 0
+    allowed_mentions: JSON | None = None
+    attachments: list[JSON] = field(default_factory=list)
+    tts: bool = False
+    type: int = 0
+    created_at: float = field(default_factory=time.time)
+    edited_at: float | None = None
+    edits: list[MessageVersion] = field(default_factory=list)
+    deleted: bool = False
+    # Who may see it when ephemeral, and the interaction that produced it, if any.
+    interaction_user: SimUser | None = None
+    interaction: InteractionRecord | None = field(default=None, repr=False)
+    webhook_id: int | None = None
+    application_id: int | None = None
+    reference_id: int | None = None
+    # Users the message notified when created (mentions filtered by allowed_mentions).
+    pinged: list[int] = field(default_factory=list)
+
+    @property
+    def ephemeral(self) -> bool:
+        return bool(self.flags & FLAG_EPHEMERAL)
+
+    @property
+    def loading(self) -> bool:
+        return bool(self.flags & FLAG_LOADING)
+
+    @property
+    def guild(self) -> SimGuild | None:
+        return self.channel.guild
+
+    def mentioned_user_ids(self) -> list[int]:
+        return [int(m) for m in _MENTION_RE.findall(self.content)]
+
+    def iter_components(self) -> Iterator[JSON]:
+        """Every component, depth first, in display order."""
+        yield from _walk(self.components)
+
+    def buttons(self) -> list[JSON]:
+        """The buttons in row order, as sent (``custom_id``, ``label``, ``emoji``, ``style``,
+        ``disabled`` ...), with ``disabled`` defaulted to False."""
+        out = []
+        for comp in self.iter_components():
+            if comp.get("type") == 2:
+                button = dict(comp)
+                button.setdefault("disabled", False)
+                out.append(button)
+        return out
+
+    def button(self, custom_id: str) -> JSON:
+        for button in self.buttons():
+            if button.get("custom_id") == custom_id:
+                return button
+        raise KeyError(custom_id)
+
+    def snapshot(self) -> MessageVersion:
+        return MessageVersion(
+            content=self.content,
+            embeds=copy.deepcopy(self.embeds),
+            components=copy.deepcopy(self.components),
+            flags=self.flags,
+            allowed_mentions=copy.deepcopy(self.allowed_mentions),
+            edited_at=self.edited_at,
+        )
+
+    def payload(self) -> JSON:
+        data: JSON = {
+            "id": str(self.id),
+            "channel_id": str(self.channel.id),
+            "type": self.type,
+            "content": self.content,
+            "author": self.author.payload(),
+            "embeds": copy.deepcopy(self.embeds),
+            "components": copy.deepcopy(self.components),
+            "attachments": copy.deepcopy(self.attachments),
+            "flags": self.flags,
+            "timestamp": iso(self.created_at),
+            "edited_timestamp": iso(self.edited_at) if self.edited_at else None,
+            "tts": self.tts,
+            "mention_everyone": False,
+            "mentions": [],
+            "mention_roles": [],
+            "pinned": False,
+        }
+        if self.channel.guild is not None:
+            data["guild_id"] = str(self.channel.guild.id)
+        if self.webhook_id is not None:
+            data["webhook_id"] = str(self.webhook_id)
+        if self.application_id is not None:
+            data["application_id"] = str(self.application_id)
+        if self.reference_id is not None:
+            data["message_reference"] = {
+                "type": 0,
+                "message_id": str(self.reference_id),
+                "channel_id": str(self.channel.id),
+            }
+        ix = self.interaction
+        if ix is not None:
+            data["interaction_metadata"] = {
+                "id": str(ix.id),
+                "type": ix.type,
+                "user": ix.user.payload(),
+                "authorizing_integration_owners": ix.payload.get(
+                    "authorizing_integration_owners", {}
+                ),
+            }
+            if ix.type == 2 and ix.name:
+                data["interaction"] = {
+                    "id": str(ix.id),
+                    "type": ix.type,
+                    "name": ix.name,
+                    "user": ix.user.payload(),
+                }
+        guild = self.channel.guild
+        for uid in self.mentioned_user_ids():
+            member = guild.member(uid) if guild else None
+            if member is not None:
+                mention = member.user.payload()
+                mention["member"] = member.payload(with_user=False)
+                data["mentions"].append(mention)
+        return data
+
+    def __repr__(self) -> str:
+        extra = " ephemeral" if self.ephemeral else ""
+        extra += " deleted" if self.deleted else ""
+        return f"<SimMessage id={self.id} in #{self.channel.name}{extra} content={self.content!r}>"
+
+
+def _walk(components: list[JSON]) -> Iterator[JSON]:
+    for comp in components:
+        yield comp
+        children = comp.get("components")
+        if isinstance(children, list):
+            yield from _walk(children)
+        for key in ("component", "accessory"):
+            child = comp.get(key)
+            if isinstance(child, dict):
+                yield from _walk([child])
+
+
+@dataclass(frozen=True)
+class RequestRecord:
+    """One REST call the bot made, as the sim answered it."""
+
+    method: str
+    path: str
+    status: int
+    body: Any
+
+
+@dataclass(eq=False)
+class InteractionRecord:
+    """One interaction the sim sent and everything the bot did in answer to it.
+
+    ``response_type`` is the callback type of the bot's first answer (4 message, 5 deferred
+    message, 6 deferred update, 7 update message, 8 autocomplete choices, 9 modal); ``message``
+    is the message that answer created or updated; ``followups`` lists every message sent
+    through the interaction webhook (after a type 5 defer, the first followup fills the
+    deferred message, so ``followups[0] is message``).
+    """
+
+    sim: DiscordSim = field(repr=False)
+    id: int
+    token: str
+    type: int
+    user: SimUser
+    channel: SimChannel
+    guild: SimGuild | None
+    name: str | None = None
+    custom_id: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    payload: JSON = field(default_factory=dict, repr=False)
+    source_message: SimMessage | None = field(default=None, repr=False)
+    sent_at: float | None = None
+    responded_at: float | None = None
+    response_type: int | None = None
+    response_data: JSON | None = field(default=None, repr=False)
+    rejected: str | None = None
+    message: SimMessage | None = field(default=None, repr=False)
+    followups: list[SimMessage] = field(default_factory=list, repr=False)
+    choices: list[JSON] | None = None
+    modal: JSON | None = field(default=None, repr=False)
+    original_edits: int = 0
+    callbacks: int = 0
+    # The gateway shard the INTERACTION_CREATE went to (0 for an unsharded client).
+    shard_id: int | None = None
+
+    @property
+    def created_at(self) -> float:
+        return snowflake_time(self.id)
+
+    @property
+    def answered(self) -> bool:
+        return self.response_type is not None
+
+    @property
+    def latency(self) -> float | None:
+        """Seconds between sending INTERACTION_CREATE and receiving the first callback."""
+        if self.sent_at is None or self.responded_at is None:
+            return None
+        return self.responded_at - self.sent_at
+
+    @property
+    def ephemeral(self) -> bool:
+        if self.message is not None and self.response_type in (4, 5):
+            return self.message.ephemeral
+        flags = (self.response_data or {}).get("flags") or 0
+        return bool(int(flags) & FLAG_EPHEMERAL)
+
+    @property
+    def content(self) -> str | None:
+        return None if self.message is None else self.message.content
+
+    @property
+    def embeds(self) -> list[JSON]:
+        return [] if self.message is None else self.message.embeds
+
+    @property
+    def components(self) -> list[JSON]:
+        return [] if self.message is None else self.message.components
+
+    @property
+    def done(self) -> bool:
+        """True once the response is final: immediately for types 4, 7, 8 and 9; after the
+        deferred message was filled for 5; after an edit of @original or a followup for 6."""
+        if self.response_type is None:
+            return False
+        if self.response_type == 5:
+            return self.message is not None and not self.message.loading
+        if self.response_type == 6:
+            return self.original_edits > 0 or bool(self.followups)
+        return True
+
+    async def wait_done(self, timeout: float | None = None) -> InteractionRecord:
+        await self.sim.wait_for(lambda: self.done, timeout=timeout, what=f"{self.describe()} done")
+        return self
+
+    async def wait_followups(
+        self, count: int = 1, timeout: float | None = None
+    ) -> list[SimMessage]:
+        await self.sim.wait_for(
+            lambda: len(self.followups) >= count,
+            timeout=timeout,
+            what=f"{count} followup(s) to {self.describe()}",
+        )
+        return self.followups
+
+    def describe(self) -> str:
+        kinds = {2: "slash", 3: "click", 4: "autocomplete", 5: "modal submit"}
+        what = self.name if self.type in (2, 4) else self.custom_id
+        opts = "".join(f" {k}={v!r}" for k, v in self.options.items())
+        return f"{kinds.get(self.type, self.type)} {what!r}{opts} by {self.user.name}"
+
+    def __repr__(self) -> str:
+        return (
+            f"<InteractionRecord {self.describe()} id={self.id} response_type={self.response_type}>"
+        )

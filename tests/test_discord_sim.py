@@ -1,0 +1,353 @@
+"""The Discord simulator serves the real discord.py client: login, commands, responses,
+components, autocomplete, modals, reconnects and sharding."""
+
+from __future__ import annotations
+
+import discord
+import pytest
+
+from tests.discord_sim import DiscordSim, SimClientDied, SimTimeout, SimUsageError
+from tests.discord_sim.demo_client import DemoClient, ShardedDemoClient
+
+
+async def test_login_ready_caches_seeded_guild(sim: DiscordSim) -> None:
+    s = sim.seed
+    client = DemoClient()
+    async with sim.running(client):
+        guild = client.get_guild(s.guild.id)
+        assert guild is not None
+        assert not guild.unavailable
+        assert {c.name for c in guild.text_channels} == {"general", "random"}
+        assert [t.name for t in guild.threads] == ["side-thread"]
+        assert client.user is not None
+        assert client.user.id == sim.bot_user.id
+        assert client.application_id == sim.application_id
+        registered = {c["name"] for c in sim.commands()}
+        assert {"echo", "ttt", "board", "slow"} <= registered
+    assert sim.identifies == 1
+    assert sim.unknown_routes == []
+
+
+async def test_wrong_token_is_a_login_failure(sim: DiscordSim) -> None:
+    with pytest.raises(discord.LoginFailure):
+        async with sim.running(DemoClient(), token="another-token"):
+            pass
+    assert discord.http.Route.BASE == "https://discord.com/api/v10"
+
+
+async def test_running_restores_discord_globals(sim: DiscordSim) -> None:
+    before = (discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY)
+    async with sim.running(DemoClient()):
+        assert sim.api_base_url == discord.http.Route.BASE
+        assert str(discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY) == sim.gateway_url
+    assert before == (discord.http.Route.BASE, discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY)
+
+
+async def test_slash_command_reply_is_recorded(sim: DiscordSim) -> None:
+    s = sim.seed
+    client = DemoClient()
+    async with sim.running(client):
+        ix = await sim.slash(s.alice, s.channel, "echo", text="hello there")
+    assert ix.response_type == 4
+    assert not ix.ephemeral
+    assert ix.content == "hello there"
+    assert ix.message is not None
+    assert ix.message.author is sim.bot_user
+    assert sim.messages(s.channel) == [ix.message]
+    assert sim.interactions == [ix]
+    assert ix.latency is not None
+    assert ix.latency < sim.response_deadline
+    seen = client.seen[0]
+    assert seen.user.id == s.alice.id
+    assert seen.channel is not None
+    assert seen.channel.id == s.channel.id
+    assert seen.guild_id == s.guild.id
+    assert not seen.permissions.manage_messages
+    assert seen.app_permissions.send_messages
+
+
+async def test_ephemeral_reply_is_only_for_its_user(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with sim.running(DemoClient()) as client:
+        ix = await sim.slash(s.bob, s.channel, "echo", text="psst", hidden=True)
+        assert ix.ephemeral
+        assert ix.message is not None
+        assert ix.message.interaction_user is s.bob
+        # Ephemeral messages do not exist for the bot's REST calls.
+        channel = client.get_channel(s.channel.id)
+        assert isinstance(channel, discord.TextChannel)
+        with pytest.raises(discord.NotFound):
+            await channel.fetch_message(ix.message.id)
+
+
+async def test_user_option_carries_resolved_member_and_allowed_mentions(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with sim.running(DemoClient()):
+        ix = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob, level="hard")
+    assert ix.content == f"<@{s.alice.id}> vs <@{s.bob.id}> (hard)"
+    assert ix.payload["data"]["resolved"]["users"][str(s.bob.id)]["username"] == "bob"
+    assert ix.message is not None
+    assert ix.message.allowed_mentions is not None
+    assert ix.message.allowed_mentions["users"] == [s.bob.id]
+    assert ix.message.pinged == [s.bob.id]
+
+
+async def test_deferred_reply_with_followups(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with sim.running(DemoClient()):
+        ix = await sim.slash(s.alice, s.channel, "slow")
+        assert ix.response_type == 5
+        await ix.wait_done()
+        followups = await ix.wait_followups(2)
+    assert ix.message is not None
+    assert not ix.message.loading
+    assert followups[0] is ix.message
+    assert [m.content for m in followups] == ["done", "extra"]
+    assert ix.message.edits == []
+    assert [m.content for m in sim.messages(s.channel)] == ["done", "extra"]
+
+
+async def test_ephemeral_defer_makes_first_followup_ephemeral(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with sim.running(DemoClient()):
+        ix = await sim.slash(s.alice, s.channel, "slow", secret=True)
+        followups = await ix.wait_followups(2)
+    assert followups[0].ephemeral
+    assert followups[0].interaction_user is s.alice
+    assert not followups[1].ephemeral
+
+
+async def test_button_click_edits_message_in_place(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with sim.running(DemoClient()):
+        shown = await sim.slash(s.alice, s.channel, "board")
+        board = shown.message
+        assert board is not None
+        assert len(board.buttons()) == 10
+        clicked = await sim.click(s.bob, board, "cell:4")
+        assert clicked.response_type == 7
+        assert clicked.message is board
+        assert board.content == "played 4"
+        assert board.button("cell:4")["disabled"] is True
+        assert board.button("cell:4")["label"] == "X"
+        assert [v.content for v in board.edits] == ["Board"]
+        with pytest.raises(SimUsageError, match="disabled"):
+            await sim.click(s.bob, board, "cell:4")
+        with pytest.raises(SimUsageError, match="no component"):
+            await sim.click(s.bob, board, "cell:42")
+        again = await sim.click(s.alice, board.id, "cell:0")
+        assert again.message is board
+        assert board.content == "played 0"
+    assert len(sim.messages(s.channel)) == 1
+
+
+async def test_deferred_update_then_edit_original(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with sim.running(DemoClient()):
+        shown = await sim.slash(s.alice, s.channel, "board")
+        assert shown.message is not None
+        ix = await sim.click(s.alice, shown.message, "refresh")
+        assert ix.response_type == 6
+        await ix.wait_done()
+    assert ix.original_edits == 1
+    assert shown.message.content == "refreshed"
+
+
+async def test_click_without_registered_view_times_out_clearly(sim: DiscordSim) -> None:
+    s = sim.seed
+    client = DemoClient()
+    async with sim.running(client):
+        shown = await sim.slash(s.alice, s.channel, "board")
+        assert shown.message is not None
+        client._connection._view_store._views.clear()  # as after a restart without add_view
+        with pytest.raises(SimTimeout, match="no View is registered"):
+            await sim.click(s.alice, shown.message, "cell:1", timeout=0.3)
+
+
+async def test_autocomplete_returns_choices(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with sim.running(DemoClient()):
+        choices = await sim.autocomplete(s.alice, s.channel, "ttt move", focused="cell", cell="b")
+    assert choices == [{"name": c, "value": c} for c in ("B1", "B2", "B3")]
+    assert sim.interactions[-1].response_type == 8
+
+
+async def test_modal_round_trip(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with sim.running(DemoClient()):
+        shown = await sim.slash(s.carol, s.channel, "form")
+        assert shown.response_type == 9
+        assert shown.modal is not None
+        submitted = await sim.submit_modal(s.carol, shown, name="Carol")
+    assert submitted.type == 5
+    assert submitted.content == "hello Carol"
+    assert submitted.ephemeral
+
+
+async def test_slash_is_checked_against_registered_commands(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with sim.running(DemoClient()):
+        with pytest.raises(SimUsageError, match="not a registered slash command"):
+            await sim.slash(s.alice, s.channel, "nope")
+        with pytest.raises(SimUsageError, match="no subcommand 'jump'"):
+            await sim.slash(s.alice, s.channel, "ttt jump")
+        with pytest.raises(SimUsageError, match="command group"):
+            await sim.slash(s.alice, s.channel, "ttt")
+        with pytest.raises(SimUsageError, match="no option"):
+            await sim.slash(s.alice, s.channel, "echo", text="a", colour="red")
+        with pytest.raises(SimUsageError, match="expects a str"):
+            await sim.slash(s.alice, s.channel, "echo", text=3)
+        with pytest.raises(SimUsageError, match="required option"):
+            await sim.slash(s.alice, s.channel, "ttt start")
+        with pytest.raises(SimUsageError, match="choices"):
+            await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob, level="medium")
+        with pytest.raises(SimUsageError, match="within"):
+            await sim.slash(s.alice, s.channel, "long", size=9000)
+        with pytest.raises(SimUsageError, match="default_member_permissions"):
+            await sim.slash(s.alice, s.channel, "purge")
+        ix = await sim.slash(s.moderator, s.channel, "purge")
+        assert ix.content == "purged"
+        with pytest.raises(SimUsageError, match="not registered with autocomplete"):
+            await sim.autocomplete(s.alice, s.channel, "echo", focused="text", text="h")
+    assert len(sim.interactions) == 1
+
+
+async def test_guild_commands_carry_guild_id(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with sim.running(DemoClient(sync_guild=discord.Object(s.guild.id))):
+        assert sim.commands() == []
+        assert {c["name"] for c in sim.commands(s.guild)} >= {"echo", "ttt"}
+        ix = await sim.slash(s.alice, s.channel, "echo", text="scoped")
+    assert ix.payload["data"]["guild_id"] == str(s.guild.id)
+    assert ix.content == "scoped"
+
+
+async def test_reconnect_resumes_and_replays_missed_events(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with sim.running(DemoClient()) as client:
+        await sim.drop_connection()
+        session = sim.live_sessions()[0]
+        assert session.resumes == 1
+        ix = await sim.slash(s.alice, s.channel, "echo", text="still here")
+        assert ix.content == "still here"
+        # An interaction sent while the socket is down is delivered by the RESUME replay.
+        await sim.drop_connection(wait=False)
+        ix = await sim.slash(s.alice, s.channel, "echo", text="replayed")
+        assert ix.content == "replayed"
+        await sim.request_reconnect()
+        assert session.resumes == 3
+        assert client.is_ready()
+    assert sim.identifies == 1
+
+
+async def test_two_shards_route_guilds_by_id(sim: DiscordSim) -> None:
+    s = sim.seed
+    sim.recommended_shards = 2
+    other = sim.add_guild("Other Guild", shard=(1 - s.guild.shard_id(2), 2))
+    other_channel = sim.add_channel(other, "lobby")
+    sim.add_member(other, s.alice)
+    client = ShardedDemoClient()
+    async with sim.running(client):
+        assert client.shard_count == 2
+        assert sorted(sess.shard for sess in sim.live_sessions() if sess.shard) == [(0, 2), (1, 2)]
+        assert {g.id for g in client.guilds} == {s.guild.id, other.id}
+        first = await sim.slash(s.alice, s.channel, "where")
+        second = await sim.slash(s.alice, other_channel, "where")
+    assert first.shard_id == s.guild.shard_id(2)
+    assert second.shard_id == other.shard_id(2)
+    assert first.shard_id != second.shard_id
+    assert client.shards_seen == [first.shard_id, second.shard_id]
+    assert ("GET", "/gateway/bot") in [(r.method, r.path) for r in sim.requests]
+
+
+async def test_members_intent_gets_member_chunks(sim: DiscordSim) -> None:
+    s = sim.seed
+    intents = discord.Intents.default()
+    intents.members = True
+    async with sim.running(DemoClient(intents=intents)) as client:
+        guild = client.get_guild(s.guild.id)
+        assert guild is not None
+        assert guild.chunked
+        member = guild.get_member(s.moderator.id)
+        assert member is not None
+        assert member.guild_permissions.manage_messages
+        bob = guild.get_member(s.bob.id)
+        assert bob is not None
+        assert not bob.guild_permissions.manage_messages
+
+
+async def test_without_members_intent_only_the_bot_is_cached(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with sim.running(DemoClient()) as client:
+        guild = client.get_guild(s.guild.id)
+        assert guild is not None
+        assert guild.member_count == len(s.guild.members)
+        assert [m.id for m in guild.members] == [sim.bot_user.id]
+
+
+async def test_bot_rest_calls_outside_interactions(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with sim.running(DemoClient()) as client:
+        channel = await client.fetch_channel(s.channel.id)
+        assert isinstance(channel, discord.TextChannel)
+        sent = await channel.send("a board", allowed_mentions=discord.AllowedMentions.none())
+        fetched = await channel.fetch_message(sent.id)
+        assert fetched.content == "a board"
+        await fetched.edit(content="timed out")
+        user = await client.fetch_user(s.carol.id)
+        assert user.name == "carol"
+        guild = client.get_guild(s.guild.id)
+        assert guild is not None
+        member = await guild.fetch_member(s.moderator.id)
+        assert member.guild_permissions.manage_messages
+        dm = await client.create_dm(user)
+        await dm.send("hi carol")
+        await sent.delete()
+    stored = sim.message(sent.id)
+    assert [v.content for v in stored.edits] == ["a board"]
+    assert stored.content == "timed out"
+    assert stored.deleted
+    assert stored.allowed_mentions == {"parse": []}
+    assert [m.content for m in sim.messages(sim.dm_channel(s.carol))] == ["hi carol"]
+    assert sim.unknown_routes == []
+
+
+async def test_user_messages_reach_the_bot(sim: DiscordSim) -> None:
+    s = sim.seed
+    intents = discord.Intents.default()
+    intents.message_content = True
+    async with sim.running(DemoClient(intents=intents)) as client:
+        await sim.send_message(s.alice, s.channel, "hello bot")
+        await sim.send_message(s.bob, s.channel, "second")
+        # The heartbeat round trip that precedes an interaction flushes earlier dispatches.
+        await sim.slash(s.alice, s.channel, "echo", text="sync")
+    assert [m.content for m in client.received if m.author.id != sim.bot_user.id] == [
+        "hello bot",
+        "second",
+    ]
+
+
+async def test_wait_for_returns_the_predicate_value(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with sim.running(DemoClient()):
+        ix = await sim.slash(s.alice, s.channel, "slow")
+        found = await sim.wait_for(
+            lambda: [m for m in sim.messages(s.channel) if m.content == "extra"]
+        )
+        assert found[0] in ix.followups
+        with pytest.raises(SimTimeout, match="never"):
+            await sim.wait_for(lambda: False, timeout=0.05, what="never")
+
+
+async def test_client_crash_is_reported_instead_of_a_timeout(sim: DiscordSim) -> None:
+    s = sim.seed
+
+    async def scenario() -> None:
+        async with sim.running(DemoClient()):
+            # A dispatch missing required fields makes discord.py's parser raise, which ends
+            # connect(); the next wait must say so rather than time out.
+            await sim.dispatch_raw("MESSAGE_CREATE", {"id": "1"}, guild=s.guild)
+            await sim.slash(s.alice, s.channel, "echo", text="never answered")
+
+    with pytest.raises(SimClientDied, match="KeyError"):
+        await scenario()
