@@ -25,7 +25,7 @@ from bot.service import Actor, Settled, TicTacToe
 from bot.storage.base import Storage
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import AsyncIterator, Sequence
 
 log = logging.getLogger(__name__)
 
@@ -38,6 +38,34 @@ def point_at(settings: Settings) -> None:
         discord.http.Route.BASE = settings.api_base_url.rstrip("/")
     if settings.gateway_url:
         discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(settings.gateway_url)
+
+
+class InFlight:
+    """Counts interaction handlers still running, so that shutdown can wait for them."""
+
+    def __init__(self) -> None:
+        self._running = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    @contextlib.asynccontextmanager
+    async def __call__(self) -> AsyncIterator[None]:
+        self._running += 1
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._running -= 1
+            if self._running == 0:
+                self._idle.set()
+
+    async def wait_idle(self, patience: float) -> bool:
+        try:
+            await asyncio.wait_for(self._idle.wait(), patience)
+        except TimeoutError:
+            log.warning("closing with %d interaction handlers still running", self._running)
+            return False
+        return True
 
 
 class TTTCommandTree(app_commands.CommandTree["TTTBot"]):
@@ -80,9 +108,15 @@ class TTTBot(commands.Bot):
         self.rng = rng
         self.force_sync = force_sync
         self.sweep_interval = sweep_interval
+        self.in_flight = InFlight()
         self._sweeper: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
-        point_at(settings)
+
+    async def login(self, token: str) -> None:
+        # Pointed here rather than in __init__: these are process-wide, and login is the
+        # first moment discord.py uses them.
+        point_at(self.settings)
+        await super().login(token)
 
     async def setup_hook(self) -> None:
         self.storage = await open_storage(self.settings.database)
@@ -102,6 +136,9 @@ class TTTBot(commands.Bot):
         self._sweeper = asyncio.create_task(self._sweep_forever(), name="ttt-sweeper")
 
     async def close(self) -> None:
+        # Let handlers that already answered finish their follow-up work (storing the new
+        # board's id, retiring the old board) before the HTTP session goes away.
+        await self.in_flight.wait_idle(patience=10.0)
         if self._sweeper is not None:
             self._sweeper.cancel()
             await asyncio.gather(self._sweeper, return_exceptions=True)

@@ -321,20 +321,17 @@ class TicTacToe:
         game = await self.live_game(channel_id)
         return await self._play(game, user, cell_text)
 
-    async def click_cell(self, game_id: int, message_id: int, user: Actor, cell: int) -> MoveResult:
-        """A click on a cell button of board message ``message_id``."""
-        game = await self.board_game(game_id, message_id)
-        return await self._play(game, user, cell)
+    async def click_cell(self, game_id: int, user: Actor, cell: int) -> MoveResult:
+        """A click on a cell button of game ``game_id``'s board."""
+        return await self._play(await self.button_game(game_id), user, cell)
 
-    async def board_game(self, game_id: int, message_id: int) -> GameRecord:
-        """The live game behind a button of ``message_id``; a UserError if the board is stale."""
+    async def button_game(self, game_id: int) -> GameRecord:
+        """The live game a button names; a UserError if it is over or gone."""
         game = await self.storage.get_game(game_id)
         if game is None:
             raise UserError("That game no longer exists.")
         if not game.is_active:
             raise UserError("This game is over. Start a new one with `/ttt start` or `/ttt vs-ai`.")
-        if game.message_id is not None and game.message_id != message_id:
-            raise UserError("This board is out of date: use the newest one (`/ttt board`).")
         return game
 
     async def _play(self, game: GameRecord, user: Actor, cell: int | str) -> MoveResult:
@@ -409,8 +406,8 @@ class TicTacToe:
     async def resign(self, channel_id: int, user: Actor) -> GameRecord:
         return await self._resign(await self.live_game(channel_id), user)
 
-    async def resign_by_button(self, game_id: int, message_id: int, user: Actor) -> GameRecord:
-        return await self._resign(await self.board_game(game_id, message_id), user)
+    async def resign_by_button(self, game_id: int, user: Actor) -> GameRecord:
+        return await self._resign(await self.button_game(game_id), user)
 
     async def _resign(self, game: GameRecord, user: Actor) -> GameRecord:
         mark = game.mark_of(user.id)

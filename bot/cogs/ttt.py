@@ -49,6 +49,11 @@ async def send_ephemeral(interaction: discord.Interaction[Any], text: str) -> No
 async def report_error(interaction: discord.Interaction[Any], error: Exception) -> None:
     """Tell the user what went wrong, privately; log what they could not have caused."""
     bot = cast("TTTBot", interaction.client)
+    async with bot.in_flight():
+        await _report(bot, interaction, error)
+
+
+async def _report(bot: TTTBot, interaction: discord.Interaction[Any], error: Exception) -> None:
     if isinstance(error, app_commands.CommandInvokeError):
         error = error.original
     try:
@@ -72,7 +77,8 @@ async def report_error(interaction: discord.Interaction[Any], error: Exception) 
                 exc_info=error,
             )
             await send_ephemeral(interaction, APOLOGY)
-    except discord.HTTPException:
+    except Exception:
+        # Reporting must never raise: this runs as the last handler of a failed interaction.
         log.exception("could not tell user %s about an error", interaction.user.id)
 
 
@@ -119,18 +125,19 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     async def start(
         self, interaction: discord.Interaction[Any], opponent: discord.User | None = None
     ) -> None:
-        guild_id, channel_id = place(interaction)
-        challenge = await self.bot.service.challenge(
-            guild_id,
-            channel_id,
-            actor(interaction.user),
-            actor(opponent) if opponent is not None else None,
-        )
-        response = await interaction.response.send_message(
-            **render.challenge_reply(challenge).send_kwargs()
-        )
-        if response.message_id is not None:
-            await self.bot.service.set_challenge_message(challenge.id, response.message_id)
+        async with self.bot.in_flight():
+            guild_id, channel_id = place(interaction)
+            challenge = await self.bot.service.challenge(
+                guild_id,
+                channel_id,
+                actor(interaction.user),
+                actor(opponent) if opponent is not None else None,
+            )
+            response = await interaction.response.send_message(
+                **render.challenge_reply(challenge).send_kwargs()
+            )
+            if response.message_id is not None:
+                await self.bot.service.set_challenge_message(challenge.id, response.message_id)
 
     @ttt.command(name="vs-ai", description="Play against me")
     @app_commands.describe(
@@ -142,22 +149,26 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         difficulty: Literal["random", "smart", "minimax"],
         first: Literal["me", "bot", "random"] = "me",
     ) -> None:
-        guild_id, channel_id = place(interaction)
-        started = await self.bot.service.start_vs_ai(
-            guild_id, channel_id, actor(interaction.user), difficulty, first
-        )
-        note = render.move_note(started.game, None, started.ai_cell)
-        await self._post_board(interaction, started.game, note)
+        async with self.bot.in_flight():
+            guild_id, channel_id = place(interaction)
+            started = await self.bot.service.start_vs_ai(
+                guild_id, channel_id, actor(interaction.user), difficulty, first
+            )
+            note = render.move_note(started.game, None, started.ai_cell)
+            await self._post_board(interaction, started.game, note)
 
     # -- playing ---------------------------------------------------------------------------
 
     @ttt.command(name="move", description="Play a cell, like B2 (letter = column, number = row)")
     @app_commands.describe(cell="A1 to C3 (or 1 to 9)")
     async def move(self, interaction: discord.Interaction[Any], cell: str) -> None:
-        _, channel_id = place(interaction)
-        result = await self.bot.service.move_in_channel(channel_id, actor(interaction.user), cell)
-        note = render.move_note(result.game, result.cell, result.ai_cell)
-        await self._post_board(interaction, result.game, note)
+        async with self.bot.in_flight():
+            _, channel_id = place(interaction)
+            result = await self.bot.service.move_in_channel(
+                channel_id, actor(interaction.user), cell
+            )
+            note = render.move_note(result.game, result.cell, result.ai_cell)
+            await self._post_board(interaction, result.game, note)
 
     @move.autocomplete("cell")
     async def move_cell_autocomplete(
@@ -166,52 +177,62 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         if interaction.channel_id is None:
             return []
         cells = await self.bot.service.free_cells(interaction.channel_id)
-        typed = current.strip().upper()
         names = [cell_name(cell) for cell in cells]
-        matching = [name for name in names if name.startswith(typed)]
+        matching = [name for name in names if name.startswith(current.strip().upper())]
         if not matching:
+            # "5" or " b2 " name a cell too: offer it if it is free.
             try:
-                wanted = parse_cell(current)
+                wanted: int | None = parse_cell(current)
             except ValueError:
                 wanted = None
-            matching = [cell_name(wanted)] if wanted in cells and wanted is not None else []
+            matching = [cell_name(wanted)] if wanted is not None and wanted in cells else []
         return [app_commands.Choice(name=name, value=name) for name in matching[:25]]
 
     @ttt.command(name="board", description="Show this channel's game again, at the bottom")
     async def board(self, interaction: discord.Interaction[Any]) -> None:
-        _, channel_id = place(interaction)
-        game = await self.bot.service.live_game(channel_id)
-        await self._post_board(interaction, game, None)
+        async with self.bot.in_flight():
+            _, channel_id = place(interaction)
+            game = await self.bot.service.live_game(channel_id)
+            await self._post_board(interaction, game, None)
 
     @ttt.command(name="resign", description="Give up this channel's game")
     async def resign(self, interaction: discord.Interaction[Any]) -> None:
-        _, channel_id = place(interaction)
-        game = await self.bot.service.resign(channel_id, actor(interaction.user))
-        await self._post_board(interaction, game, None)
+        async with self.bot.in_flight():
+            _, channel_id = place(interaction)
+            game = await self.bot.service.resign(channel_id, actor(interaction.user))
+            await self._post_board(interaction, game, None)
 
     @ttt.command(
         name="end", description="Moderators: end this channel's game; it counts for nobody"
     )
-    @app_commands.default_permissions(manage_messages=True)
+    # Discord applies default_member_permissions to top-level commands only, so the /ttt group
+    # stays visible to everyone and this check is what guards /ttt end.
     @app_commands.checks.has_permissions(manage_messages=True)
     async def end(self, interaction: discord.Interaction[Any]) -> None:
-        _, channel_id = place(interaction)
-        game = await self.bot.service.end(channel_id)
-        await self._post_board(interaction, game, None)
+        async with self.bot.in_flight():
+            _, channel_id = place(interaction)
+            game = await self.bot.service.end(channel_id)
+            await self._post_board(interaction, game, None)
 
     async def _post_board(
         self, interaction: discord.Interaction[Any], game: GameRecord, note: str | None
     ) -> None:
-        """Reply with the board as a new message, which becomes the game's live board; the
-        previous board message loses its buttons so that only one board can be clicked."""
-        previous = game.message_id
+        """Reply with the board as a new message, which becomes the game's live board."""
         response = await interaction.response.send_message(
             **render.board_reply(game, note).send_kwargs()
         )
-        if response.message_id is None:
+        if response.message_id is not None:
+            await self._adopt_board(game, response.message_id)
+
+    async def _adopt_board(self, game: GameRecord, message_id: int) -> None:
+        """Make ``message_id`` the game's live board and take the buttons off the previous
+        one, so that only one board of a game can be clicked. A click on an older board (a
+        client that has not caught up) adopts that board in the same way."""
+        previous = game.message_id
+        if previous == message_id:
             return
-        await self.bot.service.set_board_message(game.id, response.message_id)
-        if previous is not None and previous != response.message_id:
+        await self.bot.service.set_board_message(game.id, message_id)
+        if previous is not None:
             await self.bot.edit_message(game.channel_id, previous, render.retired_board_reply(game))
 
     # -- stats -----------------------------------------------------------------------------
@@ -221,77 +242,88 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     async def stats(
         self, interaction: discord.Interaction[Any], member: discord.User | None = None
     ) -> None:
-        guild_id, _ = place(interaction)
-        who = member or interaction.user
-        stats = await self.bot.service.stats(guild_id, who.id)
-        reply = render.stats_reply(stats, who.display_name, DIFFICULTIES)
-        await interaction.response.send_message(**reply.send_kwargs())
+        async with self.bot.in_flight():
+            guild_id, _ = place(interaction)
+            who = member or interaction.user
+            stats = await self.bot.service.stats(guild_id, who.id)
+            reply = render.stats_reply(stats, who.display_name, DIFFICULTIES)
+            await interaction.response.send_message(**reply.send_kwargs())
 
     @ttt.command(name="leaderboard", description="Members ranked by Elo from games between members")
     async def leaderboard(self, interaction: discord.Interaction[Any]) -> None:
-        guild_id, _ = place(interaction)
-        rows = await self.bot.service.leaderboard(guild_id)
-        await interaction.response.send_message(**render.leaderboard_reply(rows).send_kwargs())
+        async with self.bot.in_flight():
+            guild_id, _ = place(interaction)
+            rows = await self.bot.service.leaderboard(guild_id)
+            await interaction.response.send_message(**render.leaderboard_reply(rows).send_kwargs())
 
     @ttt.command(name="help", description="How to play")
     async def help(self, interaction: discord.Interaction[Any]) -> None:
-        await interaction.response.send_message(**render.help_reply().send_kwargs(), ephemeral=True)
+        async with self.bot.in_flight():
+            await interaction.response.send_message(
+                **render.help_reply().send_kwargs(), ephemeral=True
+            )
 
     # -- buttons (see bot.components) ---------------------------------------------------
 
     async def cell_clicked(
         self, interaction: discord.Interaction[Any], game_id: int, cell: int
     ) -> None:
-        try:
-            message_id = _clicked_message(interaction)
-            result = await self.bot.service.click_cell(
-                game_id, message_id, actor(interaction.user), cell
-            )
-            note = render.move_note(result.game, result.cell, result.ai_cell)
-            await interaction.response.edit_message(
-                **render.board_reply(result.game, note).edit_kwargs()
-            )
-        except Exception as error:
-            await report_error(interaction, error)
+        async with self.bot.in_flight():
+            try:
+                result = await self.bot.service.click_cell(game_id, actor(interaction.user), cell)
+                note = render.move_note(result.game, result.cell, result.ai_cell)
+                await self._update_board(interaction, result.game, note)
+            except Exception as error:
+                await report_error(interaction, error)
 
     async def resign_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
-        try:
-            game = await self.bot.service.resign_by_button(
-                game_id, _clicked_message(interaction), actor(interaction.user)
-            )
-            await interaction.response.edit_message(**render.board_reply(game).edit_kwargs())
-        except Exception as error:
-            await report_error(interaction, error)
+        async with self.bot.in_flight():
+            try:
+                game = await self.bot.service.resign_by_button(game_id, actor(interaction.user))
+                await self._update_board(interaction, game, None)
+            except Exception as error:
+                await report_error(interaction, error)
+
+    async def _update_board(
+        self, interaction: discord.Interaction[Any], game: GameRecord, note: str | None
+    ) -> None:
+        """Edit the clicked board in place; it is (or becomes) the game's live board."""
+        await interaction.response.edit_message(**render.board_reply(game, note).edit_kwargs())
+        await self._adopt_board(game, _clicked_message(interaction))
 
     async def rematch_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
-        try:
-            started = await self.bot.service.rematch(game_id, actor(interaction.user))
-            note = render.move_note(started.game, None, started.ai_cell)
-            await self._post_board(interaction, started.game, note)
-        except Exception as error:
-            await report_error(interaction, error)
+        async with self.bot.in_flight():
+            try:
+                started = await self.bot.service.rematch(game_id, actor(interaction.user))
+                note = render.move_note(started.game, None, started.ai_cell)
+                await self._post_board(interaction, started.game, note)
+            except Exception as error:
+                await report_error(interaction, error)
 
     async def challenge_clicked(
         self, interaction: discord.Interaction[Any], challenge_id: int, action: str
     ) -> None:
-        try:
-            user = actor(interaction.user)
-            service = self.bot.service
-            if action == "accept":
-                _, game = await service.accept(challenge_id, user)
-                # The challenge message becomes the board: one message, edited in place.
-                await interaction.response.edit_message(**render.board_reply(game).edit_kwargs())
-                await service.set_board_message(game.id, _clicked_message(interaction))
-                return
-            if action == "decline":
-                challenge = await service.decline(challenge_id, user)
-            else:
-                challenge = await service.withdraw(challenge_id, user)
-            await interaction.response.edit_message(
-                **render.challenge_reply(challenge).edit_kwargs()
-            )
-        except Exception as error:
-            await report_error(interaction, error)
+        async with self.bot.in_flight():
+            try:
+                await self._answer_challenge(interaction, challenge_id, action)
+            except Exception as error:
+                await report_error(interaction, error)
+
+    async def _answer_challenge(
+        self, interaction: discord.Interaction[Any], challenge_id: int, action: str
+    ) -> None:
+        user = actor(interaction.user)
+        service = self.bot.service
+        if action == "accept":
+            _, game = await service.accept(challenge_id, user)
+            # The challenge message becomes the board: one message, edited in place.
+            await self._update_board(interaction, game, None)
+            return
+        if action == "decline":
+            challenge = await service.decline(challenge_id, user)
+        else:
+            challenge = await service.withdraw(challenge_id, user)
+        await interaction.response.edit_message(**render.challenge_reply(challenge).edit_kwargs())
 
 
 def _clicked_message(interaction: discord.Interaction[Any]) -> int:

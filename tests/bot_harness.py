@@ -1,0 +1,135 @@
+"""Running the real bot against the Discord simulator, with a manual clock and a temp database.
+
+``harness.running()`` starts a :class:`bot.client.TTTBot` exactly as ``python -m bot`` would
+build it (same settings object, same setup hook), pointed at the simulator; starting a second
+one on the same database is a restart.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from bot.client import TTTBot
+from bot.clock import ManualClock
+from bot.config import DatabaseUrl, Settings
+from game import Board, cell_name, parse_cell
+from tests.discord_sim import DiscordSim, InteractionRecord, SimMessage
+
+MARKS = {"❌": "X", "⭕": "O"}
+
+
+class BotHarness:
+    def __init__(self, sim: DiscordSim, tmp_path: Path) -> None:
+        self.sim = sim
+        self.clock = ManualClock()
+        self.db_path = tmp_path / "ttt.sqlite3"
+        self.rng = random.Random(1234)
+        self.base_settings = Settings(
+            token=sim.token,
+            database=DatabaseUrl("sqlite", str(self.db_path)),
+            api_base_url=sim.api_base_url,
+            gateway_url=sim.gateway_url,
+            turn_timeout=300,
+            challenge_timeout=120,
+        )
+
+    @asynccontextmanager
+    async def running(
+        self, *, expect_errors: bool = False, **overrides: Any
+    ) -> AsyncIterator[TTTBot]:
+        """Run a bot until the block ends. Errors it logs fail the test unless expected: a
+        handler that crashed after answering would otherwise go unnoticed."""
+        settings = replace(self.base_settings, **overrides)
+        bot = TTTBot(settings, clock=self.clock, rng=self.rng, sweep_interval=3600)
+        errors = _ErrorCollector()
+        watched = [logging.getLogger(name) for name in ("bot", "discord", "asyncio")]
+        for logger in watched:
+            logger.addHandler(errors)
+        try:
+            async with self.sim.running(bot):
+                yield bot
+                # Buttons are DynamicItems: nothing per game or per message may stay in memory.
+                store = bot._connection._view_store
+                assert store._synced_message_views == {}
+                assert store._views == {}
+        finally:
+            for logger in watched:
+                logger.removeHandler(errors)
+        assert self.sim.unknown_routes == []
+        if not expect_errors:
+            assert errors.messages == [], "the bot logged errors:\n" + "\n".join(errors.messages)
+
+
+class _ErrorCollector(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(f"{record.name}: {record.getMessage()}")
+
+
+def cell_id(message: SimMessage, cell: str | int) -> str:
+    """The custom_id of a cell button on a board message."""
+    index = parse_cell(cell) if isinstance(cell, str) else cell
+    buttons = [b for b in message.buttons() if b["custom_id"].startswith("ttt:cell:")]
+    assert len(buttons) == 9, f"not a board message: {message.buttons()}"
+    custom_id: str = buttons[index]["custom_id"]
+    assert custom_id.endswith(f":{index}")
+    return custom_id
+
+
+def button_id(message: SimMessage, prefix: str, suffix: str = "") -> str:
+    """The custom_id of the one button whose custom_id starts with ``prefix`` (and ends with
+    ``suffix``)."""
+    found = [
+        b["custom_id"]
+        for b in message.buttons()
+        if b["custom_id"].startswith(prefix) and b["custom_id"].endswith(suffix)
+    ]
+    assert len(found) == 1, f"no single {prefix!r} button in {message.buttons()}"
+    return str(found[0])
+
+
+def shown_board(message: SimMessage) -> str:
+    """The position the cell buttons show, in ``Board.from_string`` form."""
+    cells = []
+    for button in message.buttons():
+        if not button["custom_id"].startswith("ttt:cell:"):
+            continue
+        emoji = (button.get("emoji") or {}).get("name")
+        cells.append(MARKS.get(emoji or "", "."))
+    assert len(cells) == 9
+    return "/".join("".join(cells[row * 3 : row * 3 + 3]) for row in range(3))
+
+
+def board_of(message: SimMessage) -> Board:
+    return Board.from_string(shown_board(message))
+
+
+def text_of(message: SimMessage | InteractionRecord) -> str:
+    """Content and embed text together, for asserting on what a person reads."""
+    parts = [message.content or ""]
+    for embed in message.embeds or []:
+        parts.append(embed.get("title", ""))
+        parts.append(embed.get("description", ""))
+        for field in embed.get("fields", []):
+            parts.append(f"{field['name']}: {field['value']}")
+        parts.append((embed.get("footer") or {}).get("text", ""))
+    return "\n".join(parts)
+
+
+def free_cells(message: SimMessage) -> list[str]:
+    return [
+        cell_name(index)
+        for index, button in enumerate(
+            b for b in message.buttons() if b["custom_id"].startswith("ttt:cell:")
+        )
+        if not button.get("disabled")
+    ]

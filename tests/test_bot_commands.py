@@ -1,0 +1,470 @@
+"""Every ``/ttt`` command and button, and every error a user can cause, end to end.
+
+Each error must come back as an ephemeral sentence and change nothing: no new message, no edit,
+no stored change (checked by looking at the board again afterwards).
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from tests.bot_harness import (
+    BotHarness,
+    board_of,
+    button_id,
+    cell_id,
+    shown_board,
+    text_of,
+)
+from tests.discord_sim import DiscordSim, InteractionRecord, SimMessage
+
+
+@pytest.fixture
+def harness(sim: DiscordSim, tmp_path: Path) -> BotHarness:
+    return BotHarness(sim, tmp_path)
+
+
+def refused(ix: InteractionRecord, sentence: str) -> None:
+    """The interaction got an ephemeral reply containing ``sentence``, and nothing else."""
+    assert ix.response_type == 4, (ix.response_type, ix.content)
+    assert ix.ephemeral, ix.content
+    assert sentence in (ix.content or ""), ix.content
+    assert ix.message is not None
+    assert ix.message.interaction_user is not None
+
+
+def public_messages(sim: DiscordSim) -> list[SimMessage]:
+    return [m for m in sim.messages(sim.seed.channel) if not m.ephemeral]
+
+
+async def start_member_game(sim: DiscordSim) -> SimMessage:
+    s = sim.seed
+    challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+    assert challenge.message is not None
+    accepted = await sim.click(
+        s.bob, challenge.message, button_id(challenge.message, "ttt:challenge:", ":accept")
+    )
+    assert accepted.message is not None
+    return accepted.message
+
+
+# -- /ttt start and the challenge buttons ----------------------------------------------------
+
+
+async def test_start_pings_only_the_challenged_member(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running():
+        ix = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        message = ix.message
+        assert message is not None
+        assert not ix.ephemeral
+        assert f"<@{s.bob.id}>" in (message.content or "")
+        assert message.pinged == [s.bob.id]
+        assert message.allowed_mentions is not None
+        assert [int(user) for user in message.allowed_mentions.get("users", [])] == [s.bob.id]
+        assert message.allowed_mentions.get("parse") == []
+        labels = [b["label"] for b in message.buttons()]
+        assert labels == ["Accept", "Decline", "Withdraw"]
+
+
+@pytest.mark.parametrize(
+    ("who", "sentence"),
+    [
+        ("alice", "You can't challenge yourself"),
+        ("other_bot", "Bots can't play tic-tac-toe here"),
+        ("bot", "To play me, use `/ttt vs-ai`"),
+    ],
+)
+async def test_start_refuses_impossible_opponents(
+    sim: DiscordSim, harness: BotHarness, who: str, sentence: str
+) -> None:
+    s = sim.seed
+    opponent = sim.bot_user if who == "bot" else getattr(s, who)
+    async with harness.running():
+        refused(await sim.slash(s.alice, s.channel, "ttt start", opponent=opponent), sentence)
+        assert public_messages(sim) == []
+
+
+async def test_start_refuses_a_busy_channel(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running():
+        await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        refused(
+            await sim.slash(s.carol, s.channel, "ttt start"),
+            "There is already an open challenge in this channel",
+        )
+        refused(
+            await sim.slash(s.carol, s.channel, "ttt vs-ai", difficulty="smart"),
+            "There is already an open challenge in this channel",
+        )
+    async with harness.running():
+        pass
+
+
+async def test_only_the_challenged_member_may_answer(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running():
+        ix = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        message = ix.message
+        assert message is not None
+        accept = button_id(message, "ttt:challenge:", ":accept")
+        decline = button_id(message, "ttt:challenge:", ":decline")
+        withdraw = button_id(message, "ttt:challenge:", ":withdraw")
+        refused(
+            await sim.click(s.carol, message, accept), "This challenge is for bob, not for you."
+        )
+        refused(await sim.click(s.carol, message, decline), "Only bob can decline this challenge.")
+        refused(
+            await sim.click(s.bob, message, withdraw), "Only alice can withdraw this challenge."
+        )
+        refused(await sim.click(s.alice, message, accept), "You can't accept your own challenge.")
+        assert message.edits == []
+        declined = await sim.click(s.bob, message, decline)
+        assert declined.response_type == 7
+        assert "**bob** declined **alice**'s challenge." in (message.content or "")
+        assert message.buttons() == []
+        fresh = await sim.slash(s.carol, s.channel, "ttt start")
+        assert not fresh.ephemeral  # the channel is free again
+
+
+async def test_the_challenger_can_withdraw(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running():
+        ix = await sim.slash(s.alice, s.channel, "ttt start")
+        message = ix.message
+        assert message is not None
+        assert [b["label"] for b in message.buttons()] == ["Accept", "Withdraw"]
+        withdrawn = await sim.click(s.alice, message, button_id(message, "ttt:", ":withdraw"))
+        assert withdrawn.response_type == 7
+        assert "**alice** withdrew the challenge." in (message.content or "")
+
+
+async def test_accepting_an_expired_challenge_shows_it_expired(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        ix = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        message = ix.message
+        assert message is not None
+        harness.clock.advance(500)  # before any sweep
+        late = await sim.click(s.bob, message, button_id(message, "ttt:challenge:", ":accept"))
+        assert late.response_type == 7
+        assert "expired" in (message.content or "")
+        await late.wait_followups(1)
+        assert late.followups[0].ephemeral
+        assert "This challenge has expired." in (late.followups[0].content or "")
+
+
+# -- /ttt vs-ai --------------------------------------------------------------------------------
+
+
+async def test_vs_ai_with_the_bot_first_already_shows_its_move(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        ix = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart", first="bot")
+        message = ix.message
+        assert message is not None
+        board = board_of(message)
+        assert board.move_count == 1
+        assert shown_board(message) == ".../.X./..."  # smart takes the centre
+        assert "🤖 I played **B2**." in text_of(message)
+        assert "❌ **tttbot (smart)** vs ⭕ **alice**" in text_of(message)
+        assert message.allowed_mentions is not None
+        assert message.pinged == []
+
+
+async def test_vs_ai_refuses_a_channel_with_a_game(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running():
+        await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random", first="random")
+        refused(
+            await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="minimax"),
+            "There is already a game in this channel",
+        )
+        refused(
+            await sim.slash(s.bob, s.channel, "ttt start", opponent=s.carol),
+            "There is already a game in this channel",
+        )
+
+
+async def test_slash_options_are_the_documented_contract(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    async with harness.running():
+        (ttt,) = sim.commands()
+    assert ttt["name"] == "ttt"
+    subcommands = {option["name"]: option for option in ttt["options"]}
+    assert set(subcommands) == {
+        "start", "vs-ai", "move", "board", "resign", "stats", "leaderboard", "help", "end",
+    }  # fmt: skip
+    vs_ai = {option["name"]: option for option in subcommands["vs-ai"]["options"]}
+    assert [c["value"] for c in vs_ai["difficulty"]["choices"]] == ["random", "smart", "minimax"]
+    assert [c["value"] for c in vs_ai["first"]["choices"]] == ["me", "bot", "random"]
+    assert vs_ai["difficulty"]["required"] is True
+    assert vs_ai.get("first", {}).get("required", False) is False
+    move = subcommands["move"]["options"][0]
+    assert (move["name"], move["type"], move["autocomplete"]) == ("cell", 3, True)
+    start = subcommands["start"]["options"][0]
+    assert (start["name"], start["type"]) == ("opponent", 6)
+
+
+# -- /ttt move, autocomplete, /ttt board --------------------------------------------------------
+
+
+async def test_move_replies_with_the_board_and_retires_the_old_one(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        first = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        old = first.message
+        assert old is not None
+        moved = await sim.slash(s.alice, s.channel, "ttt move", cell=" b2 ")
+        new = moved.message
+        assert new is not None
+        assert not moved.ephemeral
+        assert new.id != old.id
+        assert board_of(new).move_count == 2
+        assert "Last move: B2. 🤖 I played" in text_of(new)
+        await sim.wait_for(lambda: old.buttons() == [])  # only one board can be clicked
+        assert "moved to a newer message" in text_of(old)
+        again = await sim.slash(s.bob, s.channel, "ttt board")
+        assert again.message is not None
+        assert shown_board(again.message) == shown_board(new)
+        await sim.wait_for(lambda: new.buttons() == [])
+
+
+@pytest.mark.parametrize(
+    ("cell", "sentence"),
+    [
+        ("Z9", '"Z9" is not a cell: use a column letter A-C and a row number 1-3'),
+        ("B2", "Cannot play B2: it is taken by X."),
+        ("0", '"0" is not a cell'),
+    ],
+)
+async def test_bad_cells_are_refused_and_change_nothing(
+    sim: DiscordSim, harness: BotHarness, cell: str, sentence: str
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        board = await start_member_game(sim)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        before = shown_board(board)
+        count = len(public_messages(sim))
+        refused(await sim.slash(s.bob, s.channel, "ttt move", cell=cell), sentence)
+        assert len(public_messages(sim)) == count
+        assert shown_board(sim.message(board.id)) == before
+
+
+async def test_out_of_turn_and_spectators_are_refused(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running():
+        board = await start_member_game(sim)
+        edits = len(board.edits)
+        refused(
+            await sim.slash(s.bob, s.channel, "ttt move", cell="A1"),
+            "It is not your turn: waiting for alice.",
+        )
+        refused(
+            await sim.click(s.bob, board, cell_id(board, "A1")),
+            "It is not your turn: waiting for alice.",
+        )
+        refused(
+            await sim.click(s.carol, board, cell_id(board, "A1")),
+            "You are not playing in this game",
+        )
+        refused(
+            await sim.slash(s.carol, s.channel, "ttt resign"),
+            "You are not playing in this game, so you can't resign it.",
+        )
+        assert len(board.edits) == edits
+        assert shown_board(board) == ".../.../..."
+
+
+async def test_no_game_here(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running():
+        for command, options in [
+            ("ttt move", {"cell": "A1"}),
+            ("ttt board", {}),
+            ("ttt resign", {}),
+        ]:
+            refused(
+                await sim.slash(s.alice, s.channel, command, **options),
+                "There is no game in this channel.",
+            )
+        refused(
+            await sim.slash(s.moderator, s.channel, "ttt end"), "There is no game in this channel."
+        )
+        assert sim.messages(s.channel) == [m for m in sim.messages(s.channel) if m.ephemeral]
+
+
+async def test_autocomplete_offers_the_free_cells(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running():
+        assert await sim.autocomplete(s.alice, s.channel, "ttt move", focused="cell", cell="") == []
+        board = await start_member_game(sim)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        everything = await sim.autocomplete(s.bob, s.channel, "ttt move", focused="cell", cell="")
+        assert [c["value"] for c in everything] == ["A1", "B1", "C1", "A2", "C2", "A3", "B3", "C3"]
+        column_b = await sim.autocomplete(s.bob, s.channel, "ttt move", focused="cell", cell="b")
+        assert [c["name"] for c in column_b] == ["B1", "B3"]
+        by_number = await sim.autocomplete(s.bob, s.channel, "ttt move", focused="cell", cell="9")
+        assert [c["value"] for c in by_number] == ["C3"]
+        taken = await sim.autocomplete(s.bob, s.channel, "ttt move", focused="cell", cell="5")
+        assert taken == []
+
+
+# -- resign, end, rematch ----------------------------------------------------------------------
+
+
+async def test_resign_by_command_and_by_button(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running():
+        board = await start_member_game(sim)
+        resigned = await sim.click(s.bob, board, button_id(board, "ttt:resign:"))
+        assert resigned.response_type == 7
+        assert "🏳️ ⭕ **bob** resigned: ❌ **alice** wins." in text_of(board)
+        refused(
+            await sim.slash(s.bob, s.channel, "ttt resign"), "There is no game in this channel."
+        )
+        started = await sim.slash(s.carol, s.channel, "ttt vs-ai", difficulty="random")
+        assert started.message is not None
+        by_command = await sim.slash(s.carol, s.channel, "ttt resign")
+        assert by_command.message is not None
+        assert "❌ **carol** resigned" in text_of(by_command.message)
+        stats = text_of(await sim.slash(s.carol, s.channel, "ttt stats"))
+    assert "Against the bot (random): 0 W · 1 L · 0 D" in stats
+
+
+async def test_end_is_for_moderators_and_counts_for_nobody(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        board = await start_member_game(sim)
+        refused(
+            await sim.slash(s.alice, s.channel, "ttt end"),
+            "Only members who can manage messages can do that.",
+        )
+        assert "to move" in text_of(board)
+        ended = await sim.slash(s.moderator, s.channel, "ttt end")
+        assert ended.message is not None
+        assert "🛑 A moderator ended this game: it counts for nobody." in text_of(ended.message)
+        await sim.wait_for(lambda: board.buttons() == [])  # the older board was retired
+        alice = text_of(await sim.slash(s.alice, s.channel, "ttt stats"))
+    assert "No finished games yet" in alice
+
+
+async def test_rematch_swaps_sides_once(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running():
+        board = await start_member_game(sim)
+        await sim.click(s.alice, board, button_id(board, "ttt:resign:"))
+        rematch = button_id(board, "ttt:rematch:")
+        refused(await sim.click(s.carol, board, rematch), "Only the players of this game")
+        again = await sim.click(s.bob, board, rematch)
+        assert again.message is not None
+        assert "❌ **bob** vs ⭕ **alice**" in text_of(again.message)
+        refused(await sim.click(s.alice, board, rematch), "There is already a game in this channel")
+        await sim.slash(s.bob, s.channel, "ttt resign")
+        refused(
+            await sim.click(s.alice, board, rematch), "A rematch of this game was already started."
+        )
+
+
+async def test_rematch_against_the_bot_keeps_the_difficulty(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        ix = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart")
+        assert ix.message is not None
+        resigned = await sim.slash(s.alice, s.channel, "ttt resign")
+        assert resigned.message is not None
+        again = await sim.click(
+            s.alice, resigned.message, button_id(resigned.message, "ttt:rematch:")
+        )
+        assert again.message is not None
+        assert "❌ **tttbot (smart)** vs ⭕ **alice**" in text_of(again.message)
+        assert board_of(again.message).move_count == 1  # the bot, now X, has moved
+
+
+# -- stats, leaderboard, help --------------------------------------------------------------------
+
+
+async def test_stats_of_another_member_and_an_empty_leaderboard(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        empty = await sim.slash(s.alice, s.channel, "ttt leaderboard")
+        assert "Nobody is rated yet" in text_of(empty)
+        await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        await sim.slash(s.alice, s.channel, "ttt resign")
+        bob = await sim.slash(s.alice, s.channel, "ttt stats", member=s.bob)
+        assert "stats: bob" in text_of(bob)
+        assert "No finished games yet" in text_of(bob)
+        alice = await sim.slash(s.bob, s.channel, "ttt stats", member=s.alice)
+        assert "Against the bot (minimax): 0 W · 1 L · 0 D" in text_of(alice)
+        assert "Against members: 0 W · 0 L · 0 D (unrated)" in text_of(alice)
+        still_empty = await sim.slash(s.alice, s.channel, "ttt leaderboard")
+        assert "Nobody is rated yet" in text_of(still_empty)  # games against the bot don't count
+
+
+async def test_help_is_private(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running():
+        ix = await sim.slash(s.carol, s.channel, "ttt help")
+        assert ix.ephemeral
+        assert "/ttt vs-ai" in text_of(ix)
+
+
+async def test_names_are_escaped(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    sneaky = sim.add_user("**@everyone**_x_")
+    sim.add_member(s.guild, sneaky)
+    async with harness.running():
+        ix = await sim.slash(sneaky, s.channel, "ttt vs-ai", difficulty="random")
+        assert ix.message is not None
+        text = text_of(ix.message)
+        assert "\\*\\*@\u200beveryone\\*\\*\\_x\\_" in text
+        assert ix.message.pinged == []
+
+
+# -- the unexpected ------------------------------------------------------------------------------
+
+
+async def test_an_unexpected_error_is_logged_apologised_for_and_survived(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = sim.seed
+    async with harness.running(expect_errors=True) as bot:
+        storage = bot.service.storage
+        real = storage.live_game
+        calls = 0
+
+        async def broken(channel_id: int) -> object:
+            nonlocal calls
+            calls += 1
+            raise RuntimeError("database on fire")
+
+        storage.live_game = broken  # type: ignore[method-assign]
+        with caplog.at_level(logging.ERROR):
+            sorry = await sim.slash(s.alice, s.channel, "ttt board")
+        refused(sorry, "Sorry, something went wrong on my side.")
+        assert "database on fire" not in (sorry.content or "")
+        assert calls == 1
+        assert any(
+            record.exc_info and "database on fire" in str(record.exc_info[1])
+            for record in caplog.records
+        )
+        storage.live_game = real  # type: ignore[method-assign]
+        works = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        assert not works.ephemeral

@@ -1,0 +1,305 @@
+"""Whole games through the real discord.py client and the simulator: against the bot at each
+difficulty, between members, across a restart, against the clock, and under concurrent clicks."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from pathlib import Path
+
+import pytest
+
+from game import Board, Mark
+from tests.bot_harness import (
+    BotHarness,
+    board_of,
+    button_id,
+    cell_id,
+    free_cells,
+    shown_board,
+    text_of,
+)
+from tests.discord_sim import DiscordSim, SimMessage, SimUser
+
+
+@pytest.fixture
+def harness(sim: DiscordSim, tmp_path: Path) -> BotHarness:
+    return BotHarness(sim, tmp_path)
+
+
+def is_live(message: SimMessage) -> bool:
+    return any(b["custom_id"].startswith("ttt:resign:") for b in message.buttons())
+
+
+def finished(sim: DiscordSim, message_id: int) -> SimMessage | None:
+    """The board message once it no longer shows a live game."""
+    message = sim.message(message_id)
+    return None if is_live(message) else message
+
+
+async def play_randomly_against_bot(
+    sim: DiscordSim, user: SimUser, message: SimMessage, rng: random.Random
+) -> SimMessage:
+    """Click random free cells until the game ends; returns the final board message."""
+    while is_live(message):
+        cell = rng.choice(free_cells(message))
+        ix = await sim.click(user, message, cell_id(message, cell))
+        assert ix.response_type == 7, ix.content  # edited in place
+        assert ix.message is not None
+        message = ix.message
+    return message
+
+
+@pytest.mark.parametrize(("difficulty", "games"), [("minimax", 12), ("smart", 12), ("random", 6)])
+async def test_full_games_against_each_difficulty(
+    sim: DiscordSim, harness: BotHarness, difficulty: str, games: int
+) -> None:
+    s = sim.seed
+    rng = random.Random(difficulty)
+    results = []
+    async with harness.running():
+        for number in range(games):
+            first = "bot" if number % 2 else "me"
+            ix = await sim.slash(
+                s.alice, s.channel, "ttt vs-ai", difficulty=difficulty, first=first
+            )
+            assert not ix.ephemeral
+            assert ix.message is not None
+            final = await play_randomly_against_bot(sim, s.alice, ix.message, rng)
+            board = board_of(final)
+            assert board.is_over
+            text = text_of(final)
+            human = Mark.O if first == "bot" else Mark.X
+            results.append(board.winner is human)
+            if board.winner is None:
+                assert "It's a draw." in text
+            else:
+                assert "wins with" in text
+            assert button_id(final, "ttt:rematch:")
+            assert all(b["disabled"] for b in final.buttons() if "ttt:cell:" in b["custom_id"])
+        stats = await sim.slash(s.alice, s.channel, "ttt stats")
+    if difficulty in ("minimax", "smart"):
+        assert not any(results), f"{difficulty} lost a game to random moves"
+    assert f"Against the bot ({difficulty})" in text_of(stats)
+
+
+async def test_a_challenge_played_to_a_win_counts_for_both(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        message = challenge.message
+        assert message is not None
+        accepted = await sim.click(s.bob, message, button_id(message, "ttt:challenge:", ":accept"))
+        assert accepted.response_type == 7
+        board = accepted.message
+        assert board is not None
+        assert board.id == message.id  # the challenge became the board
+        assert "❌ **alice** vs ⭕ **bob**" in text_of(board)
+        for user, cell in [(s.alice, "A1"), (s.bob, "B1"), (s.alice, "A2"), (s.bob, "B2")]:
+            board = (await sim.click(user, board, cell_id(board, cell))).message
+            assert board is not None
+        final = (await sim.click(s.alice, board, cell_id(board, "A3"))).message
+        assert final is not None
+        assert shown_board(final) == "XO./XO./X.."
+        assert "🏆 ❌ **alice** wins with A1 A2 A3!" in text_of(final)
+        assert "❎" in text_of(final)  # the winning line stands out in the grid...
+        styles = {
+            b["custom_id"].split(":")[-1]: b["style"]
+            for b in final.buttons()
+            if b["custom_id"].startswith("ttt:cell:")
+        }
+        assert [styles[str(cell)] for cell in (0, 3, 6)] == [3, 3, 3]  # ...and on the buttons
+        assert styles["1"] == 2
+        alice = text_of(await sim.slash(s.alice, s.channel, "ttt stats"))
+        bob = text_of(await sim.slash(s.bob, s.channel, "ttt stats"))
+        board_text = text_of(await sim.slash(s.carol, s.channel, "ttt leaderboard"))
+    assert "Against members: 1 W · 0 L · 0 D (1216 Elo)" in alice
+    assert "Against members: 0 W · 1 L · 0 D (1184 Elo)" in bob
+    assert board_text.index(f"<@{s.alice.id}>") < board_text.index(f"<@{s.bob.id}>")
+
+
+async def test_an_open_challenge_played_to_a_draw(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running():
+        challenge = await sim.slash(s.alice, s.channel, "ttt start")
+        assert challenge.message is not None
+        assert challenge.message.pinged == []
+        board = (
+            await sim.click(
+                s.carol,
+                challenge.message,
+                button_id(challenge.message, "ttt:challenge:", ":accept"),
+            )
+        ).message
+        assert board is not None
+        # X O X / X O O / O X X
+        moves = ["A1", "B1", "C1", "B2", "A2", "C2", "B3", "A3", "C3"]
+        for number, cell in enumerate(moves):
+            player = s.alice if number % 2 == 0 else s.carol
+            board = (await sim.click(player, board, cell_id(board, cell))).message
+            assert board is not None
+        assert shown_board(board) == "XOX/XOO/OXX"
+        assert "🤝 It's a draw." in text_of(board)
+        stats = text_of(await sim.slash(s.carol, s.channel, "ttt stats"))
+    assert "Against members: 0 W · 0 L · 1 D (1200 Elo)" in stats
+
+
+async def test_a_restart_mid_game_keeps_the_old_buttons_working(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        assert challenge.message is not None
+        board = (
+            await sim.click(
+                s.bob, challenge.message, button_id(challenge.message, "ttt:challenge:", ":accept")
+            )
+        ).message
+        assert board is not None
+        board = (await sim.click(s.alice, board, cell_id(board, "B2"))).message
+        assert board is not None
+    # A new process on the same database: nothing of the old one survives but the database.
+    async with harness.running() as second:
+        ix = await sim.click(s.bob, board, cell_id(board, "A1"))
+        assert ix.response_type == 7, ix.content
+        assert ix.message is not None
+        assert shown_board(ix.message) == "O../.X./..."
+        assert second.service is not None
+        commands_synced = [r for r in sim.requests if r.method == "PUT" and "/commands" in r.path]
+    assert len(commands_synced) == 1  # the restart found the same definitions: no second sync
+
+
+async def test_two_simultaneous_clicks_apply_exactly_one(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        assert challenge.message is not None
+        board = (
+            await sim.click(
+                s.bob, challenge.message, button_id(challenge.message, "ttt:challenge:", ":accept")
+            )
+        ).message
+        assert board is not None
+        first, second = await asyncio.gather(
+            sim.click(s.alice, board, cell_id(board, "A1")),
+            sim.click(s.alice, board, cell_id(board, "C3")),
+        )
+        answers = sorted([first, second], key=lambda ix: ix.response_type)
+        assert [ix.response_type for ix in answers] == [4, 7]
+        assert answers[0].ephemeral
+        assert answers[0].content in (
+            "It is not your turn: waiting for bob.",
+            "The board changed while you were moving: look again and retry.",
+        )
+        final = sim.message(board.id)
+        assert shown_board(final) in ("X../.../...", ".../.../..X")
+        listing = await sim.slash(s.bob, s.channel, "ttt board")
+        assert listing.message is not None
+        assert shown_board(listing.message) == shown_board(final)
+
+
+async def test_two_channels_hold_independent_games(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running():
+        here = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart")
+        there = await sim.slash(s.alice, s.other_channel, "ttt vs-ai", difficulty="random")
+        thread = await sim.slash(s.bob, s.thread, "ttt vs-ai", difficulty="minimax")
+        assert not here.ephemeral
+        assert not there.ephemeral
+        assert not thread.ephemeral
+        moved = await sim.slash(s.alice, s.other_channel, "ttt move", cell="A1")
+        assert moved.message is not None
+        assert board_of(moved.message).move_count == 2
+        assert "random" in text_of(moved.message)
+        here_now = await sim.slash(s.alice, s.channel, "ttt board")
+        assert here_now.message is not None
+        assert board_of(here_now.message) == Board()
+        thread_move = await sim.slash(s.bob, s.thread, "ttt move", cell="B2")
+        assert thread_move.message is not None
+        assert "minimax" in text_of(thread_move.message)
+
+
+# -- the clock ---------------------------------------------------------------------------------
+
+
+async def test_an_idle_player_loses_by_timeout(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        assert challenge.message is not None
+        board = (
+            await sim.click(
+                s.bob, challenge.message, button_id(challenge.message, "ttt:challenge:", ":accept")
+            )
+        ).message
+        assert board is not None
+        board = (await sim.click(s.alice, board, cell_id(board, "B2"))).message
+        assert board is not None
+        harness.clock.advance(299)
+        bot.wake_sweeper()
+        await bot.sweep()
+        assert is_live(sim.message(board.id))
+        harness.clock.advance(2)
+        bot.wake_sweeper()
+        final = await sim.wait_for(lambda: finished(sim, board.id))
+        assert "⏰ ⭕ **bob** ran out of time: ❌ **alice** wins." in text_of(final)
+        stats = text_of(await sim.slash(s.bob, s.channel, "ttt stats"))
+    assert "Against members: 0 W · 1 L · 0 D" in stats
+
+
+async def test_a_move_after_the_deadline_is_refused_and_settles_the_game(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        board = started.message
+        assert board is not None
+        harness.clock.advance(301)  # the sweeper has not run: the click finds it out
+        late = await sim.click(s.alice, board, cell_id(board, "B2"))
+        assert late.response_type == 7  # the board shows the timeout in place...
+        assert late.message is not None
+        assert "ran out of time" in text_of(late.message)
+        await late.wait_followups(1)
+        assert late.followups[0].ephemeral  # ...and the player is told why, privately
+        assert "Too late: alice's time ran out" in (late.followups[0].content or "")
+        again = await sim.slash(s.alice, s.channel, "ttt move", cell="B2")
+        assert again.ephemeral
+        assert "There is no game in this channel" in (again.content or "")
+
+
+async def test_games_that_ran_out_while_the_bot_was_down_are_settled_at_start(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart")
+        board = started.message
+        assert board is not None
+    harness.clock.advance(3600)
+    async with harness.running():
+        final = await sim.wait_for(lambda: finished(sim, board.id))
+        assert "❌ **alice** ran out of time" in text_of(final)
+        stats = text_of(await sim.slash(s.alice, s.channel, "ttt stats"))
+    assert "Against the bot (smart): 0 W · 1 L · 0 D" in stats
+
+
+async def test_a_challenge_expires(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        message = challenge.message
+        assert message is not None
+        harness.clock.advance(121)
+        bot.wake_sweeper()
+        expired = await sim.wait_for(lambda: "expired" in (sim.message(message.id).content or ""))
+        expired = sim.message(message.id)
+        assert expired.buttons() == []
+        assert "alice**'s challenge expired: nobody accepted in time." in (expired.content or "")
+        fresh = await sim.slash(s.carol, s.channel, "ttt vs-ai", difficulty="random")
+        assert not fresh.ephemeral  # the channel is free again
