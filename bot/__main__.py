@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,8 +28,13 @@ def fail(message: str, code: int = 1) -> int:
 
 
 async def run(bot: TTTBot, token: str) -> None:
+    # SIGTERM (docker stop, systemd) closes the bot like Ctrl-C does: handlers in flight finish.
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError):  # no signal handlers on Windows' loop
+        loop.add_signal_handler(signal.SIGTERM, lambda: asyncio.ensure_future(bot.close()))
     async with bot:
         await bot.start(token)
+    log.info("stopped")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,166 @@
+"""``python -m bot`` as a real process, configured only by its environment, against the
+simulator: what an operator does, from start to SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import discord
+
+from tests.bot_harness import text_of
+from tests.discord_sim import DiscordSim
+
+ROOT = Path(__file__).resolve().parent.parent
+_log_numbers = itertools.count()
+
+
+def bot_env(sim: DiscordSim, tmp_path: Path, **extra: str) -> dict[str, str]:
+    inherited = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DISCORD_", "TTT_", "DATABASE_URL", "LOG_LEVEL"))
+    }
+    return {
+        **inherited,
+        "PYTHONPATH": str(ROOT),
+        "DISCORD_TOKEN": sim.token,
+        "DISCORD_API_BASE_URL": sim.api_base_url,
+        "DISCORD_GATEWAY_URL": sim.gateway_url,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'bot.sqlite3'}",
+        "TTT_GUILD_ID": str(sim.seed.guild.id),
+        "LOG_LEVEL": "DEBUG",
+        **extra,
+    }
+
+
+class BotProcess:
+    def __init__(self, process: asyncio.subprocess.Process, log_path: Path) -> None:
+        self.process = process
+        self.log_path = log_path
+
+    @property
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@asynccontextmanager
+async def bot_process(
+    sim: DiscordSim, tmp_path: Path, *args: str, **env: str
+) -> AsyncIterator[BotProcess]:
+    """Start ``python -m bot``, wait until it is connected, SIGTERM it at the end."""
+    log_path = tmp_path / f"bot-{next(_log_numbers)}.log"
+    with log_path.open("wb") as log_file:  # a file, not a pipe: DEBUG logs would fill a pipe
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bot",
+            *args,
+            env=bot_env(sim, tmp_path, **env),
+            cwd=tmp_path,
+            stdout=log_file,
+            stderr=log_file,
+        )
+    running = BotProcess(process, log_path)
+    try:
+        before = sim.identifies
+        await sim.wait_for(
+            lambda: sim.identifies > before or process.returncode is not None, timeout=30
+        )
+        assert process.returncode is None, running.log
+        yield running
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(process.wait(), 20)
+
+
+async def test_the_bot_process_plays_and_stops_cleanly_on_sigterm(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    s = sim.seed
+    async with bot_process(sim, tmp_path) as bot:
+        assert sim.commands() == []  # TTT_GUILD_ID: registered in that guild only
+        assert [command["name"] for command in sim.commands(guild=s.guild)] == ["ttt"]
+        (session,) = [session for session in sim.sessions.values() if not session.ended]
+        assert session.intents == discord.Intents(guilds=True).value  # no privileged intent
+        ix = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax", timeout=15)
+        assert ix.message is not None
+        assert "tttbot (minimax)" in text_of(ix.message)
+        bot.process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(bot.process.wait(), 20) == 0
+    log = bot.log
+    assert "Traceback" not in log
+    assert sim.token not in log  # not even at DEBUG
+    assert (tmp_path / "bot.sqlite3").exists()
+
+
+async def test_commands_are_synced_only_when_they_change_or_when_asked(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    def syncs() -> int:
+        return sum(1 for r in sim.requests if r.method == "PUT" and r.path.endswith("/commands"))
+
+    async with bot_process(sim, tmp_path):
+        await sim.wait_for(lambda: syncs() == 1, timeout=15)
+    async with bot_process(sim, tmp_path) as again:
+        ix = await sim.slash(sim.seed.bob, sim.seed.channel, "ttt help", timeout=15)
+        assert ix.ephemeral
+        assert "commands unchanged since the last sync: not syncing" in again.log
+    assert syncs() == 1
+    async with bot_process(sim, tmp_path, "--sync"):
+        await sim.wait_for(lambda: syncs() == 2, timeout=15)
+    async with bot_process(sim, tmp_path, TTT_GUILD_ID=""):  # another scope: global
+        await sim.wait_for(lambda: syncs() == 3, timeout=15)
+        assert [command["name"] for command in sim.commands()] == ["ttt"]
+
+
+async def test_a_rejected_token_is_one_line_and_a_failure(sim: DiscordSim, tmp_path: Path) -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        env=bot_env(sim, tmp_path, DISCORD_TOKEN="not-the-token", LOG_LEVEL="WARNING"),
+        cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 30)
+    assert process.returncode == 1
+    assert err.decode().strip().splitlines()[-1] == (
+        "tttbot: Discord rejected DISCORD_TOKEN (401 Unauthorized): check the token"
+    )
+    assert "Traceback" not in err.decode()
+    assert "not-the-token" not in (out + err).decode()
+
+
+async def test_an_unreachable_discord_is_one_line_and_a_failure(tmp_path: Path) -> None:
+    env = {
+        key: value for key, value in os.environ.items() if not key.startswith(("DISCORD_", "TTT_"))
+    }
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        env={
+            **env,
+            "PYTHONPATH": str(ROOT),
+            "DISCORD_TOKEN": "whatever",
+            "DISCORD_API_BASE_URL": "http://127.0.0.1:9/api/v10",  # the discard port: refused
+            "LOG_LEVEL": "CRITICAL",
+        },
+        cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(process.communicate(), 30)
+    assert process.returncode == 1
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("tttbot: cannot reach Discord at http://127.0.0.1:9/api/v10")
