@@ -77,6 +77,11 @@ class TTTCommandTree(app_commands.CommandTree["TTTBot"]):
         await report_error(interaction, error)
 
 
+# The bot never joins voice: discord.py's warnings about missing voice libraries are noise.
+discord.VoiceClient.warn_nacl = False
+discord.VoiceClient.warn_dave = False
+
+
 class TTTBot(commands.Bot):
     storage: Storage
     service: TicTacToe

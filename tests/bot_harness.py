@@ -62,8 +62,22 @@ class BotHarness:
             for logger in watched:
                 logger.removeHandler(errors)
         assert self.sim.unknown_routes == []
+        self.assert_pings_only_challenged_members()
         if not expect_errors:
             assert errors.messages == [], "the bot logged errors:\n" + "\n".join(errors.messages)
+
+    def assert_pings_only_challenged_members(self) -> None:
+        """Every message the bot sent notified nobody, but for a challenge's one opponent."""
+        for channel in self.sim.channels.values():
+            for message in self.sim.messages(channel):
+                if not message.pinged:
+                    continue
+                # Notifications happen when a message is created: read its first version.
+                first = (message.edits[0].content if message.edits else message.content) or ""
+                assert "challenges you to tic-tac-toe" in first, message
+                assert [f"<@{user}>" for user in message.pinged] == [
+                    first.split()[1].rstrip(",")
+                ], message
 
 
 class _ErrorCollector(logging.Handler):

@@ -80,6 +80,25 @@ async def test_ephemeral_reply_is_only_for_its_user(sim: DiscordSim) -> None:
             await channel.fetch_message(ix.message.id)
 
 
+async def test_slash_in_a_thread_and_in_dms(sim: DiscordSim) -> None:
+    s = sim.seed
+    client = DemoClient()
+    async with sim.running(client):
+        in_thread = await sim.slash(s.carol, s.thread, "echo", text="threaded")
+        in_dm = await sim.slash(s.carol, sim.dm_channel(s.carol), "echo", text="private")
+        with pytest.raises(SimUsageError, match="bots cannot invoke"):
+            await sim.slash(s.other_bot, s.channel, "echo", text="beep")
+    assert in_thread.message is not None
+    assert in_thread.message.channel is s.thread
+    assert isinstance(client.seen[0].channel, discord.Thread)
+    assert in_dm.guild is None
+    assert in_dm.content == "private"
+    assert isinstance(client.seen[1].channel, discord.DMChannel)
+    assert client.seen[1].guild_id is None
+    assert "member" not in in_dm.payload
+    assert in_dm.payload["user"]["id"] == str(s.carol.id)
+
+
 async def test_user_option_carries_resolved_member_and_allowed_mentions(sim: DiscordSim) -> None:
     s = sim.seed
     async with sim.running(DemoClient()):
