@@ -584,7 +584,7 @@ class DiscordSim:
             components=copy.deepcopy(body.get("components") or []),
             flags=flags,
             allowed_mentions=copy.deepcopy(body.get("allowed_mentions")),
-            attachments=self._attachments(body, files),
+            attachments=self._attachments(files),
             tts=bool(body.get("tts")),
         )
         reference = body.get("message_reference")
@@ -602,7 +602,7 @@ class DiscordSim:
             msg.pinged = limits.pinged_users(msg.mentioned_user_ids(), msg.allowed_mentions)
         return self._store_message(msg)
 
-    def _attachments(self, body: JSON, files: list[JSON]) -> list[JSON]:
+    def _attachments(self, files: list[JSON]) -> list[JSON]:
         out = []
         for index, file in enumerate(files):
             out.append(
@@ -615,11 +615,15 @@ class DiscordSim:
                     "content_type": file.get("content_type"),
                 }
             )
-        del body
         return out
 
     @staticmethod
-    def _merged(msg: SimMessage, body: JSON) -> JSON:
+    def _created(body: JSON, files: list[JSON]) -> JSON:
+        """A new message's body as Discord validates it (uploaded files count as content)."""
+        return {**body, "attachments": list(body.get("attachments") or []) + files}
+
+    @staticmethod
+    def _merged(msg: SimMessage, body: JSON, files: list[JSON] | None = None) -> JSON:
         """The message as it would look after applying the PATCH ``body``."""
         state: JSON = {
             "content": msg.content,
@@ -636,13 +640,15 @@ class DiscordSim:
         if "flags" in body and body["flags"] is not None:
             state["flags"] = msg.flags & ~EDITABLE_FLAGS | int(body["flags"]) & EDITABLE_FLAGS
         state["allowed_mentions"] = body.get("allowed_mentions")
+        if files:
+            state["attachments"] = list(state["attachments"]) + files
         return state
 
     def _apply_edit(
         self, msg: SimMessage, body: JSON, files: list[JSON], *, fill: bool = False
     ) -> None:
         """Apply a PATCH. ``fill`` completes a deferred "thinking" message, which Discord
-        shows as a new message rather than as an edit."""
+        shows as a new message rather than as an edit; like any edit it pings nobody."""
         state = self._merged(msg, body)
         if not fill:
             msg.edits.append(msg.snapshot())
@@ -657,11 +663,9 @@ class DiscordSim:
                 for a in msg.attachments
                 if any(str(a["id"]) == str(b.get("id")) for b in body.get("attachments") or [])
             ]
-            msg.attachments = kept + self._attachments(body, files)
+            msg.attachments = kept + self._attachments(files)
         if "allowed_mentions" in body:
             msg.allowed_mentions = copy.deepcopy(body["allowed_mentions"])
-        if fill and not msg.ephemeral:
-            msg.pinged = limits.pinged_users(msg.mentioned_user_ids(), msg.allowed_mentions)
 
     async def _dispatch_message_event(
         self, event: str, msg: SimMessage, data: JSON | None = None
@@ -1014,7 +1018,7 @@ class DiscordSim:
             )
         problems: list[str]
         if cb_type == 4:
-            problems = limits.check_message(data)
+            problems = limits.check_message(self._created(data, call.files))
             if problems:
                 record.rejected = "invalid"
                 return self._reject(context, problems)
@@ -1040,7 +1044,7 @@ class DiscordSim:
             return self._callback_reply(record, call, {"type": 6})
         if cb_type == 7:
             assert source is not None
-            problems = limits.check_message(self._merged(source, data))
+            problems = limits.check_message(self._merged(source, data, call.files))
             if problems:
                 record.rejected = "invalid"
                 return self._reject(context, problems)
@@ -1071,8 +1075,9 @@ class DiscordSim:
         if self._expired(record):
             raise _Fail(self._expired_reply(record, what))
         if not record.answered or record.rejected:
+            why = " (its initial response came too late)" if record.rejected == "late" else ""
             self._violation(
-                f"{what} for {record.describe()} before the interaction was acknowledged"
+                f"{what} for {record.describe()} before the interaction was acknowledged{why}"
             )
             raise _Fail(_error(404, UNKNOWN_WEBHOOK, "Unknown Webhook"))
         return record
@@ -1080,7 +1085,7 @@ class DiscordSim:
     async def _followup(self, call: _Call, app_id: str, token: str) -> Reply:
         record = self._webhook_record(app_id, token, "followup")
         body = call.body if isinstance(call.body, dict) else {}
-        problems = limits.check_message(body)
+        problems = limits.check_message(self._created(body, call.files))
         if problems:
             return self._reject(f"followup to {record.describe()}", problems)
         original = record.message
@@ -1135,7 +1140,7 @@ class DiscordSim:
             )
             return _error(404, UNKNOWN_MESSAGE, "Unknown Message")
         body = call.body if isinstance(call.body, dict) else {}
-        problems = limits.check_message(self._merged(msg, body))
+        problems = limits.check_message(self._merged(msg, body, call.files))
         if problems:
             return self._reject(f"edit of {message_id} for {record.describe()}", problems)
         self._apply_edit(msg, body, call.files, fill=msg.loading)
@@ -1196,9 +1201,7 @@ class DiscordSim:
         if channel.guild is not None and not self.channel_permissions(bot, channel) & need:
             return _error(403, MISSING_PERMISSIONS, "Missing Permissions")
         body = call.body if isinstance(call.body, dict) else {}
-        problems = limits.check_message(
-            {**body, "attachments": call.files or body.get("attachments")}
-        )
+        problems = limits.check_message(self._created(body, call.files))
         if problems:
             return self._reject(f"{call.method} {call.path}", problems)
         msg = self._new_message(channel, self.bot_user, body, call.files)
@@ -1222,7 +1225,7 @@ class DiscordSim:
             self._violation(f"{context}: cannot edit a message authored by {msg.author.name}")
             return _error(403, CANNOT_EDIT_OTHERS, "Cannot edit a message authored by another user")
         body = call.body if isinstance(call.body, dict) else {}
-        problems = limits.check_message(self._merged(msg, body))
+        problems = limits.check_message(self._merged(msg, body, call.files))
         if problems:
             return self._reject(context, problems)
         self._apply_edit(msg, body, call.files)
@@ -1678,6 +1681,8 @@ class DiscordSim:
         focused: str | None,
     ) -> InteractionRecord:
         chan = self._channel(channel)
+        if user.bot:
+            raise SimUsageError(f"{user.name} is a bot; bots cannot invoke application commands")
         member = self._member_for(user, chan)
         if (
             member is not None
