@@ -18,7 +18,8 @@ Quick start (pytest; the ``sim`` fixture comes from ``tests/conftest.py``)::
 Setup
     ``sim = DiscordSim(response_deadline=3.0, interaction_timeout=5.0, token=...,
     bot_name="tttbot", recommended_shards=1)``; ``await sim.start(host="127.0.0.1", port=0)``
-    (0 picks a free port); ``await sim.stop()``. Also an async context manager.
+    (0 picks a free port); ``await sim.stop()``. Also an async context manager. The four
+    settings are plain attributes a test may change (``sim.response_deadline = 0.2``).
     ``sim.api_base_url`` ("http://127.0.0.1:PORT/api/v10"), ``sim.gateway_url``
     ("ws://127.0.0.1:PORT/"), ``sim.token`` (any other token gets 401 -> LoginFailure),
     ``sim.bot_user``, ``sim.application_id`` (== bot user id).
@@ -36,12 +37,14 @@ World
     other_channel, thread, owner, alice, bob, carol, moderator, other_bot).
 
 Running a client
-    ``async with sim.running(client, timeout=10.0, ready_delay=0.05) as client:`` points
-    ``discord.http.Route.BASE`` and ``DiscordWebSocket.DEFAULT_GATEWAY`` at the sim
+    ``async with sim.running(client, timeout=10.0, ready_delay=0.05, token=None) as client:``
+    points ``discord.http.Route.BASE`` and ``DiscordWebSocket.DEFAULT_GATEWAY`` at the sim
     (restored on exit), caps ``guild_ready_timeout`` at ``ready_delay``, logs in, runs
     ``connect()`` as a task and returns once the client is ready with its guilds cached.
     If that task dies (e.g. a KeyError while parsing a dispatch) the wait, every later sim
-    wait and the exit raise ``SimClientDied``. On exit it closes the client.
+    wait and the exit raise ``SimClientDied``. On exit it closes the client. Running a
+    second client later (a restart) works; ``sim.identifies`` counts IDENTIFYs and
+    ``sim.live_sessions()`` lists gateway sessions (``shard``, ``resumes``, ``conn``).
 
 Verbs (each returns once the bot sent the interaction's initial response, or raises
 ``SimTimeout`` after ``timeout`` s, default ``interaction_timeout``; asking for something a
@@ -59,6 +62,7 @@ user could not do raises ``SimUsageError``)
     ``await send_message(user, channel, content) -> SimMessage``.
     ``await drop_connection(*, shard_id=None, wait=True)`` aborts the socket(s) and waits
     for RESUME; ``await request_reconnect(...)`` sends op 7 and waits likewise.
+    ``await dispatch_raw(event, data, guild=None)`` sends any gateway dispatch.
 
 Records and state
     ``InteractionRecord``: ``id, token, type (2 command, 3 component, 4 autocomplete, 5 modal),
@@ -66,8 +70,9 @@ Records and state
     response_data, rejected (None, "late" or "invalid"), ephemeral, content, embeds,
     components, message (the SimMessage the response created or updated), followups
     (list[SimMessage]; after a type 5 defer ``followups[0] is message``), choices, modal,
-    original_edits, latency, done``; ``await ix.wait_done()`` (deferred response completed),
-    ``await ix.wait_followups(n)``.
+    original_edits, callbacks, shard_id, latency, done``; ``await ix.wait_done()`` (True
+    at once for 4/7/8/9, when the thinking message is filled for 5, after an @original edit
+    or a followup for 6), ``await ix.wait_followups(n)``.
     ``SimMessage``: ``id, channel, author, content, embeds, components (raw JSON), flags,
     ephemeral, loading, edits (list[MessageVersion] before each edit), edited_at, deleted,
     allowed_mentions (as last sent), pinged (user ids notified), interaction_user (whom an
@@ -90,7 +95,22 @@ interaction, followups or @original edits on a token older than 15 minutes or be
 acknowledgement, editing another user's message, invalid command definitions on sync,
 invalid autocomplete choices or modals.
 
-Standalone: ``python -m tests.discord_sim --port 8765`` (see ``__main__``).
+Gotchas
+    * Verbs validate against the message's *current* version: clicking a button the bot has
+      since removed or disabled raises ``SimUsageError``, as Discord would not show it.
+    * A click discord.py cannot route (no View or DynamicItem for that message id and
+      custom_id) is dropped silently by the library: the verb then fails with ``SimTimeout``.
+    * Without the GUILD_PRESENCES intent, GUILD_CREATE carries only the bot's member, as on
+      Discord; with GUILD_MEMBERS the client's chunk request returns every member. Members
+      are always in interaction payloads.
+    * Bots' own messages arrive as MESSAGE_CREATE/UPDATE/DELETE when the client has the
+      GUILD_MESSAGES intent; ephemeral ones never do, and the bot cannot GET them.
+    * Interaction ids carry the real time; ``advance_clock`` moves only the sim's clock.
+    * A test that provokes a violation on purpose must ``sim.take_violations()`` it, or the
+      ``sim`` fixture fails the test at teardown.
+
+Standalone: ``python -m tests.discord_sim --port 8765`` from the repository root (see
+``__main__``).
 """
 
 from .models import (
