@@ -96,6 +96,8 @@ acknowledgement, editing another user's message, invalid command definitions on 
 invalid autocomplete choices or modals.
 
 Gotchas
+    * Build the world (guilds, channels, members) before ``running()``: the client learns it
+      from READY and GUILD_CREATE, which are sent once, at IDENTIFY.
     * Verbs validate against the message's *current* version: clicking a button the bot has
       since removed or disabled raises ``SimUsageError``, as Discord would not show it.
     * A click discord.py cannot route (no View or DynamicItem for that message id and
