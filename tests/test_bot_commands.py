@@ -468,3 +468,74 @@ async def test_an_unexpected_error_is_logged_apologised_for_and_survived(
         storage.live_game = real  # type: ignore[method-assign]
         works = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
         assert not works.ephemeral
+
+
+# -- stale buttons: clients that have not caught up with an edit --------------------------------
+
+
+async def test_stale_clicks_are_checked_against_the_stored_game(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        board = challenge.message
+        assert board is not None
+        accept = button_id(board, "ttt:challenge:", ":accept")
+        await sim.click(s.bob, board, accept)
+        b2 = cell_id(board, "B2")
+        await sim.click(s.alice, board, b2)
+        refused(await sim.click(s.bob, board, b2, stale=True), "Cannot play B2: it is taken by X.")
+        await sim.click(s.bob, board, button_id(board, "ttt:resign:"))
+        edits = len(board.edits)
+        finished = shown_board(board)
+        refused(
+            await sim.click(s.alice, board, cell_id(board, "A1"), stale=True),
+            "This game is over.",
+        )
+        refused(
+            await sim.click(s.carol, board, accept, stale=True),
+            "That button is no longer on this message: use the newest board.",
+        )
+        assert len(board.edits) == edits
+        assert shown_board(board) == finished
+
+
+async def test_an_older_games_board_is_refused_while_a_new_game_runs(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        old_board = await start_member_game(sim)
+        for user, cell in [(s.alice, "A1"), (s.bob, "B1"), (s.alice, "A2"), (s.bob, "B2")]:
+            await sim.click(user, old_board, cell_id(old_board, cell))
+        await sim.click(s.alice, old_board, cell_id(old_board, "A3"))  # alice wins in place
+        second = await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="smart")
+        assert second.message is not None
+        refused(
+            await sim.click(s.bob, old_board, cell_id(old_board, "C3"), stale=True),
+            "This game is over.",
+        )
+        assert board_of(second.message).move_count == 0
+
+
+async def test_a_click_on_a_board_that_moved_changes_nothing(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        first = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        older = first.message
+        assert older is not None
+        b2 = cell_id(older, "B2")
+        shown_again = await sim.slash(s.alice, s.channel, "ttt board")
+        newer = shown_again.message
+        assert newer is not None
+        await sim.wait_for(lambda: older.buttons() == [])
+        refused(
+            await sim.click(s.alice, older, b2, stale=True),
+            "That button is no longer on this message: use the newest board.",
+        )
+        assert board_of(newer).move_count == 0
+        moved = await sim.click(s.alice, newer, cell_id(newer, "B2"))
+        assert moved.response_type == 7

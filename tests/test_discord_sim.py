@@ -376,3 +376,22 @@ async def test_client_crash_is_reported_instead_of_a_timeout(sim: DiscordSim) ->
 
     with pytest.raises(SimClientDied, match="KeyError"):
         await scenario()
+
+
+async def test_a_stale_click_presses_a_button_from_an_older_version(sim: DiscordSim) -> None:
+    """Discord accepts a click from a client that has not seen an edit yet; by default the
+    sim refuses buttons the current version disables, ``stale=True`` allows them."""
+    s = sim.seed
+    async with sim.running(DemoClient()):
+        shown = await sim.slash(s.alice, s.channel, "board")
+        board = shown.message
+        assert board is not None
+        await sim.click(s.bob, board, "cell:4")
+        assert board.button("cell:4")["disabled"] is True
+        with pytest.raises(SimUsageError, match="disabled"):
+            await sim.click(s.bob, board, "cell:4")
+        late = await sim.click(s.bob, board, "cell:4", stale=True)
+        assert late.response_type == 7
+        assert late.payload["message"]["id"] == str(board.id)
+        with pytest.raises(SimUsageError, match="no component"):
+            await sim.click(s.bob, board, "cell:42", stale=True)

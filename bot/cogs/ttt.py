@@ -14,6 +14,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot import render
+from bot.components import PREFIX
 from bot.service import DIFFICULTIES, Actor, UserError
 from bot.storage.base import ChallengeRecord, GameRecord
 from game import cell_name, parse_cell
@@ -265,6 +266,28 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
 
     # -- buttons (see bot.components) ---------------------------------------------------
 
+    @commands.Cog.listener()
+    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
+        """Answer clicks that discord.py would drop without a word.
+
+        discord.py finds a DynamicItem in the message as it is now, so a client still showing
+        an older version (a board that has since moved, a challenge that became a board) gets
+        no reply, and the user sees "This interaction failed".
+        """
+        if interaction.type is not discord.InteractionType.component:
+            return
+        data: dict[str, Any] = dict(interaction.data or {})
+        custom_id = str(data.get("custom_id", ""))
+        if not custom_id.startswith(f"{PREFIX}:") or interaction.message is None:
+            return
+        if custom_id in _custom_ids(interaction.message):
+            return  # discord.py routes it to the DynamicItem
+        async with self.bot.in_flight():
+            await report_error(
+                interaction,
+                UserError("That button is no longer on this message: use the newest board."),
+            )
+
     async def cell_clicked(
         self, interaction: discord.Interaction[Any], game_id: int, cell: int
     ) -> None:
@@ -324,6 +347,16 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         else:
             challenge = await service.withdraw(challenge_id, user)
         await interaction.response.edit_message(**render.challenge_reply(challenge).edit_kwargs())
+
+
+def _custom_ids(message: discord.Message) -> set[str]:
+    found = set()
+    for row in message.components:
+        for child in getattr(row, "children", ()):
+            custom_id = getattr(child, "custom_id", None)
+            if custom_id:
+                found.add(custom_id)
+    return found
 
 
 def _clicked_message(interaction: discord.Interaction[Any]) -> int:

@@ -1749,7 +1749,11 @@ class DiscordSim:
         return list(record.choices or [])
 
     def _clickable(
-        self, user: SimUser, message: SimMessage | int | str, custom_id: str
+        self,
+        user: SimUser,
+        message: SimMessage | int | str,
+        custom_id: str,
+        stale: bool = False,
     ) -> tuple[SimMessage, JSON]:
         msg = self._message_ref(message)
         if msg.deleted:
@@ -1759,6 +1763,20 @@ class DiscordSim:
         component = next(
             (c for c in msg.iter_components() if c.get("custom_id") == custom_id), None
         )
+        if stale:
+            # A client that has not received the latest edits still shows an older version
+            # and Discord accepts its click: take the button from any version where it was
+            # enabled, newest first.
+            versions = [msg.components, *(v.components for v in reversed(msg.edits))]
+            component = next(
+                (
+                    c
+                    for components in versions
+                    for c in _walk(components)
+                    if c.get("custom_id") == custom_id and not c.get("disabled")
+                ),
+                component,
+            )
         if component is None:
             present = [c.get("custom_id") for c in msg.iter_components() if c.get("custom_id")]
             raise SimUsageError(
@@ -1776,9 +1794,14 @@ class DiscordSim:
         /,
         *,
         timeout: float | None = None,
+        stale: bool = False,
     ) -> InteractionRecord:
-        """Press the button ``custom_id`` on ``message`` as ``user``."""
-        msg, component = self._clickable(user, message, custom_id)
+        """Press the button ``custom_id`` on ``message`` as ``user``.
+
+        ``stale=True`` presses it as a client still showing an older version of the message
+        would: the button may since have been disabled or removed (the bot must cope).
+        """
+        msg, component = self._clickable(user, message, custom_id, stale)
         if component.get("type") != 2:
             raise SimUsageError(
                 f"{custom_id!r} is not a button (type {component.get('type')}); use select()"
