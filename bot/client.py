@@ -96,10 +96,10 @@ class TTTBot(commands.Bot):
         sweep_interval: float = 5.0,
         **options: Any,
     ) -> None:
-        # Slash commands and buttons arrive as interactions, which need no intent; "guilds"
-        # keeps guilds and channels known to the library. No privileged intent is used.
+        # Everything the bot acts on arrives as an interaction, which carries its guild, channel,
+        # member and permissions, so no gateway intent is needed at all (discord.py 2.7 handles
+        # interactions from uncached guilds), let alone a privileged one.
         intents = discord.Intents.none()
-        intents.guilds = True
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=intents,

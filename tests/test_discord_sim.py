@@ -395,3 +395,16 @@ async def test_a_stale_click_presses_a_button_from_an_older_version(sim: Discord
         assert late.payload["message"]["id"] == str(board.id)
         with pytest.raises(SimUsageError, match="no component"):
             await sim.click(s.bob, board, "cell:42", stale=True)
+
+
+async def test_no_guild_create_without_the_guilds_intent(sim: DiscordSim) -> None:
+    """Like Discord: GUILD_CREATE belongs to the GUILDS intent; READY still lists the guilds."""
+    client = DemoClient(intents=discord.Intents.none())
+    async with sim.running(client):
+        (session,) = sim.live_sessions()
+        assert session.intents == 0
+        assert all(
+            event.get("t") != "GUILD_CREATE" for event in session.history if isinstance(event, dict)
+        )
+        ix = await sim.slash(sim.seed.alice, sim.seed.channel, "echo", text="hi")
+        assert ix.content == "hi"

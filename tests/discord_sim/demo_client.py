@@ -56,7 +56,9 @@ class DemoClient(discord.Client):
         late_delay: float = 0.0,
         **options: object,
     ) -> None:
-        super().__init__(intents=intents or discord.Intents.default(), **options)  # type: ignore[arg-type]
+        # "intents or default()" would replace Intents.none(), which is falsy.
+        chosen = intents if intents is not None else discord.Intents.default()
+        super().__init__(intents=chosen, **options)  # type: ignore[arg-type]
         self.tree = app_commands.CommandTree(self)
         self.sync_guild = sync_guild
         self.late_delay = late_delay

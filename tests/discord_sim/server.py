@@ -83,6 +83,7 @@ log = logging.getLogger("tests.discord_sim")
 API_PREFIX = "/api/v10"
 INTERACTION_TOKEN_LIFETIME = 15 * 60.0
 
+INTENT_GUILDS = 1 << 0
 INTENT_GUILD_MEMBERS = 1 << 1
 INTENT_GUILD_PRESENCES = 1 << 8
 INTENT_GUILD_MESSAGES = 1 << 9
@@ -1372,10 +1373,13 @@ class DiscordSim:
         if shard is not None:
             ready["shard"] = list(shard)
         await session.dispatch("READY", ready)
-        for gid in session.guild_ids:
-            await session.dispatch(
-                "GUILD_CREATE", self._guild_create(self.guilds[gid], session.intents)
-            )
+        # GUILD_CREATE belongs to the GUILDS intent: without it the guilds stay unavailable,
+        # which an interactions-only client copes with (interactions carry what it needs).
+        if session.intents & INTENT_GUILDS:
+            for gid in session.guild_ids:
+                await session.dispatch(
+                    "GUILD_CREATE", self._guild_create(self.guilds[gid], session.intents)
+                )
         self._notify()
 
     def _guild_create(self, guild: SimGuild, intents: int) -> JSON:
@@ -2117,6 +2121,7 @@ class _ClientRun(Generic[ClientT]):
         missing = [
             gid
             for session in sessions
+            if session.intents & INTENT_GUILDS
             for gid in session.guild_ids
             if (g := self.client.get_guild(gid)) is None or g.unavailable
         ]
