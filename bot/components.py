@@ -85,21 +85,34 @@ class CellButton(
         await _handler(interaction).cell_clicked(interaction, self.game_id, self.cell)
 
 
-class ResignButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"ttt:resign:(?P<game>[0-9]{1,20})"
+GAME_ACTIONS = {
+    "resign": ("Resign", "🏳️", discord.ButtonStyle.danger),
+    "rematch": ("Rematch", "🔁", discord.ButtonStyle.primary),
+}
+
+
+class GameButton(
+    discord.ui.DynamicItem[discord.ui.Button[Any]],
+    template=r"ttt:(?P<action>resign|rematch):(?P<game>[0-9]{1,20})",
 ):
-    def __init__(self, game_id: int, button: discord.ui.Button[Any] | None = None) -> None:
+    """The board's fourth row: **Resign** while the game is live, **Rematch** once it is over."""
+
+    def __init__(
+        self, game_id: int, action: str, button: discord.ui.Button[Any] | None = None
+    ) -> None:
+        label, emoji, style = GAME_ACTIONS[action]
         super().__init__(
             button
             or discord.ui.Button(
-                custom_id=f"{PREFIX}:resign:{game_id}",
-                label="Resign",
-                emoji="🏳️",
-                style=discord.ButtonStyle.danger,
+                custom_id=f"{PREFIX}:{action}:{game_id}",
+                label=label,
+                emoji=emoji,
+                style=style,
                 row=3,
             )
         )
         self.game_id = game_id
+        self.action = action
 
     @classmethod
     async def from_custom_id(
@@ -107,42 +120,16 @@ class ResignButton(
         interaction: discord.Interaction[Any],
         item: discord.ui.Item[Any],
         match: re.Match[str],
-    ) -> ResignButton:
+    ) -> GameButton:
         assert isinstance(item, discord.ui.Button)
-        return cls(int(match["game"]), item)
+        return cls(int(match["game"]), match["action"], item)
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _handler(interaction).resign_clicked(interaction, self.game_id)
-
-
-class RematchButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"ttt:rematch:(?P<game>[0-9]{1,20})"
-):
-    def __init__(self, game_id: int, button: discord.ui.Button[Any] | None = None) -> None:
-        super().__init__(
-            button
-            or discord.ui.Button(
-                custom_id=f"{PREFIX}:rematch:{game_id}",
-                label="Rematch",
-                emoji="🔁",
-                style=discord.ButtonStyle.primary,
-                row=3,
-            )
-        )
-        self.game_id = game_id
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-    ) -> RematchButton:
-        assert isinstance(item, discord.ui.Button)
-        return cls(int(match["game"]), item)
-
-    async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _handler(interaction).rematch_clicked(interaction, self.game_id)
+        handler = _handler(interaction)
+        if self.action == "resign":
+            await handler.resign_clicked(interaction, self.game_id)
+        else:
+            await handler.rematch_clicked(interaction, self.game_id)
 
 
 CHALLENGE_LABELS = {
@@ -185,7 +172,6 @@ class ChallengeButton(
 
 DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
     CellButton,
-    ResignButton,
-    RematchButton,
+    GameButton,
     ChallengeButton,
 )

@@ -11,7 +11,7 @@ from typing import Any
 
 import discord
 
-from bot.components import CellButton, ChallengeButton, RematchButton, ResignButton
+from bot.components import CellButton, ChallengeButton, GameButton
 from bot.storage.base import (
     VS_MEMBER,
     ChallengeRecord,
@@ -160,7 +160,7 @@ def board_view(game: GameRecord) -> discord.ui.View:
                 disabled=mark is not None or not game.is_active,
             )
         )
-    view.add_item(ResignButton(game.id) if game.is_active else RematchButton(game.id))
+    view.add_item(GameButton(game.id, "resign" if game.is_active else "rematch"))
     return view
 
 

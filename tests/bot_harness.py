@@ -19,7 +19,7 @@ from bot.client import TTTBot
 from bot.clock import ManualClock
 from bot.config import DatabaseUrl, Settings
 from game import Board, cell_name, parse_cell
-from tests.discord_sim import DiscordSim, InteractionRecord, SimMessage
+from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimMessage, SimUser
 
 MARKS = {"❌": "X", "⭕": "O"}
 
@@ -87,6 +87,24 @@ class _ErrorCollector(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.messages.append(f"{record.name}: {record.getMessage()}")
+
+
+async def start_member_game(
+    sim: DiscordSim,
+    channel: SimChannel | None = None,
+    x: SimUser | None = None,
+    o: SimUser | None = None,
+) -> SimMessage:
+    """``x`` (alice) challenges ``o`` (bob), who accepts: returns the board message."""
+    channel = channel or sim.seed.channel
+    x, o = x or sim.seed.alice, o or sim.seed.bob
+    challenge = await sim.slash(x, channel, "ttt start", opponent=o)
+    assert challenge.message is not None, challenge.content
+    accepted = await sim.click(
+        o, challenge.message, button_id(challenge.message, "ttt:challenge:", ":accept")
+    )
+    assert accepted.message is not None, accepted.content
+    return accepted.message
 
 
 def cell_id(message: SimMessage, cell: str | int) -> str:

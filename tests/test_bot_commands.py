@@ -17,6 +17,7 @@ from tests.bot_harness import (
     button_id,
     cell_id,
     shown_board,
+    start_member_game,
     text_of,
 )
 from tests.discord_sim import DiscordSim, InteractionRecord, SimMessage
@@ -38,17 +39,6 @@ def refused(ix: InteractionRecord, sentence: str) -> None:
 
 def public_messages(sim: DiscordSim) -> list[SimMessage]:
     return [m for m in sim.messages(sim.seed.channel) if not m.ephemeral]
-
-
-async def start_member_game(sim: DiscordSim) -> SimMessage:
-    s = sim.seed
-    challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
-    assert challenge.message is not None
-    accepted = await sim.click(
-        s.bob, challenge.message, button_id(challenge.message, "ttt:challenge:", ":accept")
-    )
-    assert accepted.message is not None
-    return accepted.message
 
 
 # -- /ttt start and the challenge buttons ----------------------------------------------------

@@ -17,6 +17,7 @@ from tests.bot_harness import (
     cell_id,
     free_cells,
     shown_board,
+    start_member_game,
     text_of,
 )
 from tests.discord_sim import DiscordSim, SimMessage, SimUser
@@ -151,14 +152,7 @@ async def test_a_restart_mid_game_keeps_the_old_buttons_working(
 ) -> None:
     s = sim.seed
     async with harness.running():
-        challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
-        assert challenge.message is not None
-        board = (
-            await sim.click(
-                s.bob, challenge.message, button_id(challenge.message, "ttt:challenge:", ":accept")
-            )
-        ).message
-        assert board is not None
+        board = await start_member_game(sim)
         board = (await sim.click(s.alice, board, cell_id(board, "B2"))).message
         assert board is not None
     # A new process on the same database: nothing of the old one survives but the database.
@@ -177,14 +171,7 @@ async def test_two_simultaneous_clicks_apply_exactly_one(
 ) -> None:
     s = sim.seed
     async with harness.running():
-        challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
-        assert challenge.message is not None
-        board = (
-            await sim.click(
-                s.bob, challenge.message, button_id(challenge.message, "ttt:challenge:", ":accept")
-            )
-        ).message
-        assert board is not None
+        board = await start_member_game(sim)
         first, second = await asyncio.gather(
             sim.click(s.alice, board, cell_id(board, "A1")),
             sim.click(s.alice, board, cell_id(board, "C3")),
@@ -230,14 +217,7 @@ async def test_two_channels_hold_independent_games(sim: DiscordSim, harness: Bot
 async def test_an_idle_player_loses_by_timeout(sim: DiscordSim, harness: BotHarness) -> None:
     s = sim.seed
     async with harness.running() as bot:
-        challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
-        assert challenge.message is not None
-        board = (
-            await sim.click(
-                s.bob, challenge.message, button_id(challenge.message, "ttt:challenge:", ":accept")
-            )
-        ).message
-        assert board is not None
+        board = await start_member_game(sim)
         board = (await sim.click(s.alice, board, cell_id(board, "B2"))).message
         assert board is not None
         harness.clock.advance(299)
@@ -303,3 +283,17 @@ async def test_a_challenge_expires(sim: DiscordSim, harness: BotHarness) -> None
         assert "alice**'s challenge expired: nobody accepted in time." in (expired.content or "")
         fresh = await sim.slash(s.carol, s.channel, "ttt vs-ai", difficulty="random")
         assert not fresh.ephemeral  # the channel is free again
+
+
+async def test_a_dropped_gateway_connection_loses_nothing(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        board = await start_member_game(sim)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        await sim.drop_connection()  # returns once the client has resumed
+        ix = await sim.click(s.bob, board, cell_id(board, "A1"))
+        assert ix.response_type == 7
+        assert shown_board(board) == "O../.X./..."
+    assert sim.identifies == 1  # resumed, not re-identified
