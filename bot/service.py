@@ -462,5 +462,4 @@ class TicTacToe:
 def _sentence(error: GameError) -> str:
     """The engine's message as one sentence for Discord (it may carry a board drawing)."""
     first_line = str(error).splitlines()[0]
-    text = first_line.removesuffix(" in").rstrip(":")
-    return text[0].upper() + text[1:] + "."
+    return first_line[0].upper() + first_line[1:] + "."

@@ -43,7 +43,7 @@ class Strategy(Protocol):
 def _require_moves(board: Board) -> tuple[int, ...]:
     moves = board.legal_moves
     if not moves:
-        raise IllegalMoveError(board, -1, f"no move to choose: the game is over in\n{board.grid()}")
+        raise IllegalMoveError(board, -1, f"no move to choose: the game is over\n{board.grid()}")
     return moves
 
 

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
+from typing import NoReturn
 
 from game.errors import IllegalMoveError, InvalidBoardError, InvalidCellError
 
@@ -358,27 +359,33 @@ class Board:
         """Check that ``cell`` (an index or a name) can be played here and return its index.
 
         Raises :class:`InvalidCellError` for text that names no cell and
-        :class:`IllegalMoveError` for a cell that cannot be played in this position.
+        :class:`IllegalMoveError` for a cell that cannot be played in this position; its
+        message is one line naming the cell, then the board.
+
+        >>> Board.from_string("X../.../...").parse_move("A1")
+        Traceback (most recent call last):
+        ...
+        game.errors.IllegalMoveError: cannot play A1: it is taken by X
+        X . .
+        . . .
+        . . .
         """
         index = parse_cell(cell, self.size) if isinstance(cell, str) else cell
         count = self._geometry.cell_count
         if not 0 <= index < count:
-            raise IllegalMoveError(
-                self, index, f"cell index {index} is off the board: use 0 to {count - 1}"
-            )
+            self._illegal(index, f"cannot play cell index {index}: use 0 to {count - 1}")
         name = cell_name(index, self.size)
         outcome = self.outcome()
         if outcome is not None:
             ended = "in a draw" if outcome.winner is None else f"with a win for {outcome.winner}"
-            raise IllegalMoveError(
-                self, index, f"cannot play {name}: the game is over, it ended {ended}"
-            )
+            self._illegal(index, f"cannot play {name}: the game is over, it ended {ended}")
         taken_by = self[index]
         if taken_by is not None:
-            raise IllegalMoveError(
-                self, index, f"cannot play {name}: it is taken by {taken_by} in\n{self.grid()}"
-            )
+            self._illegal(index, f"cannot play {name}: it is taken by {taken_by}")
         return index
+
+    def _illegal(self, index: int, reason: str) -> NoReturn:
+        raise IllegalMoveError(self, index, f"{reason}\n{self.grid()}")
 
     def play(self, cell: int | str) -> Board:
         """The board after the side to move plays ``cell`` (an index or a name like ``"B2"``).

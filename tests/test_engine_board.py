@@ -145,16 +145,20 @@ def test_playing_a_taken_cell_names_it_and_shows_the_board() -> None:
 
 
 def test_playing_after_the_end_says_the_game_is_over() -> None:
-    with pytest.raises(IllegalMoveError, match="game is over, it ended with a win for X"):
+    with pytest.raises(IllegalMoveError, match="game is over, it ended with a win for X") as caught:
         Board.from_string("XXX/OO./...").play("C3")
+    assert str(caught.value).splitlines()[1] == "X X X"
     with pytest.raises(IllegalMoveError, match="ended in a draw"):
         Board.from_string("XOX/XOO/OXX").play(0)
 
 
 @pytest.mark.parametrize("index", [-1, 9, 100])
 def test_playing_off_the_board_is_illegal(index: int) -> None:
-    with pytest.raises(IllegalMoveError, match=f"cell index {index} is off the board"):
+    with pytest.raises(
+        IllegalMoveError, match=f"cannot play cell index {index}: use 0 to 8"
+    ) as caught:
         Board().play(index)
+    assert str(caught.value).splitlines()[1:] == [". . .", ". . .", ". . ."]
 
 
 def test_a_bad_name_is_an_invalid_cell_not_an_illegal_move() -> None:
