@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -38,16 +39,30 @@ FirstPlayer = Literal["me", "bot", "random"]
 
 
 class UserError(Exception):
-    """A failure the user caused. ``str()`` is the sentence to show them.
+    """A failure the user caused: a sentence to show them.
+
+    Member names go in ``names`` and ``{}`` slots of ``template`` rather than into the text,
+    so that whoever shows the sentence can escape them for its medium (:meth:`sentence`);
+    ``str()`` fills them in as they are, for logs and tests.
 
     ``changed`` is a game or challenge whose stored state this attempt did change as a side
     effect (a turn found to have timed out, a challenge found expired), so that the caller can
     show the new state.
     """
 
-    def __init__(self, message: str, changed: GameRecord | ChallengeRecord | None = None) -> None:
-        super().__init__(message)
+    def __init__(
+        self,
+        template: str,
+        *names: str,
+        changed: GameRecord | ChallengeRecord | None = None,
+    ) -> None:
+        super().__init__(template.format(*names))
+        self.template = template
+        self.names = names
         self.changed = changed
+
+    def sentence(self, escape: Callable[[str], str]) -> str:
+        return self.template.format(*(escape(name) for name in self.names))
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +157,9 @@ class TicTacToe:
         if user.id == challenge.challenger_id:
             raise UserError("You can't accept your own challenge. Withdraw it instead.")
         if challenge.opponent_id is not None and user.id != challenge.opponent_id:
-            raise UserError(f"This challenge is for {challenge.opponent_name}, not for you.")
+            raise UserError(
+                "This challenge is for {}, not for you.", _name(challenge.opponent_name)
+            )
         now = self.clock.now()
         game = NewGame(
             guild_id=challenge.guild_id,
@@ -171,13 +188,13 @@ class TicTacToe:
         if challenge.opponent_id is None:
             raise UserError("This is an open challenge: there is nothing to decline.")
         if user.id != challenge.opponent_id:
-            raise UserError(f"Only {challenge.opponent_name} can decline this challenge.")
+            raise UserError("Only {} can decline this challenge.", _name(challenge.opponent_name))
         return await self._close(challenge_id, ChallengeStatus.DECLINED)
 
     async def withdraw(self, challenge_id: int, user: Actor) -> ChallengeRecord:
         challenge = await self._pending_challenge(challenge_id)
         if user.id != challenge.challenger_id:
-            raise UserError(f"Only {challenge.challenger_name} can withdraw this challenge.")
+            raise UserError("Only {} can withdraw this challenge.", challenge.challenger_name)
         return await self._close(challenge_id, ChallengeStatus.WITHDRAWN)
 
     async def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
@@ -188,7 +205,7 @@ class TicTacToe:
         if challenge is None:
             raise UserError("That challenge no longer exists.")
         if challenge.status is not ChallengeStatus.PENDING:
-            raise UserError(f"This challenge is closed: it was {challenge.status.value}.")
+            raise UserError(_literal(f"This challenge is closed: it was {challenge.status.value}."))
         if challenge.expires_at <= self.clock.now():
             closed = await self.storage.close_challenge(challenge_id, ChallengeStatus.EXPIRED)
             raise UserError(
@@ -214,7 +231,7 @@ class TicTacToe:
     ) -> Started:
         """Start a game against the bot; if the bot moves first, its move is already made."""
         if difficulty not in DIFFICULTIES:
-            raise UserError(f"Pick a difficulty: {', '.join(DIFFICULTIES)}.")
+            raise UserError(_literal(f"Pick a difficulty: {', '.join(DIFFICULTIES)}."))
         await self._require_free_channel(channel_id)
         bot_first = first == "bot" or (first == "random" and self._rng.random() < 0.5)
         return await self._start_vs_ai(guild_id, channel_id, user, difficulty, bot_first, None)
@@ -341,11 +358,12 @@ class TicTacToe:
         game = await self._check_clock(game)
         board = game.board
         if board.turn is not mark:
-            raise UserError(f"It is not your turn: waiting for {game.player_name(board.turn)}.")
+            raise UserError("It is not your turn: waiting for {}.", game.player_name(board.turn))
         try:
             index = board.parse_move(cell)
         except GameError as error:
-            raise UserError(_sentence(error)) from None
+            # The engine's sentence quotes what the user typed: all of it is escaped.
+            raise UserError("{}", _sentence(error)) from None
         moves = (*game.moves, index)
         ai_cell = None
         after = board.play(index)
@@ -397,7 +415,9 @@ class TicTacToe:
         if timed_out is None:
             raise UserError(CHANGED)
         loser = game.player_name(game.board.turn)
-        raise UserError(f"Too late: {loser}'s time ran out and the game is over.", timed_out)
+        raise UserError(
+            "Too late: {}'s time ran out and the game is over.", loser, changed=timed_out
+        )
 
     async def _time_out(self, game: GameRecord) -> GameRecord | None:
         loser = game.board.turn
@@ -457,6 +477,15 @@ class TicTacToe:
 
     async def leaderboard(self, guild_id: int, limit: int = 10) -> list[Rating]:
         return await self.storage.leaderboard(guild_id, limit)
+
+
+def _name(name: str | None) -> str:
+    return name or "someone else"
+
+
+def _literal(text: str) -> str:
+    """``text`` as a UserError template: braces doubled, since it holds no name slot."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def _sentence(error: GameError) -> str:

@@ -529,3 +529,21 @@ async def test_a_click_on_a_board_that_moved_changes_nothing(
         assert board_of(newer).move_count == 0
         moved = await sim.click(s.alice, newer, cell_id(newer, "B2"))
         assert moved.response_type == 7
+
+
+async def test_names_and_typed_text_are_escaped_in_private_replies_too(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    sneaky = sim.add_user("__sneaky__")
+    sim.add_member(s.guild, sneaky)
+    async with harness.running():
+        await start_member_game(sim, x=sneaky, o=s.bob)
+        refused(
+            await sim.slash(s.bob, s.channel, "ttt move", cell="A1"),
+            "It is not your turn: waiting for \\_\\_sneaky\\_\\_.",
+        )
+        refused(
+            await sim.slash(sneaky, s.channel, "ttt move", cell="**A9**"),
+            '"\\*\\*A9\\*\\*" is not a cell',
+        )

@@ -60,7 +60,7 @@ async def _report(bot: TTTBot, interaction: discord.Interaction[Any], error: Exc
     try:
         if isinstance(error, UserError):
             await _show_changed(bot, interaction, error.changed)
-            await send_ephemeral(interaction, str(error))
+            await send_ephemeral(interaction, error.sentence(render.escape))
         elif isinstance(error, app_commands.MissingPermissions):
             await send_ephemeral(interaction, "Only members who can manage messages can do that.")
         elif isinstance(error, app_commands.NoPrivateMessage):
