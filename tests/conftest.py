@@ -1,6 +1,27 @@
 """Shared pytest configuration."""
 
+from __future__ import annotations
+
+import os
+from collections.abc import Generator
+
+import pytest
+
 # The Discord simulator's fixtures (sim, seed), available to every test.
 from tests.discord_sim.fixtures import seed, sim
 
 __all__ = ["seed", "sim"]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, None]:
+    """On CI (``CI=true``) a skipped test is a failed one: a skip there means a service the
+    suite needs (PostgreSQL, say) was not set up, and that must not pass unnoticed."""
+    outcome = yield
+    report = outcome.get_result()
+    if os.environ.get("CI") == "true" and report.skipped and not hasattr(report, "wasxfail"):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
+        report.outcome = "failed"
+        report.longrepr = f"skipped on CI, which counts as a failure: {reason}"

@@ -65,9 +65,7 @@ async def _report(bot: TTTBot, interaction: discord.Interaction[Any], error: Exc
             await send_ephemeral(interaction, "Only members who can manage messages can do that.")
         elif isinstance(error, app_commands.NoPrivateMessage):
             await send_ephemeral(interaction, "Tic-tac-toe is played in a server channel.")
-        elif isinstance(error, app_commands.AppCommandError) and not isinstance(
-            error, app_commands.CommandInvokeError
-        ):
+        elif isinstance(error, app_commands.AppCommandError):  # a check or a transformer
             await send_ephemeral(interaction, f"That didn't work: {error}")
         else:
             log.error(
