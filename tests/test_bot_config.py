@@ -139,3 +139,21 @@ def test_python_m_bot_reads_dot_env_and_reports_a_broken_database_url(tmp_path: 
     assert "PostgreSQL, which is not supported yet" in result.stderr
     assert TOKEN not in result.stderr + result.stdout
     assert "pw" not in result.stderr
+
+
+async def test_a_database_in_a_missing_folder_is_one_clear_error(tmp_path: Path) -> None:
+    from bot.database import open_storage
+
+    url = parse_database_url(f"sqlite:///{tmp_path / 'nowhere' / 'ttt.sqlite3'}")
+    with pytest.raises(ConfigError, match=r"the folder of .* does not exist"):
+        await open_storage(url)
+
+
+async def test_a_file_that_is_not_a_database_is_one_clear_error(tmp_path: Path) -> None:
+    from bot.database import open_storage
+
+    junk = tmp_path / "notes.txt"
+    junk.write_text("this is not a database\n" * 100)
+    with pytest.raises(ConfigError, match=r"cannot open sqlite file .*notes\.txt") as caught:
+        await open_storage(parse_database_url(f"sqlite:///{junk}"))
+    assert "\n" not in str(caught.value)
