@@ -9,23 +9,21 @@ import hashlib
 import json
 import logging
 import random
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, cast
 
 import discord
 import yarl
 from discord import app_commands
 from discord.ext import commands
 
-from bot import render
+from bot import render, respond
 from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS, ClickHandler
 from bot.config import Settings
-from bot.database import open_storage
-from bot.service import Actor, Settled, TicTacToe
+from bot.service import Actor, GameService, Settled
 from bot.storage.base import Storage
-
-if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Sequence
+from bot.storage.connect import open_storage
 
 log = logging.getLogger(__name__)
 
@@ -72,9 +70,12 @@ class TTTCommandTree(app_commands.CommandTree["TTTBot"]):
     async def on_error(
         self, interaction: discord.Interaction[TTTBot], error: app_commands.AppCommandError
     ) -> None:
-        from bot.cogs.ttt import report_error
-
-        await report_error(interaction, error)
+        # discord.py calls this after the command's own handlers. A cog's commands are answered
+        # by its cog_app_command_error; this answers the rest (a command Discord still lists
+        # but this process does not know, a signature that no longer matches).
+        if isinstance(getattr(interaction.command, "binding", None), commands.Cog):
+            return
+        await respond.report_error(interaction, error)
 
 
 # The bot never joins voice: discord.py's warnings about missing voice libraries are noise.
@@ -84,7 +85,7 @@ discord.VoiceClient.warn_dave = False
 
 class TTTBot(commands.Bot):
     storage: Storage
-    service: TicTacToe
+    service: GameService
 
     def __init__(
         self,
@@ -124,9 +125,9 @@ class TTTBot(commands.Bot):
         await super().login(token)
 
     async def setup_hook(self) -> None:
-        self.storage = await open_storage(self.settings.database)
+        self.storage = await open_storage(self.settings.database, self.clock)
         assert self.user is not None
-        self.service = TicTacToe(
+        self.service = GameService(
             self.storage,
             self.clock,
             bot_user=Actor(self.user.id, self.user.name, is_bot=True),
@@ -178,21 +179,6 @@ class TTTBot(commands.Bot):
         log.info("synced %d %s commands", len(synced), scope)
         return True
 
-    # -- messages outside an interaction ------------------------------------------------------
-
-    async def edit_message(self, channel_id: int, message_id: int, reply: render.Reply) -> bool:
-        """Edit one of the bot's messages; a failure is logged, never raised: the game state
-        is already saved, and the next board shown will be right."""
-        message = self.get_partial_messageable(channel_id).get_partial_message(message_id)
-        try:
-            await message.edit(**reply.edit_kwargs())
-        except discord.HTTPException as error:
-            log.warning(
-                "could not edit message %s in channel %s: %s", message_id, channel_id, error
-            )
-            return False
-        return True
-
     # -- timeouts -----------------------------------------------------------------------------
 
     def wake_sweeper(self) -> None:
@@ -204,11 +190,16 @@ class TTTBot(commands.Bot):
         settled = await self.service.settle_overdue()
         for game in settled.games:
             if game.message_id is not None:
-                await self.edit_message(game.channel_id, game.message_id, render.board_reply(game))
+                await respond.edit_message(
+                    self, game.channel_id, game.message_id, render.board_reply(game)
+                )
         for challenge in settled.challenges:
             if challenge.message_id is not None:
-                await self.edit_message(
-                    challenge.channel_id, challenge.message_id, render.challenge_reply(challenge)
+                await respond.edit_message(
+                    self,
+                    challenge.channel_id,
+                    challenge.message_id,
+                    render.challenge_reply(challenge),
                 )
         return settled
 

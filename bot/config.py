@@ -8,7 +8,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from urllib.parse import urlsplit
 
 DEFAULT_SQLITE_FILE = "tttbot.sqlite3"
@@ -21,20 +20,13 @@ class ConfigError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class DatabaseUrl:
-    """Where the database is: ``scheme`` is ``sqlite`` (with ``path``) or ``postgresql``."""
+    """Where the database is: a SQLite file (or ``:memory:``)."""
 
-    scheme: str
-    path: str = ""
-    url: str = field(default="", repr=False)  # may hold a password: never logged
+    path: str
 
     def describe(self) -> str:
-        """A form safe for logs: no password."""
-        if self.scheme == "sqlite":
-            return f"sqlite file {self.path}"
-        parts = urlsplit(self.url)
-        host = parts.hostname or "localhost"
-        port = f":{parts.port}" if parts.port else ""
-        return f"postgresql at {host}{port}{parts.path}"
+        """A form fit for logs and error messages."""
+        return f"sqlite file {self.path}"
 
 
 def parse_database_url(value: str | None) -> DatabaseUrl:
@@ -48,7 +40,7 @@ def parse_database_url(value: str | None) -> DatabaseUrl:
     '/var/lib/tttbot.db'
     """
     if value is None or not value.strip():
-        return DatabaseUrl("sqlite", DEFAULT_SQLITE_FILE)
+        return DatabaseUrl(DEFAULT_SQLITE_FILE)
     text = value.strip()
     scheme, sep, rest = text.partition("://")
     if not sep or not scheme:
@@ -63,7 +55,7 @@ def parse_database_url(value: str | None) -> DatabaseUrl:
                 "DATABASE_URL has no file path: use sqlite:///relative/path or "
                 "sqlite:////absolute/path"
             )
-        return DatabaseUrl("sqlite", rest[1:])
+        return DatabaseUrl(rest[1:])
     if scheme in ("postgres", "postgresql"):
         raise ConfigError(
             "DATABASE_URL asks for PostgreSQL, which is not supported yet: "
@@ -141,6 +133,3 @@ class Settings:
             challenge_timeout=_positive_seconds(env, "TTT_CHALLENGE_TIMEOUT", 120.0),
             log_level=logging.getLevelNamesMapping()[level_name],
         )
-
-    def sqlite_path(self) -> Path:
-        return Path(self.database.path)

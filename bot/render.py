@@ -21,7 +21,7 @@ from bot.storage.base import (
     PlayerStats,
     Rating,
 )
-from game import Mark, cell_name
+from game import Board, Mark, cell_name
 
 MARK_EMOJI = {Mark.X: "❌", Mark.O: "⭕"}
 WINNING_EMOJI = {Mark.X: "❎", Mark.O: "🅾️"}
@@ -81,10 +81,24 @@ def timestamp(epoch: float, style: str = "R") -> str:
 # -- the board --------------------------------------------------------------------------------
 
 
-def grid(game: GameRecord) -> str:
-    board = game.board
+@dataclass(frozen=True, slots=True)
+class _Shown:
+    """A game as one render draws it: its position and winning cells are worked out once."""
+
+    game: GameRecord
+    board: Board
+    winning: frozenset[int]  # the cells to highlight: the line that won, if one did
+
+    @classmethod
+    def of(cls, game: GameRecord) -> _Shown:
+        board = game.board
+        line = board.winning_line if game.end_reason is EndReason.LINE else None
+        return cls(game, board, frozenset(line or ()))
+
+
+def _grid(shown: _Shown) -> str:
+    board = shown.board
     size = board.size
-    winning = set(board.winning_line or ()) if game.end_reason is EndReason.LINE else set()
     lines = [" ".join([CORNER_EMOJI, *COLUMN_EMOJI[:size]])]
     for row in range(size):
         cells = []
@@ -93,7 +107,7 @@ def grid(game: GameRecord) -> str:
             mark = board[cell]
             if mark is None:
                 cells.append(EMPTY_EMOJI)
-            elif cell in winning:
+            elif cell in shown.winning:
                 cells.append(WINNING_EMOJI[mark])
             else:
                 cells.append(MARK_EMOJI[mark])
@@ -101,8 +115,8 @@ def grid(game: GameRecord) -> str:
     return "\n".join(lines)
 
 
-def status_line(game: GameRecord) -> str:
-    board = game.board
+def _status_line(shown: _Shown) -> str:
+    game, board = shown.game, shown.board
     if game.is_active:
         turn = board.turn
         deadline = f", time runs out {timestamp(game.deadline)}" if game.deadline else ""
@@ -124,14 +138,15 @@ def status_line(game: GameRecord) -> str:
     return "The game is over."
 
 
-def board_embed(game: GameRecord, note: str | None = None) -> discord.Embed:
+def _board_embed(shown: _Shown, note: str | None) -> discord.Embed:
+    game = shown.game
     colour = LIVE_COLOUR if game.is_active else (WIN_COLOUR if game.winner else OVER_COLOUR)
     description = [
         f"{player(game, Mark.X)} vs {player(game, Mark.O)}",
         "",
-        grid(game),
+        _grid(shown),
         "",
-        status_line(game),
+        _status_line(shown),
     ]
     if note:
         description.append(note)
@@ -140,10 +155,9 @@ def board_embed(game: GameRecord, note: str | None = None) -> discord.Embed:
     return embed
 
 
-def board_view(game: GameRecord) -> discord.ui.View:
-    board = game.board
+def _board_view(shown: _Shown) -> discord.ui.View:
+    game, board = shown.game, shown.board
     size = board.size
-    winning = set(board.winning_line or ()) if game.end_reason is EndReason.LINE else set()
     view = discord.ui.View(timeout=None)
     for cell in range(size * size):
         mark = board[cell]
@@ -155,7 +169,7 @@ def board_view(game: GameRecord) -> discord.ui.View:
                 label=cell_name(cell, size) if mark is None else None,
                 emoji=MARK_EMOJI[mark] if mark else None,
                 style=discord.ButtonStyle.success
-                if cell in winning
+                if cell in shown.winning
                 else discord.ButtonStyle.secondary,
                 disabled=mark is not None or not game.is_active,
             )
@@ -165,12 +179,14 @@ def board_view(game: GameRecord) -> discord.ui.View:
 
 
 def board_reply(game: GameRecord, note: str | None = None) -> Reply:
-    return Reply(embed=board_embed(game, note), view=board_view(game))
+    """The game's board message: the embed, and the cell buttons with Resign or Rematch."""
+    shown = _Shown.of(game)
+    return Reply(embed=_board_embed(shown, note), view=_board_view(shown))
 
 
 def retired_board_reply(game: GameRecord) -> Reply:
     """An older board message, once a newer one carries the game: no buttons, a pointer."""
-    embed = board_embed(game, note="*This board moved to a newer message below.*")
+    embed = _board_embed(_Shown.of(game), note="*This board moved to a newer message below.*")
     return Reply(embed=embed, view=discord.ui.View(timeout=None))
 
 

@@ -12,7 +12,7 @@ import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from bot.clock import Clock
 from bot.storage.base import (
@@ -34,8 +34,11 @@ from game.ai import STRATEGIES, get_strategy
 
 log = logging.getLogger(__name__)
 
-DIFFICULTIES = tuple(STRATEGIES)  # random, smart, minimax
+# The bot's difficulties are the engine's strategies, weakest first.
+DIFFICULTIES: tuple[str, ...] = tuple(STRATEGIES)
+# Who moves first (and plays X) in a game against the bot.
 FirstPlayer = Literal["me", "bot", "random"]
+FIRST_PLAYERS: tuple[FirstPlayer, ...] = get_args(FirstPlayer)
 
 
 class UserError(Exception):
@@ -101,7 +104,7 @@ NO_GAME = "There is no game in this channel. Start one with `/ttt start` or `/tt
 CHANGED = "The board changed while you were moving: look again and retry."
 
 
-class TicTacToe:
+class GameService:
     """The domain service. One per bot process; safe to share between concurrent handlers
     because every change is an optimistic, versioned write in storage."""
 
@@ -227,11 +230,13 @@ class TicTacToe:
         channel_id: int,
         user: Actor,
         difficulty: str,
-        first: FirstPlayer = "me",
+        first: str = "me",
     ) -> Started:
         """Start a game against the bot; if the bot moves first, its move is already made."""
         if difficulty not in DIFFICULTIES:
             raise UserError(_literal(f"Pick a difficulty: {', '.join(DIFFICULTIES)}."))
+        if first not in FIRST_PLAYERS:
+            raise UserError(_literal(f"Pick who moves first: {', '.join(FIRST_PLAYERS)}."))
         await self._require_free_channel(channel_id)
         bot_first = first == "bot" or (first == "random" and self._rng.random() < 0.5)
         return await self._start_vs_ai(guild_id, channel_id, user, difficulty, bot_first, None)
@@ -317,33 +322,34 @@ class TicTacToe:
             raise UserError("A rematch of this game was already started.") from None
 
     async def _require_free_channel(self, channel_id: int) -> None:
-        if await self.storage.live_game(channel_id) is not None:
+        if await self.storage.live_game_in_channel(channel_id) is not None:
             raise UserError(BUSY_GAME)
-        if await self.storage.pending_challenge(channel_id) is not None:
+        if await self.storage.pending_challenge_in_channel(channel_id) is not None:
             raise UserError(BUSY_CHALLENGE)
 
     async def _busy_reason(self, channel_id: int) -> str:
-        return BUSY_GAME if await self.storage.live_game(channel_id) else BUSY_CHALLENGE
+        return BUSY_GAME if await self.storage.live_game_in_channel(channel_id) else BUSY_CHALLENGE
 
     # -- playing -------------------------------------------------------------------------
 
-    async def live_game(self, channel_id: int) -> GameRecord:
-        game = await self.storage.live_game(channel_id)
+    async def game_in_channel(self, channel_id: int) -> GameRecord:
+        """The channel's live game; a UserError if there is none."""
+        game = await self.storage.live_game_in_channel(channel_id)
         if game is None:
             raise UserError(NO_GAME)
         return game
 
     async def move_in_channel(self, channel_id: int, user: Actor, cell_text: str) -> MoveResult:
         """``/ttt move``: play ``cell_text`` (anything :func:`game.parse_cell` reads)."""
-        game = await self.live_game(channel_id)
+        game = await self.game_in_channel(channel_id)
         return await self._play(game, user, cell_text)
 
-    async def click_cell(self, game_id: int, user: Actor, cell: int) -> MoveResult:
+    async def move_on_board(self, game_id: int, user: Actor, cell: int) -> MoveResult:
         """A click on a cell button of game ``game_id``'s board."""
-        return await self._play(await self.button_game(game_id), user, cell)
+        return await self._play(await self.game_on_board(game_id), user, cell)
 
-    async def button_game(self, game_id: int) -> GameRecord:
-        """The live game a button names; a UserError if it is over or gone."""
+    async def game_on_board(self, game_id: int) -> GameRecord:
+        """The live game a board's button names; a UserError if it is over or gone."""
         game = await self.storage.get_game(game_id)
         if game is None:
             raise UserError("That game no longer exists.")
@@ -423,11 +429,11 @@ class TicTacToe:
         loser = game.board.turn
         return await self.storage.save_game(self._finish(game, loser.other, EndReason.TIMEOUT))
 
-    async def resign(self, channel_id: int, user: Actor) -> GameRecord:
-        return await self._resign(await self.live_game(channel_id), user)
+    async def resign_in_channel(self, channel_id: int, user: Actor) -> GameRecord:
+        return await self._resign(await self.game_in_channel(channel_id), user)
 
-    async def resign_by_button(self, game_id: int, user: Actor) -> GameRecord:
-        return await self._resign(await self.button_game(game_id), user)
+    async def resign_on_board(self, game_id: int, user: Actor) -> GameRecord:
+        return await self._resign(await self.game_on_board(game_id), user)
 
     async def _resign(self, game: GameRecord, user: Actor) -> GameRecord:
         mark = game.mark_of(user.id)
@@ -436,16 +442,16 @@ class TicTacToe:
         game = await self._check_clock(game)
         return await self._save(self._finish(game, mark.other, EndReason.RESIGN))
 
-    async def end(self, channel_id: int) -> GameRecord:
+    async def end_in_channel(self, channel_id: int) -> GameRecord:
         """A moderator ends the channel's game; it counts for nobody."""
-        game = await self.live_game(channel_id)
+        game = await self.game_in_channel(channel_id)
         return await self._save(self._finish(game, None, EndReason.ENDED))
 
     async def set_board_message(self, game_id: int, message_id: int) -> None:
         await self.storage.set_game_message(game_id, message_id)
 
-    async def free_cells(self, channel_id: int) -> tuple[int, ...]:
-        game = await self.storage.live_game(channel_id)
+    async def free_cells_in_channel(self, channel_id: int) -> tuple[int, ...]:
+        game = await self.storage.live_game_in_channel(channel_id)
         return game.board.legal_moves if game else ()
 
     # -- time ----------------------------------------------------------------------------

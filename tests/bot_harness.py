@@ -1,8 +1,10 @@
 """Running the real bot against the Discord simulator, with a manual clock and a temp database.
 
-``harness.running()`` starts a :class:`bot.client.TTTBot` exactly as ``python -m bot`` would
-build it (same settings object, same setup hook), pointed at the simulator; starting a second
-one on the same database is a restart.
+The ``harness`` fixture (loaded by ``tests/conftest.py``): ``harness.running()`` starts a
+:class:`bot.client.TTTBot` exactly as ``python -m bot`` would build it (same settings object,
+same setup hook), pointed at the simulator; starting a second one on the same database is a
+restart. The helpers below read board messages and find buttons through the bot's own
+:class:`bot.components.IdFormat` definitions, never by spelling custom_ids by hand.
 """
 
 from __future__ import annotations
@@ -15,11 +17,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bot.client import TTTBot
 from bot.clock import ManualClock
+from bot.components import CELL_ID, CHALLENGE_ID, IdFormat
 from bot.config import DatabaseUrl, Settings
 from game import Board, cell_name, parse_cell
 from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimMessage, SimUser
+from tests.discord_sim.models import JSON
 
 MARKS = {"❌": "X", "⭕": "O"}
 
@@ -32,7 +38,7 @@ class BotHarness:
         self.rng = random.Random(1234)
         self.base_settings = Settings(
             token=sim.token,
-            database=DatabaseUrl("sqlite", str(self.db_path)),
+            database=DatabaseUrl(str(self.db_path)),
             api_base_url=sim.api_base_url,
             gateway_url=sim.gateway_url,
             turn_timeout=300,
@@ -80,6 +86,12 @@ class BotHarness:
                 ], message
 
 
+@pytest.fixture
+def harness(sim: DiscordSim, tmp_path: Path) -> BotHarness:
+    """The real bot, ready to run against ``sim`` on a database in ``tmp_path``."""
+    return BotHarness(sim, tmp_path)
+
+
 class _ErrorCollector(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
@@ -101,43 +113,47 @@ async def start_member_game(
     challenge = await sim.slash(x, channel, "ttt start", opponent=o)
     assert challenge.message is not None, challenge.content
     accepted = await sim.click(
-        o, challenge.message, button_id(challenge.message, "ttt:challenge:", ":accept")
+        o, challenge.message, button_id(challenge.message, CHALLENGE_ID, action="accept")
     )
     assert accepted.message is not None, accepted.content
     return accepted.message
 
 
+def cell_buttons(message: SimMessage) -> list[JSON]:
+    """A board message's cell buttons, in cell order."""
+    buttons = [b for b in message.buttons() if CELL_ID.parse(b["custom_id"]) is not None]
+    assert len(buttons) == 9, f"not a board message: {message.buttons()}"
+    return buttons
+
+
 def cell_id(message: SimMessage, cell: str | int) -> str:
     """The custom_id of a cell button on a board message."""
     index = parse_cell(cell) if isinstance(cell, str) else cell
-    buttons = [b for b in message.buttons() if b["custom_id"].startswith("ttt:cell:")]
-    assert len(buttons) == 9, f"not a board message: {message.buttons()}"
-    custom_id: str = buttons[index]["custom_id"]
-    assert custom_id.endswith(f":{index}")
+    custom_id: str = cell_buttons(message)[index]["custom_id"]
+    fields = CELL_ID.parse(custom_id)
+    assert fields is not None, custom_id
+    assert fields["cell"] == str(index), custom_id
     return custom_id
 
 
-def button_id(message: SimMessage, prefix: str, suffix: str = "") -> str:
-    """The custom_id of the one button whose custom_id starts with ``prefix`` (and ends with
-    ``suffix``)."""
-    found = [
-        b["custom_id"]
-        for b in message.buttons()
-        if b["custom_id"].startswith(prefix) and b["custom_id"].endswith(suffix)
-    ]
-    assert len(found) == 1, f"no single {prefix!r} button in {message.buttons()}"
+def button_id(message: SimMessage, form: IdFormat, **fields: str) -> str:
+    """The custom_id of the one button of ``form`` whose fields include ``fields``, such as
+    ``button_id(message, CHALLENGE_ID, action="accept")``."""
+    found = []
+    for button in message.buttons():
+        parsed = form.parse(button["custom_id"])
+        if parsed is not None and all(parsed[key] == value for key, value in fields.items()):
+            found.append(button["custom_id"])
+    assert len(found) == 1, f"no single {form.template} button with {fields}: {message.buttons()}"
     return str(found[0])
 
 
 def shown_board(message: SimMessage) -> str:
     """The position the cell buttons show, in ``Board.from_string`` form."""
     cells = []
-    for button in message.buttons():
-        if not button["custom_id"].startswith("ttt:cell:"):
-            continue
+    for button in cell_buttons(message):
         emoji = (button.get("emoji") or {}).get("name")
         cells.append(MARKS.get(emoji or "", "."))
-    assert len(cells) == 9
     return "/".join("".join(cells[row * 3 : row * 3 + 3]) for row in range(3))
 
 
@@ -160,8 +176,6 @@ def text_of(message: SimMessage | InteractionRecord) -> str:
 def free_cells(message: SimMessage) -> list[str]:
     return [
         cell_name(index)
-        for index, button in enumerate(
-            b for b in message.buttons() if b["custom_id"].startswith("ttt:cell:")
-        )
+        for index, button in enumerate(cell_buttons(message))
         if not button.get("disabled")
     ]

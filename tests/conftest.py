@@ -1,4 +1,4 @@
-"""Shared pytest configuration."""
+"""Shared pytest configuration: the fixtures every test file may use, and CI's skip rule."""
 
 from __future__ import annotations
 
@@ -7,10 +7,8 @@ from collections.abc import Generator
 
 import pytest
 
-# The Discord simulator's fixtures (sim, seed), available to every test.
-from tests.discord_sim.fixtures import seed, sim
-
-__all__ = ["seed", "sim"]
+# sim and seed (the local Discord-compatible server), and harness (the real bot against it).
+pytest_plugins = ["tests.discord_sim.fixtures", "tests.bot_harness"]
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -7,10 +7,11 @@ no stored change (checked by looking at the board again afterwards).
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 
 import pytest
 
+from bot.components import CHALLENGE_ID, GAME_ACTION_ID
+from bot.storage.base import GameRecord
 from tests.bot_harness import (
     BotHarness,
     board_of,
@@ -21,11 +22,6 @@ from tests.bot_harness import (
     text_of,
 )
 from tests.discord_sim import DiscordSim, InteractionRecord, SimMessage
-
-
-@pytest.fixture
-def harness(sim: DiscordSim, tmp_path: Path) -> BotHarness:
-    return BotHarness(sim, tmp_path)
 
 
 def refused(ix: InteractionRecord, sentence: str) -> None:
@@ -100,9 +96,9 @@ async def test_only_the_challenged_member_may_answer(sim: DiscordSim, harness: B
         ix = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
         message = ix.message
         assert message is not None
-        accept = button_id(message, "ttt:challenge:", ":accept")
-        decline = button_id(message, "ttt:challenge:", ":decline")
-        withdraw = button_id(message, "ttt:challenge:", ":withdraw")
+        accept = button_id(message, CHALLENGE_ID, action="accept")
+        decline = button_id(message, CHALLENGE_ID, action="decline")
+        withdraw = button_id(message, CHALLENGE_ID, action="withdraw")
         refused(
             await sim.click(s.carol, message, accept), "This challenge is for bob, not for you."
         )
@@ -127,7 +123,9 @@ async def test_the_challenger_can_withdraw(sim: DiscordSim, harness: BotHarness)
         message = ix.message
         assert message is not None
         assert [b["label"] for b in message.buttons()] == ["Accept", "Withdraw"]
-        withdrawn = await sim.click(s.alice, message, button_id(message, "ttt:", ":withdraw"))
+        withdrawn = await sim.click(
+            s.alice, message, button_id(message, CHALLENGE_ID, action="withdraw")
+        )
         assert withdrawn.response_type == 7
         assert "**alice** withdrew the challenge." in (message.content or "")
 
@@ -141,7 +139,7 @@ async def test_accepting_an_expired_challenge_shows_it_expired(
         message = ix.message
         assert message is not None
         harness.clock.advance(500)  # before any sweep
-        late = await sim.click(s.bob, message, button_id(message, "ttt:challenge:", ":accept"))
+        late = await sim.click(s.bob, message, button_id(message, CHALLENGE_ID, action="accept"))
         assert late.response_type == 7
         assert "expired" in (message.content or "")
         await late.wait_followups(1)
@@ -318,7 +316,7 @@ async def test_resign_by_command_and_by_button(sim: DiscordSim, harness: BotHarn
     s = sim.seed
     async with harness.running():
         board = await start_member_game(sim)
-        resigned = await sim.click(s.bob, board, button_id(board, "ttt:resign:"))
+        resigned = await sim.click(s.bob, board, button_id(board, GAME_ACTION_ID, action="resign"))
         assert resigned.response_type == 7
         assert "🏳️ ⭕ **bob** resigned: ❌ **alice** wins." in text_of(board)
         refused(
@@ -356,8 +354,8 @@ async def test_rematch_swaps_sides_once(sim: DiscordSim, harness: BotHarness) ->
     s = sim.seed
     async with harness.running():
         board = await start_member_game(sim)
-        await sim.click(s.alice, board, button_id(board, "ttt:resign:"))
-        rematch = button_id(board, "ttt:rematch:")
+        await sim.click(s.alice, board, button_id(board, GAME_ACTION_ID, action="resign"))
+        rematch = button_id(board, GAME_ACTION_ID, action="rematch")
         refused(await sim.click(s.carol, board, rematch), "Only the players of this game")
         again = await sim.click(s.bob, board, rematch)
         assert again.message is not None
@@ -379,7 +377,7 @@ async def test_rematch_against_the_bot_keeps_the_difficulty(
         resigned = await sim.slash(s.alice, s.channel, "ttt resign")
         assert resigned.message is not None
         again = await sim.click(
-            s.alice, resigned.message, button_id(resigned.message, "ttt:rematch:")
+            s.alice, resigned.message, button_id(resigned.message, GAME_ACTION_ID, action="rematch")
         )
         assert again.message is not None
         assert "❌ **tttbot (smart)** vs ⭕ **alice**" in text_of(again.message)
@@ -432,20 +430,21 @@ async def test_names_are_escaped(sim: DiscordSim, harness: BotHarness) -> None:
 
 
 async def test_an_unexpected_error_is_logged_apologised_for_and_survived(
-    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+    sim: DiscordSim,
+    harness: BotHarness,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     s = sim.seed
     async with harness.running(expect_errors=True) as bot:
-        storage = bot.service.storage
-        real = storage.live_game
         calls = 0
 
-        async def broken(channel_id: int) -> object:
+        async def broken(channel_id: int) -> GameRecord | None:
             nonlocal calls
             calls += 1
             raise RuntimeError("database on fire")
 
-        storage.live_game = broken  # type: ignore[method-assign]
+        monkeypatch.setattr(bot.service.storage, "live_game_in_channel", broken)
         with caplog.at_level(logging.ERROR):
             sorry = await sim.slash(s.alice, s.channel, "ttt board")
         refused(sorry, "Sorry, something went wrong on my side.")
@@ -455,7 +454,7 @@ async def test_an_unexpected_error_is_logged_apologised_for_and_survived(
             record.exc_info and "database on fire" in str(record.exc_info[1])
             for record in caplog.records
         )
-        storage.live_game = real  # type: ignore[method-assign]
+        monkeypatch.undo()
         works = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
         assert not works.ephemeral
 
@@ -471,12 +470,12 @@ async def test_stale_clicks_are_checked_against_the_stored_game(
         challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
         board = challenge.message
         assert board is not None
-        accept = button_id(board, "ttt:challenge:", ":accept")
+        accept = button_id(board, CHALLENGE_ID, action="accept")
         await sim.click(s.bob, board, accept)
         b2 = cell_id(board, "B2")
         await sim.click(s.alice, board, b2)
         refused(await sim.click(s.bob, board, b2, stale=True), "Cannot play B2: it is taken by X.")
-        await sim.click(s.bob, board, button_id(board, "ttt:resign:"))
+        await sim.click(s.bob, board, button_id(board, GAME_ACTION_ID, action="resign"))
         edits = len(board.edits)
         finished = shown_board(board)
         refused(

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.clock import SystemClock
 from bot.config import ConfigError, Settings, parse_database_url
+from bot.storage.connect import open_storage
 
 TOKEN = "test-token-do-not-log"
 
@@ -22,7 +24,6 @@ def settings(**env: str) -> Settings:
 def test_defaults() -> None:
     loaded = settings()
     assert loaded.token == TOKEN
-    assert loaded.database.scheme == "sqlite"
     assert loaded.database.path == "tttbot.sqlite3"
     assert loaded.api_base_url is None
     assert loaded.gateway_url is None
@@ -142,18 +143,14 @@ def test_python_m_bot_reads_dot_env_and_reports_a_broken_database_url(tmp_path: 
 
 
 async def test_a_database_in_a_missing_folder_is_one_clear_error(tmp_path: Path) -> None:
-    from bot.database import open_storage
-
     url = parse_database_url(f"sqlite:///{tmp_path / 'nowhere' / 'ttt.sqlite3'}")
     with pytest.raises(ConfigError, match=r"the folder of .* does not exist"):
-        await open_storage(url)
+        await open_storage(url, SystemClock())
 
 
 async def test_a_file_that_is_not_a_database_is_one_clear_error(tmp_path: Path) -> None:
-    from bot.database import open_storage
-
     junk = tmp_path / "notes.txt"
     junk.write_text("this is not a database\n" * 100)
     with pytest.raises(ConfigError, match=r"cannot open sqlite file .*notes\.txt") as caught:
-        await open_storage(parse_database_url(f"sqlite:///{junk}"))
+        await open_storage(parse_database_url(f"sqlite:///{junk}"), SystemClock())
     assert "\n" not in str(caught.value)

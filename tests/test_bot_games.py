@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import asyncio
 import random
-from pathlib import Path
 
 import pytest
 
+from bot.components import CHALLENGE_ID, GAME_ACTION_ID
 from game import Board, Mark
 from tests.bot_harness import (
     BotHarness,
     board_of,
     button_id,
+    cell_buttons,
     cell_id,
     free_cells,
     shown_board,
@@ -23,13 +24,12 @@ from tests.bot_harness import (
 from tests.discord_sim import DiscordSim, SimMessage, SimUser
 
 
-@pytest.fixture
-def harness(sim: DiscordSim, tmp_path: Path) -> BotHarness:
-    return BotHarness(sim, tmp_path)
-
-
 def is_live(message: SimMessage) -> bool:
-    return any(b["custom_id"].startswith("ttt:resign:") for b in message.buttons())
+    return any(
+        (fields := GAME_ACTION_ID.parse(b["custom_id"])) is not None
+        and fields["action"] == "resign"
+        for b in message.buttons()
+    )
 
 
 def finished(sim: DiscordSim, message_id: int) -> SimMessage | None:
@@ -76,8 +76,8 @@ async def test_full_games_against_each_difficulty(
                 assert "It's a draw." in text
             else:
                 assert "wins with" in text
-            assert button_id(final, "ttt:rematch:")
-            assert all(b["disabled"] for b in final.buttons() if "ttt:cell:" in b["custom_id"])
+            assert button_id(final, GAME_ACTION_ID, action="rematch")
+            assert all(b["disabled"] for b in cell_buttons(final))
         stats = await sim.slash(s.alice, s.channel, "ttt stats")
     if difficulty in ("minimax", "smart"):
         assert not any(results), f"{difficulty} lost a game to random moves"
@@ -92,7 +92,9 @@ async def test_a_challenge_played_to_a_win_counts_for_both(
         challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
         message = challenge.message
         assert message is not None
-        accepted = await sim.click(s.bob, message, button_id(message, "ttt:challenge:", ":accept"))
+        accepted = await sim.click(
+            s.bob, message, button_id(message, CHALLENGE_ID, action="accept")
+        )
         assert accepted.response_type == 7
         board = accepted.message
         assert board is not None
@@ -106,13 +108,9 @@ async def test_a_challenge_played_to_a_win_counts_for_both(
         assert shown_board(final) == "XO./XO./X.."
         assert "🏆 ❌ **alice** wins with A1 A2 A3!" in text_of(final)
         assert "❎" in text_of(final)  # the winning line stands out in the grid...
-        styles = {
-            b["custom_id"].split(":")[-1]: b["style"]
-            for b in final.buttons()
-            if b["custom_id"].startswith("ttt:cell:")
-        }
-        assert [styles[str(cell)] for cell in (0, 3, 6)] == [3, 3, 3]  # ...and on the buttons
-        assert styles["1"] == 2
+        styles = [b["style"] for b in cell_buttons(final)]
+        assert [styles[cell] for cell in (0, 3, 6)] == [3, 3, 3]  # ...and on the buttons
+        assert styles[1] == 2
         alice = text_of(await sim.slash(s.alice, s.channel, "ttt stats"))
         bob = text_of(await sim.slash(s.bob, s.channel, "ttt stats"))
         board_text = text_of(await sim.slash(s.carol, s.channel, "ttt leaderboard"))
@@ -131,7 +129,7 @@ async def test_an_open_challenge_played_to_a_draw(sim: DiscordSim, harness: BotH
             await sim.click(
                 s.carol,
                 challenge.message,
-                button_id(challenge.message, "ttt:challenge:", ":accept"),
+                button_id(challenge.message, CHALLENGE_ID, action="accept"),
             )
         ).message
         assert board is not None

@@ -15,7 +15,8 @@ from typing import Protocol
 
 import pytest
 
-from bot import elo
+from bot import results
+from bot.clock import ManualClock
 from bot.storage import (
     VS_MEMBER,
     AlreadyRematchedError,
@@ -27,11 +28,10 @@ from bot.storage import (
     NewChallenge,
     NewGame,
     Record,
-    SqliteStorage,
     Storage,
 )
 from bot.storage.migrations import migration_files
-from bot.storage.sqlite import split_statements
+from bot.storage.sqlite import SqliteStorage, split_statements
 from game import Mark
 
 
@@ -56,13 +56,13 @@ class Backend:
 
 @asynccontextmanager
 async def _sqlite_memory(tmp_path: Path) -> AsyncIterator[Opener]:
-    yield lambda: SqliteStorage.open(":memory:")
+    yield lambda: SqliteStorage.open(":memory:", ManualClock(T0))
 
 
 @asynccontextmanager
 async def _sqlite_file(tmp_path: Path) -> AsyncIterator[Opener]:
     path = str(tmp_path / "tttbot.sqlite3")
-    yield lambda: SqliteStorage.open(path)
+    yield lambda: SqliteStorage.open(path, ManualClock(T0))
 
 
 BACKENDS = [
@@ -220,6 +220,8 @@ async def test_fresh_database_has_every_migration(
 ) -> None:
     applied = await storage.schema_versions()
     assert sorted(applied) == [version for version, _ in migration_files(backend.dialect)]
+    # Dated by the clock the storage was given: the bot's clock is the only source of "now".
+    assert set(applied.values()) == {T0}
 
 
 async def test_reopening_keeps_data_and_does_not_reapply_migrations(
@@ -271,13 +273,13 @@ async def test_ai_game_keeps_its_difficulty_and_mark(storage: Storage) -> None:
 
 
 async def test_live_game_is_the_channels_active_game(storage: Storage) -> None:
-    assert await storage.live_game(CHANNEL) is None
+    assert await storage.live_game_in_channel(CHANNEL) is None
     game = await storage.create_game(new_game())
-    assert await storage.live_game(CHANNEL) == game
-    assert await storage.live_game(OTHER_CHANNEL) is None
+    assert await storage.live_game_in_channel(CHANNEL) == game
+    assert await storage.live_game_in_channel(OTHER_CHANNEL) is None
     done = await storage.save_game(finished(game, Mark.X, EndReason.LINE))
     assert done is not None
-    assert await storage.live_game(CHANNEL) is None
+    assert await storage.live_game_in_channel(CHANNEL) is None
 
 
 async def test_one_active_game_per_channel(storage: Storage) -> None:
@@ -286,10 +288,10 @@ async def test_one_active_game_per_channel(storage: Storage) -> None:
         await storage.create_game(new_game(x_id=CAROL, o_id=DAVE))
     elsewhere = await storage.create_game(new_game(OTHER_CHANNEL, CAROL, DAVE))
     assert elsewhere.channel_id == OTHER_CHANNEL
-    assert await storage.live_game(CHANNEL) == first
+    assert await storage.live_game_in_channel(CHANNEL) == first
     assert await storage.save_game(finished(first, None, EndReason.DRAW)) is not None
     again = await storage.create_game(new_game(x_id=CAROL, o_id=DAVE))
-    assert await storage.live_game(CHANNEL) == again
+    assert await storage.live_game_in_channel(CHANNEL) == again
 
 
 async def test_concurrent_creates_in_one_channel_start_one_game(storage: Storage) -> None:
@@ -300,7 +302,7 @@ async def test_concurrent_creates_in_one_channel_start_one_game(storage: Storage
     games = [r for r in results if isinstance(r, GameRecord)]
     assert len(games) == 1
     assert all(isinstance(r, ChannelBusyError) for r in results if r not in games)
-    assert await storage.live_game(CHANNEL) == games[0]
+    assert await storage.live_game_in_channel(CHANNEL) == games[0]
 
 
 async def test_two_connections_race_for_one_channel(
@@ -318,7 +320,11 @@ async def test_two_connections_race_for_one_channel(
         )
         assert sorted(type(r).__name__ for r in results) == ["ChannelBusyError", "GameRecord"]
         winner = next(r for r in results if isinstance(r, GameRecord))
-        assert await one.live_game(CHANNEL) == await two.live_game(CHANNEL) == winner
+        assert (
+            await one.live_game_in_channel(CHANNEL)
+            == await two.live_game_in_channel(CHANNEL)
+            == winner
+        )
 
 
 async def test_save_game_writes_and_bumps_version(storage: Storage) -> None:
@@ -413,7 +419,7 @@ async def test_member_draw_counts_for_both_sides(storage: Storage) -> None:
     for user in (ALICE, BOB):
         stats = await storage.player_stats(GUILD, user)
         assert stats.against(VS_MEMBER) == Record(draws=1)
-        assert stats.rating == elo.INITIAL_RATING
+        assert stats.rating == results.INITIAL_RATING
         assert stats.rated_games == 1
 
 
@@ -452,14 +458,14 @@ async def test_player_stats_of_a_stranger_are_empty(storage: Storage) -> None:
 
 async def test_elo_ratings_move_with_results(storage: Storage) -> None:
     await finish(storage, new_game(), Mark.X, EndReason.LINE)
-    alice, bob = elo.update(elo.INITIAL_RATING, elo.INITIAL_RATING, 1.0)
+    alice, bob = results.update(results.INITIAL_RATING, results.INITIAL_RATING, 1.0)
     assert (await storage.player_stats(GUILD, ALICE)).rating == pytest.approx(alice)
     assert (await storage.player_stats(GUILD, BOB)).rating == pytest.approx(bob)
-    assert alice > elo.INITIAL_RATING > bob
+    assert alice > results.INITIAL_RATING > bob
 
     # Bob plays X this time and wins: the update uses each side's current rating.
     await finish(storage, new_game(x_id=BOB, o_id=ALICE), Mark.X, EndReason.RESIGN)
-    bob, alice = elo.update(bob, alice, 1.0)
+    bob, alice = results.update(bob, alice, 1.0)
     board = await storage.leaderboard(GUILD)
     assert [(r.user_id, r.games, r.wins, r.losses, r.draws) for r in board] == [
         (BOB, 2, 1, 1, 0),
@@ -521,7 +527,7 @@ async def test_a_game_is_rematched_at_most_once(storage: Storage) -> None:
     assert await storage.save_game(finished(rematch, None, EndReason.DRAW)) is not None
     with pytest.raises(AlreadyRematchedError):
         await storage.create_game(new_game(OTHER_CHANNEL, rematch_of=original.id))
-    assert await storage.live_game(OTHER_CHANNEL) is None
+    assert await storage.live_game_in_channel(OTHER_CHANNEL) is None
     # The rematch itself can be rematched.
     third = await storage.create_game(new_game(rematch_of=rematch.id))
     assert third.rematch_of == rematch.id
@@ -541,8 +547,8 @@ async def test_create_and_get_challenge(storage: Storage) -> None:
     assert challenge.game_id is None
     assert await storage.get_challenge(challenge.id) == challenge
     assert await storage.get_challenge(challenge.id + 1000) is None
-    assert await storage.pending_challenge(CHANNEL) == challenge
-    assert await storage.pending_challenge(OTHER_CHANNEL) is None
+    assert await storage.pending_challenge_in_channel(CHANNEL) == challenge
+    assert await storage.pending_challenge_in_channel(OTHER_CHANNEL) is None
 
 
 async def test_open_challenge_has_no_opponent(storage: Storage) -> None:
@@ -557,17 +563,17 @@ async def test_one_pending_challenge_per_channel(storage: Storage) -> None:
         await storage.create_challenge(new_challenge(challenger_id=CAROL, opponent_id=DAVE))
     elsewhere = await storage.create_challenge(new_challenge(OTHER_CHANNEL))
     assert elsewhere.channel_id == OTHER_CHANNEL
-    assert await storage.pending_challenge(CHANNEL) == first
+    assert await storage.pending_challenge_in_channel(CHANNEL) == first
 
 
 async def test_no_challenge_while_a_game_is_live(storage: Storage) -> None:
     game = await storage.create_game(new_game())
     with pytest.raises(ChannelBusyError):
         await storage.create_challenge(new_challenge(challenger_id=CAROL, opponent_id=DAVE))
-    assert await storage.pending_challenge(CHANNEL) is None
+    assert await storage.pending_challenge_in_channel(CHANNEL) is None
     assert await storage.save_game(finished(game, Mark.O, EndReason.LINE)) is not None
     challenge = await storage.create_challenge(new_challenge())
-    assert await storage.pending_challenge(CHANNEL) == challenge
+    assert await storage.pending_challenge_in_channel(CHANNEL) == challenge
 
 
 @pytest.mark.parametrize(
@@ -581,8 +587,8 @@ async def test_closing_without_a_game(storage: Storage, status: ChallengeStatus)
     assert game is None
     assert (closed.id, closed.status, closed.game_id) == (challenge.id, status, None)
     assert await storage.get_challenge(challenge.id) == closed
-    assert await storage.pending_challenge(CHANNEL) is None
-    assert await storage.live_game(CHANNEL) is None
+    assert await storage.pending_challenge_in_channel(CHANNEL) is None
+    assert await storage.live_game_in_channel(CHANNEL) is None
     assert await storage.close_challenge(challenge.id, ChallengeStatus.EXPIRED) is None
     # The channel is free for the next challenge.
     assert (await storage.create_challenge(new_challenge())).id != challenge.id
@@ -598,8 +604,8 @@ async def test_accepting_starts_the_game_atomically(storage: Storage) -> None:
     assert closed.game_id == game.id
     assert game.is_active
     assert game.version == 1
-    assert await storage.live_game(CHANNEL) == game
-    assert await storage.pending_challenge(CHANNEL) is None
+    assert await storage.live_game_in_channel(CHANNEL) == game
+    assert await storage.pending_challenge_in_channel(CHANNEL) is None
     assert await storage.close_challenge(challenge.id, ChallengeStatus.ACCEPTED, new_game()) is None
     assert await storage.close_challenge(challenge.id, ChallengeStatus.WITHDRAWN) is None
 
@@ -615,7 +621,7 @@ async def test_racing_accepts_start_one_game(storage: Storage) -> None:
     assert len(done) == 1
     closed, game = done[0]
     assert await storage.get_challenge(challenge.id) == closed
-    assert await storage.live_game(CHANNEL) == game
+    assert await storage.live_game_in_channel(CHANNEL) == game
 
 
 async def test_accepting_while_a_game_is_live_changes_nothing(storage: Storage) -> None:
@@ -626,8 +632,8 @@ async def test_accepting_while_a_game_is_live_changes_nothing(storage: Storage) 
     with pytest.raises(ChannelBusyError):
         await storage.close_challenge(challenge.id, ChallengeStatus.ACCEPTED, new_game())
     assert await storage.get_challenge(challenge.id) == challenge
-    assert await storage.pending_challenge(CHANNEL) == challenge
-    assert await storage.live_game(CHANNEL) == live
+    assert await storage.pending_challenge_in_channel(CHANNEL) == challenge
+    assert await storage.live_game_in_channel(CHANNEL) == live
     result = await storage.close_challenge(challenge.id, ChallengeStatus.DECLINED)
     assert result is not None
     assert result[0].status is ChallengeStatus.DECLINED
@@ -640,7 +646,7 @@ async def test_close_challenge_rejects_nonsense(storage: Storage) -> None:
     with pytest.raises(ValueError, match="accepted"):
         await storage.close_challenge(challenge.id, ChallengeStatus.DECLINED, new_game())
     assert await storage.get_challenge(challenge.id) == challenge
-    assert await storage.live_game(CHANNEL) is None
+    assert await storage.live_game_in_channel(CHANNEL) is None
 
 
 async def test_closing_an_unknown_challenge(storage: Storage) -> None:
@@ -691,7 +697,7 @@ async def test_64_bit_snowflakes_round_trip(storage: Storage) -> None:
         biggest,
     )
     assert stored.message_id == big + 3
-    assert await storage.live_game(big + 1) == stored
+    assert await storage.live_game_in_channel(big + 1) == stored
     assert await storage.save_game(finished(stored, Mark.O, EndReason.LINE)) is not None
     assert (await storage.player_stats(big, biggest)).against(VS_MEMBER) == Record(wins=1)
     assert [r.user_id for r in await storage.leaderboard(big)] == [biggest, big + 2]
@@ -700,7 +706,7 @@ async def test_64_bit_snowflakes_round_trip(storage: Storage) -> None:
         new_challenge(big + 4, big + 5, biggest, guild_id=big)
     )
     await storage.set_challenge_message(challenge.id, biggest)
-    fetched = await storage.pending_challenge(big + 4)
+    fetched = await storage.pending_challenge_in_channel(big + 4)
     assert fetched is not None
     assert (fetched.guild_id, fetched.challenger_id, fetched.opponent_id) == (big, big + 5, biggest)
     assert fetched.message_id == biggest

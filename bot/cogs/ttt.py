@@ -1,30 +1,29 @@
 """The ``/ttt`` commands and the board's buttons: parse the interaction, call the domain, render.
 
 Errors a user causes come back from :mod:`bot.service` as ``UserError`` and reach the user as an
-ephemeral sentence through :func:`report_error`; nothing else happens in these handlers.
+ephemeral sentence through :func:`bot.respond.report_error`; nothing else happens in these
+handlers.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any
 
 import discord
 from discord import app_commands
 from discord.ext import commands
 
-from bot import render
+from bot import render, respond
 from bot.components import PREFIX
-from bot.service import DIFFICULTIES, Actor, UserError
-from bot.storage.base import ChallengeRecord, GameRecord
+from bot.service import DIFFICULTIES, FIRST_PLAYERS, Actor, UserError
+from bot.storage.base import GameRecord
 from game import cell_name, parse_cell
 
 if TYPE_CHECKING:
     from bot.client import TTTBot
 
 log = logging.getLogger(__name__)
-
-APOLOGY = "Sorry, something went wrong on my side. Nothing was changed; please try again."
 
 
 def actor(user: discord.abc.User) -> Actor:
@@ -38,75 +37,8 @@ def place(interaction: discord.Interaction[Any]) -> tuple[int, int]:
     return interaction.guild_id, interaction.channel_id
 
 
-async def send_ephemeral(interaction: discord.Interaction[Any], text: str) -> None:
-    if interaction.response.is_done():
-        await interaction.followup.send(text, ephemeral=True, allowed_mentions=render.NO_PINGS)
-    else:
-        await interaction.response.send_message(
-            text, ephemeral=True, allowed_mentions=render.NO_PINGS
-        )
-
-
-async def report_error(interaction: discord.Interaction[Any], error: Exception) -> None:
-    """Tell the user what went wrong, privately; log what they could not have caused."""
-    bot = cast("TTTBot", interaction.client)
-    async with bot.in_flight():
-        await _report(bot, interaction, error)
-
-
-async def _report(bot: TTTBot, interaction: discord.Interaction[Any], error: Exception) -> None:
-    if isinstance(error, app_commands.CommandInvokeError):
-        error = error.original
-    try:
-        if isinstance(error, UserError):
-            await _show_changed(bot, interaction, error.changed)
-            await send_ephemeral(interaction, error.sentence(render.escape))
-        elif isinstance(error, app_commands.MissingPermissions):
-            await send_ephemeral(interaction, "Only members who can manage messages can do that.")
-        elif isinstance(error, app_commands.NoPrivateMessage):
-            await send_ephemeral(interaction, "Tic-tac-toe is played in a server channel.")
-        elif isinstance(error, app_commands.AppCommandError):  # a check or a transformer
-            await send_ephemeral(interaction, f"That didn't work: {error}")
-        else:
-            log.error(
-                "unexpected error handling %s by user %s in channel %s",
-                _describe(interaction),
-                interaction.user.id,
-                interaction.channel_id,
-                exc_info=error,
-            )
-            await send_ephemeral(interaction, APOLOGY)
-    except Exception:
-        # Reporting must never raise: this runs as the last handler of a failed interaction.
-        log.exception("could not tell user %s about an error", interaction.user.id)
-
-
-async def _show_changed(
-    bot: TTTBot,
-    interaction: discord.Interaction[Any],
-    changed: GameRecord | ChallengeRecord | None,
-) -> None:
-    """A failed attempt that did settle something (a turn out of time, an expired challenge)
-    shows the new state: in place on the clicked message, else by editing the stored one."""
-    if changed is None:
-        return
-    reply = (
-        render.board_reply(changed)
-        if isinstance(changed, GameRecord)
-        else render.challenge_reply(changed)
-    )
-    clicked = interaction.message.id if interaction.message else None
-    if clicked is not None and clicked == changed.message_id and not interaction.response.is_done():
-        await interaction.response.edit_message(**reply.edit_kwargs())
-    elif changed.message_id is not None:
-        await bot.edit_message(changed.channel_id, changed.message_id, reply)
-
-
-def _describe(interaction: discord.Interaction[Any]) -> str:
-    if interaction.command is not None:
-        return f"/{interaction.command.qualified_name}"
-    data: dict[str, Any] = dict(interaction.data or {})
-    return f"component {data.get('custom_id', '?')}"
+def _choices(values: tuple[str, ...]) -> list[app_commands.Choice[str]]:
+    return [app_commands.Choice(name=value, value=value) for value in values]
 
 
 class TicTacToeCog(commands.Cog, name="TicTacToe"):
@@ -116,6 +48,11 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
 
     def __init__(self, bot: TTTBot) -> None:
         self.bot = bot
+
+    async def cog_app_command_error(
+        self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
+    ) -> None:
+        await respond.report_error(interaction, error)
 
     # -- starting --------------------------------------------------------------------------
 
@@ -142,16 +79,21 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     @app_commands.describe(
         difficulty="How well I play", first="Who moves first (and plays X); default: you"
     )
+    @app_commands.choices(difficulty=_choices(DIFFICULTIES), first=_choices(FIRST_PLAYERS))
     async def vs_ai(
         self,
         interaction: discord.Interaction[Any],
-        difficulty: Literal["random", "smart", "minimax"],
-        first: Literal["me", "bot", "random"] = "me",
+        difficulty: app_commands.Choice[str],
+        first: app_commands.Choice[str] | None = None,
     ) -> None:
         async with self.bot.in_flight():
             guild_id, channel_id = place(interaction)
             started = await self.bot.service.start_vs_ai(
-                guild_id, channel_id, actor(interaction.user), difficulty, first
+                guild_id,
+                channel_id,
+                actor(interaction.user),
+                difficulty.value,
+                first.value if first else "me",
             )
             note = render.move_note(started.game, None, started.ai_cell)
             await self._post_board(interaction, started.game, note)
@@ -175,7 +117,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     ) -> list[app_commands.Choice[str]]:
         if interaction.channel_id is None:
             return []
-        cells = await self.bot.service.free_cells(interaction.channel_id)
+        cells = await self.bot.service.free_cells_in_channel(interaction.channel_id)
         names = [cell_name(cell) for cell in cells]
         matching = [name for name in names if name.startswith(current.strip().upper())]
         if not matching:
@@ -191,14 +133,14 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     async def board(self, interaction: discord.Interaction[Any]) -> None:
         async with self.bot.in_flight():
             _, channel_id = place(interaction)
-            game = await self.bot.service.live_game(channel_id)
+            game = await self.bot.service.game_in_channel(channel_id)
             await self._post_board(interaction, game, None)
 
     @ttt.command(name="resign", description="Give up this channel's game")
     async def resign(self, interaction: discord.Interaction[Any]) -> None:
         async with self.bot.in_flight():
             _, channel_id = place(interaction)
-            game = await self.bot.service.resign(channel_id, actor(interaction.user))
+            game = await self.bot.service.resign_in_channel(channel_id, actor(interaction.user))
             await self._post_board(interaction, game, None)
 
     @ttt.command(
@@ -210,7 +152,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     async def end(self, interaction: discord.Interaction[Any]) -> None:
         async with self.bot.in_flight():
             _, channel_id = place(interaction)
-            game = await self.bot.service.end(channel_id)
+            game = await self.bot.service.end_in_channel(channel_id)
             await self._post_board(interaction, game, None)
 
     async def _post_board(
@@ -232,7 +174,9 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
             return
         await self.bot.service.set_board_message(game.id, message_id)
         if previous is not None:
-            await self.bot.edit_message(game.channel_id, previous, render.retired_board_reply(game))
+            await respond.edit_message(
+                self.bot, game.channel_id, previous, render.retired_board_reply(game)
+            )
 
     # -- stats -----------------------------------------------------------------------------
 
@@ -281,7 +225,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         if custom_id in _custom_ids(interaction.message):
             return  # discord.py routes it to the DynamicItem
         async with self.bot.in_flight():
-            await report_error(
+            await respond.report_error(
                 interaction,
                 UserError("That button is no longer on this message: use the newest board."),
             )
@@ -291,19 +235,21 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     ) -> None:
         async with self.bot.in_flight():
             try:
-                result = await self.bot.service.click_cell(game_id, actor(interaction.user), cell)
+                result = await self.bot.service.move_on_board(
+                    game_id, actor(interaction.user), cell
+                )
                 note = render.move_note(result.game, result.cell, result.ai_cell)
                 await self._update_board(interaction, result.game, note)
             except Exception as error:
-                await report_error(interaction, error)
+                await respond.report_error(interaction, error)
 
     async def resign_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         async with self.bot.in_flight():
             try:
-                game = await self.bot.service.resign_by_button(game_id, actor(interaction.user))
+                game = await self.bot.service.resign_on_board(game_id, actor(interaction.user))
                 await self._update_board(interaction, game, None)
             except Exception as error:
-                await report_error(interaction, error)
+                await respond.report_error(interaction, error)
 
     async def _update_board(
         self, interaction: discord.Interaction[Any], game: GameRecord, note: str | None
@@ -319,7 +265,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
                 note = render.move_note(started.game, None, started.ai_cell)
                 await self._post_board(interaction, started.game, note)
             except Exception as error:
-                await report_error(interaction, error)
+                await respond.report_error(interaction, error)
 
     async def challenge_clicked(
         self, interaction: discord.Interaction[Any], challenge_id: int, action: str
@@ -328,7 +274,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
             try:
                 await self._answer_challenge(interaction, challenge_id, action)
             except Exception as error:
-                await report_error(interaction, error)
+                await respond.report_error(interaction, error)
 
     async def _answer_challenge(
         self, interaction: discord.Interaction[Any], challenge_id: int, action: str

@@ -1,6 +1,8 @@
 """Persistence for games, challenges, stats and settings behind one small interface.
 
-Open one with ``await SqliteStorage.open(path)``; everything else sees only :class:`Storage`.
+Importing this package loads no database driver: the records and the :class:`Storage` contract
+live in :mod:`bot.storage.base`, and :func:`bot.storage.connect.open_storage` opens the engine
+that ``DATABASE_URL`` names.
 """
 
 from bot.storage.base import (
@@ -20,7 +22,6 @@ from bot.storage.base import (
     Storage,
     StorageError,
 )
-from bot.storage.sqlite import SqliteStorage
 
 __all__ = [
     "VS_MEMBER",
@@ -36,7 +37,6 @@ __all__ = [
     "PlayerStats",
     "Rating",
     "Record",
-    "SqliteStorage",
     "Storage",
     "StorageError",
 ]

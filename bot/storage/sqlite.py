@@ -5,16 +5,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
-from bot import elo
+from bot import results
+from bot.clock import Clock
 from bot.storage.base import (
-    VS_MEMBER,
     AlreadyRematchedError,
     ChallengeRecord,
     ChallengeStatus,
@@ -51,18 +50,20 @@ _CHALLENGE_COLUMNS = (
 class SqliteStorage:
     """Games, challenges, stats and settings in one SQLite database.
 
-    Open it with ``await SqliteStorage.open(path)`` (``":memory:"`` for a throwaway one).
+    Open it with ``await SqliteStorage.open(path, clock)`` (``":memory:"`` for a throwaway one).
     """
 
-    def __init__(self, db: aiosqlite.Connection) -> None:
+    def __init__(self, db: aiosqlite.Connection, clock: Clock) -> None:
         self._db = db
+        self._clock = clock
         # One connection serves every coroutine: without this lock, a coroutine's statements
         # could land inside another's open transaction (or read its uncommitted rows).
         self._lock = asyncio.Lock()
 
     @classmethod
-    async def open(cls, path: str) -> SqliteStorage:
-        """Connect to (or create) the database at ``path`` and bring its schema up to date."""
+    async def open(cls, path: str, clock: Clock) -> SqliteStorage:
+        """Connect to (or create) the database at ``path`` and bring its schema up to date;
+        ``clock`` dates the migrations it applies."""
         # isolation_level=None: the sqlite3 module must not open transactions behind our back;
         # every write goes through _transaction's BEGIN IMMEDIATE.
         db = await aiosqlite.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS)
@@ -71,7 +72,7 @@ class SqliteStorage:
             await db.execute("PRAGMA foreign_keys = ON")
             # WAL lets readers proceed during a write; an in-memory database ignores it.
             await db.execute("PRAGMA journal_mode = WAL")
-            storage = cls(db)
+            storage = cls(db, clock)
             await storage._migrate()
         except BaseException:
             await db.close()
@@ -123,7 +124,7 @@ class SqliteStorage:
                     await db.execute(statement)
                 await db.execute(
                     "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
-                    (version, time.time()),
+                    (version, self._clock.now()),
                 )
             log.info("Applied SQLite migration %04d", version)
 
@@ -142,7 +143,7 @@ class SqliteStorage:
         row = await self._fetchone(f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?", (game_id,))
         return None if row is None else _game(row)
 
-    async def live_game(self, channel_id: int) -> GameRecord | None:
+    async def live_game_in_channel(self, channel_id: int) -> GameRecord | None:
         row = await self._fetchone(
             f"SELECT {_GAME_COLUMNS} FROM games WHERE channel_id = ? AND status = 'active'",
             (channel_id,),
@@ -174,7 +175,7 @@ class SqliteStorage:
             if saved is None:  # pragma: no cover - the UPDATE just matched it
                 raise RuntimeError(f"game {game.id} vanished inside its own transaction")
             if saved.status is GameStatus.FINISHED:
-                await _record_result(db, saved)
+                await _write_tally(db, saved)
             return saved
 
     async def set_game_message(self, game_id: int, message_id: int) -> None:
@@ -235,7 +236,7 @@ class SqliteStorage:
         )
         return None if row is None else _challenge(row)
 
-    async def pending_challenge(self, channel_id: int) -> ChallengeRecord | None:
+    async def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None:
         row = await self._fetchone(
             f"SELECT {_CHALLENGE_COLUMNS} FROM challenges"
             " WHERE channel_id = ? AND status = 'pending'",
@@ -428,79 +429,39 @@ async def _select_challenge(db: aiosqlite.Connection, challenge_id: int) -> Chal
     return None if row is None else _challenge(row)
 
 
-async def _record_result(db: aiosqlite.Connection, game: GameRecord) -> None:
-    """Count a just-finished game: per-opponent records, and Elo for member games."""
-    if game.end_reason is EndReason.ENDED:
-        return
-    if game.ai_mark is not None:
-        assert game.ai_difficulty is not None  # the schema's CHECK pairs it with ai_mark
-        human = game.ai_mark.other
-        await _add_record(
-            db, game.guild_id, game.player_id(human), game.ai_difficulty, game.winner, human
+async def _write_tally(db: aiosqlite.Connection, game: GameRecord) -> None:
+    """Add what the just-finished ``game`` counts for (decided by :mod:`bot.results`)."""
+    players = results.rated_players(game)
+    ratings = {}
+    for user_id in players:
+        async with db.execute(
+            "SELECT rating FROM ratings WHERE guild_id = ? AND user_id = ?",
+            (game.guild_id, user_id),
+        ) as cursor:
+            row = await cursor.fetchone()
+        if row is not None:
+            ratings[user_id] = float(row["rating"])
+    counted = results.tally(game, ratings)
+    for record in counted.records:
+        await db.execute(
+            "INSERT INTO player_stats (guild_id, user_id, opponent, wins, losses, draws)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id, user_id, opponent) DO UPDATE SET"
+            " wins = wins + excluded.wins, losses = losses + excluded.losses,"
+            " draws = draws + excluded.draws",
+            (record.guild_id, record.user_id, record.opponent, *_increments(record.score)),
         )
-        return
-    if game.x_id == game.o_id:
-        # Nobody should be able to start such a game; if one slips through it must not
-        # hand its player a win, a loss and a free rating swing.
-        log.warning("Game %d has the same player on both sides; not counted", game.id)
-        return
-    for mark in (Mark.X, Mark.O):
-        await _add_record(db, game.guild_id, game.player_id(mark), VS_MEMBER, game.winner, mark)
-    x_rating = await _rating(db, game.guild_id, game.x_id)
-    o_rating = await _rating(db, game.guild_id, game.o_id)
-    score_x = 0.5 if game.winner is None else (1.0 if game.winner is Mark.X else 0.0)
-    new_x, new_o = elo.update(x_rating, o_rating, score_x)
-    await _set_rating(db, game.guild_id, game.x_id, new_x, game.winner, Mark.X)
-    await _set_rating(db, game.guild_id, game.o_id, new_o, game.winner, Mark.O)
+    for rating in counted.ratings:
+        await db.execute(
+            "INSERT INTO ratings (guild_id, user_id, rating, games, wins, losses, draws)"
+            " VALUES (?, ?, ?, 1, ?, ?, ?) ON CONFLICT (guild_id, user_id) DO UPDATE SET"
+            " rating = excluded.rating, games = games + 1, wins = wins + excluded.wins,"
+            " losses = losses + excluded.losses, draws = draws + excluded.draws",
+            (rating.guild_id, rating.user_id, rating.rating, *_increments(rating.score)),
+        )
 
 
-def _result(winner: Mark | None, mark: Mark) -> tuple[int, int, int]:
-    """(wins, losses, draws) increments for the player of ``mark``."""
-    if winner is None:
-        return 0, 0, 1
-    return (1, 0, 0) if winner is mark else (0, 1, 0)
-
-
-async def _add_record(
-    db: aiosqlite.Connection,
-    guild_id: int,
-    user_id: int,
-    opponent: str,
-    winner: Mark | None,
-    mark: Mark,
-) -> None:
-    await db.execute(
-        "INSERT INTO player_stats (guild_id, user_id, opponent, wins, losses, draws)"
-        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id, user_id, opponent) DO UPDATE SET"
-        " wins = wins + excluded.wins, losses = losses + excluded.losses,"
-        " draws = draws + excluded.draws",
-        (guild_id, user_id, opponent, *_result(winner, mark)),
-    )
-
-
-async def _rating(db: aiosqlite.Connection, guild_id: int, user_id: int) -> float:
-    async with db.execute(
-        "SELECT rating FROM ratings WHERE guild_id = ? AND user_id = ?", (guild_id, user_id)
-    ) as cursor:
-        row = await cursor.fetchone()
-    return elo.INITIAL_RATING if row is None else float(row["rating"])
-
-
-async def _set_rating(
-    db: aiosqlite.Connection,
-    guild_id: int,
-    user_id: int,
-    rating: float,
-    winner: Mark | None,
-    mark: Mark,
-) -> None:
-    await db.execute(
-        "INSERT INTO ratings (guild_id, user_id, rating, games, wins, losses, draws)"
-        " VALUES (?, ?, ?, 1, ?, ?, ?) ON CONFLICT (guild_id, user_id) DO UPDATE SET"
-        " rating = excluded.rating, games = games + 1, wins = wins + excluded.wins,"
-        " losses = losses + excluded.losses, draws = draws + excluded.draws",
-        (guild_id, user_id, rating, *_result(winner, mark)),
-    )
+def _increments(score: results.Score) -> tuple[int, int, int]:
+    return score.wins, score.losses, score.draws
 
 
 def _moves_text(moves: Iterable[int]) -> str:

@@ -6,6 +6,7 @@ import logging
 import sqlite3
 from pathlib import Path
 
+from bot.clock import Clock
 from bot.config import ConfigError, DatabaseUrl
 from bot.storage.base import Storage
 from bot.storage.sqlite import SqliteStorage
@@ -13,15 +14,13 @@ from bot.storage.sqlite import SqliteStorage
 log = logging.getLogger(__name__)
 
 
-async def open_storage(database: DatabaseUrl) -> Storage:
+async def open_storage(database: DatabaseUrl, clock: Clock) -> Storage:
     """Connect and apply pending migrations. Raises :class:`ConfigError` if it can't."""
-    if database.scheme != "sqlite":
-        raise ConfigError(f"DATABASE_URL: {database.scheme} is not supported yet")
     path = database.path
     if path != ":memory:" and not Path(path).parent.is_dir():
         raise ConfigError(f"DATABASE_URL: the folder of {path} does not exist")
     try:
-        storage = await SqliteStorage.open(path)
+        storage = await SqliteStorage.open(path, clock)
     except sqlite3.Error as error:
         raise ConfigError(f"DATABASE_URL: cannot open {database.describe()}: {error}") from None
     log.info("using %s", database.describe())
