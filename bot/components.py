@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, cast
 
 import discord
 
@@ -62,6 +62,10 @@ CHALLENGE_ID = IdFormat("challenge", ("challenge", ROW_ID), ("action", "accept|d
 ID_FORMATS = (CELL_ID, GAME_ACTION_ID, CHALLENGE_ID)
 
 
+# How an action's button looks: its label, emoji and style.
+Look = tuple[str, str | None, discord.ButtonStyle]
+
+
 class ClickHandler(Protocol):
     async def cell_clicked(
         self, interaction: discord.Interaction[Any], game_id: int, cell: int
@@ -83,13 +87,27 @@ def _handler(interaction: discord.Interaction[Any]) -> ClickHandler:
     return bot.click_handler
 
 
-def _button(item: discord.ui.Item[Any]) -> discord.ui.Button[Any]:
-    # Each template is only ever put on buttons.
-    assert isinstance(item, discord.ui.Button)
-    return item
+class _Routed(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"(?!)"):
+    """A button discord.py routes to by its custom_id's fields. Never registered itself (its
+    template matches nothing): each subclass names its own template and reads its fields."""
+
+    @classmethod
+    async def from_custom_id(
+        cls,
+        interaction: discord.Interaction[Any],
+        item: discord.ui.Item[Any],
+        match: re.Match[str],
+    ) -> Self:
+        # Each template is only ever put on buttons.
+        assert isinstance(item, discord.ui.Button)
+        return cls.from_fields(match.groupdict(), item)
+
+    @classmethod
+    def from_fields(cls, fields: Mapping[str, str], button: discord.ui.Button[Any]) -> Self:
+        raise NotImplementedError
 
 
-class CellButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=CELL_ID.template):
+class CellButton(_Routed, template=CELL_ID.template):
     def __init__(self, game_id: int, cell: int, button: discord.ui.Button[Any]) -> None:
         super().__init__(button)
         self.game_id = game_id
@@ -118,89 +136,73 @@ class CellButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=CELL_I
         return cls(game_id, cell, button)
 
     @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-    ) -> CellButton:
-        return cls(int(match["game"]), int(match["cell"]), _button(item))
+    def from_fields(cls, fields: Mapping[str, str], button: discord.ui.Button[Any]) -> Self:
+        return cls(int(fields["game"]), int(fields["cell"]), button)
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         await _handler(interaction).cell_clicked(interaction, self.game_id, self.cell)
 
 
-GAME_ACTIONS = {
-    "resign": ("Resign", "🏳️", discord.ButtonStyle.danger),
-    "rematch": ("Rematch", "🔁", discord.ButtonStyle.primary),
-}
+class _ActionButton(_Routed, template=r"(?!)"):
+    """A button whose custom_id is an ``action`` on one game or challenge: the shared part of
+    :class:`GameButton` and :class:`ChallengeButton`. Never registered itself; each subclass
+    names its own format, target field and actions."""
 
-
-class GameButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=GAME_ACTION_ID.template):
-    """The board's fourth row: **Resign** while the game is live, **Rematch** once it is over."""
+    id_format: ClassVar[IdFormat]
+    target: ClassVar[str]  # the IdFormat field holding the row id
+    actions: ClassVar[Mapping[str, Look]]
+    row: ClassVar[int | None] = None
 
     def __init__(
-        self, game_id: int, action: str, button: discord.ui.Button[Any] | None = None
+        self, target_id: int, action: str, button: discord.ui.Button[Any] | None = None
     ) -> None:
         if button is None:
-            label, emoji, style = GAME_ACTIONS[action]
-            custom_id = GAME_ACTION_ID.build(action=action, game=game_id)
+            label, emoji, style = self.actions[action]
+            custom_id = self.id_format.build(action=action, **{self.target: target_id})
             button = discord.ui.Button(
-                custom_id=custom_id, label=label, emoji=emoji, style=style, row=3
+                custom_id=custom_id, label=label, emoji=emoji, style=style, row=self.row
             )
         super().__init__(button)
-        self.game_id = game_id
+        self.target_id = target_id
         self.action = action
 
     @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-    ) -> GameButton:
-        return cls(int(match["game"]), match["action"], _button(item))
+    def from_fields(cls, fields: Mapping[str, str], button: discord.ui.Button[Any]) -> Self:
+        return cls(int(fields[cls.target]), fields["action"], button)
+
+
+class GameButton(_ActionButton, template=GAME_ACTION_ID.template):
+    """The board's fourth row: **Resign** while the game is live, **Rematch** once it is over."""
+
+    id_format = GAME_ACTION_ID
+    target = "game"
+    actions: ClassVar[Mapping[str, Look]] = {
+        "resign": ("Resign", "🏳️", discord.ButtonStyle.danger),
+        "rematch": ("Rematch", "🔁", discord.ButtonStyle.primary),
+    }
+    row = 3
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         handler = _handler(interaction)
         if self.action == "resign":
-            await handler.resign_clicked(interaction, self.game_id)
+            await handler.resign_clicked(interaction, self.target_id)
         else:
-            await handler.rematch_clicked(interaction, self.game_id)
+            await handler.rematch_clicked(interaction, self.target_id)
 
 
-CHALLENGE_ACTIONS = {
-    "accept": ("Accept", discord.ButtonStyle.success),
-    "decline": ("Decline", discord.ButtonStyle.secondary),
-    "withdraw": ("Withdraw", discord.ButtonStyle.danger),
-}
+class ChallengeButton(_ActionButton, template=CHALLENGE_ID.template):
+    """**Accept**, **Decline** or **Withdraw** on a challenge message."""
 
-
-class ChallengeButton(
-    discord.ui.DynamicItem[discord.ui.Button[Any]], template=CHALLENGE_ID.template
-):
-    def __init__(
-        self, challenge_id: int, action: str, button: discord.ui.Button[Any] | None = None
-    ) -> None:
-        if button is None:
-            label, style = CHALLENGE_ACTIONS[action]
-            custom_id = CHALLENGE_ID.build(challenge=challenge_id, action=action)
-            button = discord.ui.Button(custom_id=custom_id, label=label, style=style)
-        super().__init__(button)
-        self.challenge_id = challenge_id
-        self.action = action
-
-    @classmethod
-    async def from_custom_id(
-        cls,
-        interaction: discord.Interaction[Any],
-        item: discord.ui.Item[Any],
-        match: re.Match[str],
-    ) -> ChallengeButton:
-        return cls(int(match["challenge"]), match["action"], _button(item))
+    id_format = CHALLENGE_ID
+    target = "challenge"
+    actions: ClassVar[Mapping[str, Look]] = {
+        "accept": ("Accept", None, discord.ButtonStyle.success),
+        "decline": ("Decline", None, discord.ButtonStyle.secondary),
+        "withdraw": ("Withdraw", None, discord.ButtonStyle.danger),
+    }
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _handler(interaction).challenge_clicked(interaction, self.challenge_id, self.action)
+        await _handler(interaction).challenge_clicked(interaction, self.target_id, self.action)
 
 
 DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (

@@ -163,17 +163,8 @@ class GameService:
             raise UserError(
                 "This challenge is for {}, not for you.", _name(challenge.opponent_name)
             )
-        now = self.clock.now()
-        game = NewGame(
-            guild_id=challenge.guild_id,
-            channel_id=challenge.channel_id,
-            x_id=challenge.challenger_id,
-            x_name=challenge.challenger_name,
-            o_id=user.id,
-            o_name=user.name,
-            deadline=now + self.turn_timeout,
-            created_at=now,
-        )
+        challenger = Actor(challenge.challenger_id, challenge.challenger_name)
+        game = self._new_game(challenge.guild_id, challenge.channel_id, challenger, user)
         try:
             closed = await self.storage.close_challenge(
                 challenge_id, ChallengeStatus.ACCEPTED, game
@@ -250,33 +241,18 @@ class GameService:
         bot_first: bool,
         rematch_of: int | None,
     ) -> Started:
-        now = self.clock.now()
-        ai_mark = Mark.X if bot_first else Mark.O
-        bot_name = f"{self.bot_user.name} ({difficulty})"
-        moves: tuple[int, ...] = ()
-        ai_cell = None
-        if bot_first:
-            ai_cell = get_strategy(difficulty, self._rng).choose(Board())
-            moves = (ai_cell,)
-        x, o = (self.bot_user.id, user.id) if bot_first else (user.id, self.bot_user.id)
-        x_name, o_name = (bot_name, user.name) if bot_first else (user.name, bot_name)
-        game = await self._create(
-            NewGame(
-                guild_id=guild_id,
-                channel_id=channel_id,
-                x_id=x,
-                x_name=x_name,
-                o_id=o,
-                o_name=o_name,
-                ai_difficulty=difficulty,
-                ai_mark=ai_mark,
-                moves=moves,
-                deadline=now + self.turn_timeout,
-                created_at=now,
-                rematch_of=rematch_of,
-            )
+        bot = Actor(self.bot_user.id, f"{self.bot_user.name} ({difficulty})", is_bot=True)
+        ai_cell = get_strategy(difficulty, self._rng).choose(Board()) if bot_first else None
+        game = self._new_game(
+            guild_id,
+            channel_id,
+            *((bot, user) if bot_first else (user, bot)),
+            ai_difficulty=difficulty,
+            ai_mark=Mark.X if bot_first else Mark.O,
+            moves=() if ai_cell is None else (ai_cell,),
+            rematch_of=rematch_of,
         )
-        return Started(game, ai_cell)
+        return Started(await self._create(game), ai_cell)
 
     async def rematch(self, game_id: int, user: Actor) -> Started:
         """A new game between the same players with sides swapped (same difficulty)."""
@@ -297,21 +273,38 @@ class GameService:
                 bot_first=old.ai_mark is Mark.O,
                 rematch_of=old.id,
             )
+        x, o = (Actor(old.player_id(mark), old.player_name(mark)) for mark in (Mark.O, Mark.X))
+        game = self._new_game(old.guild_id, old.channel_id, x, o, rematch_of=old.id)
+        return Started(await self._create(game))
+
+    def _new_game(
+        self,
+        guild_id: int,
+        channel_id: int,
+        x: Actor,
+        o: Actor,
+        *,
+        ai_difficulty: str | None = None,
+        ai_mark: Mark | None = None,
+        moves: tuple[int, ...] = (),
+        rematch_of: int | None = None,
+    ) -> NewGame:
+        """A game starting now, with the first turn's clock running."""
         now = self.clock.now()
-        game = await self._create(
-            NewGame(
-                guild_id=old.guild_id,
-                channel_id=old.channel_id,
-                x_id=old.o_id,
-                x_name=old.o_name,
-                o_id=old.x_id,
-                o_name=old.x_name,
-                deadline=now + self.turn_timeout,
-                created_at=now,
-                rematch_of=old.id,
-            )
+        return NewGame(
+            guild_id=guild_id,
+            channel_id=channel_id,
+            x_id=x.id,
+            x_name=x.name,
+            o_id=o.id,
+            o_name=o.name,
+            ai_difficulty=ai_difficulty,
+            ai_mark=ai_mark,
+            moves=moves,
+            deadline=now + self.turn_timeout,
+            created_at=now,
+            rematch_of=rematch_of,
         )
-        return Started(game)
 
     async def _create(self, game: NewGame) -> GameRecord:
         try:

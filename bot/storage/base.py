@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
-from game import Board, Mark
+from game import DEFAULT_SIZE, Board, Mark
 
 # Stats are kept per opponent kind: other members, or the bot at one difficulty.
 VS_MEMBER = "member"
@@ -38,10 +38,13 @@ class ChallengeStatus(StrEnum):
     EXPIRED = "expired"
 
 
-@dataclass(frozen=True, slots=True)
-class NewGame:
-    """What it takes to start a game. For a game against the bot, the bot's own user id fills
-    its side and ``ai_difficulty``/``ai_mark`` say which side it plays and how well."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GameSetup:
+    """Who plays a game, where, and on what board: what a new game and a stored one share.
+
+    For a game against the bot, the bot's own user id fills its side and
+    ``ai_difficulty``/``ai_mark`` say which side it plays and how well.
+    """
 
     guild_id: int
     channel_id: int
@@ -49,45 +52,10 @@ class NewGame:
     o_id: int
     x_name: str
     o_name: str
-    deadline: float
-    created_at: float
     ai_difficulty: str | None = None
     ai_mark: Mark | None = None
-    moves: tuple[int, ...] = ()
-    size: int = 3
+    size: int = DEFAULT_SIZE
     rematch_of: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class GameRecord:
-    id: int
-    guild_id: int
-    channel_id: int
-    x_id: int
-    o_id: int
-    x_name: str
-    o_name: str
-    ai_difficulty: str | None
-    ai_mark: Mark | None
-    size: int
-    moves: tuple[int, ...]
-    status: GameStatus
-    winner: Mark | None  # None while active, on a draw, and when ended by a moderator
-    end_reason: EndReason | None
-    message_id: int | None  # the live board message; older board messages are stale
-    deadline: float | None  # when the player to move loses by timeout; None once finished
-    version: int  # bumped by every save: the optimistic lock for concurrent clicks
-    created_at: float
-    updated_at: float
-    rematch_of: int | None
-
-    @property
-    def board(self) -> Board:
-        return Board.from_moves(self.moves, self.size)
-
-    @property
-    def is_active(self) -> bool:
-        return self.status is GameStatus.ACTIVE
 
     @property
     def against_ai(self) -> bool:
@@ -105,6 +73,39 @@ class GameRecord:
             if self.player_id(mark) == user_id and mark is not self.ai_mark:
                 return mark
         return None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewGame(GameSetup):
+    """What it takes to start a game: its setup, the first deadline, any opening moves."""
+
+    deadline: float
+    created_at: float
+    moves: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GameRecord(GameSetup):
+    """A stored game."""
+
+    id: int
+    moves: tuple[int, ...]
+    status: GameStatus
+    winner: Mark | None  # None while active, on a draw, and when ended by a moderator
+    end_reason: EndReason | None
+    message_id: int | None  # the live board message; older board messages are stale
+    deadline: float | None  # when the player to move loses by timeout; None once finished
+    version: int  # bumped by every save: the optimistic lock for concurrent clicks
+    created_at: float
+    updated_at: float
+
+    @property
+    def board(self) -> Board:
+        return Board.from_moves(self.moves, self.size)
+
+    @property
+    def is_active(self) -> bool:
+        return self.status is GameStatus.ACTIVE
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,8 @@ import logging
 import sqlite3
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiosqlite
 
@@ -36,15 +37,11 @@ log = logging.getLogger(__name__)
 # Another process (a second bot instance, a backup) may hold the write lock briefly.
 BUSY_TIMEOUT_SECONDS = 10.0
 
-_GAME_COLUMNS = (
-    "id, guild_id, channel_id, x_id, o_id, x_name, o_name, ai_difficulty, ai_mark, size,"
-    " moves, status, winner, end_reason, message_id, deadline, version, created_at,"
-    " updated_at, rematch_of"
-)
-_CHALLENGE_COLUMNS = (
-    "id, guild_id, channel_id, challenger_id, challenger_name, opponent_id, opponent_name,"
-    " status, message_id, expires_at, game_id, created_at"
-)
+_R = TypeVar("_R", GameRecord, ChallengeRecord)
+
+# Every field of a record is a column of the same name.
+_GAME_COLUMNS = ", ".join(field.name for field in fields(GameRecord))
+_CHALLENGE_COLUMNS = ", ".join(field.name for field in fields(ChallengeRecord))
 
 
 class SqliteStorage:
@@ -109,6 +106,14 @@ class SqliteStorage:
         async with self._lock, self._db.execute(sql, params) as cursor:
             return list(await cursor.fetchall())
 
+    async def _games(self, where: str, *params: Any) -> list[GameRecord]:
+        rows = await self._fetchall(f"SELECT {_GAME_COLUMNS} FROM games WHERE {where}", params)
+        return [_game(row) for row in rows]
+
+    async def _challenges(self, where: str, *params: Any) -> list[ChallengeRecord]:
+        sql = f"SELECT {_CHALLENGE_COLUMNS} FROM challenges WHERE {where}"
+        return [_challenge(row) for row in await self._fetchall(sql, params)]
+
     async def _migrate(self) -> None:
         async with self._lock:
             await self._db.execute(
@@ -140,15 +145,10 @@ class SqliteStorage:
             return await _insert_game(db, game)
 
     async def get_game(self, game_id: int) -> GameRecord | None:
-        row = await self._fetchone(f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?", (game_id,))
-        return None if row is None else _game(row)
+        return _first(await self._games("id = ?", game_id))
 
     async def live_game_in_channel(self, channel_id: int) -> GameRecord | None:
-        row = await self._fetchone(
-            f"SELECT {_GAME_COLUMNS} FROM games WHERE channel_id = ? AND status = 'active'",
-            (channel_id,),
-        )
-        return None if row is None else _game(row)
+        return _first(await self._games("channel_id = ? AND status = 'active'", channel_id))
 
     async def save_game(self, game: GameRecord) -> GameRecord | None:
         async with self._transaction() as db:
@@ -183,12 +183,7 @@ class SqliteStorage:
             await db.execute("UPDATE games SET message_id = ? WHERE id = ?", (message_id, game_id))
 
     async def overdue_games(self, now: float) -> list[GameRecord]:
-        rows = await self._fetchall(
-            f"SELECT {_GAME_COLUMNS} FROM games"
-            " WHERE status = 'active' AND deadline <= ? ORDER BY deadline, id",
-            (now,),
-        )
-        return [_game(row) for row in rows]
+        return await self._games("status = 'active' AND deadline <= ? ORDER BY deadline, id", now)
 
     # -- challenges ----------------------------------------------------------------------
 
@@ -231,18 +226,10 @@ class SqliteStorage:
             return created
 
     async def get_challenge(self, challenge_id: int) -> ChallengeRecord | None:
-        row = await self._fetchone(
-            f"SELECT {_CHALLENGE_COLUMNS} FROM challenges WHERE id = ?", (challenge_id,)
-        )
-        return None if row is None else _challenge(row)
+        return _first(await self._challenges("id = ?", challenge_id))
 
     async def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None:
-        row = await self._fetchone(
-            f"SELECT {_CHALLENGE_COLUMNS} FROM challenges"
-            " WHERE channel_id = ? AND status = 'pending'",
-            (channel_id,),
-        )
-        return None if row is None else _challenge(row)
+        return _first(await self._challenges("channel_id = ? AND status = 'pending'", channel_id))
 
     async def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
         async with self._transaction() as db:
@@ -276,12 +263,9 @@ class SqliteStorage:
             return closed, created
 
     async def overdue_challenges(self, now: float) -> list[ChallengeRecord]:
-        rows = await self._fetchall(
-            f"SELECT {_CHALLENGE_COLUMNS} FROM challenges"
-            " WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at, id",
-            (now,),
+        return await self._challenges(
+            "status = 'pending' AND expires_at <= ? ORDER BY expires_at, id", now
         )
-        return [_challenge(row) for row in rows]
 
     # -- stats ---------------------------------------------------------------------------
 
@@ -346,6 +330,10 @@ class SqliteStorage:
 if TYPE_CHECKING:
     # mypy proves the class satisfies the contract here, not first at the bot's call site.
     _conforms: type[Storage] = SqliteStorage
+
+
+def _first(records: list[_R]) -> _R | None:
+    return records[0] if records else None
 
 
 def split_statements(script: str) -> Iterable[str]:
@@ -442,22 +430,24 @@ async def _write_tally(db: aiosqlite.Connection, game: GameRecord) -> None:
         if row is not None:
             ratings[user_id] = float(row["rating"])
     counted = results.tally(game, ratings)
-    for record in counted.records:
-        await db.execute(
-            "INSERT INTO player_stats (guild_id, user_id, opponent, wins, losses, draws)"
-            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id, user_id, opponent) DO UPDATE SET"
-            " wins = wins + excluded.wins, losses = losses + excluded.losses,"
-            " draws = draws + excluded.draws",
-            (record.guild_id, record.user_id, record.opponent, *_increments(record.score)),
-        )
-    for rating in counted.ratings:
-        await db.execute(
-            "INSERT INTO ratings (guild_id, user_id, rating, games, wins, losses, draws)"
-            " VALUES (?, ?, ?, 1, ?, ?, ?) ON CONFLICT (guild_id, user_id) DO UPDATE SET"
-            " rating = excluded.rating, games = games + 1, wins = wins + excluded.wins,"
-            " losses = losses + excluded.losses, draws = draws + excluded.draws",
-            (rating.guild_id, rating.user_id, rating.rating, *_increments(rating.score)),
-        )
+    await db.executemany(
+        "INSERT INTO player_stats (guild_id, user_id, opponent, wins, losses, draws)"
+        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id, user_id, opponent)"
+        f" DO UPDATE SET {_ADD_SCORE}",
+        [(r.guild_id, r.user_id, r.opponent, *_increments(r.score)) for r in counted.records],
+    )
+    await db.executemany(
+        "INSERT INTO ratings (guild_id, user_id, rating, games, wins, losses, draws)"
+        " VALUES (?, ?, ?, 1, ?, ?, ?) ON CONFLICT (guild_id, user_id)"
+        f" DO UPDATE SET rating = excluded.rating, games = games + 1, {_ADD_SCORE}",
+        [(r.guild_id, r.user_id, r.rating, *_increments(r.score)) for r in counted.ratings],
+    )
+
+
+# An upsert's update of a player's wins, losses and draws by the row it tried to insert.
+_ADD_SCORE = (
+    "wins = wins + excluded.wins, losses = losses + excluded.losses, draws = draws + excluded.draws"
+)
 
 
 def _increments(score: results.Score) -> tuple[int, int, int]:
@@ -477,43 +467,20 @@ def _optional_mark(value: str | None) -> Mark | None:
 
 
 def _game(row: sqlite3.Row) -> GameRecord:
-    moves: str = row["moves"]
-    return GameRecord(
-        id=row["id"],
-        guild_id=row["guild_id"],
-        channel_id=row["channel_id"],
-        x_id=row["x_id"],
-        o_id=row["o_id"],
-        x_name=row["x_name"],
-        o_name=row["o_name"],
-        ai_difficulty=row["ai_difficulty"],
-        ai_mark=_optional_mark(row["ai_mark"]),
-        size=row["size"],
+    values = dict(row)
+    moves: str = values["moves"]
+    end_reason = values["end_reason"]
+    values.update(
+        ai_mark=_optional_mark(values["ai_mark"]),
         moves=tuple(int(cell) for cell in moves.split(",")) if moves else (),
-        status=GameStatus(row["status"]),
-        winner=_optional_mark(row["winner"]),
-        end_reason=None if row["end_reason"] is None else EndReason(row["end_reason"]),
-        message_id=row["message_id"],
-        deadline=row["deadline"],
-        version=row["version"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        rematch_of=row["rematch_of"],
+        status=GameStatus(values["status"]),
+        winner=_optional_mark(values["winner"]),
+        end_reason=None if end_reason is None else EndReason(end_reason),
     )
+    return GameRecord(**values)
 
 
 def _challenge(row: sqlite3.Row) -> ChallengeRecord:
-    return ChallengeRecord(
-        id=row["id"],
-        guild_id=row["guild_id"],
-        channel_id=row["channel_id"],
-        challenger_id=row["challenger_id"],
-        challenger_name=row["challenger_name"],
-        opponent_id=row["opponent_id"],
-        opponent_name=row["opponent_name"],
-        status=ChallengeStatus(row["status"]),
-        message_id=row["message_id"],
-        expires_at=row["expires_at"],
-        game_id=row["game_id"],
-        created_at=row["created_at"],
-    )
+    values = dict(row)
+    values.update(status=ChallengeStatus(values["status"]))
+    return ChallengeRecord(**values)

@@ -1,0 +1,84 @@
+"""The shape of the code, stated as tests so that it stays: what each package may import, and
+where."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def modules(package: str) -> list[Path]:
+    return sorted((REPO / package).rglob("*.py"))
+
+
+def imported_names(node: ast.Import | ast.ImportFrom) -> list[str]:
+    if isinstance(node, ast.ImportFrom):
+        return [node.module or ""]
+    return [alias.name for alias in node.names]
+
+
+def test_importing_the_domain_loads_no_database_driver() -> None:
+    """``bot.storage`` is the contract; only opening a database loads its driver."""
+    code = (
+        "import sys, bot.storage, bot.service, bot.render, bot.results; "
+        "print(sorted(m for m in ('aiosqlite', 'sqlite3') if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    assert result.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("package", ["bot", "game"])
+def test_no_module_imports_inside_a_function(package: str) -> None:
+    found = []
+    for path in modules(package):
+        for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    found.append(f"{path.relative_to(REPO)}:{node.lineno} in {function.name}")
+    assert found == []
+
+
+def test_type_checking_imports_only_annotate_the_bot_class() -> None:
+    found = []
+    for path in modules("bot"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"):
+                continue
+            for statement in node.body:
+                if not isinstance(statement, ast.Import | ast.ImportFrom):
+                    continue  # e.g. a mypy-only proof that a class meets a Protocol
+                names = [alias.name for alias in statement.names]
+                if imported_names(statement) != ["bot.client"] or names != ["TTTBot"]:
+                    found.append(f"{path.relative_to(REPO)}:{statement.lineno}: {names}")
+    assert found == []
+
+
+def test_the_engine_imports_nothing_from_discord_a_database_or_the_bot() -> None:
+    forbidden = ("discord", "aiosqlite", "sqlite3", "asyncpg", "bot")
+    found = []
+    for path in modules("game"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for name in imported_names(node):
+                    if name.split(".")[0] in forbidden:
+                        found.append(f"{path.relative_to(REPO)}:{node.lineno}: {name}")
+    assert found == []
+
+
+def test_benchmarks_import_nothing_from_the_tests() -> None:
+    found = []
+    for path in modules("bench"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                found += [name for name in imported_names(node) if name.split(".")[0] == "tests"]
+    assert found == []
