@@ -284,7 +284,7 @@ async def test_no_game_here(sim: DiscordSim, harness: BotHarness) -> None:
             ("ttt resign", {}),
         ]:
             refused(
-                await sim.slash(s.alice, s.channel, command, **options),
+                await sim.slash(s.alice, s.channel, command, options=options),
                 "There is no game in this channel.",
             )
         refused(

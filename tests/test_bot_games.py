@@ -151,11 +151,11 @@ async def test_a_restart_mid_game_keeps_the_old_buttons_working(
     s = sim.seed
     async with harness.running():
         board = await start_member_game(sim)
-        board = (await sim.click(s.alice, board, cell_id(board, "B2"))).message
-        assert board is not None
+        played = (await sim.click(s.alice, board, cell_id(board, "B2"))).message
+        assert played is not None
     # A new process on the same database: nothing of the old one survives but the database.
     async with harness.running() as second:
-        ix = await sim.click(s.bob, board, cell_id(board, "A1"))
+        ix = await sim.click(s.bob, played, cell_id(played, "A1"))
         assert ix.response_type == 7, ix.content
         assert ix.message is not None
         assert shown_board(ix.message) == "O../.X./..."
@@ -174,7 +174,7 @@ async def test_two_simultaneous_clicks_apply_exactly_one(
             sim.click(s.alice, board, cell_id(board, "A1")),
             sim.click(s.alice, board, cell_id(board, "C3")),
         )
-        answers = sorted([first, second], key=lambda ix: ix.response_type)
+        answers = sorted([first, second], key=lambda ix: ix.response_type or 0)
         assert [ix.response_type for ix in answers] == [4, 7]
         assert answers[0].ephemeral
         assert answers[0].content in (
@@ -215,8 +215,8 @@ async def test_two_channels_hold_independent_games(sim: DiscordSim, harness: Bot
 async def test_an_idle_player_loses_by_timeout(sim: DiscordSim, harness: BotHarness) -> None:
     s = sim.seed
     async with harness.running() as bot:
-        board = await start_member_game(sim)
-        board = (await sim.click(s.alice, board, cell_id(board, "B2"))).message
+        started = await start_member_game(sim)
+        board = (await sim.click(s.alice, started, cell_id(started, "B2"))).message
         assert board is not None
         harness.clock.advance(299)
         bot.wake_sweeper()
@@ -275,7 +275,7 @@ async def test_a_challenge_expires(sim: DiscordSim, harness: BotHarness) -> None
         assert message is not None
         harness.clock.advance(121)
         bot.wake_sweeper()
-        expired = await sim.wait_for(lambda: "expired" in (sim.message(message.id).content or ""))
+        await sim.wait_for(lambda: "expired" in (sim.message(message.id).content or ""))
         expired = sim.message(message.id)
         assert expired.buttons() == []
         assert "alice**'s challenge expired: nobody accepted in time." in (expired.content or "")

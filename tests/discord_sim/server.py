@@ -471,7 +471,7 @@ class DiscordSim:
 
     async def wait_for(
         self,
-        predicate: Callable[[], T],
+        predicate: Callable[[], T | None],
         timeout: float | None = None,
         *,
         what: str | None = None,
