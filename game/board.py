@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import NoReturn
@@ -60,10 +60,6 @@ class Outcome:
     def line(self) -> tuple[int, ...] | None:
         """The winning line (the first, if one move completed two), or None for a draw."""
         return self.lines[0] if self.lines else None
-
-    def result(self) -> str:
-        """``"X wins"``, ``"O wins"`` or ``"draw"``."""
-        return "draw" if self.winner is None else f"{self.winner} wins"
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,9 +297,6 @@ class Board:
     def cells(self) -> tuple[Mark | None, ...]:
         """Every cell's mark, row-major."""
         return tuple(self[cell] for cell in range(self._geometry.cell_count))
-
-    def __iter__(self) -> Iterator[Mark | None]:
-        return iter(self.cells)
 
     @property
     def empty_cells(self) -> tuple[int, ...]:
