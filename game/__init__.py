@@ -10,6 +10,7 @@ drive the same rules.
 """
 
 from game.board import (
+    COLUMN_LETTERS,
     DEFAULT_SIZE,
     Board,
     Geometry,
@@ -22,6 +23,7 @@ from game.board import (
 from game.errors import GameError, IllegalMoveError, InvalidBoardError, InvalidCellError
 
 __all__ = [
+    "COLUMN_LETTERS",
     "DEFAULT_SIZE",
     "Board",
     "GameError",
