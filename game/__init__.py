@@ -21,6 +21,7 @@ from game.board import (
     parse_cell,
 )
 from game.errors import GameError, IllegalMoveError, InvalidBoardError, InvalidCellError
+from game.positions import reachable_positions
 
 __all__ = [
     "COLUMN_LETTERS",
@@ -36,4 +37,5 @@ __all__ = [
     "cell_name",
     "geometry",
     "parse_cell",
+    "reachable_positions",
 ]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from collections import Counter
+from collections.abc import Callable
 
 import pytest
 
-from game import Board, IllegalMoveError, Mark
+from game import Board, IllegalMoveError, Mark, reachable_positions
 from game.ai import (
     MinimaxStrategy,
     RandomStrategy,
@@ -16,9 +18,24 @@ from game.ai import (
     get_strategy,
     score,
 )
-from tests.engine_helpers import can_ever_lose, reachable_positions
 
 LIVE_POSITIONS = sorted((board for board in reachable_positions() if not board.is_over), key=str)
+
+
+def can_ever_lose(side: Mark, candidates: Callable[[Board], tuple[int, ...]]) -> bool:
+    """Whether ``side`` can lose from the empty board, playing any move ``candidates`` allows
+    against every possible reply: the question "is this player unbeatable?" answered exactly.
+    """
+
+    @functools.cache
+    def loses_somewhere(position: Board) -> bool:
+        outcome = position.outcome()
+        if outcome is not None:
+            return outcome.winner is side.other
+        moves = candidates(position) if position.turn is side else position.legal_moves
+        return any(loses_somewhere(position.play(cell)) for cell in moves)
+
+    return loses_somewhere(Board())
 
 
 def naive_value(board: Board) -> int:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import game
 import game.ai
 import game.board
+import game.positions
 from game import (
     Board,
     GameError,
@@ -21,13 +22,13 @@ from game import (
     Outcome,
     cell_name,
     parse_cell,
+    reachable_positions,
 )
-from tests.engine_helpers import reachable_positions
 
 ALL_POSITIONS = sorted(reachable_positions(), key=str)
 
 
-@pytest.mark.parametrize("module", [game, game.board, game.ai])
+@pytest.mark.parametrize("module", [game, game.board, game.ai, game.positions])
 def test_docstring_examples_hold(module: object) -> None:
     failures, tried = doctest.testmod(module, verbose=False)  # type: ignore[arg-type]
     assert tried > 0
