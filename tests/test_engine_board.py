@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+from types import ModuleType
 
 import pytest
 from hypothesis import given
@@ -29,8 +30,8 @@ ALL_POSITIONS = sorted(reachable_positions(), key=str)
 
 
 @pytest.mark.parametrize("module", [game, game.board, game.ai, game.positions])
-def test_docstring_examples_hold(module: object) -> None:
-    failures, tried = doctest.testmod(module, verbose=False)  # type: ignore[arg-type]
+def test_docstring_examples_hold(module: ModuleType) -> None:
+    failures, tried = doctest.testmod(module, verbose=False)
     assert tried > 0
     assert failures == 0
 
