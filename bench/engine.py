@@ -15,6 +15,9 @@ import subprocess
 import sys
 import time
 
+from game import Board, reachable_positions
+from game.ai import MinimaxStrategy
+
 FIRST_CALL = """
 import time
 start = time.perf_counter()
@@ -119,10 +122,6 @@ def main() -> None:
     args = parser.parse_args()
 
     first_calls = measure_first_call(runs=7)
-
-    from game import Board
-    from game.ai import MinimaxStrategy
-    from tests.engine_helpers import reachable_positions
 
     minimax = MinimaxStrategy()
     live = [board for board in reachable_positions() if not board.is_over]

@@ -10,6 +10,7 @@ drive the same rules.
 """
 
 from game.board import (
+    COLUMN_LETTERS,
     DEFAULT_SIZE,
     Board,
     Geometry,
@@ -20,8 +21,10 @@ from game.board import (
     parse_cell,
 )
 from game.errors import GameError, IllegalMoveError, InvalidBoardError, InvalidCellError
+from game.positions import reachable_positions
 
 __all__ = [
+    "COLUMN_LETTERS",
     "DEFAULT_SIZE",
     "Board",
     "GameError",
@@ -34,4 +37,5 @@ __all__ = [
     "cell_name",
     "geometry",
     "parse_cell",
+    "reachable_positions",
 ]

@@ -14,7 +14,6 @@ given, so that games vary but a seeded run repeats.
 from __future__ import annotations
 
 import random
-import sys
 from typing import Protocol
 
 from game.board import Board, Geometry, geometry
@@ -96,39 +95,59 @@ class _Solver:
         table = self._has_line
         return bool(table[mask]) if table is not None else self._geo.has_line(mask)
 
-    def _solve(self, x_mask: int, o_mask: int) -> int:
+    def _solve(self, x_mask: int, o_mask: int) -> None:
+        """Put this position and every position below it in the table, children first.
+
+        A loop over an explicit stack rather than recursion, so that solving neither depends on
+        nor changes the interpreter's recursion limit. Children are solved one after the other in
+        ascending cell order, as a recursive negamax would solve them, so the table gets the same
+        entries in the same order.
+        """
         table = self._table
         n = self._geo.cell_count
-        key = x_mask | o_mask << n
-        found = table.get(key)
-        if found is not None:
-            return found[0]
-        x_to_move = x_mask.bit_count() == o_mask.bit_count()
-        mover, waiter = (x_mask, o_mask) if x_to_move else (o_mask, x_mask)
-        taken = x_mask | o_mask
-        empties = n - taken.bit_count()
-        if self._line(waiter):
-            score: int = -(1 + empties)
-            table[key] = (score, ())
-            return score
-        if empties == 0:
-            table[key] = (0, ())
-            return 0
-        best = -(n + 2)
-        best_moves: list[int] = []
-        for cell in range(n):
-            bit = 1 << cell
-            if taken & bit:
+        full = self._geo.full_mask
+        # A frame is a position's key and whether its children are in the table yet.
+        stack: list[tuple[int, bool]] = [(x_mask | o_mask << n, False)]
+        while stack:
+            key, children_solved = stack.pop()
+            if key in table:
+                continue  # reached again by another order of the same moves
+            x_mask, o_mask = key & full, key >> n
+            x_to_move = x_mask.bit_count() == o_mask.bit_count()
+            taken = x_mask | o_mask
+            # A move sets the cell's bit in the mover's half of the key.
+            shift = 0 if x_to_move else n
+            if children_solved:
+                table[key] = self._best(key, taken, shift)
                 continue
-            moved = mover | bit
-            child = -self._solve(moved, o_mask) if x_to_move else -self._solve(x_mask, moved)
+            empties = n - taken.bit_count()
+            if self._line(o_mask if x_to_move else x_mask):
+                table[key] = (-(1 + empties), ())
+            elif empties == 0:
+                table[key] = (0, ())
+            else:
+                stack.append((key, True))
+                # Highest cell first, so that the lowest is popped, and solved, first.
+                for cell in range(n - 1, -1, -1):
+                    child = key | 1 << cell << shift
+                    if not taken >> cell & 1 and child not in table:
+                        stack.append((child, False))
+
+    def _best(self, key: int, taken: int, shift: int) -> tuple[int, tuple[int, ...]]:
+        """The score of a live position whose children are all solved, and its best moves."""
+        table = self._table
+        best = -(self._geo.cell_count + 2)
+        best_moves: list[int] = []
+        for cell in range(self._geo.cell_count):
+            if taken >> cell & 1:
+                continue
+            child = -table[key | 1 << cell << shift][0]
             if child > best:
                 best = child
                 best_moves = [cell]
             elif child == best:
                 best_moves.append(cell)
-        table[key] = (best, tuple(best_moves))
-        return best
+        return best, tuple(best_moves)
 
 
 _solvers: dict[int, _Solver] = {}
@@ -137,8 +156,6 @@ _solvers: dict[int, _Solver] = {}
 def _solver(size: int) -> _Solver:
     solver = _solvers.get(size)
     if solver is None:
-        # Deep enough for one recursion level per cell, with room for the caller's frames.
-        sys.setrecursionlimit(max(sys.getrecursionlimit(), size * size + 200))
         solver = _solvers[size] = _Solver(geometry(size))
     return solver
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import NoReturn
@@ -25,7 +25,9 @@ from typing import NoReturn
 from game.errors import IllegalMoveError, InvalidBoardError, InvalidCellError
 
 DEFAULT_SIZE = 3
-_COLUMN_LETTERS = "ABCDEFGHI"
+# Public so that whatever labels a board's columns names them as cell names do. One letter a
+# column is what caps a board's side at their count.
+COLUMN_LETTERS = "ABCDEFGHI"
 _CELL_NAME = re.compile(r"([A-Za-z])([0-9]+)")
 _CELL_NUMBER = re.compile(r"[0-9]+")
 
@@ -61,10 +63,6 @@ class Outcome:
         """The winning line (the first, if one move completed two), or None for a draw."""
         return self.lines[0] if self.lines else None
 
-    def result(self) -> str:
-        """``"X wins"``, ``"O wins"`` or ``"draw"``."""
-        return "draw" if self.winner is None else f"{self.winner} wins"
-
 
 @dataclass(frozen=True, slots=True)
 class Geometry:
@@ -94,8 +92,8 @@ class Geometry:
 @functools.cache
 def geometry(size: int = DEFAULT_SIZE) -> Geometry:
     """The shared :class:`Geometry` of a ``size`` x ``size`` board where ``size`` in a row wins."""
-    if not 3 <= size <= len(_COLUMN_LETTERS):
-        raise ValueError(f"board size must be between 3 and {len(_COLUMN_LETTERS)}, not {size}")
+    if not 3 <= size <= len(COLUMN_LETTERS):
+        raise ValueError(f"board size must be between 3 and {len(COLUMN_LETTERS)}, not {size}")
     rows = [tuple(r * size + c for c in range(size)) for r in range(size)]
     columns = [tuple(r * size + c for r in range(size)) for c in range(size)]
     diagonals = [
@@ -121,7 +119,7 @@ def cell_name(cell: int, size: int = DEFAULT_SIZE) -> str:
     if not 0 <= cell < size * size:
         raise ValueError(f"cell index {cell} is off a {size}x{size} board")
     row, column = divmod(cell, size)
-    return f"{_COLUMN_LETTERS[column]}{row + 1}"
+    return f"{COLUMN_LETTERS[column]}{row + 1}"
 
 
 def parse_cell(text: str, size: int = DEFAULT_SIZE) -> int:
@@ -137,9 +135,9 @@ def parse_cell(text: str, size: int = DEFAULT_SIZE) -> int:
     game.errors.InvalidCellError: "D4" is not a cell: use a column letter A-C and a row...
     """
     stripped = text.strip()
-    last_column = _COLUMN_LETTERS[size - 1]
+    last_column = COLUMN_LETTERS[size - 1]
     if match := _CELL_NAME.fullmatch(stripped):
-        column = _COLUMN_LETTERS.find(match[1].upper())
+        column = COLUMN_LETTERS.find(match[1].upper())
         row = int(match[2]) - 1
         if 0 <= column < size and 0 <= row < size:
             return row * size + column
@@ -219,7 +217,7 @@ class Board:
         """
         rows = text.strip().split("/")
         size = len(rows)
-        if not 3 <= size <= len(_COLUMN_LETTERS) or any(len(row) != size for row in rows):
+        if not 3 <= size <= len(COLUMN_LETTERS) or any(len(row) != size for row in rows):
             raise InvalidBoardError(
                 text,
                 f"{_quote(text)} is not a board: give 3 rows of 3 cells separated by '/', "
@@ -301,9 +299,6 @@ class Board:
     def cells(self) -> tuple[Mark | None, ...]:
         """Every cell's mark, row-major."""
         return tuple(self[cell] for cell in range(self._geometry.cell_count))
-
-    def __iter__(self) -> Iterator[Mark | None]:
-        return iter(self.cells)
 
     @property
     def empty_cells(self) -> tuple[int, ...]:

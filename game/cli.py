@@ -18,17 +18,16 @@ import sys
 from collections.abc import Callable, Sequence
 
 from game.ai import STRATEGIES, Strategy, get_strategy
-from game.board import Board, Mark, cell_name
+from game.board import COLUMN_LETTERS, Board, Mark, cell_name
 from game.errors import GameError
 
 NAMES = {Mark.X: "Bob", Mark.O: "Alice"}
-_COLUMN_LETTERS = "ABCDEFGHI"
 
 
 def render(board: Board) -> str:
     """The board with column letters on top and row numbers on the left."""
     size = board.size
-    header = "    " + "   ".join(_COLUMN_LETTERS[:size])
+    header = "    " + "   ".join(COLUMN_LETTERS[:size])
     rule = "   " + "+".join(["---"] * size)
     rows = []
     for row in range(size):
@@ -48,7 +47,7 @@ def _interleave(rows: list[str], rule: str) -> list[str]:
 
 
 def prompt(board: Board) -> str:
-    last_column = _COLUMN_LETTERS[board.size - 1]
+    last_column = COLUMN_LETTERS[board.size - 1]
     return f"{NAMES[board.turn]}, {board.turn}: Enter a cell [A-{last_column}][1-{board.size}]: "
 
 

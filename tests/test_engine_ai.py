@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import random
+import subprocess
+import sys
 from collections import Counter
+from collections.abc import Callable
 
 import pytest
 
-from game import Board, IllegalMoveError, Mark
+from game import Board, IllegalMoveError, Mark, reachable_positions
 from game.ai import (
     MinimaxStrategy,
     RandomStrategy,
@@ -16,9 +20,25 @@ from game.ai import (
     get_strategy,
     score,
 )
-from tests.engine_helpers import can_ever_lose, reachable_positions
 
-LIVE_POSITIONS = sorted((board for board in reachable_positions() if not board.is_over), key=str)
+ALL_POSITIONS = sorted(reachable_positions(), key=str)
+LIVE_POSITIONS = [board for board in ALL_POSITIONS if not board.is_over]
+
+
+def can_ever_lose(side: Mark, candidates: Callable[[Board], tuple[int, ...]]) -> bool:
+    """Whether ``side`` can lose from the empty board, playing any move ``candidates`` allows
+    against every possible reply: the question "is this player unbeatable?" answered exactly.
+    """
+
+    @functools.cache
+    def loses_somewhere(position: Board) -> bool:
+        outcome = position.outcome()
+        if outcome is not None:
+            return outcome.winner is side.other
+        moves = candidates(position) if position.turn is side else position.legal_moves
+        return any(loses_somewhere(position.play(cell)) for cell in moves)
+
+    return loses_somewhere(Board())
 
 
 def naive_value(board: Board) -> int:
@@ -71,21 +91,51 @@ def test_minimax_prefers_the_fastest_win_and_the_slowest_loss() -> None:
     assert MinimaxStrategy().best_moves(lost) == (0,)
 
 
-def naive_score(board: Board) -> int:
-    """Textbook minimax scoring a win by how many cells it leaves free (sooner is better)."""
+@functools.cache
+def recursive_negamax(board: Board) -> tuple[int, tuple[int, ...]]:
+    """The score and best moves the solver must give, found the straightforward way: recursion
+    over boards, scoring a win by how many cells it leaves free (sooner is better).
+    """
     outcome = board.outcome()
     if outcome is not None:
-        return 0 if outcome.winner is None else -(1 + len(board.empty_cells))
-    return max(-naive_score(board.play(cell)) for cell in board.legal_moves)
+        return (0 if outcome.winner is None else -(1 + len(board.empty_cells))), ()
+    scores = {cell: -recursive_negamax(board.play(cell))[0] for cell in board.legal_moves}
+    best = max(scores.values())
+    return best, tuple(cell for cell, value in scores.items() if value == best)
 
 
-def test_minimax_best_moves_are_exactly_the_best_scored_moves() -> None:
+def test_the_solver_agrees_with_a_recursive_negamax_in_every_position() -> None:
+    """Same score and the same best moves in the same order, so a seeded rng picks the same."""
     minimax = MinimaxStrategy()
-    for board in random.Random(13).sample(LIVE_POSITIONS, 400):
-        scores = {cell: -naive_score(board.play(cell)) for cell in board.legal_moves}
-        best = max(scores.values())
-        assert score(board) == best
-        assert minimax.best_moves(board) == tuple(c for c, s in scores.items() if s == best)
+    for board in ALL_POSITIONS:
+        expected_score, expected_moves = recursive_negamax(board)
+        assert score(board) == expected_score, str(board)
+        if not board.is_over:
+            assert minimax.best_moves(board) == expected_moves, str(board)
+
+
+# Run in a fresh interpreter, so that this call is the one that solves the game. The limit is set
+# low, well under the default, so that a solver that raised it to suit itself would be caught.
+SOLVE_UNDER_A_LOW_RECURSION_LIMIT = """
+import sys
+from game import Board
+from game.ai import score
+sys.setrecursionlimit(50)
+print(score(Board()), sys.getrecursionlimit())
+"""
+
+
+def test_solving_leaves_the_recursion_limit_alone() -> None:
+    """The engine leaves interpreter-wide state alone: the limit is the caller's to set."""
+    result = subprocess.run(
+        [sys.executable, "-c", SOLVE_UNDER_A_LOW_RECURSION_LIMIT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["0", "50"]
 
 
 @pytest.mark.parametrize("side", [Mark.X, Mark.O])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+from types import ModuleType
 
 import pytest
 from hypothesis import given
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 import game
 import game.ai
 import game.board
+import game.positions
 from game import (
     Board,
     GameError,
@@ -21,15 +23,15 @@ from game import (
     Outcome,
     cell_name,
     parse_cell,
+    reachable_positions,
 )
-from tests.engine_helpers import reachable_positions
 
 ALL_POSITIONS = sorted(reachable_positions(), key=str)
 
 
-@pytest.mark.parametrize("module", [game, game.board, game.ai])
-def test_docstring_examples_hold(module: object) -> None:
-    failures, tried = doctest.testmod(module, verbose=False)  # type: ignore[arg-type]
+@pytest.mark.parametrize("module", [game, game.board, game.ai, game.positions])
+def test_docstring_examples_hold(module: ModuleType) -> None:
+    failures, tried = doctest.testmod(module, verbose=False)
     assert tried > 0
     assert failures == 0
 

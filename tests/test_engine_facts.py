@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import itertools
 
-from game import Board, Mark, geometry
+from game import Board, Mark, geometry, reachable_positions
 from game.ai import evaluate, score
-from tests.engine_helpers import count_games, reachable_positions
+
+
+def count_games(board: Board) -> int:
+    """The number of distinct move sequences from ``board`` to the end of the game."""
+    if board.is_over:
+        return 1
+    return sum(count_games(board.play(cell)) for cell in board.legal_moves)
 
 
 def test_there_are_5478_legal_positions() -> None:
