@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,14 @@ REPO = Path(__file__).resolve().parent.parent
 
 def modules(package: str) -> list[Path]:
     return sorted((REPO / package).rglob("*.py"))
+
+
+def imports(package: str) -> Iterator[tuple[str, ast.Import | ast.ImportFrom]]:
+    """Every import statement in ``package``, with where it stands."""
+    for path in modules(package):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                yield f"{path.relative_to(REPO)}:{node.lineno}", node
 
 
 def imported_names(node: ast.Import | ast.ImportFrom) -> list[str]:
@@ -65,20 +74,20 @@ def test_type_checking_imports_only_annotate_the_bot_class() -> None:
 
 def test_the_engine_imports_nothing_from_discord_a_database_or_the_bot() -> None:
     forbidden = ("discord", "aiosqlite", "sqlite3", "asyncpg", "bot")
-    found = []
-    for path in modules("game"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                for name in imported_names(node):
-                    if name.split(".")[0] in forbidden:
-                        found.append(f"{path.relative_to(REPO)}:{node.lineno}: {name}")
+    found = [
+        f"{where}: {name}"
+        for where, node in imports("game")
+        for name in imported_names(node)
+        if name.split(".")[0] in forbidden
+    ]
     assert found == []
 
 
 def test_benchmarks_import_nothing_from_the_tests() -> None:
-    found = []
-    for path in modules("bench"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                found += [name for name in imported_names(node) if name.split(".")[0] == "tests"]
+    found = [
+        f"{where}: {name}"
+        for where, node in imports("bench")
+        for name in imported_names(node)
+        if name.split(".")[0] == "tests"
+    ]
     assert found == []
