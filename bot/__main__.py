@@ -37,6 +37,17 @@ async def run(bot: TTTBot, token: str) -> None:
     log.info("stopped")
 
 
+def configure_logging(settings: Settings) -> None:
+    """One handler on the root logger; ``LOG_LEVEL`` for the bot (and everything else),
+    ``DISCORD_LOG_LEVEL`` for discord.py, whose DEBUG logs whole gateway payloads, interaction
+    tokens included: the bot's own DEBUG must not turn that on."""
+    discord.utils.setup_logging(
+        level=min(settings.log_level, settings.discord_log_level), root=True
+    )
+    logging.getLogger().setLevel(settings.log_level)
+    logging.getLogger("discord").setLevel(settings.discord_log_level)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bot", description="Run the tic-tac-toe bot.")
     parser.add_argument(
@@ -52,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.from_env(os.environ)
     except ConfigError as error:
         return fail(str(error), 2)
-    discord.utils.setup_logging(level=settings.log_level, root=True)
+    configure_logging(settings)
     bot = TTTBot(settings, force_sync=args.sync)
     try:
         asyncio.run(run(bot, settings.token))

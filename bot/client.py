@@ -83,6 +83,17 @@ discord.VoiceClient.warn_nacl = False
 discord.VoiceClient.warn_dave = False
 
 
+class _NoGuildsIntentWarning(logging.Filter):
+    """Drops discord.py's "Guilds intent seems to be disabled" warning, which the bot causes
+    on purpose (it asks for no intent: see ``TTTBot.__init__``) and nobody can act on."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Guilds intent seems to be disabled")
+
+
+_NO_GUILDS_INTENT_WARNING = _NoGuildsIntentWarning()
+
+
 class TTTBot(commands.Bot):
     storage: Storage
     service: GameService
@@ -101,6 +112,8 @@ class TTTBot(commands.Bot):
         # member and permissions, so no gateway intent is needed at all (discord.py 2.7 handles
         # interactions from uncached guilds), let alone a privileged one.
         intents = discord.Intents.none()
+        # discord.py warns at every start that this may cause state issues; it cannot here.
+        logging.getLogger("discord.state").addFilter(_NO_GUILDS_INTENT_WARNING)
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=intents,

@@ -6,6 +6,7 @@ Every setting is documented in ``.env.example``; the token is never logged or pr
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
@@ -66,17 +67,33 @@ def parse_database_url(value: str | None) -> DatabaseUrl:
     )
 
 
-def _positive_seconds(env: Mapping[str, str], name: str, default: float) -> float:
+# Plain ASCII digits: float() and int() also read fullwidth and other Unicode digits, which no
+# one types on purpose into a configuration file.
+_SECONDS = re.compile(r"[0-9]+(\.[0-9]+)?")
+MIN_TIMEOUT = 10.0
+MAX_TIMEOUT = 7 * 24 * 3600.0
+
+
+def _timeout(env: Mapping[str, str], name: str, default: float) -> float:
     raw = env.get(name, "").strip()
     if not raw:
         return default
-    try:
-        seconds = float(raw)
-    except ValueError:
-        raise ConfigError(f"{name} must be a number of seconds, not {raw!r}") from None
-    if not 0 < seconds < 10**7:
-        raise ConfigError(f"{name} must be a positive number of seconds, not {raw!r}")
+    if not _SECONDS.fullmatch(raw):
+        raise ConfigError(f"{name} must be a number of seconds, like 300, not {raw!r}")
+    seconds = float(raw)
+    if not MIN_TIMEOUT <= seconds <= MAX_TIMEOUT:
+        raise ConfigError(
+            f"{name} must be between {MIN_TIMEOUT:.0f} seconds and 7 days "
+            f"({MAX_TIMEOUT:.0f}), not {raw}"
+        )
     return seconds
+
+
+def _log_level(env: Mapping[str, str], name: str) -> int:
+    level_name = env.get(name, "").strip().upper() or "INFO"
+    if level_name not in LOG_LEVELS:
+        raise ConfigError(f"{name} must be one of {', '.join(LOG_LEVELS)}, not {level_name!r}")
+    return logging.getLevelNamesMapping()[level_name]
 
 
 def _url(env: Mapping[str, str], name: str, schemes: tuple[str, ...]) -> str | None:
@@ -102,6 +119,7 @@ class Settings:
     turn_timeout: float = 300.0
     challenge_timeout: float = 120.0
     log_level: int = logging.INFO
+    discord_log_level: int = logging.INFO
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -112,24 +130,26 @@ class Settings:
                 "DISCORD_TOKEN is not set: put the bot's token in the environment or in .env "
                 "(see .env.example)"
             )
+        if not token.isascii() or not token.isprintable() or " " in token:
+            # It travels in an HTTP header, where a newline or a space would break the request.
+            raise ConfigError(
+                "DISCORD_TOKEN contains spaces, line breaks or other characters no token has: "
+                "copy it again from the developer portal"
+            )
         guild_raw = env.get("TTT_GUILD_ID", "").strip()
         guild_id = None
         if guild_raw:
-            if not guild_raw.isdigit() or not 0 < int(guild_raw) < 2**64:
+            if not (guild_raw.isascii() and guild_raw.isdigit()) or not 0 < int(guild_raw) < 2**64:
                 raise ConfigError(f"TTT_GUILD_ID must be a server id (digits), not {guild_raw!r}")
             guild_id = int(guild_raw)
-        level_name = env.get("LOG_LEVEL", "").strip().upper() or "INFO"
-        if level_name not in LOG_LEVELS:
-            raise ConfigError(
-                f"LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {level_name!r}"
-            )
         return cls(
             token=token,
             database=parse_database_url(env.get("DATABASE_URL")),
             api_base_url=_url(env, "DISCORD_API_BASE_URL", ("http", "https")),
             gateway_url=_url(env, "DISCORD_GATEWAY_URL", ("ws", "wss")),
             guild_id=guild_id,
-            turn_timeout=_positive_seconds(env, "TTT_TURN_TIMEOUT", 300.0),
-            challenge_timeout=_positive_seconds(env, "TTT_CHALLENGE_TIMEOUT", 120.0),
-            log_level=logging.getLevelNamesMapping()[level_name],
+            turn_timeout=_timeout(env, "TTT_TURN_TIMEOUT", 300.0),
+            challenge_timeout=_timeout(env, "TTT_CHALLENGE_TIMEOUT", 120.0),
+            log_level=_log_level(env, "LOG_LEVEL"),
+            discord_log_level=_log_level(env, "DISCORD_LOG_LEVEL"),
         )

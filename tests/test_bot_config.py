@@ -31,6 +31,7 @@ def test_defaults() -> None:
     assert loaded.turn_timeout == 300
     assert loaded.challenge_timeout == 120
     assert loaded.log_level == logging.INFO
+    assert loaded.discord_log_level == logging.INFO
 
 
 def test_every_setting_is_read() -> None:
@@ -42,6 +43,7 @@ def test_every_setting_is_read() -> None:
         TTT_TURN_TIMEOUT="60",
         TTT_CHALLENGE_TIMEOUT="30.5",
         LOG_LEVEL="debug",
+        DISCORD_LOG_LEVEL="warning",
     )
     assert loaded.database.path == "data/games.sqlite3"
     assert loaded.api_base_url == "http://127.0.0.1:8080/api/v10"
@@ -50,6 +52,7 @@ def test_every_setting_is_read() -> None:
     assert loaded.turn_timeout == 60
     assert loaded.challenge_timeout == 30.5
     assert loaded.log_level == logging.DEBUG
+    assert loaded.discord_log_level == logging.WARNING
 
 
 def test_the_token_never_shows_in_a_repr() -> None:
@@ -66,9 +69,17 @@ def test_a_missing_token_is_named(token: str) -> None:
     ("env", "message"),
     [
         ({"TTT_TURN_TIMEOUT": "soon"}, "TTT_TURN_TIMEOUT must be a number of seconds"),
-        ({"TTT_CHALLENGE_TIMEOUT": "-5"}, "TTT_CHALLENGE_TIMEOUT must be a positive number"),
+        ({"TTT_CHALLENGE_TIMEOUT": "-5"}, "TTT_CHALLENGE_TIMEOUT must be a number of seconds"),
+        ({"TTT_TURN_TIMEOUT": "1e-9"}, "TTT_TURN_TIMEOUT must be a number of seconds"),
+        ({"TTT_TURN_TIMEOUT": "３００"}, "TTT_TURN_TIMEOUT must be a number of seconds"),
+        ({"TTT_TURN_TIMEOUT": "9.5"}, "TTT_TURN_TIMEOUT must be between 10 seconds and 7 days"),
+        ({"TTT_CHALLENGE_TIMEOUT": "604801"}, "TTT_CHALLENGE_TIMEOUT must be between 10"),
         ({"TTT_GUILD_ID": "my-server"}, "TTT_GUILD_ID must be a server id"),
+        ({"TTT_GUILD_ID": "１２３"}, "TTT_GUILD_ID must be a server id"),
         ({"LOG_LEVEL": "LOUD"}, "LOG_LEVEL must be one of"),
+        ({"DISCORD_LOG_LEVEL": "CHATTY"}, "DISCORD_LOG_LEVEL must be one of"),
+        ({"DISCORD_TOKEN": "abc\ndef"}, "DISCORD_TOKEN contains spaces, line breaks"),
+        ({"DISCORD_TOKEN": "abc def"}, "DISCORD_TOKEN contains spaces, line breaks"),
         ({"DISCORD_API_BASE_URL": "127.0.0.1:8080"}, "DISCORD_API_BASE_URL must be a http"),
         ({"DISCORD_GATEWAY_URL": "http://127.0.0.1/"}, "DISCORD_GATEWAY_URL must be a ws"),
     ],

@@ -98,7 +98,21 @@ async def test_the_bot_process_plays_and_stops_cleanly_on_sigterm(
     log = bot.log
     assert "Traceback" not in log
     assert sim.token not in log  # not even at DEBUG
+    assert ix.token not in log  # LOG_LEVEL=DEBUG leaves discord.py's payload logs off
+    assert "DEBUG" in log  # ...while the rest of DEBUG is on
+    assert "WARNING" not in log  # a healthy start and stop warns of nothing
     assert (tmp_path / "bot.sqlite3").exists()
+
+
+async def test_discord_log_level_debug_shows_discord_py_payloads(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    """The other side of the test above: the setting, not luck, keeps tokens out of the log."""
+    s = sim.seed
+    async with bot_process(sim, tmp_path, LOG_LEVEL="INFO", DISCORD_LOG_LEVEL="DEBUG") as bot:
+        ix = await sim.slash(s.alice, s.channel, "ttt help", timeout=15)
+        assert ix.ephemeral
+    assert ix.token in bot.log
 
 
 async def test_commands_are_synced_only_when_they_change_or_when_asked(
@@ -154,6 +168,7 @@ async def test_an_unreachable_discord_is_one_line_and_a_failure(tmp_path: Path) 
             "DISCORD_TOKEN": "whatever",
             "DISCORD_API_BASE_URL": "http://127.0.0.1:9/api/v10",  # the discard port: refused
             "LOG_LEVEL": "CRITICAL",
+            "DISCORD_LOG_LEVEL": "CRITICAL",
         },
         cwd=tmp_path,
         stdout=asyncio.subprocess.PIPE,
