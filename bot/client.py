@@ -20,7 +20,7 @@ from discord.ext import commands
 from bot import render, respond
 from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS, ClickHandler
-from bot.config import Settings
+from bot.config import ConfigError, Settings
 from bot.service import Actor, GameService, Settled
 from bot.storage.base import Storage
 from bot.storage.connect import open_storage
@@ -187,7 +187,15 @@ class TTTBot(commands.Bot):
         if not force and await self.storage.get_setting(key) == digest:
             log.info("%s commands unchanged since the last sync: not syncing", scope)
             return False
-        synced = await self.tree.sync(guild=guild)
+        try:
+            synced = await self.tree.sync(guild=guild)
+        except discord.Forbidden as error:
+            if guild is None:
+                raise
+            raise ConfigError(
+                f"TTT_GUILD_ID {guild.id}: Discord refused to register the commands there "
+                f"({error.status} {error.text}): is the bot in that server?"
+            ) from None
         await self.storage.set_setting(key, digest)
         log.info("synced %d %s commands", len(synced), scope)
         return True

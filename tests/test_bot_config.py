@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import pytest
@@ -13,8 +16,13 @@ import pytest
 from bot.clock import SystemClock
 from bot.config import ConfigError, Settings, parse_database_url
 from bot.storage.connect import open_storage
+from bot.storage.migrations import migration_files
+from bot.storage.sqlite import SqliteStorage
 
 TOKEN = "test-token-do-not-log"
+# Digits int() and float() read, but that nobody types into a configuration file on purpose.
+FULLWIDTH_300 = "\uff13\uff10\uff10"
+FULLWIDTH_123 = "\uff11\uff12\uff13"
 
 
 def settings(**env: str) -> Settings:
@@ -71,11 +79,11 @@ def test_a_missing_token_is_named(token: str) -> None:
         ({"TTT_TURN_TIMEOUT": "soon"}, "TTT_TURN_TIMEOUT must be a number of seconds"),
         ({"TTT_CHALLENGE_TIMEOUT": "-5"}, "TTT_CHALLENGE_TIMEOUT must be a number of seconds"),
         ({"TTT_TURN_TIMEOUT": "1e-9"}, "TTT_TURN_TIMEOUT must be a number of seconds"),
-        ({"TTT_TURN_TIMEOUT": "３００"}, "TTT_TURN_TIMEOUT must be a number of seconds"),
+        ({"TTT_TURN_TIMEOUT": FULLWIDTH_300}, "TTT_TURN_TIMEOUT must be a number of seconds"),
         ({"TTT_TURN_TIMEOUT": "9.5"}, "TTT_TURN_TIMEOUT must be between 10 seconds and 7 days"),
         ({"TTT_CHALLENGE_TIMEOUT": "604801"}, "TTT_CHALLENGE_TIMEOUT must be between 10"),
         ({"TTT_GUILD_ID": "my-server"}, "TTT_GUILD_ID must be a server id"),
-        ({"TTT_GUILD_ID": "１２３"}, "TTT_GUILD_ID must be a server id"),
+        ({"TTT_GUILD_ID": FULLWIDTH_123}, "TTT_GUILD_ID must be a server id"),
         ({"LOG_LEVEL": "LOUD"}, "LOG_LEVEL must be one of"),
         ({"DISCORD_LOG_LEVEL": "CHATTY"}, "DISCORD_LOG_LEVEL must be one of"),
         ({"DISCORD_TOKEN": "abc\ndef"}, "DISCORD_TOKEN contains spaces, line breaks"),
@@ -165,3 +173,55 @@ async def test_a_file_that_is_not_a_database_is_one_clear_error(tmp_path: Path) 
     with pytest.raises(ConfigError, match=r"cannot open sqlite file .*notes\.txt") as caught:
         await open_storage(parse_database_url(f"sqlite:///{junk}"), SystemClock())
     assert "\n" not in str(caught.value)
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {file.name: file.read_bytes() for file in folder.iterdir()}
+
+
+async def test_a_database_from_a_newer_bot_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "newer.sqlite3"
+    storage = await SqliteStorage.open(str(path), SystemClock())
+    await storage.set_setting("kept", "yes")
+    await storage.close()
+    newest = max(version for version, _ in migration_files("sqlite"))
+    with closing(sqlite3.connect(path)) as db, db:  # what a later version's migration leaves
+        db.execute(
+            "INSERT INTO schema_migrations (version, applied_at) VALUES (?, 0)", (newest + 1,)
+        )
+    before = snapshot(tmp_path)
+    with pytest.raises(ConfigError) as caught:
+        await open_storage(parse_database_url(f"sqlite:///{path}"), SystemClock())
+    assert str(caught.value) == (
+        f"DATABASE_URL: refusing sqlite file {path}: its schema is version {newest + 1}, newer "
+        f"than this bot's {newest}: a newer tttbot wrote it; run that version (the database "
+        "was left unchanged)"
+    )
+    assert snapshot(tmp_path) == before
+
+
+@contextmanager
+def read_only(path: Path) -> Iterator[None]:
+    """``path`` made read-only for this process, root included (root ignores mode bits, so it
+    is also made immutable with ``chattr +i``)."""
+    path.chmod(0o444)
+    immutable = os.geteuid() == 0
+    if immutable:
+        subprocess.run(["chattr", "+i", str(path)], check=True)
+    try:
+        yield
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(path)], check=True)
+        path.chmod(0o644)
+
+
+async def test_a_read_only_database_is_one_clear_error_at_start(tmp_path: Path) -> None:
+    path = tmp_path / "games.sqlite3"
+    storage = await SqliteStorage.open(str(path), SystemClock())
+    await storage.close()
+    with read_only(path), pytest.raises(ConfigError) as caught:
+        await open_storage(parse_database_url(f"sqlite:///{path}"), SystemClock())
+    assert str(caught.value) == (
+        f"DATABASE_URL: cannot open sqlite file {path}: attempt to write a readonly database"
+    )

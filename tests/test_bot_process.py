@@ -154,6 +154,33 @@ async def test_a_rejected_token_is_one_line_and_a_failure(sim: DiscordSim, tmp_p
     assert "not-the-token" not in (out + err).decode()
 
 
+async def test_a_server_the_bot_is_not_in_is_one_line_and_a_failure(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    stranger = 123456789012345678  # no guild of the sim's world
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        env=bot_env(
+            sim,
+            tmp_path,
+            TTT_GUILD_ID=str(stranger),
+            LOG_LEVEL="CRITICAL",
+            DISCORD_LOG_LEVEL="CRITICAL",
+        ),
+        cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(process.communicate(), 30)
+    assert process.returncode == 1
+    assert err.decode().strip().splitlines() == [
+        f"tttbot: TTT_GUILD_ID {stranger}: Discord refused to register the commands there "
+        "(403 Missing Access): is the bot in that server?"
+    ]
+
+
 async def test_an_unreachable_discord_is_one_line_and_a_failure(tmp_path: Path) -> None:
     env = {
         key: value for key, value in os.environ.items() if not key.startswith(("DISCORD_", "TTT_"))

@@ -19,6 +19,7 @@ from bot.storage.base import (
     PlayerStats,
     Rating,
     Record,
+    SchemaTooNewError,
     Storage,
     StorageError,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "PlayerStats",
     "Rating",
     "Record",
+    "SchemaTooNewError",
     "Storage",
     "StorageError",
 ]

@@ -179,6 +179,10 @@ class ChannelBusyError(StorageError):
     """The channel already has a live game or a pending challenge."""
 
 
+class SchemaTooNewError(StorageError):
+    """The database was written by a newer version of the bot; it is left untouched."""
+
+
 class AlreadyRematchedError(StorageError):
     """A rematch of that game was already started."""
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from bot.clock import Clock
 from bot.config import ConfigError, DatabaseUrl
-from bot.storage.base import Storage
+from bot.storage.base import SchemaTooNewError, Storage
 from bot.storage.sqlite import SqliteStorage
 
 log = logging.getLogger(__name__)
@@ -21,6 +21,8 @@ async def open_storage(database: DatabaseUrl, clock: Clock) -> Storage:
         raise ConfigError(f"DATABASE_URL: the folder of {path} does not exist")
     try:
         storage = await SqliteStorage.open(path, clock)
+    except SchemaTooNewError as error:
+        raise ConfigError(f"DATABASE_URL: refusing {database.describe()}: {error}") from None
     except sqlite3.Error as error:
         raise ConfigError(f"DATABASE_URL: cannot open {database.describe()}: {error}") from None
     log.info("using %s", database.describe())

@@ -27,6 +27,7 @@ from bot.storage.base import (
     PlayerStats,
     Rating,
     Record,
+    SchemaTooNewError,
     Storage,
 )
 from bot.storage.migrations import migration_files
@@ -67,10 +68,13 @@ class SqliteStorage:
         try:
             db.row_factory = aiosqlite.Row
             await db.execute("PRAGMA foreign_keys = ON")
+            storage = cls(db, clock)
+            # Before anything is written: a newer bot's database must stay as it was.
+            await storage._refuse_newer_schema()
             # WAL lets readers proceed during a write; an in-memory database ignores it.
             await db.execute("PRAGMA journal_mode = WAL")
-            storage = cls(db, clock)
             await storage._migrate()
+            await storage._check_writable()
         except BaseException:
             await db.close()
             raise
@@ -113,6 +117,25 @@ class SqliteStorage:
     async def _challenges(self, where: str, *params: Any) -> list[ChallengeRecord]:
         sql = f"SELECT {_CHALLENGE_COLUMNS} FROM challenges WHERE {where}"
         return [_challenge(row) for row in await self._fetchall(sql, params)]
+
+    async def _refuse_newer_schema(self) -> None:
+        known = max(version for version, _ in migration_files("sqlite"))
+        if await self._fetchone(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+        ):
+            row = await self._fetchone("SELECT MAX(version) AS newest FROM schema_migrations")
+            newest = row["newest"] if row is not None else None
+            if newest is not None and newest > known:
+                raise SchemaTooNewError(
+                    f"its schema is version {newest}, newer than this bot's {known}: a newer "
+                    "tttbot wrote it; run that version (the database was left unchanged)"
+                )
+
+    async def _check_writable(self) -> None:
+        # A read-only file opens, migrates (when up to date) and reads fine; find out now
+        # rather than at the first move. An empty DELETE still takes the write lock.
+        async with self._transaction() as db:
+            await db.execute("DELETE FROM settings WHERE 0")
 
     async def _migrate(self) -> None:
         async with self._lock:
