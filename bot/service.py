@@ -310,7 +310,7 @@ class GameService:
         try:
             return await self.storage.create_game(game)
         except ChannelBusyError:
-            raise UserError(BUSY_GAME) from None
+            raise UserError(await self._busy_reason(game.channel_id)) from None
         except AlreadyRematchedError:
             raise UserError("A rematch of this game was already started.") from None
 

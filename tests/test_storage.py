@@ -7,8 +7,9 @@ new backend joins by adding one entry to ``BACKENDS``.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, closing
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
@@ -624,19 +625,64 @@ async def test_racing_accepts_start_one_game(storage: Storage) -> None:
     assert await storage.live_game_in_channel(CHANNEL) == game
 
 
-async def test_accepting_while_a_game_is_live_changes_nothing(storage: Storage) -> None:
+async def test_no_game_while_a_challenge_is_pending(storage: Storage) -> None:
     challenge = await storage.create_challenge(new_challenge())
-    # A pending challenge does not stop a game from starting (say, against the bot)...
-    live = await storage.create_game(vs_ai(CAROL, "smart", Mark.O))
-    # ...but then the challenge cannot start its own, and stays pending.
     with pytest.raises(ChannelBusyError):
-        await storage.close_challenge(challenge.id, ChallengeStatus.ACCEPTED, new_game())
-    assert await storage.get_challenge(challenge.id) == challenge
+        await storage.create_game(vs_ai(CAROL, "smart", Mark.O))
+    assert await storage.live_game_in_channel(CHANNEL) is None
     assert await storage.pending_challenge_in_channel(CHANNEL) == challenge
-    assert await storage.live_game_in_channel(CHANNEL) == live
-    result = await storage.close_challenge(challenge.id, ChallengeStatus.DECLINED)
-    assert result is not None
-    assert result[0].status is ChallengeStatus.DECLINED
+    assert await storage.close_challenge(challenge.id, ChallengeStatus.WITHDRAWN) is not None
+    game = await storage.create_game(vs_ai(CAROL, "smart", Mark.O))
+    assert await storage.live_game_in_channel(CHANNEL) == game
+
+
+async def test_a_challenge_and_a_game_racing_for_one_channel_leave_one(storage: Storage) -> None:
+    for attempt in range(10):
+        channel = CHANNEL + 100 + attempt
+        results = await asyncio.gather(
+            storage.create_challenge(new_challenge(channel)),
+            storage.create_game(vs_ai(CAROL, "smart", Mark.O, channel)),
+            return_exceptions=True,
+        )
+        assert sum(isinstance(r, ChannelBusyError) for r in results) == 1, results
+        challenge = await storage.pending_challenge_in_channel(channel)
+        game = await storage.live_game_in_channel(channel)
+        assert (challenge is None) != (game is None)
+
+
+async def test_a_database_with_both_from_before_the_rule_keeps_the_game(tmp_path: Path) -> None:
+    """Migration 0002 on a database where the old race left a live game and a pending challenge
+    in one channel: the game keeps the channel; the challenge can only be closed."""
+    path = tmp_path / "old.sqlite3"
+    ((_, initial),) = [m for m in migration_files("sqlite") if m[0] == 1]
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL)")
+        for statement in split_statements(initial):
+            db.execute(statement)
+        db.execute("INSERT INTO schema_migrations VALUES (1, 0)")
+        db.execute(
+            "INSERT INTO games (guild_id, channel_id, x_id, o_id, x_name, o_name, size, status,"
+            " version, created_at, updated_at) VALUES (?, ?, ?, ?, 'a', 'b', 3, 'active', 1, 0, 0)",
+            (GUILD, CHANNEL, ALICE, BOB),
+        )
+        db.execute(
+            "INSERT INTO challenges (guild_id, channel_id, challenger_id, challenger_name, status,"
+            " expires_at, created_at) VALUES (?, ?, ?, 'carol', 'pending', 0, 0)",
+            (GUILD, CHANNEL, CAROL),
+        )
+    storage = await SqliteStorage.open(str(path), ManualClock(T0))
+    try:
+        game = await storage.live_game_in_channel(CHANNEL)
+        challenge = await storage.pending_challenge_in_channel(CHANNEL)
+        assert game is not None
+        assert challenge is not None
+        with pytest.raises(ChannelBusyError):
+            await storage.close_challenge(challenge.id, ChallengeStatus.ACCEPTED, new_game())
+        assert await storage.get_challenge(challenge.id) == challenge
+        assert await storage.close_challenge(challenge.id, ChallengeStatus.EXPIRED) is not None
+        assert await storage.live_game_in_channel(CHANNEL) == game
+    finally:
+        await storage.close()
 
 
 async def test_close_challenge_rejects_nonsense(storage: Storage) -> None:

@@ -196,7 +196,8 @@ class Storage(Protocol):
 
     async def create_game(self, game: NewGame) -> GameRecord:
         """Insert an active game (version 1). Raises :class:`ChannelBusyError` if the channel
-        has an active game, :class:`AlreadyRematchedError` if ``rematch_of`` was rematched."""
+        has an active game or a pending challenge, :class:`AlreadyRematchedError` if
+        ``rematch_of`` was rematched."""
         ...
 
     async def get_game(self, game_id: int) -> GameRecord | None: ...

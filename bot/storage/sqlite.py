@@ -212,12 +212,6 @@ class SqliteStorage:
 
     async def create_challenge(self, challenge: NewChallenge) -> ChallengeRecord:
         async with self._transaction() as db:
-            if await _exists(
-                db,
-                "SELECT 1 FROM games WHERE channel_id = ? AND status = 'active'",
-                challenge.channel_id,
-            ):
-                raise ChannelBusyError(f"channel {challenge.channel_id} has a live game")
             try:
                 cursor = await db.execute(
                     "INSERT INTO challenges (guild_id, channel_id, challenger_id,"
@@ -235,14 +229,7 @@ class SqliteStorage:
                     ),
                 )
             except sqlite3.IntegrityError as error:
-                if await _exists(
-                    db,
-                    "SELECT 1 FROM challenges WHERE channel_id = ? AND status = 'pending'",
-                    challenge.channel_id,
-                ):
-                    raise ChannelBusyError(
-                        f"channel {challenge.channel_id} has a pending challenge"
-                    ) from error
+                await _raise_if_occupied(db, challenge.channel_id, error)
                 raise
             created = await _select_challenge(db, _rowid(cursor))
             assert created is not None
@@ -416,14 +403,21 @@ async def _insert_game(db: aiosqlite.Connection, game: NewGame) -> GameRecord:
             db, "SELECT 1 FROM games WHERE rematch_of = ?", game.rematch_of
         ):
             raise AlreadyRematchedError(f"game {game.rematch_of} was already rematched") from error
-        if await _exists(
-            db, "SELECT 1 FROM games WHERE channel_id = ? AND status = 'active'", game.channel_id
-        ):
-            raise ChannelBusyError(f"channel {game.channel_id} has a live game") from error
+        await _raise_if_occupied(db, game.channel_id, error)
         raise
     created = await _select_game(db, _rowid(cursor))
     assert created is not None
     return created
+
+
+async def _raise_if_occupied(
+    db: aiosqlite.Connection, channel_id: int, error: sqlite3.IntegrityError
+) -> None:
+    """Raise :class:`ChannelBusyError` if ``error`` came from the channel's one occupant (a
+    live game or a pending challenge, see migration 0002)."""
+    if await _exists(db, "SELECT 1 FROM channel_occupants WHERE channel_id = ?", channel_id):
+        busy = f"channel {channel_id} has a live game or a pending challenge"
+        raise ChannelBusyError(busy) from error
 
 
 async def _select_game(db: aiosqlite.Connection, game_id: int) -> GameRecord | None:
