@@ -9,7 +9,7 @@ import hashlib
 import json
 import logging
 import random
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, cast
 
 import discord
@@ -21,7 +21,7 @@ from bot import render, respond
 from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS, ClickHandler
 from bot.config import ConfigError, Settings
-from bot.service import Actor, GameService, Settled
+from bot.service import Actor, GameService, Settled, UserError
 from bot.storage.base import Storage
 from bot.storage.connect import open_storage
 
@@ -66,7 +66,59 @@ class InFlight:
         return True
 
 
+# Option types whose value is a snowflake discord.py looks up in the interaction's resolved data.
+_RESOLVED_OPTIONS = {
+    discord.AppCommandOptionType.user.value: "users",
+    discord.AppCommandOptionType.channel.value: "channels",
+    discord.AppCommandOptionType.role.value: "roles",
+}
+_GROUPS = (
+    discord.AppCommandOptionType.subcommand.value,
+    discord.AppCommandOptionType.subcommand_group.value,
+)
+
+
+def unresolved_option(data: Mapping[str, Any]) -> str | None:
+    """The name of an option whose value Discord would never send: an id that is no id, or one
+    missing from the resolved data. discord.py would fail on it outside any handler (an
+    exception nobody answers), or hand the command a bare ``Object`` for a member."""
+    resolved = data.get("resolved") or {}
+    options = list(data.get("options") or [])
+    while options:
+        option = options.pop()
+        if option.get("type") in _GROUPS:
+            options.extend(option.get("options") or [])
+            continue
+        kind = _RESOLVED_OPTIONS.get(option.get("type", 0))
+        if kind is None or option.get("focused"):
+            continue
+        value = str(option.get("value", ""))
+        if not (value.isascii() and value.isdigit()) or value not in (resolved.get(kind) or {}):
+            return str(option.get("name", "?"))
+    return None
+
+
 class TTTCommandTree(app_commands.CommandTree["TTTBot"]):
+    async def interaction_check(self, interaction: discord.Interaction[TTTBot]) -> bool:
+        data: Mapping[str, Any] = interaction.data or {}
+        name = unresolved_option(data)
+        if name is None:
+            return True
+        log.info(
+            "refused /%s from user %s: option %r names nobody",
+            data.get("name"),
+            interaction.user.id,
+            name,
+        )
+        if interaction.type is discord.InteractionType.autocomplete:
+            await interaction.response.autocomplete([])
+        else:
+            await respond.report_error(
+                interaction,
+                UserError("The {} option doesn't name anyone here: pick from the list.", name),
+            )
+        return False
+
     async def on_error(
         self, interaction: discord.Interaction[TTTBot], error: app_commands.AppCommandError
     ) -> None:

@@ -6,6 +6,7 @@ Each function returns a :class:`Reply`; handlers only choose how to send it. Nam
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,10 @@ OVER_COLOUR = discord.Colour.dark_grey()
 WIN_COLOUR = discord.Colour.green()
 
 NO_PINGS = discord.AllowedMentions.none()
+
+# Every board names its game, so that a click can be checked against the board it is on.
+BOARD_FOOTER = "Game #{} · click a cell or use /ttt move"
+_BOARD_FOOTER = re.compile(re.escape(BOARD_FOOTER).replace(r"\{\}", "([0-9]+)"))
 
 
 @dataclass
@@ -151,8 +156,17 @@ def _board_embed(shown: _Shown, note: str | None) -> discord.Embed:
     if note:
         description.append(note)
     embed = discord.Embed(title="Tic-tac-toe", description="\n".join(description), colour=colour)
-    embed.set_footer(text=f"Game #{game.id} · click a cell or use /ttt move")
+    embed.set_footer(text=BOARD_FOOTER.format(game.id))
     return embed
+
+
+def board_game_id(embeds: list[discord.Embed]) -> int | None:
+    """The game a board message shows, read back from its footer; None if it is no board."""
+    for embed in embeds:
+        match = _BOARD_FOOTER.fullmatch(embed.footer.text or "")
+        if match is not None:
+            return int(match[1])
+    return None
 
 
 def _board_view(shown: _Shown) -> discord.ui.View:

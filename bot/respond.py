@@ -54,7 +54,11 @@ async def _report(bot: TTTBot, interaction: discord.Interaction[Any], error: Exc
             await send_ephemeral(interaction, "Only members who can manage messages can do that.")
         elif isinstance(error, app_commands.NoPrivateMessage):
             await send_ephemeral(interaction, "Tic-tac-toe is played in a server channel.")
-        elif isinstance(error, app_commands.AppCommandError):  # a check or a transformer
+        elif isinstance(error, app_commands.TransformerError):
+            # Discord only sends values from the command's choices; this one was hand-made.
+            log.info("refused a hand-made option value %r", error.value)
+            await send_ephemeral(interaction, "That isn't one of the choices: pick from the list.")
+        elif isinstance(error, app_commands.AppCommandError):  # a check
             await send_ephemeral(interaction, f"That didn't work: {error}")
         else:
             log.error(

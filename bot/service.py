@@ -78,6 +78,15 @@ class Actor:
 
 
 @dataclass(frozen=True, slots=True)
+class Clicked:
+    """Where a button was clicked: its channel and the message it is on. A button acts only on
+    the game or challenge of that message, in that channel, whatever its custom_id says."""
+
+    channel_id: int
+    message_id: int
+
+
+@dataclass(frozen=True, slots=True)
 class MoveResult:
     game: GameRecord
     cell: int  # the move the player made
@@ -102,6 +111,7 @@ BUSY_GAME = "There is already a game in this channel: finish it first, or play i
 BUSY_CHALLENGE = "There is already an open challenge in this channel: wait for it to be answered."
 NO_GAME = "There is no game in this channel. Start one with `/ttt start` or `/ttt vs-ai`."
 CHANGED = "The board changed while you were moving: look again and retry."
+NOT_HERE = "That button doesn't belong to this message: use the buttons on the newest board."
 
 
 class GameService:
@@ -155,8 +165,10 @@ class GameService:
         except ChannelBusyError:
             raise UserError(await self._busy_reason(channel_id)) from None
 
-    async def accept(self, challenge_id: int, user: Actor) -> tuple[ChallengeRecord, GameRecord]:
-        challenge = await self._pending_challenge(challenge_id)
+    async def accept(
+        self, challenge_id: int, user: Actor, clicked: Clicked
+    ) -> tuple[ChallengeRecord, GameRecord]:
+        challenge = await self._pending_challenge(challenge_id, clicked)
         if user.id == challenge.challenger_id:
             raise UserError("You can't accept your own challenge. Withdraw it instead.")
         if challenge.opponent_id is not None and user.id != challenge.opponent_id:
@@ -175,8 +187,8 @@ class GameService:
             raise UserError("This challenge was answered a moment ago.")
         return closed[0], closed[1]
 
-    async def decline(self, challenge_id: int, user: Actor) -> ChallengeRecord:
-        challenge = await self._pending_challenge(challenge_id)
+    async def decline(self, challenge_id: int, user: Actor, clicked: Clicked) -> ChallengeRecord:
+        challenge = await self._pending_challenge(challenge_id, clicked)
         if user.id == challenge.challenger_id:
             return await self._close(challenge_id, ChallengeStatus.WITHDRAWN)
         if challenge.opponent_id is None:
@@ -185,8 +197,8 @@ class GameService:
             raise UserError("Only {} can decline this challenge.", _name(challenge.opponent_name))
         return await self._close(challenge_id, ChallengeStatus.DECLINED)
 
-    async def withdraw(self, challenge_id: int, user: Actor) -> ChallengeRecord:
-        challenge = await self._pending_challenge(challenge_id)
+    async def withdraw(self, challenge_id: int, user: Actor, clicked: Clicked) -> ChallengeRecord:
+        challenge = await self._pending_challenge(challenge_id, clicked)
         if user.id != challenge.challenger_id:
             raise UserError("Only {} can withdraw this challenge.", challenge.challenger_name)
         return await self._close(challenge_id, ChallengeStatus.WITHDRAWN)
@@ -194,10 +206,15 @@ class GameService:
     async def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
         await self.storage.set_challenge_message(challenge_id, message_id)
 
-    async def _pending_challenge(self, challenge_id: int) -> ChallengeRecord:
+    async def _pending_challenge(self, challenge_id: int, clicked: Clicked) -> ChallengeRecord:
         challenge = await self.storage.get_challenge(challenge_id)
         if challenge is None:
             raise UserError("That challenge no longer exists.")
+        if challenge.channel_id != clicked.channel_id or challenge.message_id not in (
+            None,
+            clicked.message_id,
+        ):
+            raise UserError(NOT_HERE)
         if challenge.status is not ChallengeStatus.PENDING:
             raise UserError(_literal(f"This challenge is closed: it was {challenge.status.value}."))
         if challenge.expires_at <= self.clock.now():
@@ -254,11 +271,13 @@ class GameService:
         )
         return Started(await self._create(game), ai_cell)
 
-    async def rematch(self, game_id: int, user: Actor) -> Started:
+    async def rematch(self, game_id: int, user: Actor, clicked: Clicked) -> Started:
         """A new game between the same players with sides swapped (same difficulty)."""
         old = await self.storage.get_game(game_id)
         if old is None:
             raise UserError("That game no longer exists.")
+        if old.channel_id != clicked.channel_id:
+            raise UserError(NOT_HERE)
         if old.is_active:
             raise UserError("This game is still going: finish it before a rematch.")
         if old.mark_of(user.id) is None:
@@ -337,15 +356,20 @@ class GameService:
         game = await self.game_in_channel(channel_id)
         return await self._play(game, user, cell_text)
 
-    async def move_on_board(self, game_id: int, user: Actor, cell: int) -> MoveResult:
+    async def move_on_board(
+        self, game_id: int, user: Actor, cell: int, clicked: Clicked
+    ) -> MoveResult:
         """A click on a cell button of game ``game_id``'s board."""
-        return await self._play(await self.game_on_board(game_id), user, cell)
+        return await self._play(await self.game_on_board(game_id, clicked), user, cell)
 
-    async def game_on_board(self, game_id: int) -> GameRecord:
-        """The live game a board's button names; a UserError if it is over or gone."""
+    async def game_on_board(self, game_id: int, clicked: Clicked) -> GameRecord:
+        """The live game a board's button names; a UserError if it is over, gone, or not in
+        the channel of the click."""
         game = await self.storage.get_game(game_id)
         if game is None:
             raise UserError("That game no longer exists.")
+        if game.channel_id != clicked.channel_id:
+            raise UserError(NOT_HERE)
         if not game.is_active:
             raise UserError("This game is over. Start a new one with `/ttt start` or `/ttt vs-ai`.")
         return game
@@ -425,8 +449,8 @@ class GameService:
     async def resign_in_channel(self, channel_id: int, user: Actor) -> GameRecord:
         return await self._resign(await self.game_in_channel(channel_id), user)
 
-    async def resign_on_board(self, game_id: int, user: Actor) -> GameRecord:
-        return await self._resign(await self.game_on_board(game_id), user)
+    async def resign_on_board(self, game_id: int, user: Actor, clicked: Clicked) -> GameRecord:
+        return await self._resign(await self.game_on_board(game_id, clicked), user)
 
     async def _resign(self, game: GameRecord, user: Actor) -> GameRecord:
         mark = game.mark_of(user.id)

@@ -16,6 +16,7 @@ elsewhere, so that larger boards only need a new :class:`Geometry`.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -106,8 +107,10 @@ def geometry(size: int = DEFAULT_SIZE) -> Geometry:
 
 
 def _quote(text: str) -> str:
+    """``text`` quoted for an error message, on one line: a newline or a quote in it is
+    escaped, so the message cannot be cut short or broken by what was typed."""
     shown = text if len(text) <= 20 else text[:20] + "…"
-    return f'"{shown}"'
+    return json.dumps(shown, ensure_ascii=False)
 
 
 def cell_name(cell: int, size: int = DEFAULT_SIZE) -> str:

@@ -119,6 +119,15 @@ async def start_member_game(
     return accepted.message
 
 
+def refused(ix: InteractionRecord, sentence: str) -> None:
+    """The interaction got an ephemeral reply containing ``sentence``, and nothing else."""
+    assert ix.response_type == 4, (ix.response_type, ix.content)
+    assert ix.ephemeral, ix.content
+    assert sentence in (ix.content or ""), ix.content
+    assert ix.message is not None
+    assert ix.message.interaction_user is not None
+
+
 def cell_buttons(message: SimMessage) -> list[JSON]:
     """A board message's cell buttons, in cell order."""
     buttons = [b for b in message.buttons() if CELL_ID.parse(b["custom_id"]) is not None]

@@ -17,20 +17,12 @@ from tests.bot_harness import (
     board_of,
     button_id,
     cell_id,
+    refused,
     shown_board,
     start_member_game,
     text_of,
 )
-from tests.discord_sim import DiscordSim, InteractionRecord, SimMessage
-
-
-def refused(ix: InteractionRecord, sentence: str) -> None:
-    """The interaction got an ephemeral reply containing ``sentence``, and nothing else."""
-    assert ix.response_type == 4, (ix.response_type, ix.content)
-    assert ix.ephemeral, ix.content
-    assert sentence in (ix.content or ""), ix.content
-    assert ix.message is not None
-    assert ix.message.interaction_user is not None
+from tests.discord_sim import DiscordSim, SimMessage
 
 
 def public_messages(sim: DiscordSim) -> list[SimMessage]:

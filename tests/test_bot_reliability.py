@@ -4,9 +4,14 @@ against the local Discord server, with what a hurried user or a hand-made payloa
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
-from tests.bot_harness import BotHarness
+import pytest
+
+from bot.components import CELL_ID, CHALLENGE_ID
+from tests.bot_harness import BotHarness, refused, shown_board, start_member_game
 from tests.discord_sim import DiscordSim
+from tests.discord_sim.models import JSON
 
 BUSY = (
     "There is already a game in this channel",
@@ -34,3 +39,112 @@ async def test_start_and_vs_ai_at_once_leave_one_challenge_or_one_game(
             live = await storage.live_game_in_channel(channel.id)
             pending = await storage.pending_challenge_in_channel(channel.id)
             assert (live is None) != (pending is None)
+
+
+# -- payloads a normal client would not send ------------------------------------------------------
+
+
+def option_value(name: str, value: object) -> Callable[[JSON], None]:
+    """A tamper that sets option ``name`` (inside the subcommand) to ``value``."""
+
+    def tamper(data: JSON) -> None:
+        for option in data["options"][0]["options"]:
+            if option["name"] == name:
+                option["value"] = value
+
+    return tamper
+
+
+def drop_resolved_users(data: JSON) -> None:
+    data["resolved"].pop("users", None)
+    data["resolved"].pop("members", None)
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [option_value("opponent", "not-an-id"), option_value("opponent", "12"), drop_resolved_users],
+    ids=["not-an-id", "unknown-id", "missing-from-resolved"],
+)
+async def test_an_opponent_that_names_nobody_is_refused(
+    sim: DiscordSim, harness: BotHarness, tamper: Callable[[JSON], None]
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        ix = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob, tamper=tamper)
+        refused(ix, "The opponent option doesn't name anyone here: pick from the list.")
+        assert await bot.service.storage.pending_challenge_in_channel(s.channel.id) is None
+
+
+async def test_an_unknown_first_player_is_refused(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        ix = await sim.slash(
+            s.alice,
+            s.channel,
+            "ttt vs-ai",
+            difficulty="smart",
+            first="bot",
+            tamper=option_value("first", "nobody"),
+        )
+        refused(ix, "That isn't one of the choices: pick from the list.")
+        assert await bot.service.storage.live_game_in_channel(s.channel.id) is None
+
+
+async def test_a_cell_with_a_line_break_is_quoted_whole(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart")
+        ix = await sim.slash(s.alice, s.channel, "ttt move", cell="B2\n@everyone")
+        refused(ix, "is not a cell")
+        assert "everyone" in (ix.content or "")  # the whole input is quoted...
+        assert "\n" not in (ix.content or "")  # ...on one line
+        assert ix.message is not None
+        assert ix.message.pinged == []
+
+
+@pytest.mark.parametrize("custom_id", ["ttt:bogus:1", "hello", "ttt:cell:1:999"])
+async def test_a_button_that_matches_no_template_gets_an_answer(
+    sim: DiscordSim, harness: BotHarness, custom_id: str
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        board = await start_member_game(sim)
+        ix = await sim.click(s.alice, board, custom_id, forged=True)
+        refused(ix, "That button does nothing: use the buttons on the newest board.")
+        assert shown_board(sim.message(board.id)) == ".../.../..."
+
+
+async def test_a_challenge_id_out_of_range_is_a_clean_answer(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        assert challenge.message is not None
+        forged = CHALLENGE_ID.build(challenge=10**20 - 1, action="accept")
+        ix = await sim.click(s.bob, challenge.message, forged, forged=True)
+        refused(ix, "That challenge no longer exists.")
+
+
+async def test_a_cell_button_forged_onto_another_channel_s_message_changes_nothing(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        game = await bot.service.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        elsewhere = await sim.slash(s.carol, s.other_channel, "ttt vs-ai", difficulty="random")
+        assert elsewhere.message is not None
+        forged = CELL_ID.build(game=game.id, cell=0)
+        ix = await sim.click(s.alice, elsewhere.message, forged, forged=True)
+        refused(ix, "That button doesn't belong to this message")
+        # ...nor onto another message in the game's own channel.
+        challenge = await sim.slash(s.carol, s.thread, "ttt start")
+        assert challenge.message is not None
+        here = await sim.click(s.alice, challenge.message, forged, forged=True)
+        refused(here, "That button doesn't belong to this message")
+        assert await bot.service.storage.get_game(game.id) == game
+        assert shown_board(sim.message(board.id)) == ".../.../..."

@@ -230,3 +230,13 @@ def test_from_string_accepts_or_raises_invalid_board(text: str) -> None:
     except InvalidBoardError:
         return
     assert str(board) == text.upper()
+
+
+def test_an_error_quotes_what_was_typed_on_one_line() -> None:
+    """A newline or a quote in the input cannot cut the message short (the bot shows its first
+    line)."""
+    with pytest.raises(InvalidCellError) as caught:
+        parse_cell('B2\n"@everyone')
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith('"B2\\n\\"@everyone" is not a cell')

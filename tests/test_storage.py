@@ -756,3 +756,10 @@ async def test_64_bit_snowflakes_round_trip(storage: Storage) -> None:
     assert fetched is not None
     assert (fetched.guild_id, fetched.challenger_id, fetched.opponent_id) == (big, big + 5, biggest)
     assert fetched.message_id == biggest
+
+
+@pytest.mark.parametrize("row_id", [0, -1, 2**63, 10**20])
+async def test_ids_no_row_can_have_find_nothing(storage: Storage, row_id: int) -> None:
+    """Ids come from buttons, which a hand-made request can fill with any number."""
+    assert await storage.get_game(row_id) is None
+    assert await storage.get_challenge(row_id) is None

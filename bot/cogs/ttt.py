@@ -15,8 +15,8 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot import render, respond
-from bot.components import PREFIX
-from bot.service import DIFFICULTIES, FIRST_PLAYERS, Actor, UserError
+from bot.components import ID_FORMATS
+from bot.service import DIFFICULTIES, FIRST_PLAYERS, NOT_HERE, Actor, Clicked, UserError
 from bot.storage.base import GameRecord
 from game import cell_name, parse_cell
 
@@ -212,31 +212,35 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         """Answer clicks that discord.py would drop without a word.
 
-        discord.py finds a DynamicItem in the message as it is now, so a client still showing
-        an older version (a board that has since moved, a challenge that became a board) gets
-        no reply, and the user sees "This interaction failed".
+        discord.py routes a click to a DynamicItem only when its custom_id matches a template
+        and is on the message as the interaction shows it. Anything else gets no reply, and
+        the user sees "This interaction failed": a client still showing an older version (a
+        board that has since moved, a challenge that became a board), or a hand-made id.
         """
         if interaction.type is not discord.InteractionType.component:
             return
         data: dict[str, Any] = dict(interaction.data or {})
         custom_id = str(data.get("custom_id", ""))
-        if not custom_id.startswith(f"{PREFIX}:") or interaction.message is None:
-            return
-        if custom_id in _custom_ids(interaction.message):
+        ours = any(form.parse(custom_id) is not None for form in ID_FORMATS)
+        message = interaction.message
+        if ours and message is not None and custom_id in _custom_ids(message):
             return  # discord.py routes it to the DynamicItem
-        async with self.bot.in_flight():
-            await respond.report_error(
-                interaction,
-                UserError("That button is no longer on this message: use the newest board."),
-            )
+        sentence = (
+            "That button is no longer on this message: use the newest board."
+            if ours
+            else "That button does nothing: use the buttons on the newest board."
+        )
+        log.info("answered an unroutable click on %r by user %s", custom_id, interaction.user.id)
+        await respond.report_error(interaction, UserError(sentence))
 
     async def cell_clicked(
         self, interaction: discord.Interaction[Any], game_id: int, cell: int
     ) -> None:
         async with self.bot.in_flight():
             try:
+                clicked = _on_board(interaction, game_id)
                 result = await self.bot.service.move_on_board(
-                    game_id, actor(interaction.user), cell
+                    game_id, actor(interaction.user), cell, clicked
                 )
                 note = render.move_note(result.game, result.cell, result.ai_cell)
                 await self._update_board(interaction, result.game, note)
@@ -246,7 +250,10 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     async def resign_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         async with self.bot.in_flight():
             try:
-                game = await self.bot.service.resign_on_board(game_id, actor(interaction.user))
+                clicked = _on_board(interaction, game_id)
+                game = await self.bot.service.resign_on_board(
+                    game_id, actor(interaction.user), clicked
+                )
                 await self._update_board(interaction, game, None)
             except Exception as error:
                 await respond.report_error(interaction, error)
@@ -256,12 +263,13 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     ) -> None:
         """Edit the clicked board in place; it is (or becomes) the game's live board."""
         await interaction.response.edit_message(**render.board_reply(game, note).edit_kwargs())
-        await self._adopt_board(game, _clicked_message(interaction))
+        await self._adopt_board(game, _clicked(interaction).message_id)
 
     async def rematch_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         async with self.bot.in_flight():
             try:
-                started = await self.bot.service.rematch(game_id, actor(interaction.user))
+                clicked = _on_board(interaction, game_id)
+                started = await self.bot.service.rematch(game_id, actor(interaction.user), clicked)
                 note = render.move_note(started.game, None, started.ai_cell)
                 await self._post_board(interaction, started.game, note)
             except Exception as error:
@@ -281,15 +289,16 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     ) -> None:
         user = actor(interaction.user)
         service = self.bot.service
+        clicked = _clicked(interaction)
         if action == "accept":
-            _, game = await service.accept(challenge_id, user)
+            _, game = await service.accept(challenge_id, user, clicked)
             # The challenge message becomes the board: one message, edited in place.
             await self._update_board(interaction, game, None)
             return
         if action == "decline":
-            challenge = await service.decline(challenge_id, user)
+            challenge = await service.decline(challenge_id, user, clicked)
         else:
-            challenge = await service.withdraw(challenge_id, user)
+            challenge = await service.withdraw(challenge_id, user, clicked)
         await interaction.response.edit_message(**render.challenge_reply(challenge).edit_kwargs())
 
 
@@ -303,10 +312,19 @@ def _custom_ids(message: discord.Message) -> set[str]:
     return found
 
 
-def _clicked_message(interaction: discord.Interaction[Any]) -> int:
-    if interaction.message is None:
+def _clicked(interaction: discord.Interaction[Any]) -> Clicked:
+    if interaction.message is None or interaction.channel_id is None:
         raise UserError("That button is no longer attached to a message.")
-    return interaction.message.id
+    return Clicked(interaction.channel_id, interaction.message.id)
+
+
+def _on_board(interaction: discord.Interaction[Any], game_id: int) -> Clicked:
+    """Where a game button was clicked, if the message it is on is that game's board."""
+    clicked = _clicked(interaction)
+    assert interaction.message is not None  # _clicked checked
+    if render.board_game_id(interaction.message.embeds) != game_id:
+        raise UserError(NOT_HERE)
+    return clicked
 
 
 async def setup(bot: TTTBot) -> None:

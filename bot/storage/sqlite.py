@@ -168,6 +168,8 @@ class SqliteStorage:
             return await _insert_game(db, game)
 
     async def get_game(self, game_id: int) -> GameRecord | None:
+        if not _is_row_id(game_id):
+            return None
         return _first(await self._games("id = ?", game_id))
 
     async def live_game_in_channel(self, channel_id: int) -> GameRecord | None:
@@ -236,6 +238,8 @@ class SqliteStorage:
             return created
 
     async def get_challenge(self, challenge_id: int) -> ChallengeRecord | None:
+        if not _is_row_id(challenge_id):
+            return None
         return _first(await self._challenges("id = ?", challenge_id))
 
     async def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None:
@@ -340,6 +344,12 @@ class SqliteStorage:
 if TYPE_CHECKING:
     # mypy proves the class satisfies the contract here, not first at the bot's call site.
     _conforms: type[Storage] = SqliteStorage
+
+
+def _is_row_id(value: int) -> bool:
+    """Whether ``value`` can be a row id at all: SQLite's integers are signed 64-bit, and an id
+    from outside (a button's custom_id) may be any number of digits."""
+    return 0 < value < 2**63
 
 
 def _first(records: list[_R]) -> _R | None:

@@ -1724,13 +1724,21 @@ class DiscordSim:
         *,
         options: Mapping[str, Any] | None = None,
         timeout: float | None = None,
+        tamper: Callable[[JSON], None] | None = None,
         **kwargs: Any,
     ) -> InteractionRecord:
         """Invoke ``/command`` ("group sub" for subcommands) as ``user`` in ``channel`` and
         return once the bot sent its initial response. Options come from ``kwargs`` (or
-        ``options`` for names that clash with the parameters here)."""
+        ``options`` for names that clash with the parameters here).
+
+        ``tamper`` edits the interaction's ``data`` before it is sent, as a hand-made payload
+        would (an option value that is no id, a user missing from ``resolved``...): Discord
+        itself would never send it, so the bot must still answer it sensibly.
+        """
         values = {**(options or {}), **kwargs}
         record = self._command_payload(2, user, channel, command, values, None)
+        if tamper is not None:
+            tamper(record.payload["data"])
         return await self._send_interaction(record, timeout)
 
     async def autocomplete(
@@ -1799,13 +1807,20 @@ class DiscordSim:
         *,
         timeout: float | None = None,
         stale: bool = False,
+        forged: bool = False,
     ) -> InteractionRecord:
         """Press the button ``custom_id`` on ``message`` as ``user``.
 
         ``stale=True`` presses it as a client still showing an older version of the message
         would: the button may since have been disabled or removed (the bot must cope).
+        ``forged=True`` sends ``custom_id`` whether or not the message ever had it, as a
+        hand-made request would.
         """
-        msg, component = self._clickable(user, message, custom_id, stale)
+        if forged:
+            msg = self._message_ref(message)
+            component = {"type": 2, "style": 2, "label": "forged", "custom_id": custom_id}
+        else:
+            msg, component = self._clickable(user, message, custom_id, stale)
         if component.get("type") != 2:
             raise SimUsageError(
                 f"{custom_id!r} is not a button (type {component.get('type')}); use select()"
@@ -1815,7 +1830,11 @@ class DiscordSim:
         data: JSON = {"custom_id": custom_id, "component_type": 2}
         if "id" in component:
             data["id"] = component["id"]
-        self._interaction_payload(record, data, msg)
+        payload = self._interaction_payload(record, data, msg)
+        if forged:
+            # The message as the hand-made request shows it carries the forged button.
+            shown = payload["message"]
+            shown["components"] = [*shown["components"], {"type": 1, "components": [component]}]
         return await self._send_interaction(record, timeout)
 
     async def select(
