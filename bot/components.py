@@ -26,10 +26,10 @@ class IdFormat:
     """One shape of ``custom_id``: ``ttt`` and then literal parts and named fields, joined by
     ``:``. A field is ``(name, regex)``.
 
-    >>> CELL_ID.build(game=40, cell=4)
-    'ttt:cell:40:4'
-    >>> CELL_ID.parse("ttt:cell:40:4")
-    {'game': '40', 'cell': '4'}
+    >>> CELL_ID.build(game=40, ply=2, cell=4)
+    'ttt:cell:40:2:4'
+    >>> CELL_ID.parse("ttt:cell:40:2:4")
+    {'game': '40', 'ply': '2', 'cell': '4'}
     """
 
     def __init__(self, *parts: str | tuple[str, str]) -> None:
@@ -56,10 +56,15 @@ class IdFormat:
         return None if match is None else match.groupdict()
 
 
-CELL_ID = IdFormat("cell", ("game", ROW_ID), ("cell", r"[0-9]{1,2}"))
+_SMALL = r"[0-9]{1,2}"
+# A cell button names the position it was drawn in (the ply: moves played so far), so that a
+# click means exactly the position the player saw.
+CELL_ID = IdFormat("cell", ("game", ROW_ID), ("ply", _SMALL), ("cell", _SMALL))
+# Boards drawn before the ply was added: their clicks still play, on the current position.
+LEGACY_CELL_ID = IdFormat("cell", ("game", ROW_ID), ("cell", _SMALL))
 GAME_ACTION_ID = IdFormat(("action", "resign|rematch"), ("game", ROW_ID))
 CHALLENGE_ID = IdFormat("challenge", ("challenge", ROW_ID), ("action", "accept|decline|withdraw"))
-ID_FORMATS = (CELL_ID, GAME_ACTION_ID, CHALLENGE_ID)
+ID_FORMATS = (CELL_ID, LEGACY_CELL_ID, GAME_ACTION_ID, CHALLENGE_ID)
 
 
 # How an action's button looks: its label, emoji and style.
@@ -68,7 +73,7 @@ Look = tuple[str, str | None, discord.ButtonStyle]
 
 class ClickHandler(Protocol):
     async def cell_clicked(
-        self, interaction: discord.Interaction[Any], game_id: int, cell: int
+        self, interaction: discord.Interaction[Any], game_id: int, ply: int | None, cell: int
     ) -> None: ...
 
     async def resign_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None: ...
@@ -108,15 +113,19 @@ class _Routed(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"(?!)"):
 
 
 class CellButton(_Routed, template=CELL_ID.template):
-    def __init__(self, game_id: int, cell: int, button: discord.ui.Button[Any]) -> None:
+    def __init__(
+        self, game_id: int, ply: int | None, cell: int, button: discord.ui.Button[Any]
+    ) -> None:
         super().__init__(button)
         self.game_id = game_id
+        self.ply = ply
         self.cell = cell
 
     @classmethod
     def make(
         cls,
         game_id: int,
+        ply: int,
         cell: int,
         *,
         row: int,
@@ -126,21 +135,29 @@ class CellButton(_Routed, template=CELL_ID.template):
         disabled: bool,
     ) -> CellButton:
         button: discord.ui.Button[Any] = discord.ui.Button(
-            custom_id=CELL_ID.build(game=game_id, cell=cell),
+            custom_id=CELL_ID.build(game=game_id, ply=ply, cell=cell),
             label=label,
             emoji=emoji,
             style=style,
             disabled=disabled,
             row=row,
         )
-        return cls(game_id, cell, button)
+        return cls(game_id, ply, cell, button)
 
     @classmethod
     def from_fields(cls, fields: Mapping[str, str], button: discord.ui.Button[Any]) -> Self:
-        return cls(int(fields["game"]), int(fields["cell"]), button)
+        return cls(int(fields["game"]), int(fields["ply"]), int(fields["cell"]), button)
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
-        await _handler(interaction).cell_clicked(interaction, self.game_id, self.cell)
+        await _handler(interaction).cell_clicked(interaction, self.game_id, self.ply, self.cell)
+
+
+class LegacyCellButton(CellButton, template=LEGACY_CELL_ID.template):
+    """A cell of a board drawn before cell buttons named their ply."""
+
+    @classmethod
+    def from_fields(cls, fields: Mapping[str, str], button: discord.ui.Button[Any]) -> Self:
+        return cls(int(fields["game"]), None, int(fields["cell"]), button)
 
 
 class _ActionButton(_Routed, template=r"(?!)"):
@@ -207,6 +224,7 @@ class ChallengeButton(_ActionButton, template=CHALLENGE_ID.template):
 
 DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
     CellButton,
+    LegacyCellButton,
     GameButton,
     ChallengeButton,
 )

@@ -178,6 +178,7 @@ def _board_view(shown: _Shown) -> discord.ui.View:
         view.add_item(
             CellButton.make(
                 game.id,
+                board.move_count,
                 cell,
                 row=cell // size,
                 label=cell_name(cell, size) if mark is None else None,

@@ -357,10 +357,12 @@ class GameService:
         return await self._play(game, user, cell_text)
 
     async def move_on_board(
-        self, game_id: int, user: Actor, cell: int, clicked: Clicked
+        self, game_id: int, user: Actor, cell: int, clicked: Clicked, ply: int | None
     ) -> MoveResult:
-        """A click on a cell button of game ``game_id``'s board."""
-        return await self._play(await self.game_on_board(game_id, clicked), user, cell)
+        """A click on a cell button of game ``game_id``'s board, drawn after ``ply`` moves
+        (None for boards drawn before buttons said): a click on an older position than the
+        game's is refused, so a burst of clicks on a board not yet redrawn plays one move."""
+        return await self._play(await self.game_on_board(game_id, clicked), user, cell, ply)
 
     async def game_on_board(self, game_id: int, clicked: Clicked) -> GameRecord:
         """The live game a board's button names; a UserError if it is over, gone, or not in
@@ -374,11 +376,15 @@ class GameService:
             raise UserError("This game is over. Start a new one with `/ttt start` or `/ttt vs-ai`.")
         return game
 
-    async def _play(self, game: GameRecord, user: Actor, cell: int | str) -> MoveResult:
+    async def _play(
+        self, game: GameRecord, user: Actor, cell: int | str, ply: int | None = None
+    ) -> MoveResult:
         mark = game.mark_of(user.id)
         if mark is None:
             raise UserError("You are not playing in this game: you can watch, though.")
         game = await self._check_clock(game)
+        if ply is not None and ply != len(game.moves):
+            raise UserError(CHANGED)
         board = game.board
         if board.turn is not mark:
             raise UserError("It is not your turn: waiting for {}.", game.player_name(board.turn))

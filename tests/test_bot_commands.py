@@ -466,7 +466,11 @@ async def test_stale_clicks_are_checked_against_the_stored_game(
         await sim.click(s.bob, board, accept)
         b2 = cell_id(board, "B2")
         await sim.click(s.alice, board, b2)
-        refused(await sim.click(s.bob, board, b2, stale=True), "Cannot play B2: it is taken by X.")
+        # Drawn before alice's move: the board bob clicked is not the position he would play.
+        refused(
+            await sim.click(s.bob, board, b2, stale=True),
+            "The board changed while you were moving: look again and retry.",
+        )
         await sim.click(s.bob, board, button_id(board, GAME_ACTION_ID, action="resign"))
         edits = len(board.edits)
         finished = shown_board(board)
@@ -490,12 +494,13 @@ async def test_an_older_games_board_is_refused_while_a_new_game_runs(
         old_board = await start_member_game(sim)
         for user, cell in [(s.alice, "A1"), (s.bob, "B1"), (s.alice, "A2"), (s.bob, "B2")]:
             await sim.click(user, old_board, cell_id(old_board, cell))
+        c3 = cell_id(old_board, "C3")  # as a client that never saw the last move shows it
         await sim.click(s.alice, old_board, cell_id(old_board, "A3"))  # alice wins in place
         second = await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="smart")
         assert second.message is not None
         refused(
-            await sim.click(s.bob, old_board, cell_id(old_board, "C3"), stale=True),
-            "This game is over.",
+            await sim.click(s.bob, old_board, c3, stale=True),
+            "The board changed while you were moving: look again and retry.",
         )
         assert board_of(second.message).move_count == 0
 

@@ -8,8 +8,15 @@ from collections.abc import Callable
 
 import pytest
 
-from bot.components import CELL_ID, CHALLENGE_ID
-from tests.bot_harness import BotHarness, refused, shown_board, start_member_game
+from bot.components import CELL_ID, CHALLENGE_ID, LEGACY_CELL_ID
+from tests.bot_harness import (
+    BotHarness,
+    cell_buttons,
+    cell_id,
+    refused,
+    shown_board,
+    start_member_game,
+)
 from tests.discord_sim import DiscordSim
 from tests.discord_sim.models import JSON
 
@@ -138,7 +145,7 @@ async def test_a_cell_button_forged_onto_another_channel_s_message_changes_nothi
         assert game is not None
         elsewhere = await sim.slash(s.carol, s.other_channel, "ttt vs-ai", difficulty="random")
         assert elsewhere.message is not None
-        forged = CELL_ID.build(game=game.id, cell=0)
+        forged = CELL_ID.build(game=game.id, ply=0, cell=0)
         ix = await sim.click(s.alice, elsewhere.message, forged, forged=True)
         refused(ix, "That button doesn't belong to this message")
         # ...nor onto another message in the game's own channel.
@@ -148,3 +155,62 @@ async def test_a_cell_button_forged_onto_another_channel_s_message_changes_nothi
         refused(here, "That button doesn't belong to this message")
         assert await bot.service.storage.get_game(game.id) == game
         assert shown_board(sim.message(board.id)) == ".../.../..."
+
+
+# -- a click means the position the player saw ----------------------------------------------------
+
+CHANGED = "The board changed while you were moving: look again and retry."
+
+
+async def test_a_burst_of_clicks_on_an_outdated_board_plays_one_move(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        board = started.message
+        assert board is not None
+        a1, c3 = cell_id(board, "A1"), cell_id(board, "C3")
+        await sim.click(s.alice, board, a1)
+        # The second click of the burst, made before the board showed the bot's answer.
+        refused(await sim.click(s.alice, board, c3, stale=True), CHANGED)
+        game = await bot.service.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert len(game.moves) == 2  # alice's A1 and the bot's answer, nothing more
+        assert game.moves[0] == 0
+
+
+async def test_clicks_at_one_ply_racing_the_redraw_apply_one(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        board = started.message
+        assert board is not None
+        first, second = await asyncio.gather(
+            sim.click(s.alice, board, cell_id(board, "A1")),
+            sim.click(s.alice, board, cell_id(board, "C3")),
+        )
+        answers = sorted([first, second], key=lambda ix: ix.response_type or 0)
+        assert [ix.response_type for ix in answers] == [4, 7]
+        assert answers[0].content == CHANGED
+        game = await bot.service.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert len(game.moves) == 2
+
+
+async def test_boards_drawn_before_cells_named_their_ply_still_play(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        game = await bot.service.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        legacy = LEGACY_CELL_ID.build(game=game.id, cell=4)
+        ix = await sim.click(s.alice, board, legacy, forged=True)
+        assert ix.response_type == 7, ix.content
+        assert ix.message is not None
+        assert shown_board(ix.message) == ".../.X./..."
+        assert all(CELL_ID.parse(b["custom_id"]) for b in cell_buttons(ix.message))

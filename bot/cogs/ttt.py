@@ -15,8 +15,16 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot import render, respond
-from bot.components import ID_FORMATS
-from bot.service import DIFFICULTIES, FIRST_PLAYERS, NOT_HERE, Actor, Clicked, UserError
+from bot.components import CELL_ID, ID_FORMATS
+from bot.service import (
+    CHANGED,
+    DIFFICULTIES,
+    FIRST_PLAYERS,
+    NOT_HERE,
+    Actor,
+    Clicked,
+    UserError,
+)
 from bot.storage.base import GameRecord
 from game import cell_name, parse_cell
 
@@ -221,26 +229,27 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
             return
         data: dict[str, Any] = dict(interaction.data or {})
         custom_id = str(data.get("custom_id", ""))
-        ours = any(form.parse(custom_id) is not None for form in ID_FORMATS)
-        message = interaction.message
-        if ours and message is not None and custom_id in _custom_ids(message):
+        on_message = _custom_ids(interaction.message) if interaction.message else set()
+        if not any(form.parse(custom_id) for form in ID_FORMATS):
+            sentence = "That button does nothing: use the buttons on the newest board."
+        elif custom_id in on_message:
             return  # discord.py routes it to the DynamicItem
-        sentence = (
-            "That button is no longer on this message: use the newest board."
-            if ours
-            else "That button does nothing: use the buttons on the newest board."
-        )
+        elif CELL_ID.parse(custom_id) and any(CELL_ID.parse(other) for other in on_message):
+            # A cell drawn at an older ply, on a board since redrawn.
+            sentence = CHANGED
+        else:
+            sentence = "That button is no longer on this message: use the newest board."
         log.info("answered an unroutable click on %r by user %s", custom_id, interaction.user.id)
         await respond.report_error(interaction, UserError(sentence))
 
     async def cell_clicked(
-        self, interaction: discord.Interaction[Any], game_id: int, cell: int
+        self, interaction: discord.Interaction[Any], game_id: int, ply: int | None, cell: int
     ) -> None:
         async with self.bot.in_flight():
             try:
                 clicked = _on_board(interaction, game_id)
                 result = await self.bot.service.move_on_board(
-                    game_id, actor(interaction.user), cell, clicked
+                    game_id, actor(interaction.user), cell, clicked, ply
                 )
                 note = render.move_note(result.game, result.cell, result.ai_cell)
                 await self._update_board(interaction, result.game, note)
