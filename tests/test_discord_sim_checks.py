@@ -1,6 +1,8 @@
 """Each of the simulator's Discord-rule checks fires, is reported clearly, and is answered
 with the error Discord would give. Tests that provoke a violation take it out of
-``sim.violations`` so the fixture's teardown check stays quiet."""
+``sim.violations`` so the fixture's teardown check stays quiet. Where Discord's OpenAPI spec
+also forbids the payload, its check (``tests/discord_sim/openapi.py``) reports it too, after
+the hand-written one."""
 
 from __future__ import annotations
 
@@ -56,9 +58,13 @@ async def test_content_over_2000_characters_in_a_response(sim: DiscordSim) -> No
     assert isinstance(client.errors[0].__cause__, discord.HTTPException)
     assert client.errors[0].__cause__.code == 50035
     violations = sim.take_violations()
-    assert len(violations) == 1
+    assert len(violations) == 2
     assert "slash 'long' size=2001 by alice" in violations[0]
     assert "content is 2001 characters; the limit is 2000" in violations[0]
+    assert violations[1].startswith(
+        "OpenAPI: POST /interactions/{interaction_id}/{interaction_token}/callback: "
+        "body $.data.content: maxLength 2000: "
+    )
 
 
 async def test_more_than_five_action_rows(sim: DiscordSim) -> None:
@@ -94,8 +100,12 @@ async def test_custom_id_over_100_characters(sim: DiscordSim) -> None:
         await post_raw(client, s.channel.id, {"components": [row(button("c" * 100))]})
         await rejected(client, s.channel.id, {"components": [row(button("c" * 101))]})
     violations = sim.take_violations()
-    assert len(violations) == 1
+    assert len(violations) == 2
     assert "is 101 characters; it must be 1 to 100" in violations[0]
+    assert violations[1].startswith(
+        "OpenAPI: POST /channels/{channel_id}/messages: "
+        "body $.components[0].components[0].custom_id: maxLength 100: "
+    )
 
 
 async def test_custom_id_repeated_within_a_message(sim: DiscordSim) -> None:
@@ -126,10 +136,13 @@ async def test_embed_limits(sim: DiscordSim) -> None:
             await channel.send(embed=fields)
         await channel.send(embed=discord.Embed(title="t" * 256, description="fine"))
     violations = sim.take_violations()
-    assert len(violations) == 3
+    assert len(violations) == 5
     assert "embeds[0].title is 257 characters; the limit is 256" in violations[0]
-    assert "embeds hold 8000 characters in total; the limit is 6000" in violations[1]
-    assert "has 26 fields; the limit is 25" in violations[2]
+    assert "body $.embeds[0].title: maxLength 256: " in violations[1]
+    # The spec has no limit on the embeds' total length: only the hand-written check knows.
+    assert "embeds hold 8000 characters in total; the limit is 6000" in violations[2]
+    assert "has 26 fields; the limit is 25" in violations[3]
+    assert "body $.embeds[0].fields: maxItems 25: " in violations[4]
     assert len(sim.messages(s.channel)) == 1
 
 
@@ -272,7 +285,10 @@ async def test_unknown_routes_get_discords_404_and_are_recorded(sim: DiscordSim)
         ("GET", f"/guilds/{s.guild.id}/bans"),
         ("PUT", f"/channels/{s.channel.id}"),
     ]
-    assert sim.violations == []
+    # Discord has the first route (the sim does not); nobody has the second.
+    assert sim.take_violations() == [
+        f"OpenAPI: PUT /channels/{s.channel.id}: no operation in the spec"
+    ]
 
 
 def test_violations_fail_the_test_at_teardown(tmp_path: Path) -> None:

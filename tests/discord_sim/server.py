@@ -41,7 +41,7 @@ import discord
 import yarl
 from aiohttp import web
 
-from . import limits
+from . import limits, openapi
 from .commands import Resolver, build_command_data, check_can_invoke, find_command
 from .models import (
     CHANNEL_DM,
@@ -699,7 +699,11 @@ class DiscordSim:
         if path.startswith("/_sim/"):
             return await self._control(request)
         call = await self._read_call(request)
+        # Checked before the handlers see the call, reported after their own checks.
+        spec_problems = self._spec_problems(call, path)
         status, body = await self._route(call)
+        for problem in spec_problems:
+            self._violation(problem)
         self.requests.append(RequestRecord(call.method, call.path, status, body))
         response = await self._write(request, status, body)
         self._notify()
@@ -731,6 +735,22 @@ class DiscordSim:
                 except ValueError:
                     body = raw.decode(errors="replace")
         return _Call(request.method, path, request.query, request.headers, body, files)
+
+    @staticmethod
+    def _spec_problems(call: _Call, path: str) -> list[str]:
+        """What in the request breaks Discord's OpenAPI spec (``path`` as requested). They
+        are violations, but the reply is left to the hand-written checks: the spec is a
+        preview that can be wrong, and a violation fails the test either way."""
+        if not path.startswith(API_PREFIX + "/"):
+            return [f"OpenAPI: {call.method} {path}: not under {API_PREFIX}"]
+        problems = openapi.load().check(
+            call.method,
+            path[len(API_PREFIX) :],
+            query=call.query.items(),
+            body=call.body,
+            content_type=call.headers.get("Content-Type", "application/json"),
+        )
+        return [str(problem) for problem in problems]
 
     @staticmethod
     async def _write(request: web.Request, status: int, body: Any) -> web.StreamResponse:
