@@ -28,12 +28,14 @@ def fail(message: str, code: int = 1) -> int:
 
 
 async def run(bot: TTTBot, token: str) -> None:
-    # SIGTERM (docker stop, systemd) closes the bot like Ctrl-C does: handlers in flight finish.
+    # SIGTERM (docker stop, systemd) and Ctrl-C stop the bot in order: no new interactions,
+    # those in flight finished, storage closed.
+    stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    with contextlib.suppress(NotImplementedError):  # no signal handlers on Windows' loop
-        loop.add_signal_handler(signal.SIGTERM, lambda: asyncio.ensure_future(bot.close()))
-    async with bot:
-        await bot.start(token)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):  # no signal handlers on Windows' loop
+            loop.add_signal_handler(signum, stop.set)
+    await bot.serve(token, stop)
     log.info("stopped")
 
 

@@ -28,6 +28,9 @@ from bot.storage.connect import open_storage
 log = logging.getLogger(__name__)
 
 EXTENSIONS: Sequence[str] = ("bot.cogs.ttt",)
+# How long shutdown waits for interaction handlers in flight (Discord's own patience for a
+# deferred interaction is far longer; a restart should not take longer than this).
+SHUTDOWN_GRACE = 10.0
 
 
 def point_at(settings: Settings) -> None:
@@ -58,6 +61,9 @@ class InFlight:
                 self._idle.set()
 
     async def wait_idle(self, patience: float) -> bool:
+        # Interactions read just before the gateway closed are still being scheduled by
+        # discord.py (a task per interaction): let them start, and count, before looking.
+        await asyncio.sleep(0.1)
         try:
             await asyncio.wait_for(self._idle.wait(), patience)
         except TimeoutError:
@@ -181,6 +187,7 @@ class TTTBot(commands.Bot):
         self.sweep_interval = sweep_interval
         self.in_flight = InFlight()
         self._sweeper: asyncio.Task[None] | None = None
+        self._closing: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
 
     async def login(self, token: str) -> None:
@@ -206,17 +213,50 @@ class TTTBot(commands.Bot):
         await self.sync_commands(force=self.force_sync)
         self._sweeper = asyncio.create_task(self._sweep_forever(), name="ttt-sweeper")
 
+    async def serve(self, token: str, stop: asyncio.Event) -> None:
+        """Log in and answer interactions until ``stop`` is set (SIGTERM) or the gateway ends,
+        then shut down in order: first no new interactions (the gateway goes), then those in
+        flight are finished, then the HTTP session and the storage close."""
+        async with self:  # its exit runs close()
+            await self.login(token)
+            gateway = asyncio.create_task(self.connect(), name="ttt-gateway")
+            stopping = asyncio.create_task(stop.wait(), name="ttt-stop")
+            try:
+                await asyncio.wait({gateway, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stopping.cancel()
+            if gateway.done():
+                gateway.result()  # what ended it (a rejected token, a refused intent...)
+                return
+            log.info("stopping: no new interactions; finishing those in flight")
+            # Cancelling connect() stops reading events at once; closing the socket tells
+            # Discord the session is over. discord.py's own close() would close the gateway
+            # only alongside the HTTP session the handlers in flight still need.
+            gateway.cancel()
+            await asyncio.gather(gateway, return_exceptions=True)
+            if self.ws is not None:
+                await self.ws.close(code=1000)
+
     async def close(self) -> None:
-        # Let handlers that already answered finish their follow-up work (storing the new
-        # board's id, retiring the old board) before the HTTP session goes away.
-        await self.in_flight.wait_idle(patience=10.0)
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            await asyncio.gather(self._sweeper, return_exceptions=True)
-        await super().close()
-        storage = getattr(self, "storage", None)
-        if storage is not None:
-            await storage.close()
+        # Safe to call twice and to cancel (asyncio.run cancels what is left at exit): one
+        # shutdown runs to its end, so the storage is always closed and its thread stops.
+        if self._closing is None:
+            self._closing = asyncio.create_task(self._close_in_order(), name="ttt-close")
+        await asyncio.shield(self._closing)
+
+    async def _close_in_order(self) -> None:
+        try:
+            # Let handlers finish their follow-up work (storing the new board's id, retiring
+            # the old board) before the HTTP session goes away.
+            await self.in_flight.wait_idle(patience=SHUTDOWN_GRACE)
+            if self._sweeper is not None:
+                self._sweeper.cancel()
+                await asyncio.gather(self._sweeper, return_exceptions=True)
+            await super().close()
+        finally:
+            storage = getattr(self, "storage", None)
+            if storage is not None:
+                await storage.close()
 
     @property
     def click_handler(self) -> ClickHandler:

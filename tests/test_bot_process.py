@@ -15,7 +15,7 @@ from pathlib import Path
 import discord
 
 from tests.bot_harness import text_of
-from tests.discord_sim import DiscordSim
+from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimError, SimUser
 
 ROOT = Path(__file__).resolve().parent.parent
 _log_numbers = itertools.count()
@@ -102,6 +102,45 @@ async def test_the_bot_process_plays_and_stops_cleanly_on_sigterm(
     assert "DEBUG" in log  # ...while the rest of DEBUG is on
     assert "WARNING" not in log  # a healthy start and stop warns of nothing
     assert (tmp_path / "bot.sqlite3").exists()
+
+
+async def test_sigterm_under_continuous_traffic_exits_promptly_and_cleanly(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    """Interactions keep arriving while the bot stops: it must stop taking them, finish the
+    ones in flight, close its database and exit 0, every time."""
+    s = sim.seed
+    answered: list[InteractionRecord] = []
+    stopping = asyncio.Event()
+
+    async def keep_playing(user: SimUser, channel: SimChannel) -> None:
+        while not stopping.is_set():
+            try:
+                ix = await sim.slash(user, channel, "ttt vs-ai", difficulty="random", timeout=2)
+                answered.append(ix)
+                answered.append(await sim.slash(user, channel, "ttt resign", timeout=2))
+            except SimError:
+                return  # the bot stopped listening: an unanswered interaction is expected now
+
+    for attempt in range(3):
+        async with bot_process(sim, tmp_path) as bot:
+            players = [
+                asyncio.create_task(keep_playing(user, sim.add_channel(s.guild, f"c{attempt}{n}")))
+                for n, user in enumerate((s.alice, s.bob, s.carol, s.moderator))
+            ]
+            enough = 8 * (attempt + 1)
+            await sim.wait_for(lambda enough=enough: len(answered) >= enough, timeout=20)
+            bot.process.send_signal(signal.SIGTERM)
+            code = await asyncio.wait_for(bot.process.wait(), 20)
+            stopping.set()
+            await asyncio.gather(*players)
+            stopping.clear()
+        assert code == 0, bot.log
+        assert "Traceback" not in bot.log
+        assert "Event loop is closed" not in bot.log
+        assert "stopping: no new interactions" in bot.log
+    # Everything the bot answered, it answered properly: a board, or a sentence.
+    assert all(ix.response_type in (4, 7) for ix in answered)
 
 
 async def test_discord_log_level_debug_shows_discord_py_payloads(
