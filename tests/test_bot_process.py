@@ -10,6 +10,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 
 import discord
@@ -104,6 +105,10 @@ async def test_the_bot_process_plays_and_stops_cleanly_on_sigterm(
     assert (tmp_path / "bot.sqlite3").exists()
 
 
+def at_least(items: list[InteractionRecord], count: int) -> bool:
+    return len(items) >= count
+
+
 async def test_sigterm_under_continuous_traffic_exits_promptly_and_cleanly(
     sim: DiscordSim, tmp_path: Path
 ) -> None:
@@ -128,8 +133,7 @@ async def test_sigterm_under_continuous_traffic_exits_promptly_and_cleanly(
                 asyncio.create_task(keep_playing(user, sim.add_channel(s.guild, f"c{attempt}{n}")))
                 for n, user in enumerate((s.alice, s.bob, s.carol, s.moderator))
             ]
-            enough = 8 * (attempt + 1)
-            await sim.wait_for(lambda enough=enough: len(answered) >= enough, timeout=20)
+            await sim.wait_for(partial(at_least, answered, 8 * (attempt + 1)), timeout=20)
             bot.process.send_signal(signal.SIGTERM)
             code = await asyncio.wait_for(bot.process.wait(), 20)
             stopping.set()
