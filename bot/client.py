@@ -61,9 +61,6 @@ class InFlight:
                 self._idle.set()
 
     async def wait_idle(self, patience: float) -> bool:
-        # Interactions read just before the gateway closed are still being scheduled by
-        # discord.py (a task per interaction): let them start, and count, before looking.
-        await asyncio.sleep(0.1)
         try:
             await asyncio.wait_for(self._idle.wait(), patience)
         except TimeoutError:
@@ -236,6 +233,10 @@ class TTTBot(commands.Bot):
             await asyncio.gather(gateway, return_exceptions=True)
             if self.ws is not None:
                 await self.ws.close(code=1000)
+            # Interactions read just before the gateway closed are still being scheduled by
+            # discord.py (a task each): let them start, and count as in flight, before close()
+            # looks.
+            await asyncio.sleep(0.1)
 
     async def close(self) -> None:
         # Safe to call twice and to cancel (asyncio.run cancels what is left at exit): one
