@@ -8,9 +8,13 @@ end here, so a user always gets an answer and nothing a user controls is logged 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, cast
 
+import aiohttp
 import discord
 from discord import app_commands
 
@@ -23,17 +27,100 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-APOLOGY = "Sorry, something went wrong on my side. Nothing was changed; please try again."
+# An unexpected error may strike after a change was saved (a reply that failed, a connection
+# that dropped): the apology cannot say that nothing changed, so it says where to look.
+APOLOGY = (
+    "Sorry, something went wrong on my side, so I can't tell whether that went through: "
+    "`/ttt board` shows where the game stands."
+)
+# Discord refuses a first answer that arrives more than 3 s after the interaction was sent;
+# one still unanswered this long into its handling is deferred (see answering()).
+DEFER_AFTER = 1.5
+# What answering through Discord can fail with: an HTTP error, a dropped connection, a timeout.
+ANSWER_FAILURES = (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError)
+_LOCK = "tttbot.answer_lock"
+
+
+@contextlib.asynccontextmanager
+async def answering(interaction: discord.Interaction[Any]) -> AsyncIterator[None]:
+    """Handle ``interaction`` knowing it will be answered in time: if no answer went out
+    ``DEFER_AFTER`` seconds in (a locked database, a slow or rate-limited Discord), it is
+    deferred, and the answer functions below then finish it with an edit or a follow-up."""
+    timer = asyncio.create_task(_defer_later(interaction), name="ttt-defer")
+    try:
+        yield
+    finally:
+        timer.cancel()
+        await asyncio.gather(timer, return_exceptions=True)
+
+
+async def _defer_later(interaction: discord.Interaction[Any]) -> None:
+    await asyncio.sleep(DEFER_AFTER)
+    async with _lock(interaction):
+        if interaction.response.is_done():
+            return
+        try:
+            # A command shows "thinking..." until its answer replaces it; a click keeps its
+            # message as it is until the answer edits it.
+            await interaction.response.defer(
+                thinking=interaction.type is discord.InteractionType.application_command
+            )
+        except ANSWER_FAILURES as error:
+            log.warning("could not defer interaction %s: %s", interaction.id, error)
+
+
+def _lock(interaction: discord.Interaction[Any]) -> asyncio.Lock:
+    """One answer at a time per interaction: the deferral must not cross the answer."""
+    lock: asyncio.Lock = interaction.extras.setdefault(_LOCK, asyncio.Lock())
+    return lock
+
+
+def _thinking(interaction: discord.Interaction[Any]) -> bool:
+    return interaction.response.type is discord.InteractionResponseType.deferred_channel_message
+
+
+async def post(
+    interaction: discord.Interaction[Any], reply: render.Reply, *, ephemeral: bool = False
+) -> int | None:
+    """Answer with a new message (public: a board, a challenge, stats; or for the user alone);
+    the id of the message shown, or None if it could not be shown (logged: whatever it shows
+    is already saved, and the caller or the sweeper shows it another way)."""
+    kwargs = reply.send_kwargs()
+    async with _lock(interaction):
+        try:
+            if not interaction.response.is_done():
+                callback = await interaction.response.send_message(**kwargs, ephemeral=ephemeral)
+                return callback.message_id
+            if _thinking(interaction):
+                if not ephemeral:
+                    return (await interaction.edit_original_response(**reply.edit_kwargs())).id
+                # Discord fills a deferred command's public "thinking..." with its first
+                # follow-up, ephemeral or not: it goes first, so the answer stays private.
+                await interaction.delete_original_response()
+            sent = await interaction.followup.send(**kwargs, ephemeral=ephemeral, wait=True)
+            return sent.id
+        except ANSWER_FAILURES as error:
+            log.warning("could not answer interaction %s: %s", interaction.id, error)
+            return None
+
+
+async def update(interaction: discord.Interaction[Any], reply: render.Reply) -> bool:
+    """Answer a click by editing the message it is on; False if that failed (logged)."""
+    async with _lock(interaction):
+        try:
+            if not interaction.response.is_done():
+                await interaction.response.edit_message(**reply.edit_kwargs())
+            else:  # deferred: the original response is the clicked message
+                await interaction.edit_original_response(**reply.edit_kwargs())
+        except ANSWER_FAILURES as error:
+            log.warning("could not update message of interaction %s: %s", interaction.id, error)
+            return False
+        return True
 
 
 async def send_ephemeral(interaction: discord.Interaction[Any], text: str) -> None:
-    """``text`` for the user alone: the response if it is still open, else a follow-up."""
-    if interaction.response.is_done():
-        await interaction.followup.send(text, ephemeral=True, allowed_mentions=render.NO_PINGS)
-    else:
-        await interaction.response.send_message(
-            text, ephemeral=True, allowed_mentions=render.NO_PINGS
-        )
+    """``text`` for the user alone."""
+    await post(interaction, render.Reply(content=text), ephemeral=True)
 
 
 async def report_error(interaction: discord.Interaction[Any], error: Exception) -> None:
@@ -69,6 +156,10 @@ async def _report(bot: TTTBot, interaction: discord.Interaction[Any], error: Exc
                 exc_info=error,
             )
             await send_ephemeral(interaction, APOLOGY)
+    except ANSWER_FAILURES as failure:
+        # Discord or the network failed, not the bot: the user's client says the interaction
+        # failed, and the next one shows the truth.
+        log.warning("could not tell user %s about an error: %s", interaction.user.id, failure)
     except Exception:
         # Reporting must never raise: this runs as the last handler of a failed interaction.
         log.exception("could not tell user %s about an error", interaction.user.id)
@@ -89,9 +180,9 @@ async def show_changed(
         else render.challenge_reply(changed)
     )
     clicked = interaction.message.id if interaction.message else None
-    if clicked is not None and clicked == changed.message_id and not interaction.response.is_done():
-        await interaction.response.edit_message(**reply.edit_kwargs())
-    elif changed.message_id is not None:
+    if clicked is not None and clicked == changed.message_id and await update(interaction, reply):
+        return
+    if changed.message_id is not None:
         await edit_message(client, changed.channel_id, changed.message_id, reply)
 
 
@@ -103,7 +194,7 @@ async def edit_message(
     message = client.get_partial_messageable(channel_id).get_partial_message(message_id)
     try:
         await message.edit(**reply.edit_kwargs())
-    except discord.HTTPException as error:
+    except ANSWER_FAILURES as error:
         log.warning("could not edit message %s in channel %s: %s", message_id, channel_id, error)
         return False
     return True

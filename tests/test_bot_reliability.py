@@ -4,11 +4,17 @@ against the local Discord server, with what a hurried user or a hand-made payloa
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import sqlite3
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager, closing
+from pathlib import Path
 
 import pytest
 
 from bot.components import CELL_ID, CHALLENGE_ID, LEGACY_CELL_ID
+from bot.storage.base import GameRecord
 from tests.bot_harness import (
     BotHarness,
     cell_buttons,
@@ -16,6 +22,7 @@ from tests.bot_harness import (
     refused,
     shown_board,
     start_member_game,
+    text_of,
 )
 from tests.discord_sim import DiscordSim
 from tests.discord_sim.models import JSON
@@ -214,3 +221,85 @@ async def test_boards_drawn_before_cells_named_their_ply_still_play(
         assert ix.message is not None
         assert shown_board(ix.message) == ".../.X./..."
         assert all(CELL_ID.parse(b["custom_id"]) for b in cell_buttons(ix.message))
+
+
+# -- answers later than Discord's 3 s ------------------------------------------------------------
+
+
+@asynccontextmanager
+async def database_locked_by_another_process(path: Path, seconds: float) -> AsyncIterator[None]:
+    """Another connection holds SQLite's write lock for ``seconds`` (a backup, a second bot)."""
+    locked = threading.Event()
+    failed: list[BaseException] = []
+
+    def hold() -> None:
+        try:
+            with closing(sqlite3.connect(path, isolation_level=None)) as db:
+                db.execute("BEGIN IMMEDIATE")
+                locked.set()
+                time.sleep(seconds)
+                db.execute("ROLLBACK")
+        except BaseException as error:
+            failed.append(error)
+            raise
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    # Waited for off the event loop: the bot shares it and may be mid-transaction.
+    assert await asyncio.to_thread(locked.wait, 10), f"could not take the lock: {failed}"
+    try:
+        yield
+    finally:
+        await asyncio.to_thread(holder.join)
+
+
+async def test_a_click_while_the_database_is_locked_is_deferred_then_shown(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        board = await start_member_game(sim)
+        async with database_locked_by_another_process(harness.db_path, 2.5):
+            ix = await sim.click(s.alice, board, cell_id(board, "B2"), timeout=10)
+            assert ix.response_type == 6  # deferred within Discord's 3 s...
+            await ix.wait_done(timeout=10)  # ...and finished with an edit of the board
+        assert shown_board(sim.message(board.id)) == ".../.X./..."
+
+
+async def test_a_command_while_the_database_is_locked_is_deferred_then_shown(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        async with database_locked_by_another_process(harness.db_path, 2.5):
+            ix = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart", timeout=10)
+            assert ix.response_type == 5  # "thinking..." within Discord's 3 s...
+            await ix.wait_done(timeout=10)  # ...then the board in its place
+        assert ix.message is not None
+        assert "to move" in text_of(ix.message)
+        moved = await sim.click(s.alice, ix.message, cell_id(ix.message, "A1"))
+        assert moved.response_type == 7  # the deferred answer became the live board
+
+
+async def test_a_slow_answer_that_is_a_mistake_stays_private(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart")
+        storage = bot.service.storage
+        real = storage.live_game_in_channel
+
+        async def slow(channel_id: int) -> GameRecord | None:
+            await asyncio.sleep(2.0)  # past DEFER_AFTER
+            return await real(channel_id)
+
+        monkeypatch.setattr(storage, "live_game_in_channel", slow)
+        ix = await sim.slash(s.carol, s.channel, "ttt vs-ai", difficulty="smart", timeout=10)
+        assert ix.response_type == 5
+        (sentence,) = await ix.wait_followups(timeout=10)
+        assert sentence.ephemeral
+        assert "There is already a game in this channel" in (sentence.content or "")
+        # The public "thinking..." the deferral showed is gone.
+        assert ix.message is not None
+        assert ix.message.deleted

@@ -7,7 +7,9 @@ handlers.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -57,6 +59,12 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     def __init__(self, bot: TTTBot) -> None:
         self.bot = bot
 
+    @contextlib.asynccontextmanager
+    async def _handling(self, interaction: discord.Interaction[Any]) -> AsyncIterator[None]:
+        """Every handler: counted for shutdown, and answered within Discord's deadline."""
+        async with self.bot.in_flight(), respond.answering(interaction):
+            yield
+
     async def cog_app_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
     ) -> None:
@@ -69,7 +77,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     async def start(
         self, interaction: discord.Interaction[Any], opponent: discord.User | None = None
     ) -> None:
-        async with self.bot.in_flight():
+        async with self._handling(interaction):
             guild_id, channel_id = place(interaction)
             challenge = await self.bot.service.challenge(
                 guild_id,
@@ -77,11 +85,10 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
                 actor(interaction.user),
                 actor(opponent) if opponent is not None else None,
             )
-            response = await interaction.response.send_message(
-                **render.challenge_reply(challenge).send_kwargs()
-            )
-            if response.message_id is not None:
-                await self.bot.service.set_challenge_message(challenge.id, response.message_id)
+            message_id = await respond.post(interaction, render.challenge_reply(challenge))
+            # Without a message (the answer failed), the sweeper posts the challenge later.
+            if message_id is not None:
+                await self.bot.service.set_challenge_message(challenge.id, message_id)
 
     @ttt.command(name="vs-ai", description="Play against me")
     @app_commands.describe(
@@ -94,7 +101,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         difficulty: app_commands.Choice[str],
         first: app_commands.Choice[str] | None = None,
     ) -> None:
-        async with self.bot.in_flight():
+        async with self._handling(interaction):
             guild_id, channel_id = place(interaction)
             started = await self.bot.service.start_vs_ai(
                 guild_id,
@@ -111,7 +118,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     @ttt.command(name="move", description="Play a cell, like B2 (letter = column, number = row)")
     @app_commands.describe(cell="A1 to C3 (or 1 to 9)")
     async def move(self, interaction: discord.Interaction[Any], cell: str) -> None:
-        async with self.bot.in_flight():
+        async with self._handling(interaction):
             _, channel_id = place(interaction)
             result = await self.bot.service.move_in_channel(
                 channel_id, actor(interaction.user), cell
@@ -139,14 +146,14 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
 
     @ttt.command(name="board", description="Show this channel's game again, at the bottom")
     async def board(self, interaction: discord.Interaction[Any]) -> None:
-        async with self.bot.in_flight():
+        async with self._handling(interaction):
             _, channel_id = place(interaction)
             game = await self.bot.service.game_in_channel(channel_id)
             await self._post_board(interaction, game, None)
 
     @ttt.command(name="resign", description="Give up this channel's game")
     async def resign(self, interaction: discord.Interaction[Any]) -> None:
-        async with self.bot.in_flight():
+        async with self._handling(interaction):
             _, channel_id = place(interaction)
             game = await self.bot.service.resign_in_channel(channel_id, actor(interaction.user))
             await self._post_board(interaction, game, None)
@@ -158,7 +165,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     # stays visible to everyone and this check is what guards /ttt end.
     @app_commands.checks.has_permissions(manage_messages=True)
     async def end(self, interaction: discord.Interaction[Any]) -> None:
-        async with self.bot.in_flight():
+        async with self._handling(interaction):
             _, channel_id = place(interaction)
             game = await self.bot.service.end_in_channel(channel_id)
             await self._post_board(interaction, game, None)
@@ -166,12 +173,15 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     async def _post_board(
         self, interaction: discord.Interaction[Any], game: GameRecord, note: str | None
     ) -> None:
-        """Reply with the board as a new message, which becomes the game's live board."""
-        response = await interaction.response.send_message(
-            **render.board_reply(game, note).send_kwargs()
-        )
-        if response.message_id is not None:
-            await self._adopt_board(game, response.message_id)
+        """Reply with the board as a new message, which becomes the game's live board. If the
+        reply fails, the saved state shows on the game's board message as it is (or, without
+        one, the sweeper posts it)."""
+        reply = render.board_reply(game, note)
+        message_id = await respond.post(interaction, reply)
+        if message_id is not None:
+            await self._adopt_board(game, message_id)
+        elif game.message_id is not None:
+            await respond.edit_message(self.bot, game.channel_id, game.message_id, reply)
 
     async def _adopt_board(self, game: GameRecord, message_id: int) -> None:
         """Make ``message_id`` the game's live board and take the buttons off the previous
@@ -193,26 +203,25 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     async def stats(
         self, interaction: discord.Interaction[Any], member: discord.User | None = None
     ) -> None:
-        async with self.bot.in_flight():
+        async with self._handling(interaction):
             guild_id, _ = place(interaction)
             who = member or interaction.user
             stats = await self.bot.service.stats(guild_id, who.id)
-            reply = render.stats_reply(stats, who.display_name, DIFFICULTIES)
-            await interaction.response.send_message(**reply.send_kwargs())
+            await respond.post(
+                interaction, render.stats_reply(stats, who.display_name, DIFFICULTIES)
+            )
 
     @ttt.command(name="leaderboard", description="Members ranked by Elo from games between members")
     async def leaderboard(self, interaction: discord.Interaction[Any]) -> None:
-        async with self.bot.in_flight():
+        async with self._handling(interaction):
             guild_id, _ = place(interaction)
             rows = await self.bot.service.leaderboard(guild_id)
-            await interaction.response.send_message(**render.leaderboard_reply(rows).send_kwargs())
+            await respond.post(interaction, render.leaderboard_reply(rows))
 
     @ttt.command(name="help", description="How to play")
     async def help(self, interaction: discord.Interaction[Any]) -> None:
-        async with self.bot.in_flight():
-            await interaction.response.send_message(
-                **render.help_reply().send_kwargs(), ephemeral=True
-            )
+        async with self._handling(interaction):
+            await respond.post(interaction, render.help_reply(), ephemeral=True)
 
     # -- buttons (see bot.components) ---------------------------------------------------
 
@@ -245,7 +254,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     async def cell_clicked(
         self, interaction: discord.Interaction[Any], game_id: int, ply: int | None, cell: int
     ) -> None:
-        async with self.bot.in_flight():
+        async with self._handling(interaction):
             try:
                 clicked = _on_board(interaction, game_id)
                 result = await self.bot.service.move_on_board(
@@ -257,7 +266,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
                 await respond.report_error(interaction, error)
 
     async def resign_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
-        async with self.bot.in_flight():
+        async with self._handling(interaction):
             try:
                 clicked = _on_board(interaction, game_id)
                 game = await self.bot.service.resign_on_board(
@@ -270,12 +279,17 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     async def _update_board(
         self, interaction: discord.Interaction[Any], game: GameRecord, note: str | None
     ) -> None:
-        """Edit the clicked board in place; it is (or becomes) the game's live board."""
-        await interaction.response.edit_message(**render.board_reply(game, note).edit_kwargs())
-        await self._adopt_board(game, _clicked(interaction).message_id)
+        """Edit the clicked board in place; it is (or becomes) the game's live board. If the
+        answer fails, the board is edited through the channel, so it shows what was saved."""
+        clicked = _clicked(interaction)
+        reply = render.board_reply(game, note)
+        if await respond.update(interaction, reply) or await respond.edit_message(
+            self.bot, clicked.channel_id, clicked.message_id, reply
+        ):
+            await self._adopt_board(game, clicked.message_id)
 
     async def rematch_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
-        async with self.bot.in_flight():
+        async with self._handling(interaction):
             try:
                 clicked = _on_board(interaction, game_id)
                 started = await self.bot.service.rematch(game_id, actor(interaction.user), clicked)
@@ -287,7 +301,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     async def challenge_clicked(
         self, interaction: discord.Interaction[Any], challenge_id: int, action: str
     ) -> None:
-        async with self.bot.in_flight():
+        async with self._handling(interaction):
             try:
                 await self._answer_challenge(interaction, challenge_id, action)
             except Exception as error:
@@ -308,7 +322,9 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
             challenge = await service.decline(challenge_id, user, clicked)
         else:
             challenge = await service.withdraw(challenge_id, user, clicked)
-        await interaction.response.edit_message(**render.challenge_reply(challenge).edit_kwargs())
+        reply = render.challenge_reply(challenge)
+        if not await respond.update(interaction, reply):
+            await respond.edit_message(self.bot, clicked.channel_id, clicked.message_id, reply)
 
 
 def _custom_ids(message: discord.Message) -> set[str]:
