@@ -21,7 +21,7 @@ from bot import render, respond
 from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS, ClickHandler
 from bot.config import ConfigError, Settings
-from bot.service import Actor, GameService, Settled, UserError
+from bot.service import Actor, GameService, Swept, UserError
 from bot.storage.base import Storage
 from bot.storage.connect import open_storage
 
@@ -299,9 +299,19 @@ class TTTBot(commands.Bot):
         """Settle timeouts now rather than at the next interval (tests move a manual clock)."""
         self._wake.set()
 
-    async def sweep(self) -> Settled:
-        """Settle what ran out of time and show it on the messages concerned."""
+    async def sweep(self) -> Swept:
+        """Settle what ran out of time and show it on the messages concerned; post what was
+        saved without its message."""
         settled = await self.service.settle_overdue()
+        unshown = await self.service.unshown()
+        for game in unshown.games:
+            message_id = await self._post(game.channel_id, render.board_reply(game))
+            if message_id is not None:
+                await self.service.set_board_message(game.id, message_id)
+        for challenge in unshown.challenges:
+            message_id = await self._post(challenge.channel_id, render.challenge_reply(challenge))
+            if message_id is not None:
+                await self.service.set_challenge_message(challenge.id, message_id)
         for game in settled.games:
             if game.message_id is not None:
                 await respond.edit_message(
@@ -316,6 +326,18 @@ class TTTBot(commands.Bot):
                     render.challenge_reply(challenge),
                 )
         return settled
+
+    async def _post(self, channel_id: int, reply: render.Reply) -> int | None:
+        """Post a message outside an interaction; its id, or None (logged) if that failed."""
+        try:
+            message = await self.get_partial_messageable(channel_id).send(**reply.send_kwargs())
+        except respond.ANSWER_FAILURES as error:
+            log.warning("could not post in channel %s: %s", channel_id, error)
+            return None
+        log.info(
+            "posted message %s, saved earlier without it, in channel %s", message.id, channel_id
+        )
+        return message.id
 
     async def _sweep_forever(self) -> None:
         # The first sweep runs at start-up: it settles what ran out while the bot was down.

@@ -257,6 +257,15 @@ def challenge_reply(challenge: ChallengeRecord) -> Reply:
     return Reply(content=text, view=discord.ui.View(timeout=None))
 
 
+def retired_challenge_reply(challenge: ChallengeRecord) -> Reply:
+    """An older message of a challenge shown again below: no buttons, a pointer."""
+    challenger = f"**{escape(challenge.challenger_name)}**"
+    return Reply(
+        content=f"⚔️ {challenger}'s challenge moved to a newer message below.",
+        view=discord.ui.View(timeout=None),
+    )
+
+
 # -- stats, leaderboard, help -------------------------------------------------------------------
 
 

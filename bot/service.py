@@ -100,12 +100,17 @@ class Started:
 
 
 @dataclass(frozen=True, slots=True)
-class Settled:
-    """What one sweep settled: games lost on time and challenges that expired."""
+class Swept:
+    """Games and challenges a sweep acts on: those it settled (lost on time, expired), or
+    those it must show (saved without their message)."""
 
     games: list[GameRecord]
     challenges: list[ChallengeRecord]
 
+
+# How long a game or challenge may go without its message before the sweeper posts it: its
+# handler, deferred if slow, has long finished by then.
+UNSHOWN_GRACE = 30.0
 
 BUSY_GAME = "There is already a game in this channel: finish it first, or play in another channel."
 BUSY_CHALLENGE = "There is already an open challenge in this channel: wait for it to be answered."
@@ -147,6 +152,9 @@ class GameService:
                 raise UserError("Bots can't play tic-tac-toe here: challenge a person instead.")
             if opponent.id == challenger.id:
                 raise UserError("You can't challenge yourself: pick another member, or nobody.")
+        pending = await self.storage.pending_challenge_in_channel(channel_id)
+        if pending and pending.message_id is None and pending.challenger_id == challenger.id:
+            return pending  # saved, but its message never went out: show it now
         await self._require_free_channel(channel_id)
         now = self.clock.now()
         try:
@@ -344,6 +352,16 @@ class GameService:
 
     # -- playing -------------------------------------------------------------------------
 
+    async def shown_in_channel(self, channel_id: int) -> GameRecord | ChallengeRecord:
+        """What ``/ttt board`` shows: the channel's live game, else its pending challenge."""
+        game = await self.storage.live_game_in_channel(channel_id)
+        if game is not None:
+            return game
+        challenge = await self.storage.pending_challenge_in_channel(channel_id)
+        if challenge is None:
+            raise UserError(NO_GAME)
+        return challenge
+
     async def game_in_channel(self, channel_id: int) -> GameRecord:
         """The channel's live game; a UserError if there is none."""
         game = await self.storage.live_game_in_channel(channel_id)
@@ -479,7 +497,7 @@ class GameService:
 
     # -- time ----------------------------------------------------------------------------
 
-    async def settle_overdue(self) -> Settled:
+    async def settle_overdue(self) -> Swept:
         """Finish every game whose turn clock ran out and expire every overdue challenge,
         including those that ran out while the bot was down."""
         now = self.clock.now()
@@ -497,7 +515,17 @@ class GameService:
             log.info(
                 "settled %d timed-out games, %d expired challenges", len(games), len(challenges)
             )
-        return Settled(games, challenges)
+        return Swept(games, challenges)
+
+    async def unshown(self) -> Swept:
+        """Live games and pending challenges saved without their message (the answer that
+        should have shown them failed, or the bot was killed in between), once their handler
+        has surely given up on them."""
+        before = self.clock.now() - UNSHOWN_GRACE
+        return Swept(
+            await self.storage.unshown_games(before),
+            await self.storage.unshown_challenges(before),
+        )
 
     # -- stats ---------------------------------------------------------------------------
 

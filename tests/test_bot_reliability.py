@@ -17,6 +17,7 @@ from bot.components import CELL_ID, CHALLENGE_ID, LEGACY_CELL_ID
 from bot.storage.base import GameRecord
 from tests.bot_harness import (
     BotHarness,
+    button_id,
     cell_buttons,
     cell_id,
     refused,
@@ -303,3 +304,27 @@ async def test_a_slow_answer_that_is_a_mistake_stays_private(
         # The public "thinking..." the deferral showed is gone.
         assert ix.message is not None
         assert ix.message.deleted
+
+
+# -- state saved without its message heals itself -------------------------------------------------
+
+
+async def test_board_shows_an_open_challenge_again_at_the_bottom(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        first = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        assert first.message is not None
+        again = await sim.slash(s.carol, s.channel, "ttt board")
+        assert again.message is not None
+        assert "challenges you to tic-tac-toe" in (again.message.content or "")
+        old = sim.message(first.message.id)
+        await sim.wait_for(lambda: old.buttons() == [])  # the older message points below
+        assert "moved to a newer message below" in (old.content or "")
+        accepted = await sim.click(
+            s.bob, again.message, button_id(again.message, CHALLENGE_ID, action="accept")
+        )
+        assert accepted.response_type == 7
+        assert accepted.message is not None
+        assert "❌ **alice** vs ⭕ **bob**" in text_of(accepted.message)

@@ -763,3 +763,27 @@ async def test_ids_no_row_can_have_find_nothing(storage: Storage, row_id: int) -
     """Ids come from buttons, which a hand-made request can fill with any number."""
     assert await storage.get_game(row_id) is None
     assert await storage.get_challenge(row_id) is None
+
+
+async def test_unshown_games_and_challenges_are_those_saved_without_a_message(
+    storage: Storage,
+) -> None:
+    game = await storage.create_game(new_game())
+    challenge = await storage.create_challenge(new_challenge(OTHER_CHANNEL))
+    assert await storage.unshown_games(T0 - 1) == []  # saved after that moment
+    assert await storage.unshown_challenges(T0 - 1) == []
+    assert await storage.unshown_games(T0) == [game]
+    assert await storage.unshown_challenges(T0) == [challenge]
+    await storage.set_game_message(game.id, SNOWFLAKE)
+    await storage.set_challenge_message(challenge.id, SNOWFLAKE + 1)
+    assert await storage.unshown_games(T0) == []
+    assert await storage.unshown_challenges(T0) == []
+
+
+async def test_finished_games_and_closed_challenges_are_never_unshown(storage: Storage) -> None:
+    game = await storage.create_game(new_game())
+    challenge = await storage.create_challenge(new_challenge(OTHER_CHANNEL))
+    assert await storage.save_game(finished(game, None, EndReason.ENDED)) is not None
+    assert await storage.close_challenge(challenge.id, ChallengeStatus.WITHDRAWN) is not None
+    assert await storage.unshown_games(T0 + 60) == []
+    assert await storage.unshown_challenges(T0 + 60) == []

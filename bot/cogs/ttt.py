@@ -27,7 +27,7 @@ from bot.service import (
     Clicked,
     UserError,
 )
-from bot.storage.base import GameRecord
+from bot.storage.base import ChallengeRecord, GameRecord
 from game import cell_name, parse_cell
 
 if TYPE_CHECKING:
@@ -85,10 +85,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
                 actor(interaction.user),
                 actor(opponent) if opponent is not None else None,
             )
-            message_id = await respond.post(interaction, render.challenge_reply(challenge))
-            # Without a message (the answer failed), the sweeper posts the challenge later.
-            if message_id is not None:
-                await self.bot.service.set_challenge_message(challenge.id, message_id)
+            await self._post_challenge(interaction, challenge)
 
     @ttt.command(name="vs-ai", description="Play against me")
     @app_commands.describe(
@@ -144,12 +141,18 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
             matching = [cell_name(wanted)] if wanted is not None and wanted in cells else []
         return [app_commands.Choice(name=name, value=name) for name in matching[:25]]
 
-    @ttt.command(name="board", description="Show this channel's game again, at the bottom")
+    @ttt.command(
+        name="board",
+        description="Show this channel's game (or open challenge) again, at the bottom",
+    )
     async def board(self, interaction: discord.Interaction[Any]) -> None:
         async with self._handling(interaction):
             _, channel_id = place(interaction)
-            game = await self.bot.service.game_in_channel(channel_id)
-            await self._post_board(interaction, game, None)
+            shown = await self.bot.service.shown_in_channel(channel_id)
+            if isinstance(shown, GameRecord):
+                await self._post_board(interaction, shown, None)
+            else:
+                await self._post_challenge(interaction, shown)
 
     @ttt.command(name="resign", description="Give up this channel's game")
     async def resign(self, interaction: discord.Interaction[Any]) -> None:
@@ -182,6 +185,23 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
             await self._adopt_board(game, message_id)
         elif game.message_id is not None:
             await respond.edit_message(self.bot, game.channel_id, game.message_id, reply)
+
+    async def _post_challenge(
+        self, interaction: discord.Interaction[Any], challenge: ChallengeRecord
+    ) -> None:
+        """Reply with the challenge as a new message, which becomes its message; an older one
+        loses its buttons. Without a message (the reply failed), the sweeper posts it later."""
+        message_id = await respond.post(interaction, render.challenge_reply(challenge))
+        if message_id is None or message_id == challenge.message_id:
+            return
+        await self.bot.service.set_challenge_message(challenge.id, message_id)
+        if challenge.message_id is not None:
+            await respond.edit_message(
+                self.bot,
+                challenge.channel_id,
+                challenge.message_id,
+                render.retired_challenge_reply(challenge),
+            )
 
     async def _adopt_board(self, game: GameRecord, message_id: int) -> None:
         """Make ``message_id`` the game's live board and take the buttons off the previous

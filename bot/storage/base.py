@@ -225,6 +225,11 @@ class Storage(Protocol):
         """Active games whose deadline is at or before ``now``, oldest deadline first."""
         ...
 
+    async def unshown_games(self, before: float) -> list[GameRecord]:
+        """Active games with no board message, last saved at or before ``before``: their
+        answer failed after they were saved."""
+        ...
+
     # -- challenges ----------------------------------------------------------------------
 
     async def create_challenge(self, challenge: NewChallenge) -> ChallengeRecord:
@@ -250,6 +255,10 @@ class Storage(Protocol):
 
     async def overdue_challenges(self, now: float) -> list[ChallengeRecord]:
         """Pending challenges whose ``expires_at`` is at or before ``now``."""
+        ...
+
+    async def unshown_challenges(self, before: float) -> list[ChallengeRecord]:
+        """Pending challenges with no message, created at or before ``before``."""
         ...
 
     # -- stats ---------------------------------------------------------------------------

@@ -210,6 +210,11 @@ class SqliteStorage:
     async def overdue_games(self, now: float) -> list[GameRecord]:
         return await self._games("status = 'active' AND deadline <= ? ORDER BY deadline, id", now)
 
+    async def unshown_games(self, before: float) -> list[GameRecord]:
+        return await self._games(
+            "status = 'active' AND message_id IS NULL AND updated_at <= ? ORDER BY id", before
+        )
+
     # -- challenges ----------------------------------------------------------------------
 
     async def create_challenge(self, challenge: NewChallenge) -> ChallengeRecord:
@@ -279,6 +284,11 @@ class SqliteStorage:
     async def overdue_challenges(self, now: float) -> list[ChallengeRecord]:
         return await self._challenges(
             "status = 'pending' AND expires_at <= ? ORDER BY expires_at, id", now
+        )
+
+    async def unshown_challenges(self, before: float) -> list[ChallengeRecord]:
+        return await self._challenges(
+            "status = 'pending' AND message_id IS NULL AND created_at <= ? ORDER BY id", before
         )
 
     # -- stats ---------------------------------------------------------------------------
