@@ -10,11 +10,16 @@ Design:
   that returns from a wait and sends the next event cannot overtake a reply on the wire.
 * Gateway sessions outlive their sockets: dispatches sent while a socket is down are kept
   and replayed on RESUME, like Discord does.
-* Before each INTERACTION_CREATE the sim asks the client for a heartbeat (server op 1) and
-  waits for it. discord.py handles gateway frames in order, so the answer proves it has
-  processed everything sent before, and the continuations of HTTP replies written before
-  have been scheduled: e.g. a View stored under the message id that ``send_message``
-  returned, which a click right after would otherwise race.
+* Before each INTERACTION_CREATE on a connected socket the sim sends a WebSocket ping (an
+  RFC 6455 control frame, not a gateway payload) and waits for its pong. aiohttp answers a
+  ping inside ``receive()``, which discord.py calls only once it has handled the frame
+  before, so the pong proves the client processed everything sent earlier (READY,
+  GUILD_CREATE, MESSAGE_CREATE...), and the round trip lets the continuations of HTTP
+  replies written before run: e.g. a View stored under the message id that
+  ``send_message`` returned, which a click right after would otherwise race. It used to be
+  a gateway heartbeat request (op 1), whose answer goes through discord.py's limit of 120
+  gateway sends a minute: some 110 interactions a minute stalled the client for a minute.
+  A pong passes no such limit.
 * Waits are event driven: each state change sets an ``asyncio.Event`` and ``wait_for``
   re-checks its predicate; nothing sleeps for a fixed time.
 """
@@ -26,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import itertools
 import json
 import logging
 import re
@@ -154,6 +160,8 @@ class _Connection:
         self.ws = ws
         self.session: _Session | None = None
         self.dropped = False
+        # The number of the newest ping the client answered (pings go out numbered 1, 2...).
+        self.pong = 0
         self._lock = asyncio.Lock()
 
     async def send(self, frame: JSON) -> None:
@@ -162,6 +170,16 @@ class _Connection:
         async with self._lock:
             with contextlib.suppress(ConnectionError, RuntimeError):
                 await self.ws.send_str(json.dumps(frame))
+
+    async def ping(self, number: int) -> bool:
+        if self.ws.closed or self.dropped:
+            return False
+        async with self._lock:
+            try:
+                await self.ws.ping(str(number).encode())
+            except (ConnectionError, RuntimeError):
+                return False
+        return True
 
     async def close(self, code: int, message: str = "") -> None:
         with contextlib.suppress(ConnectionError, RuntimeError):
@@ -257,6 +275,7 @@ class DiscordSim:
         self._clients: list[_ClientRun[Any]] = []
         self._runner: web.AppRunner | None = None
         self._routes = self._build_routes()
+        self._ping_numbers = itertools.count(1)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -1306,13 +1325,23 @@ class DiscordSim:
     # ------------------------------------------------------------------ gateway
 
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse(autoping=True, max_msg_size=0)
+        # autoping off: the sim must see the pongs that answer its ordering pings.
+        ws = web.WebSocketResponse(autoping=False, max_msg_size=0)
         await ws.prepare(request)
         conn = _Connection(request, ws)
         self._connections.add(conn)
         try:
             await conn.send({"op": 10, "d": {"heartbeat_interval": self.heartbeat_interval_ms}})
             async for msg in ws:
+                if msg.type is aiohttp.WSMsgType.PING:
+                    with contextlib.suppress(ConnectionError, RuntimeError):
+                        await ws.pong(msg.data)
+                    continue
+                if msg.type is aiohttp.WSMsgType.PONG:
+                    with contextlib.suppress(ValueError):
+                        conn.pong = max(conn.pong, int(msg.data.decode()))
+                        self._notify()
+                    continue
                 if msg.type is not aiohttp.WSMsgType.TEXT:
                     continue
                 try:
@@ -1482,36 +1511,21 @@ class DiscordSim:
                 chunk["nonce"] = data["nonce"]
             await session.dispatch("GUILD_MEMBERS_CHUNK", chunk)
 
-    async def _sync(self, session: _Session, timeout: float) -> None:
-        """Round-trip a heartbeat request: when the client answers it has handled every frame
-        sent before (see the module docstring)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            await self.wait_for(
-                lambda: session.conn is not None or session.ended,
-                max(deadline - loop.time(), 0.0),
-                what=f"gateway session {session.id} to be connected",
-            )
-            conn = session.conn
-            if conn is None:
-                self._raise_if_client_died()
-                raise SimError(f"gateway session {session.id} ended (the client closed it)")
-            # A periodic heartbeat crossing this request would count too; they come every
-            # 41 s, so that is rare, and at worst this wait ends a frame early.
-            before = session.heartbeats
-
-            def answered(before: int = before, conn: _Connection = conn) -> bool:
-                return session.heartbeats > before or session.conn is not conn
-
-            await conn.send({"op": 1, "d": None})
-            await self.wait_for(
-                answered,
-                max(deadline - loop.time(), 0.0),
-                what="the client to answer a heartbeat request",
-            )
-            if session.conn is conn:
-                return
+    async def _barrier(self, session: _Session, timeout: float) -> None:
+        """Ping the session's socket and wait for the pong: once it comes the client has
+        handled every frame sent before (see the module docstring). Returns early if the
+        socket goes away meanwhile: what is sent next then waits for the RESUME, in order."""
+        conn = session.conn
+        if conn is None:
+            return
+        number = next(self._ping_numbers)
+        if not await conn.ping(number):
+            return
+        await self.wait_for(
+            lambda: conn.pong >= number or session.conn is not conn,
+            timeout,
+            what="the client to answer a websocket ping (is its event loop blocked?)",
+        )
 
     async def drop_connection(
         self, *, shard_id: int | None = None, wait: bool = True, timeout: float | None = None
@@ -1663,7 +1677,9 @@ class DiscordSim:
             what=f"a gateway session covering {record.guild or 'DMs'} to send {record.describe()}",
         )
         assert session is not None
-        await self._sync(session, limit)
+        # A connected session gets the interaction after the ordering ping; one whose socket
+        # is down queues it for the RESUME, as Discord does.
+        await self._barrier(session, limit)
         self.interactions.append(record)
         self._ix_by_id[record.id] = record
         self._ix_by_token[record.token] = record
@@ -2153,10 +2169,10 @@ class _ClientRun(Generic[ClientT]):
         if not done:
             raise SimTimeout(self.sim._timeout_message("the client to become ready", self.timeout))
         # discord.py may fire on_ready before it has parsed the last GUILD_CREATEs when they
-        # arrive after guild_ready_timeout; a heartbeat round trip proves they are handled.
+        # arrive after guild_ready_timeout; a ping round trip proves they are handled.
         sessions = [s for s in self.sim.live_sessions() if s.conn is not None]
         for session in sessions:
-            await self.sim._sync(session, self.timeout)
+            await self.sim._barrier(session, self.timeout)
         missing = [
             gid
             for session in sessions
