@@ -344,7 +344,7 @@ async def test_user_messages_reach_the_bot(sim: DiscordSim) -> None:
     async with sim.running(DemoClient(intents=intents)) as client:
         await sim.send_message(s.alice, s.channel, "hello bot")
         await sim.send_message(s.bob, s.channel, "second")
-        # The heartbeat round trip that precedes an interaction flushes earlier dispatches.
+        # The ping round trip that precedes an interaction flushes earlier dispatches.
         await sim.slash(s.alice, s.channel, "echo", text="sync")
     assert [m.content for m in client.received if m.author.id != sim.bot_user.id] == [
         "hello bot",

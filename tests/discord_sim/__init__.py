@@ -62,7 +62,21 @@ user could not do raises ``SimUsageError``)
     ``await send_message(user, channel, content) -> SimMessage``.
     ``await drop_connection(*, shard_id=None, wait=True)`` aborts the socket(s) and waits
     for RESUME; ``await request_reconnect(...)`` sends op 7 and waits likewise.
+    ``await close_gateway(*, resumable=True, code=None, shard_id=None, wait=True,
+    timeout=None)``: ``resumable=True`` closes with ``code`` (4000 by default) and waits for
+    the RESUME; ``resumable=False`` invalidates the session, with op 9 INVALID_SESSION
+    (``d=false``) on the open socket or, given a ``code`` (4009...), by closing with it and
+    answering the client's RESUME with op 9; it waits for the fresh IDENTIFY's session.
     ``await dispatch_raw(event, data, guild=None)`` sends any gateway dispatch.
+
+Delivery (what Discord does with events while the bot's socket is down)
+    An interaction goes to the session covering its guild, a connected one first. If that
+    session's socket is down it is queued there, as Discord does, and replayed after the
+    RESUME, its 3 s running from the moment it was queued. If the session is invalidated
+    instead (``close_gateway(resumable=False)``, a fresh IDENTIFY for the same shard) what
+    the client had not received is lost: ``ix.lost`` is set and the verb raises
+    ``SimInteractionLost`` (a ``SimTimeout``). With no live session at all (before the first
+    IDENTIFY, after a deliberate close or INVALID_SESSION) a verb waits for one.
 
 Records and state
     ``InteractionRecord``: ``id, token, type (2 command, 3 component, 4 autocomplete, 5 modal),
@@ -70,7 +84,8 @@ Records and state
     response_data, rejected (None, "late" or "invalid"), ephemeral, content, embeds,
     components, message (the SimMessage the response created or updated), followups
     (list[SimMessage]; after a type 5 defer ``followups[0] is message``), choices, modal,
-    original_edits, callbacks, shard_id, latency, done``; ``await ix.wait_done()`` (True
+    original_edits, callbacks, shard_id, session_id, seq, lost, latency, done``; ``latency``
+    runs from the dispatch to the callback's arrival; ``await ix.wait_done()`` (True
     at once for 4/7/8/9, when the thinking message is filled for 5, after an @original edit
     or a followup for 6), ``await ix.wait_followups(n)``.
     ``SimMessage``: ``id, channel, author, content, embeds, components (raw JSON), flags,
@@ -80,10 +95,10 @@ Records and state
     ``sim.messages(channel)`` (creation order, ephemeral and deleted included),
     ``sim.last_message(channel)``, ``sim.message(id)``, ``sim.interactions``,
     ``sim.commands(guild=None)``, ``sim.requests`` (every REST call: method, path, status,
-    body), ``sim.unknown_routes`` ([(method, path)] answered with Discord's 404 JSON; path
-    relative to /api/v10), ``sim.violations`` (list[str]), ``sim.take_violations()``,
-    ``await sim.wait_for(predicate, timeout=None)`` (returns the predicate's value; woken by
-    every state change, no polling).
+    body, route as "METHOD /template", fault), ``sim.unknown_routes`` ([(method, path)]
+    answered with Discord's 404 JSON; path relative to /api/v10), ``sim.violations``
+    (list[str]), ``sim.take_violations()``, ``await sim.wait_for(predicate,
+    timeout=None)`` (returns the predicate's value; woken by every state change, no polling).
 
 Checks (each recorded in ``sim.violations``, answered with Discord's error, and failing the
 test at teardown of the ``sim`` fixture): message content over 2000 characters, embed
@@ -105,6 +120,33 @@ is stricter than its spec (5 action rows, 2000 characters of content). The docum
 once per process (about 10 ms); the checks cost about 2 ms a request, some 1.5 s over the
 whole suite.
 
+Faults (``sim.faults``, a ``FaultPlan``; the reference is ``faults.py``)
+    ``sim.faults.add(route="*", *, status=None, body=None, rate_limit=None, global_=False,
+    reset=None, delay=0.0, reply_delay=0.0, count=1, skip=0) -> Fault`` makes the next
+    ``count`` REST requests matching ``route`` (after letting ``skip`` through) fail::
+
+        sim.faults.add("POST /interactions/{id}/{token}/callback", status=500, count=2)
+        sim.faults.add("PATCH /channels/{id}/messages/{id}", rate_limit=4.0)  # 429 + headers
+        sim.faults.add("*", rate_limit=2.0, global_=True)                      # global 429
+        sim.faults.add("POST /interactions/{id}/{token}/callback", reset="after")
+        sim.faults.add("POST /channels/{id}/messages", reset="before")
+        sim.faults.add("POST /interactions/{id}/{token}/callback", delay=4.0)  # arrives late
+        sim.faults.add("POST /channels/{id}/messages", reply_delay=2.0)        # answers late
+
+    Routes are "METHOD /path" with ``{anything}`` or ``*`` for one segment, ``**`` for the
+    rest, ``*`` alone for all; a pattern that names no route is a ``SimUsageError``.
+    ``rate_limit`` answers 429 with ``retry_after`` and Discord's ``X-RateLimit-*`` headers,
+    and refuses that path (every path but the interaction endpoints, if global) until it
+    has passed. ``status`` answers a 4xx/5xx with Discord's error JSON or ``body``.
+    ``reset="before"`` aborts the connection with nothing applied, ``"after"`` once the
+    request was applied. A request counts as arriving when its ``delay`` ends: the 3 s
+    deadline of a callback is checked then, so ``delay`` past it gets 10062 (and the "late"
+    violation), while ``reply_delay`` applies at once and only holds the reply.
+    ``sim.faults.injected`` lists what fired (``Injected``: fault, kind, method, path,
+    route, status the client got, applied, at, window, detail; gateway closes too),
+    ``sim.faults.fired(kind=None, route=None)`` filters it, ``sim.faults.pending``,
+    ``remove(fault)``, ``clear()`` (pending faults and rate-limit windows).
+
 Gotchas
     * Build the world (guilds, channels, members) before ``running()``: the client learns it
       from READY and GUILD_CREATE, which are sent once, at IDENTIFY.
@@ -120,6 +162,12 @@ Gotchas
     * Interaction ids carry the real time; ``advance_clock`` moves only the sim's clock.
     * A test that provokes a violation on purpose must ``sim.take_violations()`` it, or the
       ``sim`` fixture fails the test at teardown.
+    * A callback that a fault refused (status, 429, reset before) was not applied: the verb
+      waits for the bot's retry, and raises ``SimTimeout`` if none comes.
+    * discord.py sleeps 5 s before every IDENTIFY but the first (``before_identify_hook``):
+      after ``close_gateway(resumable=False)`` a client that does not override it is gone
+      that long. It retries 500/502/504 after 1 s, 3 s...; aiohttp resends a GET, PUT or
+      DELETE once when a reused connection drops (see ``faults.py``).
 
 Standalone: ``python -m tests.discord_sim --port 8765`` from the repository root (see
 ``__main__``).
@@ -133,6 +181,7 @@ from .models import (
     SimClientDied,
     SimError,
     SimGuild,
+    SimInteractionLost,
     SimMember,
     SimMessage,
     SimRole,
@@ -153,6 +202,7 @@ __all__ = [
     "SimClientDied",
     "SimError",
     "SimGuild",
+    "SimInteractionLost",
     "SimMember",
     "SimMessage",
     "SimRole",

@@ -12,8 +12,16 @@ Another process can drive it through the JSON control API:
 * ``POST /_sim/click`` ``{"user": "bob", "message": "<id>", "custom_id": "..."}``.
 * ``POST /_sim/autocomplete`` (like slash, plus ``"focused": "cell"``).
 * ``POST /_sim/drop``: drop the gateway connection and wait for the RESUME.
+* ``POST /_sim/gateway/close`` ``{"resumable": false, "code": null, "wait": true}``: see
+  ``DiscordSim.close_gateway``.
+* ``POST /_sim/faults`` ``{"route": "PATCH /channels/{id}/messages/{id}", "rate_limit": 4,
+  "global": false, "count": 1}`` adds a fault (fields as ``sim.faults.add``: ``status``,
+  ``body``, ``rate_limit``, ``global``, ``reset``, ``delay``, ``reply_delay``, ``count``
+  (null: until cleared), ``skip``); ``GET /_sim/faults`` lists the pending and injected
+  ones; ``DELETE /_sim/faults`` clears the pending ones.
 
-Each interaction call answers once the bot responded (409 with a message if it could not).
+Each interaction call answers once the bot responded (409 with a message if it could not;
+400 for a request the sim refuses, such as a fault pattern that names no route).
 """
 
 from __future__ import annotations

@@ -63,10 +63,18 @@ class DemoClient(discord.Client):
         self.sync_guild = sync_guild
         self.late_delay = late_delay
         self.errors: list[BaseException] = []
+        # Set with the first error: tests wait on it for what the sim cannot see.
+        self.failed = asyncio.Event()
         self.seen: list[discord.Interaction] = []
         self.kept: list[discord.Interaction] = []
         self.received: list[discord.Message] = []
         self._define_commands()
+
+    async def before_identify_hook(self, shard_id: int | None, *, initial: bool = False) -> None:
+        # discord.py sleeps 5 s before every IDENTIFY but the first (Discord's identify rate
+        # limit, which the sim does not have); a fresh session after INVALID_SESSION would
+        # wait that long.
+        return None
 
     async def setup_hook(self) -> None:
         if self.sync_guild is not None:
@@ -89,6 +97,7 @@ class DemoClient(discord.Client):
             interaction: discord.Interaction, error: app_commands.AppCommandError
         ) -> None:
             self.errors.append(error)
+            self.failed.set()
 
         @tree.command(description="Repeat the text")
         async def echo(interaction: discord.Interaction, text: str, hidden: bool = False) -> None:

@@ -71,6 +71,11 @@ class SimClientDied(SimError):
     """The discord.py client's connect() task ended while the test expected it to run."""
 
 
+class SimInteractionLost(SimTimeout):
+    """The interaction was queued for a gateway session that was then invalidated instead of
+    resumed: as on Discord, it never reaches the bot (the user sees "interaction failed")."""
+
+
 def iso(ts: float) -> str:
     """Discord's timestamp format (ISO 8601 with microseconds and an explicit UTC offset)."""
     return dt.datetime.fromtimestamp(ts, tz=dt.UTC).isoformat()
@@ -506,6 +511,12 @@ class RequestRecord:
     path: str
     status: int
     body: Any
+    # "METHOD /template" as the sim names the route (None for a route it does not serve).
+    route: str | None = None
+    # The injected fault's kind ("rate_limit", "status", "reset-before", "reset-after",
+    # "delay"), if one hit this request; after a reset ``status`` is what the sim decided
+    # (0 if it never looked) and the client got no reply.
+    fault: str | None = None
 
 
 @dataclass(eq=False)
@@ -542,8 +553,13 @@ class InteractionRecord:
     modal: JSON | None = field(default=None, repr=False)
     original_edits: int = 0
     callbacks: int = 0
-    # The gateway shard the INTERACTION_CREATE went to (0 for an unsharded client).
+    # The gateway shard the INTERACTION_CREATE went to (0 for an unsharded client), the
+    # session and the sequence number it was dispatched with.
     shard_id: int | None = None
+    session_id: str | None = field(default=None, repr=False)
+    seq: int | None = field(default=None, repr=False)
+    # Queued for a session that was invalidated instead of resumed: it never reaches the bot.
+    lost: bool = False
 
     @property
     def created_at(self) -> float:

@@ -9,12 +9,19 @@ Design:
 * Every reply is written (``prepare`` + ``write_eof``) *before* waiters are woken, so a test
   that returns from a wait and sends the next event cannot overtake a reply on the wire.
 * Gateway sessions outlive their sockets: dispatches sent while a socket is down are kept
-  and replayed on RESUME, like Discord does.
-* Before each INTERACTION_CREATE the sim asks the client for a heartbeat (server op 1) and
-  waits for it. discord.py handles gateway frames in order, so the answer proves it has
-  processed everything sent before, and the continuations of HTTP replies written before
-  have been scheduled: e.g. a View stored under the message id that ``send_message``
-  returned, which a click right after would otherwise race.
+  and replayed on RESUME, like Discord does; a session invalidated instead loses them.
+* Before each INTERACTION_CREATE on a connected socket the sim sends a WebSocket ping (an
+  RFC 6455 control frame, not a gateway payload) and waits for its pong. aiohttp answers a
+  ping inside ``receive()``, which discord.py calls only once it has handled the frame
+  before, so the pong proves the client processed everything sent earlier (READY,
+  GUILD_CREATE, MESSAGE_CREATE...), and the round trip lets the continuations of HTTP
+  replies written before run: e.g. a View stored under the message id that
+  ``send_message`` returned, which a click right after would otherwise race. It used to be
+  a gateway heartbeat request (op 1), whose answer goes through discord.py's gateway
+  limiter (110 sends a minute, under Discord's 120): some 110 interactions a minute stalled
+  the client for a minute. A pong passes no such limit.
+* REST faults (``faults.py``) are applied in ``_handle`` around the route handlers, so each
+  handler stays unaware of them; a request counts as arriving when its injected delay ends.
 * Waits are event driven: each state change sets an ``asyncio.Event`` and ``wait_for``
   re-checks its predicate; nothing sleeps for a fixed time.
 """
@@ -26,6 +33,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import functools
+import itertools
 import json
 import logging
 import re
@@ -41,7 +50,7 @@ import discord
 import yarl
 from aiohttp import web
 
-from . import limits, openapi
+from . import faults, limits, openapi
 from .commands import Resolver, build_command_data, check_can_invoke, find_command
 from .models import (
     CHANNEL_DM,
@@ -65,6 +74,7 @@ from .models import (
     SimClientDied,
     SimError,
     SimGuild,
+    SimInteractionLost,
     SimMember,
     SimMessage,
     SimRole,
@@ -106,6 +116,12 @@ MISSING_PERMISSIONS = 50013
 INVALID_WEBHOOK_TOKEN = 50027
 INVALID_FORM_BODY = 50035
 
+# What Discord sends in the Via header of every reply; discord.py honours a 429 only with it.
+VIA = "1.1 google"
+# Close codes: 4000 "Unknown error" is Discord's "reconnect and resume"; 1000 and 1001 from
+# the client end its session for good.
+CLOSE_UNKNOWN_ERROR = 4000
+
 # Which callback types Discord accepts for each interaction type.
 ALLOWED_CALLBACKS = {2: {4, 5, 9}, 3: {4, 5, 6, 7, 9}, 4: {8}, 5: {4, 5, 6, 7}}
 EDITABLE_FLAGS = FLAG_SUPPRESS_EMBEDS
@@ -141,6 +157,9 @@ class _Call:
     headers: Mapping[str, str]
     body: Any
     files: list[JSON]
+    # time.monotonic() when the request reached the sim (after any injected delay): what
+    # Discord's deadlines are measured against.
+    arrived: float = field(default_factory=time.monotonic)
 
     def flag(self, name: str) -> bool:
         return self.query.get(name, "").lower() in ("1", "true")
@@ -154,14 +173,30 @@ class _Connection:
         self.ws = ws
         self.session: _Session | None = None
         self.dropped = False
+        # The number of the newest ping the client answered (pings go out numbered 1, 2...).
+        self.pong = 0
         self._lock = asyncio.Lock()
 
-    async def send(self, frame: JSON) -> None:
+    async def send(self, frame: JSON) -> bool:
+        """Write ``frame``; False if the socket is gone (the frame then waits for a RESUME)."""
         if self.ws.closed or self.dropped:
-            return
+            return False
         async with self._lock:
-            with contextlib.suppress(ConnectionError, RuntimeError):
+            try:
                 await self.ws.send_str(json.dumps(frame))
+            except (ConnectionError, RuntimeError):
+                return False
+        return True
+
+    async def ping(self, number: int) -> bool:
+        if self.ws.closed or self.dropped:
+            return False
+        async with self._lock:
+            try:
+                await self.ws.ping(str(number).encode())
+            except (ConnectionError, RuntimeError):
+                return False
+        return True
 
     async def close(self, code: int, message: str = "") -> None:
         with contextlib.suppress(ConnectionError, RuntimeError):
@@ -189,6 +224,10 @@ class _Session:
     resumes: int = 0
     heartbeats: int = 0
     ended: bool = False
+    # False once the sim decided the next RESUME gets INVALID_SESSION (close_gateway).
+    resumable: bool = True
+    # The newest sequence number written to a socket; later ones wait for a RESUME.
+    sent_seq: int = 0
 
     @property
     def shard_id(self) -> int:
@@ -203,11 +242,14 @@ class _Session:
 
     async def dispatch(self, event: str, data: JSON) -> None:
         self.seq += 1
-        frame = {"op": 0, "t": event, "s": self.seq, "d": data}
+        seq = self.seq
+        frame: JSON = {"op": 0, "t": event, "s": seq, "d": data}
         self.history.append(frame)
         del self.history[:-5000]
-        if self.conn is not None:
-            await self.conn.send(frame)
+        if self.ended:
+            return
+        if self.conn is not None and await self.conn.send(frame):
+            self.sent_seq = max(self.sent_seq, seq)
 
 
 class DiscordSim:
@@ -257,6 +299,11 @@ class DiscordSim:
         self._clients: list[_ClientRun[Any]] = []
         self._runner: web.AppRunner | None = None
         self._routes = self._build_routes()
+        self._ping_numbers = itertools.count(1)
+        self._background: set[asyncio.Task[None]] = set()
+        self.faults = faults.FaultPlan(
+            [f"{method} {template}" for method, template, *_ in self._routes]
+        )
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -274,6 +321,10 @@ class DiscordSim:
         log.info("discord sim listening on %s", self.api_base_url)
 
     async def stop(self) -> None:
+        pending = list(self._background)
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
         for conn in list(self._connections):
             await conn.close(1001, "sim stopping")
         if self._runner is not None:
@@ -698,18 +749,119 @@ class DiscordSim:
             return await self._gateway(request)
         if path.startswith("/_sim/"):
             return await self._control(request)
-        call = await self._read_call(request)
+        rel = path[len(API_PREFIX) :] if path.startswith(API_PREFIX + "/") else None
+        window = fault = None
+        if rel is not None:
+            window = self.faults.window(request.method, rel, time.monotonic())
+            fault = None if window else self.faults.take(request.method, rel)
+        if fault is not None and fault.delay:
+            await asyncio.sleep(fault.delay)
+        call = await self._read_call(request, time.monotonic())
+        route = self._route_name(call.method, rel)
         # Checked before the handlers see the call, reported after their own checks.
         spec_problems = self._spec_problems(call, path)
-        status, body = await self._route(call)
+        headers: dict[str, str] = {}
+        applied = False
+        kind = fault.kind if fault else None
+        if rel is not None and window is not None:
+            retry_after = window.until - call.arrived
+            status, body, headers = faults.rate_limit_reply(route, retry_after, window.global_)
+            kind = "rate_limit"
+            self._injected(None, kind, call, rel, route, status, window=True)
+        elif fault is None or fault.kind in ("delay", "reset"):
+            if fault is not None and fault.reset == "before":
+                return self._reset(request, call, fault, rel, route, spec_problems, None)
+            status, body = await self._route(call)
+            applied = 200 <= status < 300
+        elif fault.rate_limit is not None:
+            status, body, headers = faults.rate_limit_reply(route, fault.rate_limit, fault.global_)
+        else:
+            assert fault.status is not None
+            status, body = faults.status_reply(fault.status, fault.body)
         for problem in spec_problems:
             self._violation(problem)
-        self.requests.append(RequestRecord(call.method, call.path, status, body))
-        response = await self._write(request, status, body)
+        if fault is not None and fault.reset == "after":
+            return self._reset(request, call, fault, rel, route, (), (status, body))
+        self.requests.append(
+            RequestRecord(call.method, rel or call.path, status, body, route, kind)
+        )
+        if fault is not None and rel is not None:
+            self._injected(fault, fault.kind, call, rel, route, status, applied=applied)
+        if fault is not None and fault.reply_delay:
+            await asyncio.sleep(fault.reply_delay)
+        response = await self._write(request, status, body, headers)
+        if fault is not None and fault.rate_limit is not None and rel is not None:
+            # Discord counts retry_after from the moment it answered.
+            self.faults.open_window(call.method, rel, fault.rate_limit, fault.global_)
         self._notify()
         return response
 
-    async def _read_call(self, request: web.Request) -> _Call:
+    def _reset(
+        self,
+        request: web.Request,
+        call: _Call,
+        fault: faults.Fault,
+        rel: str | None,
+        route: str,
+        spec_problems: Iterable[str],
+        reply: Reply | None,
+    ) -> web.StreamResponse:
+        """Abort the connection instead of answering: ``reply`` is what the sim decided
+        (the request was applied), None if it never looked at the request."""
+        for problem in spec_problems:
+            self._violation(problem)
+        status, body = reply if reply is not None else (0, None)
+        kind = f"reset-{fault.reset}"
+        assert rel is not None
+        self.requests.append(RequestRecord(call.method, rel, status, body, route, kind))
+        self._injected(
+            fault, "reset", call, rel, route, None, applied=200 <= status < 300, detail=kind
+        )
+        transport = request.transport
+        if transport is not None:
+            transport.abort()
+        self._notify()
+        # aiohttp cannot write this to the aborted transport and drops it quietly.
+        return web.Response(status=500)
+
+    def _injected(
+        self,
+        fault: faults.Fault | None,
+        kind: faults.Kind,
+        call: _Call,
+        rel: str,
+        route: str,
+        status: int | None,
+        *,
+        applied: bool = False,
+        window: bool = False,
+        detail: str = "",
+    ) -> None:
+        log.info("fault: %s on %s %s -> %s", kind, call.method, rel, status)
+        self.faults.record(
+            faults.Injected(
+                fault,
+                kind,
+                call.method,
+                rel,
+                route,
+                status,
+                applied,
+                time.monotonic(),
+                window=window,
+                detail=detail,
+            )
+        )
+
+    def _route_name(self, method: str, rel: str | None) -> str:
+        """ "METHOD /template" of the route serving the request, or "METHOD /path" if none."""
+        if rel is not None:
+            for route_method, template, pattern, _, _ in self._routes:
+                if route_method == method and pattern.fullmatch(rel):
+                    return f"{method} {template}"
+        return f"{method} {rel}"
+
+    async def _read_call(self, request: web.Request, arrived: float) -> _Call:
         path = request.path
         body: Any = None
         files: list[JSON] = []
@@ -734,7 +886,7 @@ class DiscordSim:
                     body = json.loads(raw)
                 except ValueError:
                     body = raw.decode(errors="replace")
-        return _Call(request.method, path, request.query, request.headers, body, files)
+        return _Call(request.method, path, request.query, request.headers, body, files, arrived)
 
     @staticmethod
     def _spec_problems(call: _Call, path: str) -> list[str]:
@@ -753,85 +905,164 @@ class DiscordSim:
         return [str(problem) for problem in problems]
 
     @staticmethod
-    async def _write(request: web.Request, status: int, body: Any) -> web.StreamResponse:
+    async def _write(
+        request: web.Request, status: int, body: Any, headers: Mapping[str, str] | None = None
+    ) -> web.StreamResponse:
+        extra = {"Via": VIA, **(headers or {})}
         if body is None:
-            response = web.Response(status=status)
+            response = web.Response(status=status, headers=extra)
         else:
             # discord.py only parses a reply whose Content-Type is exactly application/json;
             # aiohttp's json_response would add "; charset=utf-8".
             response = web.Response(
                 status=status,
                 body=json.dumps(body).encode(),
-                headers={"Content-Type": "application/json"},
+                headers={"Content-Type": "application/json", **extra},
             )
-        await response.prepare(request)
-        await response.write_eof()
+        # The client may be gone (it hung up during an injected reply delay); aiohttp then
+        # drops the response quietly.
+        with contextlib.suppress(ConnectionError):
+            await response.prepare(request)
+            await response.write_eof()
         return response
 
     def _build_routes(
         self,
-    ) -> list[tuple[str, re.Pattern[str], Callable[..., Awaitable[Reply]], bool]]:
-        n = r"(\d+)"
-        tok = r"([^/]+)"
+    ) -> list[tuple[str, str, re.Pattern[str], Callable[..., Awaitable[Reply]], bool]]:
+        """(method, template, regex, handler, needs the bot token). Templates name routes
+        as Discord's spec does; a ``{..._token}`` is any segment, other parameters digits."""
         table: list[tuple[str, str, Callable[..., Awaitable[Reply]], bool]] = [
             ("GET", "/users/@me", self._get_me, True),
             ("GET", "/oauth2/applications/@me", self._get_application, True),
             ("GET", "/applications/@me", self._get_application, True),
             ("GET", "/gateway", self._get_gateway, False),
             ("GET", "/gateway/bot", self._get_gateway_bot, True),
-            ("GET", f"/applications/{n}/commands", self._list_commands, True),
-            ("PUT", f"/applications/{n}/commands", self._put_commands, True),
-            ("POST", f"/applications/{n}/commands", self._post_command, True),
-            ("GET", f"/applications/{n}/commands/{n}", self._get_command, True),
-            ("PATCH", f"/applications/{n}/commands/{n}", self._patch_command, True),
-            ("DELETE", f"/applications/{n}/commands/{n}", self._delete_command, True),
-            ("GET", f"/applications/{n}/guilds/{n}/commands", self._list_commands, True),
-            ("PUT", f"/applications/{n}/guilds/{n}/commands", self._put_commands, True),
-            ("POST", f"/applications/{n}/guilds/{n}/commands", self._post_command, True),
-            ("GET", f"/applications/{n}/guilds/{n}/commands/{n}", self._get_command, True),
-            ("PATCH", f"/applications/{n}/guilds/{n}/commands/{n}", self._patch_command, True),
-            ("DELETE", f"/applications/{n}/guilds/{n}/commands/{n}", self._delete_command, True),
-            ("POST", f"/interactions/{n}/{tok}/callback", self._callback, False),
-            ("POST", f"/webhooks/{n}/{tok}", self._followup, False),
+            ("GET", "/applications/{application_id}/commands", self._list_commands, True),
+            ("PUT", "/applications/{application_id}/commands", self._put_commands, True),
+            ("POST", "/applications/{application_id}/commands", self._post_command, True),
             (
                 "GET",
-                f"/webhooks/{n}/{tok}/messages/(@original|\\d+)",
+                "/applications/{application_id}/commands/{command_id}",
+                self._get_command,
+                True,
+            ),
+            (
+                "PATCH",
+                "/applications/{application_id}/commands/{command_id}",
+                self._patch_command,
+                True,
+            ),
+            (
+                "DELETE",
+                "/applications/{application_id}/commands/{command_id}",
+                self._delete_command,
+                True,
+            ),
+            (
+                "GET",
+                "/applications/{application_id}/guilds/{guild_id}/commands",
+                self._list_commands,
+                True,
+            ),
+            (
+                "PUT",
+                "/applications/{application_id}/guilds/{guild_id}/commands",
+                self._put_commands,
+                True,
+            ),
+            (
+                "POST",
+                "/applications/{application_id}/guilds/{guild_id}/commands",
+                self._post_command,
+                True,
+            ),
+            (
+                "GET",
+                "/applications/{application_id}/guilds/{guild_id}/commands/{command_id}",
+                self._get_command,
+                True,
+            ),
+            (
+                "PATCH",
+                "/applications/{application_id}/guilds/{guild_id}/commands/{command_id}",
+                self._patch_command,
+                True,
+            ),
+            (
+                "DELETE",
+                "/applications/{application_id}/guilds/{guild_id}/commands/{command_id}",
+                self._delete_command,
+                True,
+            ),
+            (
+                "POST",
+                "/interactions/{interaction_id}/{interaction_token}/callback",
+                self._callback,
+                False,
+            ),
+            ("POST", "/webhooks/{webhook_id}/{webhook_token}", self._followup, False),
+            (
+                "GET",
+                "/webhooks/{webhook_id}/{webhook_token}/messages/@original",
+                functools.partial(self._get_webhook_message, message_id="@original"),
+                False,
+            ),
+            (
+                "PATCH",
+                "/webhooks/{webhook_id}/{webhook_token}/messages/@original",
+                functools.partial(self._edit_webhook_message, message_id="@original"),
+                False,
+            ),
+            (
+                "DELETE",
+                "/webhooks/{webhook_id}/{webhook_token}/messages/@original",
+                functools.partial(self._delete_webhook_message, message_id="@original"),
+                False,
+            ),
+            (
+                "GET",
+                "/webhooks/{webhook_id}/{webhook_token}/messages/{message_id}",
                 self._get_webhook_message,
                 False,
             ),
             (
                 "PATCH",
-                f"/webhooks/{n}/{tok}/messages/(@original|\\d+)",
+                "/webhooks/{webhook_id}/{webhook_token}/messages/{message_id}",
                 self._edit_webhook_message,
                 False,
             ),
             (
                 "DELETE",
-                f"/webhooks/{n}/{tok}/messages/(@original|\\d+)",
+                "/webhooks/{webhook_id}/{webhook_token}/messages/{message_id}",
                 self._delete_webhook_message,
                 False,
             ),
-            ("GET", f"/channels/{n}", self._get_channel, True),
-            ("GET", f"/channels/{n}/messages", self._list_messages, True),
-            ("POST", f"/channels/{n}/messages", self._create_message, True),
-            ("GET", f"/channels/{n}/messages/{n}", self._get_message, True),
-            ("PATCH", f"/channels/{n}/messages/{n}", self._edit_message, True),
-            ("DELETE", f"/channels/{n}/messages/{n}", self._delete_message, True),
+            ("GET", "/channels/{channel_id}", self._get_channel, True),
+            ("GET", "/channels/{channel_id}/messages", self._list_messages, True),
+            ("POST", "/channels/{channel_id}/messages", self._create_message, True),
+            ("GET", "/channels/{channel_id}/messages/{message_id}", self._get_message, True),
+            ("PATCH", "/channels/{channel_id}/messages/{message_id}", self._edit_message, True),
+            (
+                "DELETE",
+                "/channels/{channel_id}/messages/{message_id}",
+                self._delete_message,
+                True,
+            ),
             ("POST", "/users/@me/channels", self._create_dm, True),
-            ("GET", f"/users/{n}", self._get_user, True),
-            ("GET", f"/guilds/{n}", self._get_guild, True),
-            ("GET", f"/guilds/{n}/channels", self._get_guild_channels, True),
-            ("GET", f"/guilds/{n}/roles", self._get_guild_roles, True),
-            ("GET", f"/guilds/{n}/members/{n}", self._get_member, True),
+            ("GET", "/users/{user_id}", self._get_user, True),
+            ("GET", "/guilds/{guild_id}", self._get_guild, True),
+            ("GET", "/guilds/{guild_id}/channels", self._get_guild_channels, True),
+            ("GET", "/guilds/{guild_id}/roles", self._get_guild_roles, True),
+            ("GET", "/guilds/{guild_id}/members/{user_id}", self._get_member, True),
         ]
-        return [(m, re.compile(p), h, auth) for m, p, h, auth in table]
+        return [(m, t, _template_regex(t), h, auth) for m, t, h, auth in table]
 
     async def _route(self, call: _Call) -> Reply:
         if not call.path.startswith(API_PREFIX + "/"):
             return self._unknown(call)
         rel = call.path[len(API_PREFIX) :]
         call.path = rel
-        for method, pattern, handler, auth in self._routes:
+        for method, _, pattern, handler, auth in self._routes:
             match = pattern.fullmatch(rel)
             if match is None or method != call.method:
                 continue
@@ -1017,7 +1248,9 @@ class DiscordSim:
                 f"(first with type {record.response_type}, then with type {cb_type})"
             )
             return _error(400, ALREADY_ACKNOWLEDGED, "Interaction has already been acknowledged.")
-        now = time.monotonic()
+        # The deadline is Discord's: what counts is when the callback reached it (after any
+        # injected network delay), not how long the sim then takes to answer.
+        now = call.arrived
         record.responded_at = now
         record.response_type = cb_type if isinstance(cb_type, int) else -1
         record.response_data = data
@@ -1306,13 +1539,23 @@ class DiscordSim:
     # ------------------------------------------------------------------ gateway
 
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse(autoping=True, max_msg_size=0)
+        # autoping off: the sim must see the pongs that answer its ordering pings.
+        ws = web.WebSocketResponse(autoping=False, max_msg_size=0)
         await ws.prepare(request)
         conn = _Connection(request, ws)
         self._connections.add(conn)
         try:
             await conn.send({"op": 10, "d": {"heartbeat_interval": self.heartbeat_interval_ms}})
             async for msg in ws:
+                if msg.type is aiohttp.WSMsgType.PING:
+                    with contextlib.suppress(ConnectionError, RuntimeError):
+                        await ws.pong(msg.data)
+                    continue
+                if msg.type is aiohttp.WSMsgType.PONG:
+                    with contextlib.suppress(ValueError):
+                        conn.pong = max(conn.pong, int(msg.data.decode()))
+                        self._notify()
+                    continue
                 if msg.type is not aiohttp.WSMsgType.TEXT:
                     continue
                 try:
@@ -1328,7 +1571,7 @@ class DiscordSim:
                 session.conn = None
                 if not conn.dropped and ws.close_code in (1000, 1001):
                     # A deliberate close ends the session; Discord refuses to resume it.
-                    session.ended = True
+                    self._end_session(session, session.sent_seq)
             self._notify()
         return ws
 
@@ -1366,6 +1609,11 @@ class DiscordSim:
                 await conn.close(4010, "Invalid shard.")
                 return
             shard = (shard_id, count)
+        for old in self.live_sessions():
+            if old.conn is None and old.shard == shard:
+                # A fresh IDENTIFY for a shard whose session is down abandons that session;
+                # what was queued for it never arrives.
+                self._end_session(old, old.sent_seq)
         session = _Session(secrets.token_hex(16), shard, int(data.get("intents") or 0), [])
         session.guild_ids = [
             g.id for g in self.guilds.values() if g.member(self.bot_user) and session.covers(g)
@@ -1433,6 +1681,9 @@ class DiscordSim:
             await conn.close(4004, "Authentication failed.")
             return
         session = self.sessions.get(str(data.get("session_id")))
+        seq = int(data.get("seq") or 0)
+        if session is not None and not session.ended and not session.resumable:
+            self._end_session(session, seq)
         if session is None or session.ended:
             await conn.send({"op": 9, "d": False})
             return
@@ -1442,12 +1693,25 @@ class DiscordSim:
             old.abort()
         session.conn = conn
         conn.session = session
-        seq = int(data.get("seq") or 0)
         for frame in session.history:
-            if frame["s"] > seq:
-                await conn.send(frame)
+            if frame["s"] > seq and await conn.send(frame):
+                session.sent_seq = max(session.sent_seq, frame["s"])
         session.resumes += 1
         await session.dispatch("RESUMED", {})
+        self._notify()
+
+    def _end_session(self, session: _Session, delivered: int) -> None:
+        """End ``session`` for good; interactions dispatched to it after sequence number
+        ``delivered`` never reached the client, and are lost as on Discord."""
+        session.ended = True
+        for record in self.interactions:
+            if (
+                record.session_id == session.id
+                and record.seq is not None
+                and record.seq > delivered
+                and not record.answered
+            ):
+                record.lost = True
         self._notify()
 
     async def _request_members(self, conn: _Connection, data: JSON) -> None:
@@ -1482,36 +1746,21 @@ class DiscordSim:
                 chunk["nonce"] = data["nonce"]
             await session.dispatch("GUILD_MEMBERS_CHUNK", chunk)
 
-    async def _sync(self, session: _Session, timeout: float) -> None:
-        """Round-trip a heartbeat request: when the client answers it has handled every frame
-        sent before (see the module docstring)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while True:
-            await self.wait_for(
-                lambda: session.conn is not None or session.ended,
-                max(deadline - loop.time(), 0.0),
-                what=f"gateway session {session.id} to be connected",
-            )
-            conn = session.conn
-            if conn is None:
-                self._raise_if_client_died()
-                raise SimError(f"gateway session {session.id} ended (the client closed it)")
-            # A periodic heartbeat crossing this request would count too; they come every
-            # 41 s, so that is rare, and at worst this wait ends a frame early.
-            before = session.heartbeats
-
-            def answered(before: int = before, conn: _Connection = conn) -> bool:
-                return session.heartbeats > before or session.conn is not conn
-
-            await conn.send({"op": 1, "d": None})
-            await self.wait_for(
-                answered,
-                max(deadline - loop.time(), 0.0),
-                what="the client to answer a heartbeat request",
-            )
-            if session.conn is conn:
-                return
+    async def _barrier(self, session: _Session, timeout: float) -> None:
+        """Ping the session's socket and wait for the pong: once it comes the client has
+        handled every frame sent before (see the module docstring). Returns early if the
+        socket goes away meanwhile: what is sent next then waits for the RESUME, in order."""
+        conn = session.conn
+        if conn is None:
+            return
+        number = next(self._ping_numbers)
+        if not await conn.ping(number):
+            return
+        await self.wait_for(
+            lambda: conn.pong >= number or session.conn is not conn,
+            timeout,
+            what="the client to answer a websocket ping (is its event loop blocked?)",
+        )
 
     async def drop_connection(
         self, *, shard_id: int | None = None, wait: bool = True, timeout: float | None = None
@@ -1560,6 +1809,90 @@ class DiscordSim:
                 timeout,
                 what="the client to RESUME after a RECONNECT request",
             )
+
+    async def close_gateway(
+        self,
+        *,
+        resumable: bool = True,
+        code: int | None = None,
+        shard_id: int | None = None,
+        wait: bool = True,
+        timeout: float | None = None,
+    ) -> None:
+        """Close the bot's gateway socket(s) as Discord does.
+
+        ``resumable=True``: a close frame with ``code`` (4000 "Unknown error" by default);
+        the client RESUMEs and gets what was dispatched meanwhile. ``resumable=False``: the
+        session is invalidated. Without ``code`` that is op 9 INVALID_SESSION (``d=false``)
+        on the open socket; with one (e.g. 4009 "Session timed out") the socket is closed
+        with it and the client's RESUME gets op 9. Either way the client IDENTIFYs afresh,
+        and interactions dispatched to the old session that it had not received are lost
+        (the verb raises :class:`SimInteractionLost`). With ``wait`` this returns once each
+        session was resumed, or replaced by a new READY one.
+        """
+        targets = [
+            s
+            for s in self.live_sessions()
+            if s.conn is not None and (shard_id is None or s.shard_id == shard_id)
+        ]
+        if not targets:
+            raise SimUsageError("close_gateway(): no connected gateway session")
+        before = {s.id: (s.resumes, s.created) for s in targets}
+        for session in targets:
+            conn = session.conn
+            assert conn is not None
+            if not resumable and code is None:
+                await conn.send({"op": 9, "d": False})
+                self._end_session(session, session.sent_seq)
+                detail = "INVALID_SESSION d=false"
+            else:
+                session.resumable = resumable
+                session.conn = None
+                conn.dropped = True
+                close_code = CLOSE_UNKNOWN_ERROR if code is None else code
+                # Not awaited: the close handshake needs the client, which must not be able
+                # to stall this call, and dispatches after it already queue for the RESUME.
+                task = asyncio.create_task(conn.close(close_code, "closed by the sim"))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
+                detail = f"close {close_code}" + ("" if resumable else ", then INVALID_SESSION")
+            self.faults.record(
+                faults.Injected(
+                    None,
+                    "gateway",
+                    "GATEWAY",
+                    f"shard {session.shard_id}",
+                    "GATEWAY",
+                    None,
+                    False,
+                    time.monotonic(),
+                    detail=detail,
+                )
+            )
+        self._notify()
+        if not wait:
+            return
+
+        def settled() -> bool:
+            for old in targets:
+                resumes, created = before[old.id]
+                if resumable:
+                    if old.resumes <= resumes:
+                        return False
+                elif not any(
+                    s.conn is not None and s.shard == old.shard and s.created > created
+                    for s in self.live_sessions()
+                ):
+                    return False
+            return True
+
+        await self.wait_for(
+            settled,
+            timeout,
+            what="the client to "
+            + ("RESUME" if resumable else "IDENTIFY afresh")
+            + " after close_gateway()",
+        )
 
     async def dispatch_raw(self, event: str, data: JSON, *, guild: SimGuild | None = None) -> None:
         """Send an arbitrary dispatch to every live session covering ``guild`` (all if None),
@@ -1657,18 +1990,27 @@ class DiscordSim:
         self, record: InteractionRecord, timeout: float | None
     ) -> InteractionRecord:
         limit = self.interaction_timeout if timeout is None else timeout
-        session = await self.wait_for(
-            lambda: self._session_for(record.guild),
-            limit,
-            what=f"a gateway session covering {record.guild or 'DMs'} to send {record.describe()}",
-        )
-        assert session is not None
-        await self._sync(session, limit)
+        while True:
+            # A connected session gets the interaction after the ordering ping; one whose
+            # socket is down queues it for the RESUME, as Discord does.
+            session = await self.wait_for(
+                lambda: self._session_for(record.guild),
+                limit,
+                what=f"a gateway session covering {record.guild or 'DMs'} "
+                f"to send {record.describe()}",
+            )
+            await self._barrier(session, limit)
+            if not session.ended:  # else it was invalidated during the ping: pick again
+                break
         self.interactions.append(record)
         self._ix_by_id[record.id] = record
         self._ix_by_token[record.token] = record
         record.sent_at = time.monotonic()
         record.shard_id = session.shard_id
+        record.session_id = session.id
+        # dispatch() numbers the frame before it awaits the socket, so the number is known
+        # to _end_session even if the session ends while the frame is being written.
+        record.seq = session.seq + 1
         await session.dispatch("INTERACTION_CREATE", record.payload)
         self._notify()
         hint = ""
@@ -1678,8 +2020,16 @@ class DiscordSim:
                 "message id or custom_id)"
             )
         await self.wait_for(
-            lambda: record.answered, limit, what=f"the bot's response to {record.describe()}{hint}"
+            lambda: record.answered or record.lost,
+            limit,
+            what=f"the bot's response to {record.describe()}{hint}",
         )
+        if not record.answered:
+            raise SimInteractionLost(
+                f"{record.describe()} was lost: it was queued for gateway session "
+                f"{session.id}, which was invalidated instead of resumed, so the bot never "
+                "received it (Discord does not carry events over to a new session)"
+            )
         return record
 
     def _command_for(self, guild: SimGuild | None, name: str) -> JSON:
@@ -1975,6 +2325,8 @@ class DiscordSim:
             body = await request.json()
         try:
             status, reply = await self._control_call(request.method, request.path, body)
+        except SimUsageError as exc:
+            status, reply = 400, {"error": type(exc).__name__, "message": str(exc)}
         except SimError as exc:
             status, reply = 409, {"error": type(exc).__name__, "message": str(exc)}
         return await self._write(request, status, reply)
@@ -1982,6 +2334,8 @@ class DiscordSim:
     async def _control_call(self, method: str, path: str, body: JSON) -> Reply:
         if (method, path) == ("GET", "/_sim/state"):
             return 200, self.state_summary()
+        if path == "/_sim/faults":
+            return self._control_faults(method, body)
         if method != "POST":
             return 404, {"error": "unknown control route"}
         timeout = body.get("timeout")
@@ -2013,7 +2367,45 @@ class DiscordSim:
         if path == "/_sim/drop":
             await self.drop_connection(timeout=timeout)
             return 200, {"resumed": True}
+        if path == "/_sim/gateway/close":
+            resumable = bool(body.get("resumable", True))
+            await self.close_gateway(
+                resumable=resumable,
+                code=body.get("code"),
+                shard_id=body.get("shard_id"),
+                wait=bool(body.get("wait", True)),
+                timeout=timeout,
+            )
+            return 200, {"resumable": resumable, "identifies": self.identifies}
         return 404, {"error": "unknown control route"}
+
+    _FAULT_FIELDS = frozenset(
+        {"route", "status", "body", "rate_limit", "global", "reset", "delay", "reply_delay"}
+        | {"count", "skip"}
+    )
+
+    def _control_faults(self, method: str, body: JSON) -> Reply:
+        if method == "GET":
+            return 200, self.faults_summary()
+        if method == "DELETE":
+            self.faults.clear()
+            return 200, self.faults_summary()
+        if method != "POST":
+            return 404, {"error": "unknown control route"}
+        unknown = sorted(set(body) - self._FAULT_FIELDS)
+        if unknown:
+            raise SimUsageError(
+                f"unknown fault field(s) {unknown}; known: {sorted(self._FAULT_FIELDS)}"
+            )
+        options = {k: v for k, v in body.items() if k != "global"}
+        fault = self.faults.add(**options, global_=bool(body.get("global", False)))
+        return 200, fault.summary()
+
+    def faults_summary(self) -> JSON:
+        return {
+            "pending": [f.summary() for f in self.faults.pending],
+            "injected": [i.summary() for i in self.faults.injected],
+        }
 
     def _control_options(self, body: JSON) -> dict[str, Any]:
         # JSON cannot carry SimUser objects: "@name" stands for a user, "#name" for a channel.
@@ -2072,7 +2464,18 @@ class DiscordSim:
             "interactions": [self.record_summary(ix) for ix in self.interactions],
             "violations": self.violations,
             "unknown_routes": self.unknown_routes,
+            "faults": self.faults_summary(),
         }
+
+
+def _template_regex(template: str) -> re.Pattern[str]:
+    parts = []
+    for segment in template.split("/"):
+        if segment.startswith("{") and segment.endswith("}"):
+            parts.append(r"([^/]+)" if segment.endswith("_token}") else r"(\d+)")
+        else:
+            parts.append(re.escape(segment))
+    return re.compile("/".join(parts))
 
 
 def _walk(components: list[JSON]) -> list[JSON]:
@@ -2153,10 +2556,10 @@ class _ClientRun(Generic[ClientT]):
         if not done:
             raise SimTimeout(self.sim._timeout_message("the client to become ready", self.timeout))
         # discord.py may fire on_ready before it has parsed the last GUILD_CREATEs when they
-        # arrive after guild_ready_timeout; a heartbeat round trip proves they are handled.
+        # arrive after guild_ready_timeout; a ping round trip proves they are handled.
         sessions = [s for s in self.sim.live_sessions() if s.conn is not None]
         for session in sessions:
-            await self.sim._sync(session, self.timeout)
+            await self.sim._barrier(session, self.timeout)
         missing = [
             gid
             for session in sessions
