@@ -101,7 +101,22 @@ async def post(
             return sent.id
         except ANSWER_FAILURES as error:
             log.warning("could not answer interaction %s: %s", interaction.id, error)
-            return None
+            return await _original_if_sent(interaction, error)
+
+
+async def _original_if_sent(
+    interaction: discord.Interaction[Any], error: BaseException
+) -> int | None:
+    """After a dropped connection the answer may have gone through all the same: ask Discord
+    for it, so that it is not posted twice. An HTTP error status means it did not."""
+    if isinstance(error, discord.HTTPException):
+        return None
+    try:
+        message = await interaction.original_response()
+    except ANSWER_FAILURES:
+        return None
+    log.info("the answer to interaction %s went through after all", interaction.id)
+    return message.id
 
 
 async def update(interaction: discord.Interaction[Any], reply: render.Reply) -> bool:
