@@ -39,6 +39,7 @@ DEFER_AFTER = 1.5
 # What answering through Discord can fail with: an HTTP error, a dropped connection, a timeout.
 ANSWER_FAILURES = (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError)
 _LOCK = "tttbot.answer_lock"
+_TRIED = "tttbot.answer_tried"
 
 
 @contextlib.asynccontextmanager
@@ -57,7 +58,9 @@ async def answering(interaction: discord.Interaction[Any]) -> AsyncIterator[None
 async def _defer_later(interaction: discord.Interaction[Any]) -> None:
     await asyncio.sleep(DEFER_AFTER)
     async with _lock(interaction):
-        if interaction.response.is_done():
+        # An answer that was tried and failed is not retried as a deferral: Discord refused
+        # it (too late, or gone), or it may have arrived after all.
+        if interaction.response.is_done() or interaction.extras.get(_TRIED):
             return
         try:
             # A command shows "thinking..." until its answer replaces it; a click keeps its
@@ -87,6 +90,7 @@ async def post(
     is already saved, and the caller or the sweeper shows it another way)."""
     kwargs = reply.send_kwargs()
     async with _lock(interaction):
+        interaction.extras[_TRIED] = True
         try:
             if not interaction.response.is_done():
                 callback = await interaction.response.send_message(**kwargs, ephemeral=ephemeral)
@@ -122,6 +126,7 @@ async def _original_if_sent(
 async def update(interaction: discord.Interaction[Any], reply: render.Reply) -> bool:
     """Answer a click by editing the message it is on; False if that failed (logged)."""
     async with _lock(interaction):
+        interaction.extras[_TRIED] = True
         try:
             if not interaction.response.is_done():
                 await interaction.response.edit_message(**reply.edit_kwargs())

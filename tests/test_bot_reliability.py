@@ -10,6 +10,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,7 +26,7 @@ from tests.bot_harness import (
     start_member_game,
     text_of,
 )
-from tests.discord_sim import DiscordSim
+from tests.discord_sim import DiscordSim, SimChannel, SimTimeout, SimUser
 from tests.discord_sim.models import JSON
 
 BUSY = (
@@ -328,3 +329,136 @@ async def test_board_shows_an_open_challenge_again_at_the_bottom(
         assert accepted.response_type == 7
         assert accepted.message is not None
         assert "❌ **alice** vs ⭕ **bob**" in text_of(accepted.message)
+
+
+CALLBACK = "POST /interactions/{id}/{token}/callback"
+
+
+async def test_a_challenge_whose_answer_never_arrived_is_shown_again(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The challenge is saved, the answer that shows it is lost: the channel must not stay
+    blocked with nothing to click."""
+    s = sim.seed
+    async with harness.running() as bot:
+        sim.faults.add(CALLBACK, reset="before")
+        with pytest.raises(SimTimeout):
+            await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob, timeout=2)
+        pending = await bot.service.storage.pending_challenge_in_channel(s.channel.id)
+        assert pending is not None
+        assert pending.message_id is None
+        # The challenger asking again shows it, instead of "there is already a challenge".
+        again = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        assert again.message is not None
+        assert not again.ephemeral
+        assert "challenges you to tic-tac-toe" in (again.message.content or "")
+        shown = await bot.service.storage.get_challenge(pending.id)
+        assert shown is not None
+        assert shown.message_id == again.message.id
+
+
+async def test_the_sweeper_posts_what_was_saved_without_its_message(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        sim.faults.add(CALLBACK, reset="before", count=2)
+        unanswered: list[tuple[SimUser, SimChannel, str, dict[str, object]]] = [
+            (s.alice, s.channel, "ttt start", {"opponent": s.bob}),
+            (s.carol, s.other_channel, "ttt vs-ai", {"difficulty": "smart"}),
+        ]
+        for user, channel, command, options in unanswered:
+            with pytest.raises(SimTimeout):
+                await sim.slash(user, channel, command, options=options, timeout=2)
+        await bot.sweep()
+        assert sim.last_message(s.channel) is None  # too early: the handler may still answer
+        harness.clock.advance(31)
+        await bot.sweep()
+        challenge = sim.last_message(s.channel)
+        board = sim.last_message(s.other_channel)
+        assert challenge is not None
+        assert board is not None
+        assert "challenges you to tic-tac-toe" in (challenge.content or "")
+        assert "carol" in text_of(board)
+        accepted = await sim.click(
+            s.bob, challenge, button_id(challenge, CHALLENGE_ID, action="accept")
+        )
+        assert accepted.response_type == 7
+        played = await sim.click(s.carol, board, cell_id(board, "B2"))
+        assert played.response_type == 7
+
+
+async def test_an_answer_lost_after_it_was_applied_is_not_shown_twice(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Discord applied the answer but the connection dropped before the bot heard so."""
+    s = sim.seed
+    async with harness.running() as bot:
+        sim.faults.add(CALLBACK, reset="after")
+        ix = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        assert ix.message is not None
+        assert await bot.in_flight.wait_idle(patience=10)
+        challenge = await bot.service.storage.pending_challenge_in_channel(s.channel.id)
+        assert challenge is not None
+        assert challenge.message_id == ix.message.id  # learnt from Discord, not posted again
+        harness.clock.advance(31)
+        await bot.sweep()
+        assert sim.messages(s.channel) == [ix.message]
+
+
+async def test_a_move_whose_answer_dropped_still_shows_on_the_board(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        sim.faults.add(CALLBACK, reset="before")
+        with pytest.raises(SimTimeout):
+            await sim.click(s.alice, board, cell_id(board, "B2"), timeout=2)
+        # Saved, and the board is edited through the channel instead.
+        await sim.wait_for(lambda: shown_board(sim.message(board.id)) == ".../.X./...")
+        game = await bot.service.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert game.moves == (4,)
+        assert game.message_id == board.id
+        moved = await sim.click(s.bob, sim.message(board.id), cell_id(board, "A1"))
+        assert moved.response_type == 7
+
+
+async def test_a_resign_whose_answer_dropped_is_shown_and_counted(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        board = await start_member_game(sim)
+        sim.faults.add(CALLBACK, reset="before")
+        with pytest.raises(SimTimeout):
+            await sim.slash(s.bob, s.channel, "ttt resign", timeout=2)
+        await sim.wait_for(lambda: "resigned" in text_of(sim.message(board.id)))
+        stats = text_of(await sim.slash(s.bob, s.channel, "ttt stats"))
+    assert "Against members: 0 W · 1 L · 0 D" in stats
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [{"delay": 4.0}, {"rate_limit": 4.0}, {"status": 500, "count": 2}],
+    ids=["4-s-network-delay", "429-retry-after-4-s", "two-500s"],
+)
+async def test_a_click_answered_too_late_still_shows_on_the_board(
+    sim: DiscordSim, harness: BotHarness, fault: dict[str, Any]
+) -> None:
+    """The answer reaches Discord after its 3 s (the network held it, or Discord made the bot
+    wait and retry): Discord refuses it, and the move, already saved, is shown by editing
+    the board through the channel."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        sim.faults.add(CALLBACK, **fault)
+        ix = await sim.click(s.alice, board, cell_id(board, "B2"), timeout=8)
+        assert ix.rejected == "late"  # Discord refused the answer: "Unknown interaction"
+        sim.faults.clear()
+        await sim.wait_for(lambda: shown_board(sim.message(board.id)) == ".../.X./...", timeout=10)
+        assert await bot.in_flight.wait_idle(patience=10)
+        late = sim.take_violations()
+        assert late, "the sim should have seen the late answer"
+        assert all("Discord allows 3.0 s" in violation for violation in late), late

@@ -1321,13 +1321,20 @@ class DiscordSim:
         record.modal = copy.deepcopy(data)
         return self._callback_reply(record, call, {"type": 9})
 
-    def _webhook_record(self, app_id: str, token: str, what: str) -> InteractionRecord:
+    def _webhook_record(
+        self, app_id: str, token: str, what: str, *, probe: bool = False
+    ) -> InteractionRecord:
+        """The interaction behind a webhook token. ``probe``: a read that asks whether the
+        interaction was answered (a bot whose callback connection dropped cannot know), which
+        Discord answers with 404 rather than treating it as a mistake."""
         record = self._ix_by_token.get(token)
         if int(app_id) != self.application_id or record is None:
             self._violation(f"{what} to an unknown interaction webhook")
             raise _Fail(_error(404, UNKNOWN_WEBHOOK, "Unknown Webhook"))
         if self._expired(record):
             raise _Fail(self._expired_reply(record, what))
+        if probe and (not record.answered or record.rejected):
+            raise _Fail(_error(404, UNKNOWN_MESSAGE, "Unknown Message"))
         if not record.answered or record.rejected:
             why = " (its initial response came too late)" if record.rejected == "late" else ""
             self._violation(
@@ -1377,7 +1384,7 @@ class DiscordSim:
     async def _get_webhook_message(
         self, call: _Call, app_id: str, token: str, message_id: str
     ) -> Reply:
-        record = self._webhook_record(app_id, token, f"GET message {message_id}")
+        record = self._webhook_record(app_id, token, f"GET message {message_id}", probe=True)
         msg = self._webhook_message(record, message_id)
         if msg is None:
             return _error(404, UNKNOWN_MESSAGE, "Unknown Message")
