@@ -1,23 +1,40 @@
-# docker build -t tttbot . && docker run --env-file .env -v tttbot-data:/data tttbot
-FROM python:3.11-slim
+# Build: docker build -t tttbot .
+# Run with SQLite: docker run --env-file .env -v tttbot-data:/data tttbot
+# Run with PostgreSQL: docker compose up -d (see compose.yaml)
 
-ENV PYTHONDONTWRITEBYTECODE=1 \
-    PYTHONUNBUFFERED=1 \
-    PIP_NO_CACHE_DIR=1 \
+# -- build: the pinned dependencies and the bot into a virtual environment -------------------
+FROM python:3.11-slim AS build
+ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
-
+RUN python -m venv /venv
 WORKDIR /src
+# Exactly the versions and hashes of requirements.lock (the README says how it is made).
+COPY requirements.lock ./
+RUN /venv/bin/pip install --require-hashes --no-deps -r requirements.lock
 COPY pyproject.toml README.md ./
 COPY game ./game
 COPY bot ./bot
-RUN pip install . && rm -rf /src
+RUN /venv/bin/pip install --no-deps .
 
-# Run unprivileged; games and stats live on a volume so they survive a new container.
-RUN useradd --create-home --uid 10001 tttbot && mkdir /data && chown tttbot /data
-USER tttbot
+# -- run: the environment only, as an unprivileged user ---------------------------------------
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PATH=/venv/bin:$PATH \
+    DATABASE_URL=sqlite:////data/tttbot.sqlite3 \
+    TTT_HEARTBEAT_FILE=/tmp/tttbot.heartbeat
+RUN groupadd --gid 10001 tttbot \
+    && useradd --create-home --uid 10001 --gid 10001 tttbot \
+    && mkdir /data && chown 10001:10001 /data
+COPY --from=build /venv /venv
+USER 10001:10001
 WORKDIR /data
+# Games and stats live on a volume (with SQLite), so they survive a new container.
 VOLUME ["/data"]
-ENV DATABASE_URL=sqlite:////data/tttbot.sqlite3
-
-# docker stop sends SIGTERM, which the bot handles by finishing in-flight replies and closing.
+# Healthy while the gateway connection is up: the bot touches TTT_HEARTBEAT_FILE every 15 s.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+    CMD ["python", "-m", "bot.healthcheck"]
+# docker stop sends SIGTERM: the bot stops taking interactions, finishes those in flight
+# (10 s at most) and closes its database.
+STOPSIGNAL SIGTERM
 CMD ["python", "-m", "bot"]

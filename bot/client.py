@@ -10,6 +10,7 @@ import json
 import logging
 import random
 from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, cast
 
 import discord
@@ -31,6 +32,8 @@ EXTENSIONS: Sequence[str] = ("bot.cogs.ttt",)
 # How long shutdown waits for interaction handlers in flight (Discord's own patience for a
 # deferred interaction is far longer; a restart should not take longer than this).
 SHUTDOWN_GRACE = 10.0
+# How often the heartbeat file is touched while connected (bot/healthcheck.py allows 4 misses).
+HEARTBEAT_INTERVAL = 15.0
 
 
 def point_at(settings: Settings) -> None:
@@ -185,6 +188,7 @@ class TTTBot(commands.Bot):
         self.in_flight = InFlight()
         self._sweeper: asyncio.Task[None] | None = None
         self._closing: asyncio.Task[None] | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
 
     async def login(self, token: str) -> None:
@@ -209,6 +213,10 @@ class TTTBot(commands.Bot):
             await self.load_extension(extension)
         await self.sync_commands(force=self.force_sync)
         self._sweeper = asyncio.create_task(self._sweep_forever(), name="ttt-sweeper")
+        if self.settings.heartbeat_file:
+            self._heartbeat = asyncio.create_task(
+                self._beat_forever(Path(self.settings.heartbeat_file)), name="ttt-heartbeat"
+            )
 
     async def serve(self, token: str, stop: asyncio.Event) -> None:
         """Log in and answer interactions until ``stop`` is set (SIGTERM) or the gateway ends,
@@ -250,9 +258,13 @@ class TTTBot(commands.Bot):
             # Let handlers finish their follow-up work (storing the new board's id, retiring
             # the old board) before the HTTP session goes away.
             await self.in_flight.wait_idle(patience=SHUTDOWN_GRACE)
-            if self._sweeper is not None:
-                self._sweeper.cancel()
-                await asyncio.gather(self._sweeper, return_exceptions=True)
+            for task in (self._sweeper, self._heartbeat):
+                if task is not None:
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
+            if self.settings.heartbeat_file:
+                heartbeat = Path(self.settings.heartbeat_file)
+                await asyncio.to_thread(heartbeat.unlink, missing_ok=True)
             await super().close()
         finally:
             storage = getattr(self, "storage", None)
@@ -338,6 +350,18 @@ class TTTBot(commands.Bot):
             "posted message %s, saved earlier without it, in channel %s", message.id, channel_id
         )
         return message.id
+
+    async def _beat_forever(self, path: Path) -> None:
+        """Touch ``path`` every few seconds while the gateway is up: ``python -m
+        bot.healthcheck`` (Docker's HEALTHCHECK) reads its age."""
+        while not self.is_closed():
+            await self.wait_until_ready()
+            if self.ws is not None and self.ws.open:
+                try:
+                    await asyncio.to_thread(path.touch)
+                except OSError as error:
+                    log.warning("could not write the heartbeat file %s: %s", path, error)
+            await asyncio.sleep(HEARTBEAT_INTERVAL)
 
     async def _sweep_forever(self) -> None:
         # The first sweep runs at start-up: it settles what ran out while the bot was down.

@@ -9,6 +9,7 @@ import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from urllib.parse import urlsplit
 
 DEFAULT_SQLITE_FILE = "tttbot.sqlite3"
@@ -96,6 +97,15 @@ def _log_level(env: Mapping[str, str], name: str) -> int:
     return logging.getLevelNamesMapping()[level_name]
 
 
+def _heartbeat_file(env: Mapping[str, str]) -> str | None:
+    raw = env.get("TTT_HEARTBEAT_FILE", "").strip()
+    if not raw:
+        return None
+    if not Path(raw).parent.is_dir():
+        raise ConfigError(f"TTT_HEARTBEAT_FILE: the folder of {raw} does not exist")
+    return raw
+
+
 def _url(env: Mapping[str, str], name: str, schemes: tuple[str, ...]) -> str | None:
     raw = env.get(name, "").strip()
     if not raw:
@@ -120,6 +130,7 @@ class Settings:
     challenge_timeout: float = 120.0
     log_level: int = logging.INFO
     discord_log_level: int = logging.INFO
+    heartbeat_file: str | None = None  # written while connected, for health checks
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -152,4 +163,5 @@ class Settings:
             challenge_timeout=_timeout(env, "TTT_CHALLENGE_TIMEOUT", 120.0),
             log_level=_log_level(env, "LOG_LEVEL"),
             discord_log_level=_log_level(env, "DISCORD_LOG_LEVEL"),
+            heartbeat_file=_heartbeat_file(env),
         )

@@ -7,6 +7,7 @@ import asyncio
 import itertools
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -249,3 +250,36 @@ async def test_an_unreachable_discord_is_one_line_and_a_failure(tmp_path: Path) 
     lines = err.decode().strip().splitlines()
     assert len(lines) == 1
     assert lines[0].startswith("tttbot: cannot reach Discord at http://127.0.0.1:9/api/v10")
+
+
+def healthcheck(heartbeat: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot.healthcheck"],
+        env={**os.environ, "PYTHONPATH": str(ROOT), "TTT_HEARTBEAT_FILE": str(heartbeat)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+
+
+async def test_the_health_check_says_whether_the_bot_is_connected(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    heartbeat = tmp_path / "heartbeat"
+    assert healthcheck(heartbeat).returncode == 1  # not started
+    async with bot_process(sim, tmp_path, TTT_HEARTBEAT_FILE=str(heartbeat)) as bot:
+        for _ in range(200):  # the file is no sim event: poll it, for up to 10 s
+            if heartbeat.exists():
+                break
+            await asyncio.sleep(0.05)
+        connected = healthcheck(heartbeat)
+        assert connected.returncode == 0, connected.stdout
+        assert connected.stdout.startswith("tttbot: connected")
+        bot.process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(bot.process.wait(), 20) == 0
+    stopped = healthcheck(heartbeat)
+    assert stopped.returncode == 1
+    assert stopped.stdout == (
+        "tttbot: not connected: no heartbeat (starting, stopped, or not connected yet)\n"
+    )
