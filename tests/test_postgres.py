@@ -8,6 +8,7 @@ run on the session's throwaway cluster (``postgres_cluster.py``).
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -46,6 +47,22 @@ async def connection(fresh_postgres_database: str) -> AsyncIterator[asyncpg.Conn
         yield db
     finally:
         await db.close()
+
+
+def test_the_domain_loads_no_postgresql_driver() -> None:
+    """Like SQLite's: only opening a database (``bot.storage.connect``) loads asyncpg."""
+    code = (
+        "import sys, bot.storage, bot.service, bot.render, bot.results, bot.config; "
+        "print('asyncpg' in sys.modules)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert result.stdout.strip() == "False"
 
 
 # -- migrations ----------------------------------------------------------------------------

@@ -141,6 +141,15 @@ class PostgresStorage:
         async with self._pool.acquire() as db, db.transaction():
             yield db
 
+    @asynccontextmanager
+    async def _snapshot(self) -> AsyncIterator[_Connection]:
+        """Reads that must see one moment: at READ COMMITTED each statement would see its own."""
+        async with (
+            self._pool.acquire() as db,
+            db.transaction(isolation="repeatable_read", readonly=True),
+        ):
+            yield db
+
     async def _games(self, where: str, *params: Any) -> list[GameRecord]:
         rows = await self._pool.fetch(f"SELECT {_GAME_COLUMNS} FROM games WHERE {where}", *params)
         return [_game(row) for row in rows]
@@ -208,8 +217,8 @@ class PostgresStorage:
                 for table in COPIED_COLUMNS
             }
             if any(present.values()):
-                held = ", ".join(f"{count} {table}" for table, count in present.items() if count)
-                raise NotEmptyError(f"it already holds data ({held})")
+                held = ", ".join(f"{table} {count}" for table, count in present.items() if count)
+                raise NotEmptyError(f"it already holds rows ({held})")
             # The channel_occupants rows are copied as the source kept them: the triggers
             # that would derive them on insert stay off until the copy is in. (A source may
             # hold a pending challenge that keeps no claim beside a live game, from before
@@ -406,8 +415,8 @@ class PostgresStorage:
     # -- stats ---------------------------------------------------------------------------
 
     async def player_stats(self, guild_id: int, user_id: int) -> PlayerStats:
-        # One transaction: the records and the rating from the same moment.
-        async with self._transaction() as db:
+        # The records and the rating from the same moment, not either side of a game's end.
+        async with self._snapshot() as db:
             rows = await db.fetch(
                 "SELECT opponent, wins, losses, draws FROM player_stats"
                 " WHERE guild_id = $1 AND user_id = $2",

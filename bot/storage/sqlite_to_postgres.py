@@ -91,5 +91,5 @@ async def copy_sqlite_to_postgres(source: Path, target: DatabaseUrl, clock: Cloc
         ) from None
     finally:
         await storage.close()
-    copied = ", ".join(f"{count} {table.replace('_', ' ')}" for table, count in counts.items())
-    return f"copied {copied} from sqlite file {source} into {where}"
+    copied = ", ".join(f"{table} {count}" for table, count in counts.items())
+    return f"copied rows: {copied} from sqlite file {source} into {where}"
