@@ -604,6 +604,23 @@ async def test_a_game_is_rematched_at_most_once(storage: Storage) -> None:
     assert third.rematch_of == rematch.id
 
 
+async def test_racing_rematches_start_one_and_tell_the_others_why(storage: Storage) -> None:
+    original = await finish(storage, new_game(), Mark.X, EndReason.LINE)
+    results = await asyncio.gather(
+        *(
+            storage.create_game(new_game(x_id=BOB, o_id=ALICE, rematch_of=original.id))
+            for _ in range(4)
+        ),
+        return_exceptions=True,
+    )
+    assert sorted(type(r).__name__ for r in results) == [
+        "AlreadyRematchedError",
+        "AlreadyRematchedError",
+        "AlreadyRematchedError",
+        "GameRecord",
+    ]
+
+
 # -- challenges ----------------------------------------------------------------------------
 
 

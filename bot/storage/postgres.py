@@ -27,6 +27,7 @@ from asyncpg.pool import PoolConnectionProxy
 
 from bot import results
 from bot.clock import Clock
+from bot.config import DEFAULT_POOL_SIZE
 from bot.storage.base import (
     AlreadyRematchedError,
     ChallengeRecord,
@@ -50,7 +51,6 @@ from game import Mark
 log = logging.getLogger(__name__)
 
 DIALECT = "postgresql"
-DEFAULT_POOL_SIZE = 10
 # How long to wait for the server to answer a new connection: an unreachable host is reported
 # within this, rather than after the driver's default minute.
 CONNECT_TIMEOUT_SECONDS = 10.0
@@ -252,8 +252,8 @@ class PostgresStorage:
             async with self._transaction() as db:
                 return await _insert_game(db, game)
         except asyncpg.UniqueViolationError as error:
-            # Asked after the rollback: the row that won the race is committed by now.
-            raise await self._refusal(error, game) from error
+            _raise_refusal(error, game.channel_id, game.rematch_of)
+            raise
 
     async def get_game(self, game_id: int) -> GameRecord | None:
         if not _is_row_id(game_id):
@@ -323,7 +323,8 @@ class PostgresStorage:
                 challenge.created_at,
             )
         except asyncpg.UniqueViolationError as error:
-            raise await self._refusal(error, None) from error
+            _raise_refusal(error, challenge.channel_id, None)
+            raise
         assert row is not None
         return _challenge(row)
 
@@ -374,7 +375,9 @@ class PostgresStorage:
                 assert row is not None
                 return _challenge(row), created
         except asyncpg.UniqueViolationError as error:
-            raise await self._refusal(error, game) from error
+            if game is not None:  # only inserting the game can break a unique key
+                _raise_refusal(error, game.channel_id, game.rematch_of)
+            raise
 
     async def overdue_challenges(self, now: float) -> list[ChallengeRecord]:
         return await self._challenges(
@@ -385,32 +388,6 @@ class PostgresStorage:
         return await self._challenges(
             "status = 'pending' AND message_id IS NULL AND created_at <= $1 ORDER BY id", before
         )
-
-    async def _refusal(
-        self, error: asyncpg.UniqueViolationError, game: NewGame | None
-    ) -> Exception:
-        """The storage's own error for a failed insert: the constraint that failed says which.
-
-        The rematch rule wins over the channel's: two players clicking "rematch" at once
-        should hear that, not "busy", whichever key the loser happened to wait on. It is asked
-        after the rollback, when the winner's rows are committed.
-        """
-        constraint = error.constraint_name
-        rematch_of = None if game is None else game.rematch_of
-        if rematch_of is not None and (
-            constraint == REMATCHED
-            or (
-                constraint == OCCUPIED
-                and await self._pool.fetchval(
-                    "SELECT 1 FROM games WHERE rematch_of = $1", rematch_of
-                )
-            )
-        ):
-            return AlreadyRematchedError(f"game {rematch_of} was already rematched")
-        if constraint == OCCUPIED:
-            channel = "?" if game is None else game.channel_id
-            return ChannelBusyError(f"channel {channel} has a live game or a pending challenge")
-        return error
 
     # -- stats ---------------------------------------------------------------------------
 
@@ -486,6 +463,23 @@ def _is_row_id(value: int) -> bool:
 
 def _first(records: list[_R]) -> _R | None:
     return records[0] if records else None
+
+
+def _raise_refusal(
+    error: asyncpg.UniqueViolationError, channel_id: int, rematch_of: int | None
+) -> None:
+    """Raise the storage's own error for a failed insert, told by the constraint that
+    failed (for any other, the caller re-raises it as it is).
+
+    A second rematch of a game hears "already rematched", not "busy", even in the channel
+    the first one occupies: the game's row (and its rematch key) goes in before the
+    trigger claims the channel, so its key is the one that fails.
+    """
+    if error.constraint_name == REMATCHED:
+        raise AlreadyRematchedError(f"game {rematch_of} was already rematched") from error
+    if error.constraint_name == OCCUPIED:
+        busy = f"channel {channel_id} has a live game or a pending challenge"
+        raise ChannelBusyError(busy) from error
 
 
 async def _insert_game(db: _Connection, game: NewGame) -> GameRecord:
