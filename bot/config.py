@@ -47,7 +47,8 @@ class DatabaseUrl:
     def describe(self) -> str:
         """A form fit for logs and error messages: never the password."""
         if self.scheme == POSTGRESQL:
-            return f"postgresql database {self.database} on {self.host}:{self.port}"
+            host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 address
+            return f"postgresql database {self.database} on {host}:{self.port}"
         return f"sqlite file {self.path}"
 
 

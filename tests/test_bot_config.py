@@ -135,6 +135,9 @@ def test_postgres_urls_are_read(scheme: str) -> None:
     assert "cret" not in repr(url)
     assert "cret" not in repr(settings(DATABASE_URL=url.url))
     assert parse_database_url("postgres://db/ttt").port == 5432
+    assert parse_database_url("postgres://[::1]/ttt").describe() == (
+        "postgresql database ttt on [::1]:5432"
+    )
 
 
 def test_the_pool_size_is_read_and_checked() -> None:
