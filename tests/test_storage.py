@@ -213,8 +213,9 @@ async def finish(
 # -- migrations ----------------------------------------------------------------------------
 
 
-def test_migration_files_are_numbered_from_one() -> None:
-    files = migration_files("sqlite")
+@pytest.mark.parametrize("dialect", sorted({backend.dialect for backend in BACKENDS}))
+def test_migration_files_are_numbered_from_one(dialect: str) -> None:
+    files = migration_files(dialect)
     versions = [version for version, _ in files]
     assert versions[0] == 1
     assert versions == sorted(set(versions))
@@ -222,6 +223,7 @@ def test_migration_files_are_numbered_from_one() -> None:
 
 
 def test_split_statements_keeps_semicolons_in_strings_and_triggers() -> None:
+    """SQLite only: asyncpg sends a PostgreSQL migration whole, as one simple query."""
     script = (
         "CREATE TABLE t (a TEXT DEFAULT ';');\n"
         "CREATE TRIGGER tr AFTER INSERT ON t BEGIN UPDATE t SET a = 'x;y'; END;\n"
@@ -739,7 +741,10 @@ async def test_a_challenge_and_a_game_racing_for_one_channel_leave_one(storage: 
 
 async def test_a_database_with_both_from_before_the_rule_keeps_the_game(tmp_path: Path) -> None:
     """Migration 0002 on a database where the old race left a live game and a pending challenge
-    in one channel: the game keeps the channel; the challenge can only be closed."""
+    in one channel: the game keeps the channel; the challenge can only be closed.
+
+    SQLite only: no PostgreSQL database predates its 0002 (the two came together); a copy of
+    such a SQLite database into PostgreSQL is tested in ``test_migrate_to_postgres.py``."""
     path = tmp_path / "old.sqlite3"
     ((_, initial),) = [m for m in migration_files("sqlite") if m[0] == 1]
     with closing(sqlite3.connect(path)) as db, db:

@@ -1,5 +1,5 @@
--- Games, challenges, per-opponent stats, Elo ratings and bot settings: the meaning of SQLite's
--- 0001, version for version, so that one schema version means one schema in both engines.
+-- Games, challenges, per-opponent stats, Elo ratings and bot settings: what SQLite's 0001 means
+-- (and 0002 what its 0002 means), in PostgreSQL's types.
 -- Snowflakes are BIGINT (64-bit signed; Discord ids fit). Times are epoch seconds as DOUBLE
 -- PRECISION, floats like SQLite's REAL, so that a record reads back equal from either engine.
 -- Every "now" comes from the bot's clock as a parameter: no default here calls now().
