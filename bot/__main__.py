@@ -17,7 +17,9 @@ import discord
 from dotenv import load_dotenv
 
 from bot.client import TTTBot
-from bot.config import ConfigError, Settings
+from bot.clock import SystemClock
+from bot.config import POSTGRESQL, ConfigError, Settings, database_from_env
+from bot.storage.sqlite_to_postgres import copy_sqlite_to_postgres
 
 log = logging.getLogger("bot")
 
@@ -50,6 +52,26 @@ def configure_logging(settings: Settings) -> None:
     logging.getLogger("discord").setLevel(settings.discord_log_level)
 
 
+def migrate_sqlite_to_postgres(sqlite_path: str) -> int:
+    """Copy a SQLite database into the empty PostgreSQL database DATABASE_URL names."""
+    try:
+        target = database_from_env(os.environ)
+    except ConfigError as error:
+        return fail(str(error), 2)
+    if target.scheme != POSTGRESQL:
+        return fail(
+            "DATABASE_URL must name the PostgreSQL database to copy into, like "
+            "postgresql://user:password@host:port/database",
+            2,
+        )
+    try:
+        report = asyncio.run(copy_sqlite_to_postgres(Path(sqlite_path), target, SystemClock()))
+    except ConfigError as error:
+        return fail(str(error))
+    print(f"tttbot: {report}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bot", description="Run the tic-tac-toe bot.")
     parser.add_argument(
@@ -57,10 +79,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="register the slash commands with Discord even if they did not change",
     )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    migrate = commands.add_parser(
+        "migrate-sqlite-to-postgres",
+        help="copy a SQLite database into the empty PostgreSQL database DATABASE_URL names",
+        description="Copy games, challenges, stats, ratings and settings from a SQLite "
+        "database into the empty PostgreSQL database that DATABASE_URL names, keeping ids. "
+        "The SQLite file is only read. Stop the bot first.",
+    )
+    migrate.add_argument("sqlite_path", metavar="SQLITE_PATH", help="the SQLite file to copy")
     args = parser.parse_args(argv)
     # .env in the working directory (load_dotenv() alone looks beside this file instead);
     # the real environment wins over it.
     load_dotenv(Path.cwd() / ".env")
+    if args.command == "migrate-sqlite-to-postgres":
+        return migrate_sqlite_to_postgres(args.sqlite_path)
     try:
         settings = Settings.from_env(os.environ)
     except ConfigError as error:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 DEFAULT_SQLITE_FILE = "tttbot.sqlite3"
 LOG_LEVELS = ("CRITICAL", "ERROR", "WARNING", "INFO", "DEBUG")
@@ -20,14 +20,36 @@ class ConfigError(Exception):
     """A setting is missing or malformed; the message is one line naming it."""
 
 
+SQLITE = "sqlite"
+POSTGRESQL = "postgresql"
+DEFAULT_POSTGRES_PORT = 5432
+DEFAULT_POOL_SIZE = 10
+MAX_POOL_SIZE = 100
+
+
 @dataclass(frozen=True, slots=True)
 class DatabaseUrl:
-    """Where the database is: a SQLite file (or ``:memory:``)."""
+    """Where the database is: a SQLite file (or ``:memory:``), or a PostgreSQL database.
 
-    path: str
+    ``DatabaseUrl(path)`` is a SQLite file. For PostgreSQL, ``url`` is the whole URL as given
+    (the driver reads it, query options included); it holds the password, so it stays out of
+    ``repr`` and only :meth:`describe` goes into logs and messages.
+    """
+
+    path: str = ""
+    scheme: str = SQLITE
+    url: str = field(default="", repr=False)
+    host: str = ""
+    port: int = DEFAULT_POSTGRES_PORT
+    database: str = ""
+    user: str = ""
+    pool_size: int = DEFAULT_POOL_SIZE  # PostgreSQL's connections per process
 
     def describe(self) -> str:
-        """A form fit for logs and error messages."""
+        """A form fit for logs and error messages: never the password."""
+        if self.scheme == POSTGRESQL:
+            host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 address
+            return f"postgresql database {self.database} on {host}:{self.port}"
         return f"sqlite file {self.path}"
 
 
@@ -40,6 +62,8 @@ def parse_database_url(value: str | None) -> DatabaseUrl:
     'data/games.db'
     >>> parse_database_url("sqlite:////var/lib/tttbot.db").path
     '/var/lib/tttbot.db'
+    >>> parse_database_url("postgresql://ttt:secret@db.internal:5433/tttbot").describe()
+    'postgresql database tttbot on db.internal:5433'
     """
     if value is None or not value.strip():
         return DatabaseUrl(DEFAULT_SQLITE_FILE)
@@ -47,7 +71,8 @@ def parse_database_url(value: str | None) -> DatabaseUrl:
     scheme, sep, rest = text.partition("://")
     if not sep or not scheme:
         raise ConfigError(
-            "DATABASE_URL is not a URL: use sqlite:///path/to/file.sqlite3 (or leave it unset)"
+            "DATABASE_URL is not a URL: use sqlite:///path/to/file.sqlite3, "
+            "postgresql://user:password@host:port/database (or leave it unset)"
         )
     scheme = scheme.lower()
     if scheme == "sqlite":
@@ -59,12 +84,44 @@ def parse_database_url(value: str | None) -> DatabaseUrl:
             )
         return DatabaseUrl(rest[1:])
     if scheme in ("postgres", "postgresql"):
-        raise ConfigError(
-            "DATABASE_URL asks for PostgreSQL, which is not supported yet: "
-            "use sqlite:///path/to/file.sqlite3 or leave DATABASE_URL unset"
-        )
+        return _postgres_url(text)
     raise ConfigError(
-        f"DATABASE_URL has an unknown scheme {scheme!r}: use sqlite:///path/to/file.sqlite3"
+        f"DATABASE_URL has an unknown scheme {scheme!r}: use sqlite:///path/to/file.sqlite3 or "
+        "postgresql://user:password@host:port/database"
+    )
+
+
+_POSTGRES_EXAMPLE = "postgresql://user:password@host:port/database"
+
+
+def _postgres_url(text: str) -> DatabaseUrl:
+    # Messages quote the host and database at most: the password must never be echoed.
+    parts = urlsplit(text)
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:  # urlsplit's own check: a port that is not a number from 0 to 65535
+        raise ConfigError(
+            f"DATABASE_URL has a port that is not a number from 1 to 65535: use {_POSTGRES_EXAMPLE}"
+        ) from None
+    if not host:
+        raise ConfigError(f"DATABASE_URL names no PostgreSQL host: use {_POSTGRES_EXAMPLE}")
+    if port == 0:
+        raise ConfigError(
+            f"DATABASE_URL has a port that is not a number from 1 to 65535: use {_POSTGRES_EXAMPLE}"
+        )
+    database = unquote(parts.path.removeprefix("/"))
+    if not database or "/" in database:
+        raise ConfigError(
+            f"DATABASE_URL names no PostgreSQL database after the host: use {_POSTGRES_EXAMPLE}"
+        )
+    return DatabaseUrl(
+        scheme=POSTGRESQL,
+        # The driver knows postgresql:// and postgres:// alike; one spelling keeps it simple.
+        url=POSTGRESQL + text[text.index("://") :],
+        host=host,
+        port=port or DEFAULT_POSTGRES_PORT,
+        database=database,
+        user=unquote(parts.username or ""),
     )
 
 
@@ -88,6 +145,26 @@ def _timeout(env: Mapping[str, str], name: str, default: float) -> float:
             f"({MAX_TIMEOUT:.0f}), not {raw}"
         )
     return seconds
+
+
+_COUNT = re.compile(r"[0-9]+")
+
+
+def _pool_size(env: Mapping[str, str]) -> int:
+    raw = env.get("DATABASE_POOL_SIZE", "").strip()
+    if not raw:
+        return DEFAULT_POOL_SIZE
+    if not _COUNT.fullmatch(raw) or not 1 <= int(raw) <= MAX_POOL_SIZE:
+        raise ConfigError(
+            f"DATABASE_POOL_SIZE must be a whole number from 1 to {MAX_POOL_SIZE}, not {raw!r}"
+        )
+    return int(raw)
+
+
+def database_from_env(env: Mapping[str, str]) -> DatabaseUrl:
+    """``DATABASE_URL`` with ``DATABASE_POOL_SIZE``: all that commands other than running the
+    bot (which also needs its token) read."""
+    return replace(parse_database_url(env.get("DATABASE_URL")), pool_size=_pool_size(env))
 
 
 def _log_level(env: Mapping[str, str], name: str) -> int:
@@ -155,7 +232,7 @@ class Settings:
             guild_id = int(guild_raw)
         return cls(
             token=token,
-            database=parse_database_url(env.get("DATABASE_URL")),
+            database=database_from_env(env),
             api_base_url=_url(env, "DISCORD_API_BASE_URL", ("http", "https")),
             gateway_url=_url(env, "DISCORD_GATEWAY_URL", ("ws", "wss")),
             guild_id=guild_id,

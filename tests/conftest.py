@@ -7,8 +7,13 @@ from collections.abc import Generator
 
 import pytest
 
-# sim and seed (the local Discord-compatible server), and harness (the real bot against it).
-pytest_plugins = ["tests.discord_sim.fixtures", "tests.bot_harness"]
+# sim and seed (the local Discord-compatible server), harness (the real bot against it), and
+# postgres_cluster and fresh_postgres_database (a throwaway PostgreSQL server of the session).
+pytest_plugins = [
+    "tests.discord_sim.fixtures",
+    "tests.bot_harness",
+    "tests.postgres_cluster",
+]
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -101,8 +101,12 @@ def test_malformed_settings_are_named(env: dict[str, str], message: str) -> None
 @pytest.mark.parametrize(
     ("url", "message"),
     [
-        ("postgresql://user:secret@db/ttt", "not supported yet"),
-        ("postgres://db/ttt", "not supported yet"),
+        ("postgresql://user:secret@/ttt", "names no PostgreSQL host"),
+        ("postgresql://user:secret@db", "names no PostgreSQL database"),
+        ("postgresql://user:secret@db/", "names no PostgreSQL database"),
+        ("postgres://user:secret@db:port/ttt", "port that is not a number from 1 to 65535"),
+        ("postgres://user:secret@db:70000/ttt", "port that is not a number from 1 to 65535"),
+        ("postgres://user:secret@db:0/ttt", "port that is not a number from 1 to 65535"),
         ("mysql://db/ttt", "unknown scheme 'mysql'"),
         ("tttbot.sqlite3", "is not a URL"),
         ("sqlite://", "has no file path"),
@@ -113,6 +117,40 @@ def test_database_urls_that_cannot_work_are_refused(url: str, message: str) -> N
     with pytest.raises(ConfigError, match=message) as caught:
         parse_database_url(url)
     assert "secret" not in str(caught.value)
+
+
+@pytest.mark.parametrize("scheme", ["postgresql", "postgres", "PostgreSQL"])
+def test_postgres_urls_are_read(scheme: str) -> None:
+    url = parse_database_url(f"{scheme}://ttt:s%40cret@db.example:6543/games?sslmode=require")
+    assert (url.scheme, url.host, url.port, url.database, url.user) == (
+        "postgresql",
+        "db.example",
+        6543,
+        "games",
+        "ttt",
+    )
+    # The driver gets the whole URL (its options too), under the one scheme it knows best.
+    assert url.url == "postgresql://ttt:s%40cret@db.example:6543/games?sslmode=require"
+    assert url.describe() == "postgresql database games on db.example:6543"
+    assert "cret" not in repr(url)
+    assert "cret" not in repr(settings(DATABASE_URL=url.url))
+    assert parse_database_url("postgres://db/ttt").port == 5432
+    assert parse_database_url("postgres://[::1]/ttt").describe() == (
+        "postgresql database ttt on [::1]:5432"
+    )
+
+
+def test_the_pool_size_is_read_and_checked() -> None:
+    assert settings().database.pool_size == 10
+    assert settings(DATABASE_POOL_SIZE="1").database.pool_size == 1
+    pg = settings(DATABASE_URL="postgresql://u:pw@db/ttt", DATABASE_POOL_SIZE=" 100 ")
+    assert (pg.database.scheme, pg.database.pool_size) == ("postgresql", 100)
+    for bad in ("0", "101", "-1", "ten", "2.5", FULLWIDTH_123, "1e2"):
+        with pytest.raises(ConfigError) as caught:
+            settings(DATABASE_POOL_SIZE=bad)
+        assert str(caught.value) == (
+            f"DATABASE_POOL_SIZE must be a whole number from 1 to 100, not {bad!r}"
+        )
 
 
 def test_sqlite_urls_follow_the_usual_slashes() -> None:
@@ -152,11 +190,15 @@ def test_python_m_bot_without_a_token_exits_with_one_line(tmp_path: Path) -> Non
 
 
 def test_python_m_bot_reads_dot_env_and_reports_a_broken_database_url(tmp_path: Path) -> None:
-    (tmp_path / ".env").write_text(f"DISCORD_TOKEN={TOKEN}\nDATABASE_URL=postgresql://u:pw@h/db\n")
+    (tmp_path / ".env").write_text(
+        f"DISCORD_TOKEN={TOKEN}\nDATABASE_URL=postgresql://u:pw@h:x/db\n"
+    )
     result = run_bot({}, tmp_path)
     assert result.returncode == 2
-    assert len(result.stderr.strip().splitlines()) == 1
-    assert "PostgreSQL, which is not supported yet" in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "tttbot: DATABASE_URL has a port that is not a number from 1 to 65535: use "
+        "postgresql://user:password@host:port/database"
+    ]
     assert TOKEN not in result.stderr + result.stdout
     assert "pw" not in result.stderr
 

@@ -1,7 +1,8 @@
 """The storage contract, run against every backend in ``BACKENDS``.
 
 Tests speak only to :class:`bot.storage.Storage` (plus ``schema_versions`` for migrations), so a
-new backend joins by adding one entry to ``BACKENDS``.
+new backend joins by adding one entry to ``BACKENDS``. The PostgreSQL one runs on the session's
+throwaway cluster (``tests/postgres_cluster.py``), a new database per test.
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ from bot.storage import (
     Storage,
 )
 from bot.storage.migrations import migration_files
+from bot.storage.postgres import PostgresStorage
 from bot.storage.sqlite import SqliteStorage, split_statements
 from game import Mark
+from tests.postgres_cluster import PostgresCluster
 
 
 class MigratedStorage(Storage, Protocol):
@@ -50,25 +53,38 @@ class Backend:
     # True when every open() of one database reaches the same data (a file, a server), so
     # reopening and two-connection races can be tested.
     shared: bool
-    # Sets up a fresh, empty database for one test and tears it down afterwards.
-    database: Callable[[Path], AbstractAsyncContextManager[Opener]]
+    # Sets up a fresh, empty database for one test and tears it down afterwards; the test's
+    # request gives it what it needs (tmp_path, the PostgreSQL cluster).
+    database: Callable[[pytest.FixtureRequest], AbstractAsyncContextManager[Opener]]
     marks: tuple[pytest.MarkDecorator, ...] = ()
 
 
 @asynccontextmanager
-async def _sqlite_memory(tmp_path: Path) -> AsyncIterator[Opener]:
+async def _sqlite_memory(request: pytest.FixtureRequest) -> AsyncIterator[Opener]:
     yield lambda: SqliteStorage.open(":memory:", ManualClock(T0))
 
 
 @asynccontextmanager
-async def _sqlite_file(tmp_path: Path) -> AsyncIterator[Opener]:
+async def _sqlite_file(request: pytest.FixtureRequest) -> AsyncIterator[Opener]:
+    tmp_path: Path = request.getfixturevalue("tmp_path")
     path = str(tmp_path / "tttbot.sqlite3")
     yield lambda: SqliteStorage.open(path, ManualClock(T0))
+
+
+@asynccontextmanager
+async def _postgres(request: pytest.FixtureRequest) -> AsyncIterator[Opener]:
+    cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
+    async with cluster.fresh_database() as name:
+        url = cluster.url(name)
+        yield lambda: PostgresStorage.open(url, ManualClock(T0), pool_size=10)
 
 
 BACKENDS = [
     Backend("sqlite-memory", "sqlite", shared=False, database=_sqlite_memory),
     Backend("sqlite-file", "sqlite", shared=True, database=_sqlite_file),
+    Backend(
+        "postgres", "postgresql", shared=True, database=_postgres, marks=(pytest.mark.postgres,)
+    ),
 ]
 
 
@@ -98,8 +114,10 @@ async def opened(open_storage: Opener) -> AsyncIterator[MigratedStorage]:
 
 
 @pytest.fixture
-async def storage(backend: Backend, tmp_path: Path) -> AsyncIterator[MigratedStorage]:
-    async with backend.database(tmp_path) as open_storage, opened(open_storage) as storage:
+async def storage(
+    backend: Backend, request: pytest.FixtureRequest
+) -> AsyncIterator[MigratedStorage]:
+    async with backend.database(request) as open_storage, opened(open_storage) as storage:
         yield storage
 
 
@@ -195,8 +213,9 @@ async def finish(
 # -- migrations ----------------------------------------------------------------------------
 
 
-def test_migration_files_are_numbered_from_one() -> None:
-    files = migration_files("sqlite")
+@pytest.mark.parametrize("dialect", sorted({backend.dialect for backend in BACKENDS}))
+def test_migration_files_are_numbered_from_one(dialect: str) -> None:
+    files = migration_files(dialect)
     versions = [version for version, _ in files]
     assert versions[0] == 1
     assert versions == sorted(set(versions))
@@ -204,6 +223,7 @@ def test_migration_files_are_numbered_from_one() -> None:
 
 
 def test_split_statements_keeps_semicolons_in_strings_and_triggers() -> None:
+    """SQLite only: asyncpg sends a PostgreSQL migration whole, as one simple query."""
     script = (
         "CREATE TABLE t (a TEXT DEFAULT ';');\n"
         "CREATE TRIGGER tr AFTER INSERT ON t BEGIN UPDATE t SET a = 'x;y'; END;\n"
@@ -226,9 +246,9 @@ async def test_fresh_database_has_every_migration(
 
 
 async def test_reopening_keeps_data_and_does_not_reapply_migrations(
-    shared_backend: Backend, tmp_path: Path
+    shared_backend: Backend, request: pytest.FixtureRequest
 ) -> None:
-    async with shared_backend.database(tmp_path) as open_storage:
+    async with shared_backend.database(request) as open_storage:
         async with opened(open_storage) as first:
             game = await first.create_game(new_game())
             await first.set_setting("prefix", "!")
@@ -307,10 +327,10 @@ async def test_concurrent_creates_in_one_channel_start_one_game(storage: Storage
 
 
 async def test_two_connections_race_for_one_channel(
-    shared_backend: Backend, tmp_path: Path
+    shared_backend: Backend, request: pytest.FixtureRequest
 ) -> None:
     async with (
-        shared_backend.database(tmp_path) as open_storage,
+        shared_backend.database(request) as open_storage,
         opened(open_storage) as one,
         opened(open_storage) as two,
     ):
@@ -326,6 +346,28 @@ async def test_two_connections_race_for_one_channel(
             == await two.live_game_in_channel(CHANNEL)
             == winner
         )
+
+
+async def test_two_connections_race_for_one_turn(
+    shared_backend: Backend, request: pytest.FixtureRequest
+) -> None:
+    """Two processes (or handlers) applying a move to the same turn: one is applied."""
+    async with (
+        shared_backend.database(request) as open_storage,
+        opened(open_storage) as one,
+        opened(open_storage) as two,
+    ):
+        game = await one.create_game(new_game())
+        for turn in range(4):
+            results = await asyncio.gather(
+                one.save_game(moved(game, turn)), two.save_game(moved(game, turn + 4))
+            )
+            winners = [r for r in results if r is not None]
+            assert len(winners) == 1
+            (game,) = winners
+            assert game.version == turn + 2
+            assert await two.get_game(game.id) == await one.get_game(game.id) == game
+        assert len(game.moves) == 4
 
 
 async def test_save_game_writes_and_bumps_version(storage: Storage) -> None:
@@ -497,6 +539,36 @@ async def test_stats_are_per_guild(storage: Storage) -> None:
     assert (await storage.player_stats(OTHER_GUILD, ALICE)).records == {VS_MEMBER: Record(1)}
 
 
+async def test_games_finishing_at_once_for_one_player_count_from_each_other(
+    storage: Storage,
+) -> None:
+    """Each rating update starts from the rating the other games left: none is lost."""
+    opponents = [BOB, CAROL, DAVE, 105, 106]
+    games = [
+        await storage.create_game(new_game(CHANNEL + i, ALICE, opponent))
+        for i, opponent in enumerate(opponents)
+    ]
+    results_ = await asyncio.gather(
+        *(storage.save_game(finished(game, Mark.X, EndReason.LINE)) for game in games)
+    )
+    assert all(r is not None for r in results_)
+    # Alice's rating does not depend on the order the games counted in: each opponent
+    # starts at the initial rating.
+    expected = results.INITIAL_RATING
+    for _ in opponents:
+        expected, _lost = results.update(expected, results.INITIAL_RATING, 1.0)
+    alice = await storage.player_stats(GUILD, ALICE)
+    assert alice.rating == pytest.approx(expected)
+    assert alice.rated_games == len(opponents)
+    assert alice.against(VS_MEMBER) == Record(wins=len(opponents))
+    board = await storage.leaderboard(GUILD)
+    # Elo moves points between players: what Alice won, the others lost.
+    assert sum(r.rating for r in board) == pytest.approx(
+        results.INITIAL_RATING * (len(opponents) + 1)
+    )
+    assert [r.games for r in board] == [len(opponents), 1, 1, 1, 1, 1]
+
+
 async def test_a_game_counts_once_even_if_finished_twice(storage: Storage) -> None:
     game = await storage.create_game(new_game())
     ending = finished(game, Mark.X, EndReason.LINE)
@@ -532,6 +604,23 @@ async def test_a_game_is_rematched_at_most_once(storage: Storage) -> None:
     # The rematch itself can be rematched.
     third = await storage.create_game(new_game(rematch_of=rematch.id))
     assert third.rematch_of == rematch.id
+
+
+async def test_racing_rematches_start_one_and_tell_the_others_why(storage: Storage) -> None:
+    original = await finish(storage, new_game(), Mark.X, EndReason.LINE)
+    results = await asyncio.gather(
+        *(
+            storage.create_game(new_game(x_id=BOB, o_id=ALICE, rematch_of=original.id))
+            for _ in range(4)
+        ),
+        return_exceptions=True,
+    )
+    assert sorted(type(r).__name__ for r in results) == [
+        "AlreadyRematchedError",
+        "AlreadyRematchedError",
+        "AlreadyRematchedError",
+        "GameRecord",
+    ]
 
 
 # -- challenges ----------------------------------------------------------------------------
@@ -652,7 +741,10 @@ async def test_a_challenge_and_a_game_racing_for_one_channel_leave_one(storage: 
 
 async def test_a_database_with_both_from_before_the_rule_keeps_the_game(tmp_path: Path) -> None:
     """Migration 0002 on a database where the old race left a live game and a pending challenge
-    in one channel: the game keeps the channel; the challenge can only be closed."""
+    in one channel: the game keeps the channel; the challenge can only be closed.
+
+    SQLite only: no PostgreSQL database predates its 0002 (the two came together); a copy of
+    such a SQLite database into PostgreSQL is tested in ``test_migrate_to_postgres.py``."""
     path = tmp_path / "old.sqlite3"
     ((_, initial),) = [m for m in migration_files("sqlite") if m[0] == 1]
     with closing(sqlite3.connect(path)) as db, db:

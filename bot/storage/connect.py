@@ -1,4 +1,8 @@
-"""Open the storage that ``DATABASE_URL`` names, turning failures into one-line errors."""
+"""Open the storage that ``DATABASE_URL`` names, turning failures into one-line errors.
+
+The messages name the database with :meth:`DatabaseUrl.describe` (host and database, never the
+password) and carry no traceback: a wrong setting is the operator's to fix, not a bug.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +10,12 @@ import logging
 import sqlite3
 from pathlib import Path
 
+import asyncpg
+
 from bot.clock import Clock
-from bot.config import ConfigError, DatabaseUrl
+from bot.config import POSTGRESQL, ConfigError, DatabaseUrl
 from bot.storage.base import SchemaTooNewError, Storage
+from bot.storage.postgres import CONNECT_TIMEOUT_SECONDS, PostgresStorage
 from bot.storage.sqlite import SqliteStorage
 
 log = logging.getLogger(__name__)
@@ -16,14 +23,57 @@ log = logging.getLogger(__name__)
 
 async def open_storage(database: DatabaseUrl, clock: Clock) -> Storage:
     """Connect and apply pending migrations. Raises :class:`ConfigError` if it can't."""
+    storage: Storage
+    if database.scheme == POSTGRESQL:
+        storage = await open_postgres(database, clock)
+    else:
+        storage = await _open_sqlite(database, clock)
+    log.info("using %s", database.describe())
+    return storage
+
+
+async def _open_sqlite(database: DatabaseUrl, clock: Clock) -> SqliteStorage:
     path = database.path
     if path != ":memory:" and not Path(path).parent.is_dir():
         raise ConfigError(f"DATABASE_URL: the folder of {path} does not exist")
     try:
-        storage = await SqliteStorage.open(path, clock)
+        return await SqliteStorage.open(path, clock)
     except SchemaTooNewError as error:
         raise ConfigError(f"DATABASE_URL: refusing {database.describe()}: {error}") from None
     except sqlite3.Error as error:
         raise ConfigError(f"DATABASE_URL: cannot open {database.describe()}: {error}") from None
-    log.info("using %s", database.describe())
-    return storage
+
+
+async def open_postgres(database: DatabaseUrl, clock: Clock) -> PostgresStorage:
+    """:meth:`PostgresStorage.open` with its failures as one-line :class:`ConfigError`\\ s."""
+    where = database.describe()
+    try:
+        return await PostgresStorage.open(database.url, clock, database.pool_size)
+    except SchemaTooNewError as error:
+        raise ConfigError(f"DATABASE_URL: refusing {where}: {error}") from None
+    except asyncpg.InvalidPasswordError:
+        # The server says no more than this, whether the user or the password is wrong.
+        raise ConfigError(
+            f"DATABASE_URL: {where} refused the user name or password"
+            f" (user {database.user or '(default)'})"
+        ) from None
+    except asyncpg.InvalidCatalogNameError:
+        raise ConfigError(
+            f"DATABASE_URL: {where}: the server has no database named {database.database}"
+            " (create it first)"
+        ) from None
+    except (asyncpg.PostgresError, asyncpg.InterfaceError) as error:
+        # Refused logins of other kinds (no pg_hba.conf entry, no such role), a server
+        # shutting down, too many connections...: the server's words, on one line.
+        raise ConfigError(f"DATABASE_URL: cannot open {where}: {_one_line(error)}") from None
+    except TimeoutError:  # before OSError, of which it is one, for a message of its own
+        raise ConfigError(
+            f"DATABASE_URL: cannot reach {where}: no answer within"
+            f" {CONNECT_TIMEOUT_SECONDS:.0f} seconds"
+        ) from None
+    except OSError as error:  # refused, unreachable, no such host, TLS failures
+        raise ConfigError(f"DATABASE_URL: cannot reach {where}: {_one_line(error)}") from None
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split())

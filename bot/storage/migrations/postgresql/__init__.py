@@ -1,0 +1,1 @@
+"""PostgreSQL migrations (a package so that setuptools ships the ``.sql`` files beside it)."""

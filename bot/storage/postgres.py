@@ -1,0 +1,595 @@
+"""The PostgreSQL implementation of :class:`bot.storage.base.Storage`, on asyncpg.
+
+Several bot processes may share one database, so nothing here relies on being alone:
+
+- Writers are not serialised as SQLite's ``BEGIN IMMEDIATE`` serialises them. Transactions run
+  at READ COMMITTED, and each race is decided by the row or key it is about: a move is an
+  ``UPDATE ... WHERE version = $n`` (a compare-and-set: a second writer waits for the first's
+  row lock, re-reads the row, and matches nothing), a channel's one occupant is the primary key
+  of ``channel_occupants`` (migration 0002), and a rematch is a unique key.
+- Where a transaction reads a value to compute what it writes (the Elo ratings of a finished
+  game), it locks those rows first (``SELECT ... FOR UPDATE``), so that two games finishing at
+  once for one player both count from the rating the other left.
+- Migrations are applied under a transaction-scoped advisory lock, so that processes starting
+  together apply each one once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import asyncpg
+from asyncpg.pool import PoolConnectionProxy
+
+from bot import results
+from bot.clock import Clock
+from bot.config import DEFAULT_POOL_SIZE
+from bot.storage.base import (
+    AlreadyRematchedError,
+    ChallengeRecord,
+    ChallengeStatus,
+    ChannelBusyError,
+    EndReason,
+    GameRecord,
+    GameStatus,
+    NewChallenge,
+    NewGame,
+    PlayerStats,
+    Rating,
+    Record,
+    SchemaTooNewError,
+    Storage,
+    StorageError,
+)
+from bot.storage.migrations import migration_files
+from game import Mark
+
+log = logging.getLogger(__name__)
+
+DIALECT = "postgresql"
+# How long to wait for the server to answer a new connection: an unreachable host is reported
+# within this, rather than after the driver's default minute.
+CONNECT_TIMEOUT_SECONDS = 10.0
+# pg_advisory_xact_lock's key for "applying migrations": any constant that no other
+# application sharing the database is likely to pick (b"tttbot:m" as a number).
+MIGRATION_LOCK = 0x7474_7462_6F74_3A6D
+
+# The constraints whose violation means "the channel is taken" and "that game was rematched".
+OCCUPIED = "channel_occupants_one_per_channel"
+REMATCHED = "games_rematched_once"
+
+_R = TypeVar("_R", GameRecord, ChallengeRecord)
+
+_Connection = asyncpg.Connection | PoolConnectionProxy
+
+# Every field of a record is a column of the same name.
+_GAME_COLUMNS = ", ".join(field.name for field in fields(GameRecord))
+_CHALLENGE_COLUMNS = ", ".join(field.name for field in fields(ChallengeRecord))
+
+# What a copy from another database brings, table by table in an order that satisfies the
+# foreign keys, with the columns both engines' schemas share (schema_migrations is each
+# database's own).
+COPIED_COLUMNS: dict[str, tuple[str, ...]] = {
+    "games": tuple(field.name for field in fields(GameRecord)),
+    "challenges": tuple(field.name for field in fields(ChallengeRecord)),
+    "channel_occupants": ("channel_id", "game_id", "challenge_id"),
+    "player_stats": ("guild_id", "user_id", "opponent", "wins", "losses", "draws"),
+    "ratings": ("guild_id", "user_id", "rating", "games", "wins", "losses", "draws"),
+    "settings": ("key", "value"),
+}
+# The tables whose ids come from a sequence.
+ID_TABLES = ("games", "challenges")
+
+
+class NotEmptyError(StorageError):
+    """A copy was asked into a database that already holds data; nothing was written."""
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """Everything a database holds, for :meth:`PostgresStorage.copy_in`: rows per table of
+    :data:`COPIED_COLUMNS` (in its column order), and per table of :data:`ID_TABLES` the
+    highest id the source ever handed out (which may exceed the highest id it still has)."""
+
+    rows: Mapping[str, Sequence[tuple[Any, ...]]]
+    highest_ids: Mapping[str, int]
+
+
+class PostgresStorage:
+    """Games, challenges, stats and settings in one PostgreSQL database.
+
+    Open it with ``await PostgresStorage.open(url, clock, pool_size)``.
+    """
+
+    def __init__(self, pool: asyncpg.Pool, clock: Clock) -> None:
+        self._pool = pool
+        self._clock = clock
+
+    @classmethod
+    async def open(
+        cls, url: str, clock: Clock, pool_size: int = DEFAULT_POOL_SIZE
+    ) -> PostgresStorage:
+        """Connect to the database ``url`` names with a pool of up to ``pool_size``
+        connections and bring its schema up to date; ``clock`` dates the migrations it
+        applies. Raises asyncpg's errors (and ``OSError``) when it cannot connect."""
+        pool = await asyncpg.create_pool(
+            url,
+            # One connection up front proves the URL works; more open as handlers need them.
+            min_size=1,
+            max_size=pool_size,
+            timeout=CONNECT_TIMEOUT_SECONDS,
+        )
+        try:
+            storage = cls(pool, clock)
+            await storage._migrate()
+        except BaseException:
+            await pool.close()
+            raise
+        return storage
+
+    async def close(self) -> None:
+        await self._pool.close()
+
+    # -- plumbing ------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[_Connection]:
+        async with self._pool.acquire() as db, db.transaction():
+            yield db
+
+    @asynccontextmanager
+    async def _snapshot(self) -> AsyncIterator[_Connection]:
+        """Reads that must see one moment: at READ COMMITTED each statement would see its own."""
+        async with (
+            self._pool.acquire() as db,
+            db.transaction(isolation="repeatable_read", readonly=True),
+        ):
+            yield db
+
+    async def _games(self, where: str, *params: Any) -> list[GameRecord]:
+        rows = await self._pool.fetch(f"SELECT {_GAME_COLUMNS} FROM games WHERE {where}", *params)
+        return [_game(row) for row in rows]
+
+    async def _challenges(self, where: str, *params: Any) -> list[ChallengeRecord]:
+        sql = f"SELECT {_CHALLENGE_COLUMNS} FROM challenges WHERE {where}"
+        return [_challenge(row) for row in await self._pool.fetch(sql, *params)]
+
+    async def _migrate(self) -> None:
+        migrations = migration_files(DIALECT)
+        known = max(version for version, _ in migrations)
+        async with self._transaction() as db:
+            # Held until this transaction ends: a second process starting now waits here, then
+            # finds every migration applied. Taken before anything is read or created, since
+            # even CREATE TABLE IF NOT EXISTS fails when two sessions run it at once.
+            await db.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+            if await db.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL"):
+                newest = await db.fetchval("SELECT MAX(version) FROM schema_migrations")
+                # Before anything is written: a newer bot's database must stay as it was.
+                if newest is not None and newest > known:
+                    raise SchemaTooNewError(
+                        f"its schema is version {newest}, newer than this bot's {known}: a "
+                        "newer tttbot wrote it; run that version (the database was left "
+                        "unchanged)"
+                    )
+            else:
+                await db.execute(
+                    "CREATE TABLE schema_migrations"
+                    " (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
+                )
+            applied = {
+                row["version"] for row in await db.fetch("SELECT version FROM schema_migrations")
+            }
+            for version, sql in migrations:
+                if version in applied:
+                    continue
+                # Without arguments, asyncpg sends the whole script in one simple query, so
+                # PL/pgSQL bodies with their semicolons need no splitting.
+                await db.execute(sql)
+                await db.execute(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)",
+                    version,
+                    self._clock.now(),
+                )
+                log.info("Applied PostgreSQL migration %04d", version)
+
+    async def schema_versions(self) -> dict[int, float]:
+        """Applied migration versions and when each was applied (for diagnostics and tests)."""
+        rows = await self._pool.fetch("SELECT version, applied_at FROM schema_migrations")
+        return {row["version"]: row["applied_at"] for row in rows}
+
+    async def copy_in(self, snapshot: Snapshot) -> dict[str, int]:
+        """Write ``snapshot`` into this database, which must hold no games, challenges, stats,
+        ratings or settings (else :class:`NotEmptyError`, and nothing is written). Ids are
+        kept, and the id sequences continue past the source's. Returns the rows per table.
+
+        The copy is one transaction with the tables locked, so a bot started against the
+        database meanwhile waits for it, then finds everything in place.
+        """
+        counts: dict[str, int] = {}
+        async with self._transaction() as db:
+            await db.execute(f"LOCK TABLE {', '.join(COPIED_COLUMNS)} IN EXCLUSIVE MODE")
+            present = {
+                table: await db.fetchval(f"SELECT count(*) FROM {table}")
+                for table in COPIED_COLUMNS
+            }
+            if any(present.values()):
+                held = ", ".join(f"{table} {count}" for table, count in present.items() if count)
+                raise NotEmptyError(f"it already holds rows ({held})")
+            # The channel_occupants rows are copied as the source kept them: the triggers
+            # that would derive them on insert stay off until the copy is in. (A source may
+            # hold a pending challenge that keeps no claim beside a live game, from before
+            # SQLite's migration 0002; a trigger would refuse it.) Undone by the commit, or
+            # by the rollback if anything fails.
+            for table in ("games", "challenges"):
+                await db.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
+            for table, columns in COPIED_COLUMNS.items():
+                rows = list(snapshot.rows.get(table, ()))
+                if rows:
+                    await db.copy_records_to_table(table, records=rows, columns=list(columns))
+                counts[table] = len(rows)
+            for table in ("games", "challenges"):
+                await db.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
+            for table in ID_TABLES:
+                highest = max(
+                    snapshot.highest_ids.get(table, 0),
+                    await db.fetchval(f"SELECT COALESCE(MAX(id), 0) FROM {table}"),
+                )
+                if highest > 0:
+                    # The next id is highest + 1: none the source handed out is handed again.
+                    await db.execute(
+                        "SELECT setval(pg_get_serial_sequence($1, 'id'), $2)", table, highest
+                    )
+        return counts
+
+    # -- games ---------------------------------------------------------------------------
+
+    async def create_game(self, game: NewGame) -> GameRecord:
+        try:
+            async with self._transaction() as db:
+                return await _insert_game(db, game)
+        except asyncpg.UniqueViolationError as error:
+            _raise_refusal(error, game.channel_id, game.rematch_of)
+            raise
+
+    async def get_game(self, game_id: int) -> GameRecord | None:
+        if not _is_row_id(game_id):
+            return None
+        return _first(await self._games("id = $1", game_id))
+
+    async def live_game_in_channel(self, channel_id: int) -> GameRecord | None:
+        return _first(await self._games("channel_id = $1 AND status = 'active'", channel_id))
+
+    async def save_game(self, game: GameRecord) -> GameRecord | None:
+        async with self._transaction() as db:
+            # The compare-and-set of a move: a concurrent save of the same version waits for
+            # this row's lock, then re-checks the WHERE against the committed row and matches
+            # nothing. RETURNING reads back the stored row rather than echoing the argument:
+            # message_id may have moved on since the caller read the game, and stats must use
+            # the stored players.
+            row = await db.fetchrow(
+                "UPDATE games SET moves = $1, status = $2, winner = $3, end_reason = $4,"
+                " deadline = $5, version = version + 1, updated_at = $6"
+                " WHERE id = $7 AND version = $8 AND status = 'active'"
+                f" RETURNING {_GAME_COLUMNS}",
+                _moves_text(game.moves),
+                game.status.value,
+                _mark_text(game.winner),
+                None if game.end_reason is None else game.end_reason.value,
+                game.deadline,
+                game.updated_at,
+                game.id,
+                game.version,
+            )
+            if row is None:
+                return None
+            saved = _game(row)
+            if saved.status is GameStatus.FINISHED:
+                await _write_tally(db, saved)
+            return saved
+
+    async def set_game_message(self, game_id: int, message_id: int) -> None:
+        await self._pool.execute(
+            "UPDATE games SET message_id = $1 WHERE id = $2", message_id, game_id
+        )
+
+    async def overdue_games(self, now: float) -> list[GameRecord]:
+        return await self._games("status = 'active' AND deadline <= $1 ORDER BY deadline, id", now)
+
+    async def unshown_games(self, before: float) -> list[GameRecord]:
+        return await self._games(
+            "status = 'active' AND message_id IS NULL AND updated_at <= $1 ORDER BY id", before
+        )
+
+    # -- challenges ----------------------------------------------------------------------
+
+    async def create_challenge(self, challenge: NewChallenge) -> ChallengeRecord:
+        try:
+            row = await self._pool.fetchrow(
+                "INSERT INTO challenges (guild_id, channel_id, challenger_id,"
+                " challenger_name, opponent_id, opponent_name, status, expires_at,"
+                " created_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8)"
+                f" RETURNING {_CHALLENGE_COLUMNS}",
+                challenge.guild_id,
+                challenge.channel_id,
+                challenge.challenger_id,
+                challenge.challenger_name,
+                challenge.opponent_id,
+                challenge.opponent_name,
+                challenge.expires_at,
+                challenge.created_at,
+            )
+        except asyncpg.UniqueViolationError as error:
+            _raise_refusal(error, challenge.channel_id, None)
+            raise
+        assert row is not None
+        return _challenge(row)
+
+    async def get_challenge(self, challenge_id: int) -> ChallengeRecord | None:
+        if not _is_row_id(challenge_id):
+            return None
+        return _first(await self._challenges("id = $1", challenge_id))
+
+    async def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None:
+        return _first(await self._challenges("channel_id = $1 AND status = 'pending'", channel_id))
+
+    async def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
+        await self._pool.execute(
+            "UPDATE challenges SET message_id = $1 WHERE id = $2", message_id, challenge_id
+        )
+
+    async def close_challenge(
+        self, challenge_id: int, status: ChallengeStatus, game: NewGame | None = None
+    ) -> tuple[ChallengeRecord, GameRecord | None] | None:
+        if status is ChallengeStatus.PENDING:
+            raise ValueError("a challenge cannot be closed as pending")
+        if game is not None and status is not ChallengeStatus.ACCEPTED:
+            raise ValueError(f"only an accepted challenge starts a game, not a {status} one")
+        if not _is_row_id(challenge_id):
+            return None
+        try:
+            async with self._transaction() as db:
+                # Racing closes of one challenge: the second waits for the first's row lock,
+                # then finds it no longer pending.
+                row = await db.fetchrow(
+                    "UPDATE challenges SET status = $1 WHERE id = $2 AND status = 'pending'"
+                    f" RETURNING {_CHALLENGE_COLUMNS}",
+                    status.value,
+                    challenge_id,
+                )
+                if row is None:
+                    return None
+                if game is None:
+                    return _challenge(row), None
+                # Raising here rolls the status change back too: the challenge stays pending.
+                created = await _insert_game(db, game)
+                row = await db.fetchrow(
+                    "UPDATE challenges SET game_id = $1 WHERE id = $2"
+                    f" RETURNING {_CHALLENGE_COLUMNS}",
+                    created.id,
+                    challenge_id,
+                )
+                assert row is not None
+                return _challenge(row), created
+        except asyncpg.UniqueViolationError as error:
+            if game is not None:  # only inserting the game can break a unique key
+                _raise_refusal(error, game.channel_id, game.rematch_of)
+            raise
+
+    async def overdue_challenges(self, now: float) -> list[ChallengeRecord]:
+        return await self._challenges(
+            "status = 'pending' AND expires_at <= $1 ORDER BY expires_at, id", now
+        )
+
+    async def unshown_challenges(self, before: float) -> list[ChallengeRecord]:
+        return await self._challenges(
+            "status = 'pending' AND message_id IS NULL AND created_at <= $1 ORDER BY id", before
+        )
+
+    # -- stats ---------------------------------------------------------------------------
+
+    async def player_stats(self, guild_id: int, user_id: int) -> PlayerStats:
+        # The records and the rating from the same moment, not either side of a game's end.
+        async with self._snapshot() as db:
+            rows = await db.fetch(
+                "SELECT opponent, wins, losses, draws FROM player_stats"
+                " WHERE guild_id = $1 AND user_id = $2",
+                guild_id,
+                user_id,
+            )
+            rating = await db.fetchrow(
+                "SELECT rating, games FROM ratings WHERE guild_id = $1 AND user_id = $2",
+                guild_id,
+                user_id,
+            )
+        return PlayerStats(
+            guild_id=guild_id,
+            user_id=user_id,
+            records={
+                row["opponent"]: Record(row["wins"], row["losses"], row["draws"]) for row in rows
+            },
+            rating=None if rating is None else rating["rating"],
+            rated_games=0 if rating is None else rating["games"],
+        )
+
+    async def leaderboard(self, guild_id: int, limit: int = 10) -> list[Rating]:
+        rows = await self._pool.fetch(
+            "SELECT user_id, rating, games, wins, losses, draws FROM ratings"
+            " WHERE guild_id = $1 ORDER BY rating DESC, games DESC, user_id ASC LIMIT $2",
+            guild_id,
+            max(limit, 0),
+        )
+        return [
+            Rating(
+                user_id=row["user_id"],
+                rating=row["rating"],
+                games=row["games"],
+                wins=row["wins"],
+                losses=row["losses"],
+                draws=row["draws"],
+            )
+            for row in rows
+        ]
+
+    # -- settings ------------------------------------------------------------------------
+
+    async def get_setting(self, key: str) -> str | None:
+        value = await self._pool.fetchval("SELECT value FROM settings WHERE key = $1", key)
+        return None if value is None else str(value)
+
+    async def set_setting(self, key: str, value: str) -> None:
+        await self._pool.execute(
+            "INSERT INTO settings (key, value) VALUES ($1, $2)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            key,
+            value,
+        )
+
+
+if TYPE_CHECKING:
+    # mypy proves the class satisfies the contract here, not first at the bot's call site.
+    _conforms: type[Storage] = PostgresStorage
+
+
+def _is_row_id(value: int) -> bool:
+    """Whether ``value`` can be a row id at all: ids are BIGINT (signed 64-bit), and an id
+    from outside (a button's custom_id) may be any number of digits, which the driver would
+    refuse to send."""
+    return 0 < value < 2**63
+
+
+def _first(records: list[_R]) -> _R | None:
+    return records[0] if records else None
+
+
+def _raise_refusal(
+    error: asyncpg.UniqueViolationError, channel_id: int, rematch_of: int | None
+) -> None:
+    """Raise the storage's own error for a failed insert, told by the constraint that
+    failed (for any other, the caller re-raises it as it is).
+
+    A second rematch of a game hears "already rematched", not "busy", even in the channel
+    the first one occupies: the game's row (and its rematch key) goes in before the
+    trigger claims the channel, so its key is the one that fails.
+    """
+    if error.constraint_name == REMATCHED:
+        raise AlreadyRematchedError(f"game {rematch_of} was already rematched") from error
+    if error.constraint_name == OCCUPIED:
+        busy = f"channel {channel_id} has a live game or a pending challenge"
+        raise ChannelBusyError(busy) from error
+
+
+async def _insert_game(db: _Connection, game: NewGame) -> GameRecord:
+    row = await db.fetchrow(
+        "INSERT INTO games (guild_id, channel_id, x_id, o_id, x_name, o_name, ai_difficulty,"
+        " ai_mark, size, moves, status, deadline, version, created_at, updated_at,"
+        " rematch_of) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'active', $11, 1, $12,"
+        f" $12, $13) RETURNING {_GAME_COLUMNS}",
+        game.guild_id,
+        game.channel_id,
+        game.x_id,
+        game.o_id,
+        game.x_name,
+        game.o_name,
+        game.ai_difficulty,
+        _mark_text(game.ai_mark),
+        game.size,
+        _moves_text(game.moves),
+        game.deadline,
+        game.created_at,
+        game.rematch_of,
+    )
+    assert row is not None
+    return _game(row)
+
+
+async def _write_tally(db: _Connection, game: GameRecord) -> None:
+    """Add what the just-finished ``game`` counts for (decided by :mod:`bot.results`)."""
+    players = sorted(results.rated_players(game))
+    ratings: dict[int, float] = {}
+    if players:
+        # The new ratings are computed from the current ones, so those rows are locked before
+        # they are read: another game finishing for the same player waits here instead of
+        # computing from the same old rating (a lost update). A player without a row gets one
+        # first (at the initial rating, overwritten below in this same transaction) so that
+        # there is a row to lock; ids in ascending order, so that two games locking the same
+        # two players cannot each hold one and wait for the other.
+        await db.executemany(
+            "INSERT INTO ratings (guild_id, user_id, rating) VALUES ($1, $2, $3)"
+            " ON CONFLICT (guild_id, user_id) DO NOTHING",
+            [(game.guild_id, user_id, results.INITIAL_RATING) for user_id in players],
+        )
+        rows = await db.fetch(
+            "SELECT user_id, rating, games FROM ratings"
+            " WHERE guild_id = $1 AND user_id = ANY($2::BIGINT[]) ORDER BY user_id FOR UPDATE",
+            game.guild_id,
+            players,
+        )
+        # A row with no game yet is the placeholder above: that player has no rating yet.
+        # results.tally rates exactly the rated_players, so every placeholder is overwritten
+        # by the UPDATE below before anyone can see it.
+        ratings = {row["user_id"]: float(row["rating"]) for row in rows if row["games"] > 0}
+    counted = results.tally(game, ratings)
+    await db.executemany(
+        "INSERT INTO player_stats (guild_id, user_id, opponent, wins, losses, draws)"
+        " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (guild_id, user_id, opponent)"
+        f" DO UPDATE SET {_ADD_SCORE}",
+        [
+            (r.guild_id, r.user_id, r.opponent, *_increments(r.score))
+            for r in sorted(counted.records, key=lambda r: (r.user_id, r.opponent))
+        ],
+    )
+    await db.executemany(
+        "UPDATE ratings SET rating = $3, games = games + 1, wins = wins + $4,"
+        " losses = losses + $5, draws = draws + $6 WHERE guild_id = $1 AND user_id = $2",
+        [
+            (r.guild_id, r.user_id, r.rating, *_increments(r.score))
+            for r in sorted(counted.ratings, key=lambda r: r.user_id)
+        ],
+    )
+
+
+# An upsert's update of a player's wins, losses and draws by the row it tried to insert.
+_ADD_SCORE = (
+    "wins = player_stats.wins + excluded.wins, losses = player_stats.losses + excluded.losses,"
+    " draws = player_stats.draws + excluded.draws"
+)
+
+
+def _increments(score: results.Score) -> tuple[int, int, int]:
+    return score.wins, score.losses, score.draws
+
+
+def _moves_text(moves: Iterable[int]) -> str:
+    return ",".join(str(cell) for cell in moves)
+
+
+def _mark_text(mark: Mark | None) -> str | None:
+    return None if mark is None else mark.value
+
+
+def _optional_mark(value: str | None) -> Mark | None:
+    return None if value is None else Mark(value)
+
+
+def _game(row: asyncpg.Record) -> GameRecord:
+    values = dict(row)
+    moves: str = values["moves"]
+    end_reason = values["end_reason"]
+    values.update(
+        ai_mark=_optional_mark(values["ai_mark"]),
+        moves=tuple(int(cell) for cell in moves.split(",")) if moves else (),
+        status=GameStatus(values["status"]),
+        winner=_optional_mark(values["winner"]),
+        end_reason=None if end_reason is None else EndReason(end_reason),
+    )
+    return GameRecord(**values)
+
+
+def _challenge(row: asyncpg.Record) -> ChallengeRecord:
+    values = dict(row)
+    values.update(status=ChallengeStatus(values["status"]))
+    return ChallengeRecord(**values)

@@ -1,0 +1,365 @@
+"""``python -m bot migrate-sqlite-to-postgres SQLITE_PATH``: a SQLite database made by the bot's
+own storage, with games and challenges of every kind, copied into an empty PostgreSQL database
+by the command as a real process, then read back through the PostgreSQL engine."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, closing
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import pytest
+
+from bot.clock import ManualClock
+from bot.storage import (
+    AlreadyRematchedError,
+    ChallengeRecord,
+    ChallengeStatus,
+    ChannelBusyError,
+    EndReason,
+    GameRecord,
+    Storage,
+)
+from bot.storage.postgres import COPIED_COLUMNS, PostgresStorage
+from bot.storage.sqlite import SqliteStorage
+from game import Mark
+from tests.postgres_cluster import PostgresCluster
+from tests.test_storage import (
+    ALICE,
+    BOB,
+    BOT,
+    CAROL,
+    DAVE,
+    GUILD,
+    OTHER_GUILD,
+    SNOWFLAKE,
+    T0,
+    finished,
+    moved,
+    new_challenge,
+    new_game,
+    vs_ai,
+)
+
+pytestmark = pytest.mark.postgres
+
+ROOT = Path(__file__).resolve().parent.parent
+COMMAND = "migrate-sqlite-to-postgres"
+
+
+@dataclass
+class Made:
+    """What the SQLite database was given, to compare the copy against."""
+
+    games: list[GameRecord] = field(default_factory=list)
+    challenges: list[ChallengeRecord] = field(default_factory=list)
+    players: set[tuple[int, int]] = field(default_factory=set)  # (guild, user)
+    channels: set[int] = field(default_factory=set)
+    settings: dict[str, str] = field(default_factory=dict)
+
+    def game(self, record: GameRecord) -> GameRecord:
+        self.games.append(record)
+        self.channels.add(record.channel_id)
+        self.players.update({(record.guild_id, record.x_id), (record.guild_id, record.o_id)})
+        return record
+
+    def challenge(self, record: ChallengeRecord) -> ChallengeRecord:
+        self.challenges.append(record)
+        self.channels.add(record.channel_id)
+        return record
+
+
+async def fill(storage: Storage) -> Made:
+    """Games and challenges of every kind, in every state, with 64-bit snowflakes."""
+    made = Made()
+    channel = iter(range(1000, 2000))
+
+    async def finish(game: GameRecord, winner: Mark | None, reason: EndReason) -> None:
+        done = await storage.save_game(finished(game, winner, reason))
+        assert done is not None
+
+    # Member games ended every way, some with moves and a board message.
+    for winner, reason in [
+        (Mark.X, EndReason.LINE),
+        (Mark.O, EndReason.RESIGN),
+        (Mark.X, EndReason.TIMEOUT),
+        (None, EndReason.DRAW),
+        (None, EndReason.ENDED),
+    ]:
+        game = await storage.create_game(new_game(next(channel), ALICE, BOB))
+        await storage.set_game_message(game.id, SNOWFLAKE + game.id)
+        played = await storage.save_game(moved(game, 4, 0))
+        assert played is not None
+        await finish(played, winner, reason)
+    # Ratings moved by several opponents, in two guilds.
+    for x, o in [(CAROL, DAVE), (DAVE, ALICE), (BOB, CAROL)]:
+        await finish(
+            await storage.create_game(new_game(next(channel), x, o)), Mark.X, EndReason.LINE
+        )
+    big = await storage.create_game(
+        new_game(SNOWFLAKE + 1, SNOWFLAKE + 2, 2**63 - 1, guild_id=SNOWFLAKE)
+    )
+    await finish(big, Mark.O, EndReason.LINE)
+    await finish(
+        await storage.create_game(new_game(next(channel), ALICE, CAROL, guild_id=OTHER_GUILD)),
+        None,
+        EndReason.DRAW,
+    )
+    # Against the bot, at every difficulty, from both sides.
+    for difficulty, ai_mark, winner in [
+        ("random", Mark.O, Mark.X),
+        ("smart", Mark.X, Mark.X),
+        ("minimax", Mark.O, None),
+    ]:
+        game = await storage.create_game(vs_ai(ALICE, difficulty, ai_mark, next(channel)))
+        await finish(game, winner, EndReason.DRAW if winner is None else EndReason.LINE)
+    # A rematch, itself live; a live game against the bot with moves and no message yet.
+    original = await storage.create_game(new_game(next(channel), ALICE, BOB))
+    await finish(original, Mark.X, EndReason.LINE)
+    rematch = await storage.create_game(
+        new_game(original.channel_id, BOB, ALICE, rematch_of=original.id)
+    )
+    await storage.set_game_message(rematch.id, SNOWFLAKE)
+    live_ai = await storage.create_game(vs_ai(CAROL, "smart", Mark.O, next(channel)))
+    saved = await storage.save_game(moved(live_ai, 4, 8, at=T0 + 30))
+    assert saved is not None
+    # Challenges: pending (named and open), and closed every way.
+    pending = await storage.create_challenge(new_challenge(next(channel), DAVE, CAROL))
+    await storage.set_challenge_message(pending.id, SNOWFLAKE + 7)
+    await storage.create_challenge(new_challenge(next(channel), CAROL, None))
+    for status in (ChallengeStatus.DECLINED, ChallengeStatus.WITHDRAWN, ChallengeStatus.EXPIRED):
+        closing_ = await storage.create_challenge(new_challenge(next(channel)))
+        assert await storage.close_challenge(closing_.id, status) is not None
+    accepted = await storage.create_challenge(new_challenge(next(channel), BOB, ALICE))
+    result = await storage.close_challenge(
+        accepted.id, ChallengeStatus.ACCEPTED, new_game(accepted.channel_id, BOB, ALICE)
+    )
+    assert result is not None
+    await storage.set_setting("commands_hash", "abc123")
+    await storage.set_setting("empty", "")
+    made.settings = {"commands_hash": "abc123", "empty": ""}
+
+    # Read everything back as the SQLite engine keeps it.
+    for game_id in range(1, 100):
+        record = await storage.get_game(game_id)
+        if record is not None:
+            made.game(record)
+    for challenge_id in range(1, 100):
+        challenge = await storage.get_challenge(challenge_id)
+        if challenge is not None:
+            made.challenge(challenge)
+    made.players.add((GUILD, BOT))
+    return made
+
+
+async def assert_same(copy: Storage, made: Made, source: Storage) -> None:
+    """``copy`` answers every question as ``source`` (the SQLite original) does."""
+    for game in made.games:
+        assert await copy.get_game(game.id) == game
+    for challenge in made.challenges:
+        assert await copy.get_challenge(challenge.id) == challenge
+    for guild, user in made.players:
+        assert await copy.player_stats(guild, user) == await source.player_stats(guild, user)
+    for guild in {guild for guild, _ in made.players}:
+        assert await copy.leaderboard(guild, 100) == await source.leaderboard(guild, 100)
+    for channel in made.channels:
+        assert await copy.live_game_in_channel(channel) == await source.live_game_in_channel(
+            channel
+        )
+        assert await copy.pending_challenge_in_channel(
+            channel
+        ) == await source.pending_challenge_in_channel(channel)
+    for now in (T0, T0 + 60, T0 + 1000):
+        assert await copy.overdue_games(now) == await source.overdue_games(now)
+        assert await copy.unshown_games(now) == await source.unshown_games(now)
+        assert await copy.overdue_challenges(now) == await source.overdue_challenges(now)
+        assert await copy.unshown_challenges(now) == await source.unshown_challenges(now)
+    for key, value in made.settings.items():
+        assert await copy.get_setting(key) == value
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+async def migrate(path: Path | str, url: str, cwd: Path) -> Result:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("DATABASE_")}
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        COMMAND,
+        str(path),
+        env={**env, "PYTHONPATH": str(ROOT), "DATABASE_URL": url},
+        cwd=cwd,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode is not None
+    return Result(process.returncode, out.decode(), err.decode())
+
+
+@asynccontextmanager
+async def sqlite_source(path: Path) -> AsyncIterator[SqliteStorage]:
+    storage = await SqliteStorage.open(str(path), ManualClock(T0))
+    try:
+        yield storage
+    finally:
+        await storage.close()
+
+
+@asynccontextmanager
+async def postgres(url: str) -> AsyncIterator[PostgresStorage]:
+    storage = await PostgresStorage.open(url, ManualClock(T0 + 5000))
+    try:
+        yield storage
+    finally:
+        await storage.close()
+
+
+def row_counts(path: Path) -> str:
+    with closing(sqlite3.connect(path)) as db:
+        return ", ".join(
+            f"{table} {db.execute(f'SELECT count(*) FROM {table}').fetchone()[0]}"
+            for table in COPIED_COLUMNS
+        )
+
+
+async def test_a_sqlite_database_is_copied_whole(
+    tmp_path: Path, fresh_postgres_database: str, postgres_cluster: PostgresCluster
+) -> None:
+    path = tmp_path / "tttbot.sqlite3"
+    async with sqlite_source(path) as source:
+        made = await fill(source)
+    original = path.read_bytes()
+
+    result = await migrate(path, fresh_postgres_database, tmp_path)
+    assert (result.code, result.err) == (0, "")
+    name = fresh_postgres_database.rsplit("/", 1)[1]
+    counts = row_counts(path)
+    assert f"games {len(made.games)}, challenges {len(made.challenges)}, " in counts
+    assert result.out.splitlines() == [
+        f"tttbot: copied rows: {counts} from sqlite file {path} into postgresql database "
+        f"{name} on 127.0.0.1:{postgres_cluster.port}"
+    ]
+    assert postgres_cluster.password not in result.out
+    assert path.read_bytes() == original  # the source is only read
+
+    async with sqlite_source(path) as source, postgres(fresh_postgres_database) as copy:
+        await assert_same(copy, made, source)
+        # Ids go on past the copied ones: no button of an old game can reach a new one.
+        newest = max(game.id for game in made.games)
+        fresh = await copy.create_game(new_game(5000))
+        assert fresh.id > newest
+        challenge = await copy.create_challenge(new_challenge(5001))
+        assert challenge.id > max(c.id for c in made.challenges)
+        # The channels' occupants came along: taken channels stay taken.
+        rematch = next(g for g in made.games if g.rematch_of is not None)
+        with pytest.raises(AlreadyRematchedError):
+            await copy.create_game(new_game(5002, rematch_of=rematch.rematch_of))
+        for game in made.games:
+            if game.is_active:
+                with pytest.raises(ChannelBusyError):
+                    await copy.create_challenge(new_challenge(game.channel_id))
+        for pending_challenge in made.challenges:
+            if pending_challenge.status is ChallengeStatus.PENDING:
+                with pytest.raises(ChannelBusyError):
+                    await copy.create_game(new_game(pending_challenge.channel_id))
+        # And the copy plays on: finishing a copied game frees its channel and counts.
+        live = next(g for g in made.games if g.is_active and not g.against_ai)
+        done = await copy.save_game(finished(live, Mark.X, EndReason.LINE))
+        assert done is not None
+        assert await copy.live_game_in_channel(live.channel_id) is None
+        assert (await copy.player_stats(GUILD, live.x_id)).rated_games == (
+            await source.player_stats(GUILD, live.x_id)
+        ).rated_games + 1
+
+
+async def test_a_target_that_holds_data_is_refused_and_left_alone(
+    tmp_path: Path, fresh_postgres_database: str, postgres_cluster: PostgresCluster
+) -> None:
+    path = tmp_path / "tttbot.sqlite3"
+    async with sqlite_source(path) as source:
+        await source.create_game(new_game())
+    async with postgres(fresh_postgres_database) as target:
+        await target.set_setting("commands_hash", "from-a-bot-that-already-ran")
+        game = await target.create_game(new_game(x_id=CAROL, o_id=DAVE))
+    result = await migrate(path, fresh_postgres_database, tmp_path)
+    name = fresh_postgres_database.rsplit("/", 1)[1]
+    assert result.code == 1
+    assert result.err.splitlines() == [
+        f"tttbot: DATABASE_URL: refusing to copy into postgresql database {name} on "
+        f"127.0.0.1:{postgres_cluster.port}: it already holds rows (games 1, channel_occupants 1,"
+        " settings 1); the copy goes into an empty database only"
+    ]
+    async with postgres(fresh_postgres_database) as target:
+        assert await target.get_game(game.id) == game
+        assert await target.get_game(game.id + 1) is None
+        assert await target.get_setting("commands_hash") == "from-a-bot-that-already-ran"
+
+
+async def test_a_challenge_left_beside_a_live_game_before_the_one_occupant_rule_is_kept(
+    tmp_path: Path, fresh_postgres_database: str
+) -> None:
+    """A SQLite database from before its migration 0002 may hold a pending challenge beside a
+    live game in one channel, the game keeping the claim: the copy keeps both, as they were."""
+    path = tmp_path / "old.sqlite3"
+    async with sqlite_source(path) as source:
+        game = await source.create_game(new_game())
+        stray = await source.create_challenge(new_challenge(OTHER_CHANNEL_OF_OLD))
+    with closing(sqlite3.connect(path)) as db, db:
+        # What the old race left (0002's triggers would refuse to make it now).
+        db.execute("UPDATE challenges SET channel_id = ? WHERE id = ?", (game.channel_id, stray.id))
+        db.execute("DELETE FROM channel_occupants WHERE challenge_id = ?", (stray.id,))
+    stray = replace(stray, channel_id=game.channel_id)
+    result = await migrate(path, fresh_postgres_database, tmp_path)
+    assert result.code == 0, result.err
+    async with postgres(fresh_postgres_database) as copy:
+        assert await copy.live_game_in_channel(game.channel_id) == game
+        assert await copy.pending_challenge_in_channel(game.channel_id) == stray
+        with pytest.raises(ChannelBusyError):
+            await copy.close_challenge(stray.id, ChallengeStatus.ACCEPTED, new_game())
+        assert await copy.close_challenge(stray.id, ChallengeStatus.EXPIRED) is not None
+        assert await copy.live_game_in_channel(game.channel_id) == game
+
+
+OTHER_CHANNEL_OF_OLD = 77
+
+
+async def test_a_source_that_cannot_be_copied_is_one_line(
+    tmp_path: Path, fresh_postgres_database: str
+) -> None:
+    missing = await migrate(tmp_path / "nowhere.sqlite3", fresh_postgres_database, tmp_path)
+    assert (missing.code, missing.err) == (
+        1,
+        f"tttbot: sqlite file {tmp_path / 'nowhere.sqlite3'} does not exist\n",
+    )
+    junk = tmp_path / "notes.txt"
+    junk.write_text("not a database\n" * 100)
+    broken = await migrate(junk, fresh_postgres_database, tmp_path)
+    assert (broken.code, broken.err) == (
+        1,
+        f"tttbot: cannot read sqlite file {junk}: file is not a database\n",
+    )
+    old = tmp_path / "old.sqlite3"
+    with closing(sqlite3.connect(old)) as db, db:
+        db.execute("CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL)")
+        db.execute("INSERT INTO schema_migrations VALUES (1, 0)")
+    older = await migrate(old, fresh_postgres_database, tmp_path)
+    assert older.code == 1
+    assert older.err.startswith(f"tttbot: sqlite file {old} has schema version 1, older than")
+    not_postgres = await migrate(old, f"sqlite:///{old}", tmp_path)
+    assert (not_postgres.code, not_postgres.err) == (
+        2,
+        "tttbot: DATABASE_URL must name the PostgreSQL database to copy into, like "
+        "postgresql://user:password@host:port/database\n",
+    )
