@@ -879,3 +879,19 @@ async def test_finished_games_and_closed_challenges_are_never_unshown(storage: S
     assert await storage.close_challenge(challenge.id, ChallengeStatus.WITHDRAWN) is not None
     assert await storage.unshown_games(T0 + 60) == []
     assert await storage.unshown_challenges(T0 + 60) == []
+
+
+async def test_processes_starting_together_on_a_new_database_apply_each_migration_once(
+    shared_backend: Backend, request: pytest.FixtureRequest
+) -> None:
+    async with shared_backend.database(request) as open_storage:
+        storages = await asyncio.gather(*(open_storage() for _ in range(4)))
+        try:
+            applied = [await storage.schema_versions() for storage in storages]
+            assert all(versions == applied[0] for versions in applied)
+            assert sorted(applied[0]) == [v for v, _ in migration_files(shared_backend.dialect)]
+            game = await storages[0].create_game(new_game())
+            assert await storages[3].get_game(game.id) == game
+        finally:
+            for storage in storages:
+                await storage.close()

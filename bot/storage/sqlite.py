@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import sqlite3
 from collections.abc import AsyncIterator, Iterable, Sequence
@@ -37,6 +38,7 @@ log = logging.getLogger(__name__)
 
 # Another process (a second bot instance, a backup) may hold the write lock briefly.
 BUSY_TIMEOUT_SECONDS = 10.0
+OPEN_RETRY = 0.05
 
 _R = TypeVar("_R", GameRecord, ChallengeRecord)
 
@@ -69,12 +71,7 @@ class SqliteStorage:
             db.row_factory = aiosqlite.Row
             await db.execute("PRAGMA foreign_keys = ON")
             storage = cls(db, clock)
-            # Before anything is written: a newer bot's database must stay as it was.
-            await storage._refuse_newer_schema()
-            # WAL lets readers proceed during a write; an in-memory database ignores it.
-            await db.execute("PRAGMA journal_mode = WAL")
-            await storage._migrate()
-            await storage._check_writable()
+            await storage._prepare()
         except BaseException:
             await db.close()
             raise
@@ -137,14 +134,36 @@ class SqliteStorage:
         async with self._transaction() as db:
             await db.execute("DELETE FROM settings WHERE 0")
 
+    async def _prepare(self) -> None:
+        """Refuse a newer schema before writing anything, switch to WAL, migrate, and check
+        the file can be written.
+
+        Processes opening one new file at the same moment can be told "database is locked"
+        without SQLite's busy timeout helping (switching to WAL takes an exclusive lock without
+        waiting; a connection that saw the switch mid-way gets busy at once): each step is
+        safe to repeat, so the whole is retried for as long as the busy timeout would wait.
+        """
+        for attempt in itertools.count():
+            try:
+                await self._refuse_newer_schema()
+                # WAL lets readers proceed during a write; an in-memory database ignores it.
+                await self._db.execute("PRAGMA journal_mode = WAL")
+                await self._migrate()
+                await self._check_writable()
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or attempt * OPEN_RETRY >= BUSY_TIMEOUT_SECONDS:
+                    raise
+                await asyncio.sleep(OPEN_RETRY)
+
     async def _migrate(self) -> None:
-        async with self._lock:
-            await self._db.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations"
-                " (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
-            )
         for version, sql in migration_files("sqlite"):
             async with self._transaction() as db:
+                # Inside the write lock, like everything below: two processes may start together.
+                await db.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations"
+                    " (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
+                )
                 # Checked inside the write lock: another process may have just applied it.
                 if await _exists(db, "SELECT 1 FROM schema_migrations WHERE version = ?", version):
                     continue
