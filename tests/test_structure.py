@@ -36,7 +36,7 @@ def test_importing_the_domain_loads_no_database_driver() -> None:
     """``bot.storage`` is the contract; only opening a database loads its driver."""
     code = (
         "import sys, bot.storage, bot.service, bot.render, bot.results; "
-        "print(sorted(m for m in ('aiosqlite', 'sqlite3') if m in sys.modules))"
+        "print(sorted(m for m in ('aiosqlite', 'sqlite3', 'asyncpg') if m in sys.modules))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO

@@ -1,7 +1,7 @@
 """Numbered SQL migrations per dialect, shipped as package data.
 
-Files are named ``NNNN_description.sql`` in a subpackage per dialect (``sqlite``, later
-``postgres``); each backend applies the ones its ``schema_migrations`` table lacks.
+Files are named ``NNNN_description.sql`` in a subpackage per dialect (``sqlite`` and
+``postgresql``); each backend applies the ones its ``schema_migrations`` table lacks.
 """
 
 from __future__ import annotations
