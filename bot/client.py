@@ -152,6 +152,21 @@ class _NoGuildsIntentWarning(logging.Filter):
 _NO_GUILDS_INTENT_WARNING = _NoGuildsIntentWarning()
 
 
+class _AnswerFailuresAreWarnings(logging.Filter):
+    """discord.py sends autocomplete choices itself and logs a failure to send them at ERROR.
+    When the network or Discord failed (a dropped connection, a late answer), that is no bug
+    of the bot's: it is a WARNING, as every other failed answer is (``bot.respond``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if record.levelno >= logging.ERROR and isinstance(error, respond.ANSWER_FAILURES):
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+_ANSWER_FAILURES_ARE_WARNINGS = _AnswerFailuresAreWarnings()
+
+
 class TTTBot(commands.Bot):
     storage: Storage
     service: GameService
@@ -172,6 +187,7 @@ class TTTBot(commands.Bot):
         intents = discord.Intents.none()
         # discord.py warns at every start that this may cause state issues; it cannot here.
         logging.getLogger("discord.state").addFilter(_NO_GUILDS_INTENT_WARNING)
+        logging.getLogger("discord.app_commands.tree").addFilter(_ANSWER_FAILURES_ARE_WARNINGS)
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=intents,

@@ -86,9 +86,10 @@ MAX_PENDING_FAULTS = 3
 # A fault on a route the bot seldom uses (the sweeper's posts) would wait there for minutes and
 # keep the others out: unfired, it is withdrawn after this long.
 FAULT_PATIENCE = 4.0
-# Bot bugs the soak has found, by a line of their symptom, with the test that reproduces each.
+# Bot bugs the soak has found (since fixed), by a line of their symptom, with the test that
+# guards each: a failure showing one of these symptoms points there.
 KNOWN_BUGS = {
-    "Ignoring exception in autocomplete": "BOT BUG, reproduced by tests/test_bot_soak.py::"
+    "Ignoring exception in autocomplete": "BOT BUG back again, guarded by tests/test_bot_soak.py::"
     "test_an_autocomplete_answer_the_network_drops_is_a_warning_not_an_error",
 }
 
@@ -1522,10 +1523,11 @@ async def test_an_autocomplete_answer_the_network_drops_is_a_warning_not_an_erro
 ) -> None:
     """Found by the soak (seed 28; about one run in five): when the connection drops under
     the answer to ``/ttt move``'s autocomplete (or Discord refuses it as late), discord.py
-    logs "Ignoring exception in autocomplete" at ERROR with a traceback. Every other answer
-    the network fails is a warning (``bot/respond.py``: Discord or the network failed, not the
-    bot). The bot returns its choices and leaves sending them to discord.py, whose
-    ``CommandTree._call`` catches the error itself: ``on_error`` never sees it."""
+    logged "Ignoring exception in autocomplete" at ERROR with a traceback, where every other
+    answer the network fails is a warning (``bot/respond.py``: Discord or the network failed,
+    not the bot). discord.py sends the choices itself and catches the error in
+    ``CommandTree._call``, so no hook of the bot sees it: a log filter in ``bot/client.py``
+    makes it a warning."""
     s = sim.seed
     async with harness.running():  # fails on leaving if the bot logged an error
         await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
