@@ -17,10 +17,10 @@ Several bot processes may share one database, so nothing here relies on being al
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
@@ -28,12 +28,12 @@ from asyncpg.pool import PoolConnectionProxy
 from bot import results
 from bot.clock import Clock
 from bot.config import DEFAULT_POOL_SIZE
+from bot.storage import codec
 from bot.storage.base import (
     AlreadyRematchedError,
     ChallengeRecord,
     ChallengeStatus,
     ChannelBusyError,
-    EndReason,
     GameRecord,
     GameStatus,
     NewChallenge,
@@ -46,7 +46,6 @@ from bot.storage.base import (
     StorageError,
 )
 from bot.storage.migrations import migration_files
-from game import Mark
 
 log = logging.getLogger(__name__)
 
@@ -62,13 +61,9 @@ MIGRATION_LOCK = 0x7474_7462_6F74_3A6D
 OCCUPIED = "channel_occupants_one_per_channel"
 REMATCHED = "games_rematched_once"
 
-_R = TypeVar("_R", GameRecord, ChallengeRecord)
 
 _Connection = asyncpg.Connection | PoolConnectionProxy
 
-# Every field of a record is a column of the same name.
-_GAME_COLUMNS = ", ".join(field.name for field in fields(GameRecord))
-_CHALLENGE_COLUMNS = ", ".join(field.name for field in fields(ChallengeRecord))
 
 # What a copy from another database brings, table by table in an order that satisfies the
 # foreign keys, with the columns both engines' schemas share (schema_migrations is each
@@ -151,12 +146,14 @@ class PostgresStorage:
             yield db
 
     async def _games(self, where: str, *params: Any) -> list[GameRecord]:
-        rows = await self._pool.fetch(f"SELECT {_GAME_COLUMNS} FROM games WHERE {where}", *params)
-        return [_game(row) for row in rows]
+        rows = await self._pool.fetch(
+            f"SELECT {codec.GAME_COLUMNS} FROM games WHERE {where}", *params
+        )
+        return [codec.game(row) for row in rows]
 
     async def _challenges(self, where: str, *params: Any) -> list[ChallengeRecord]:
-        sql = f"SELECT {_CHALLENGE_COLUMNS} FROM challenges WHERE {where}"
-        return [_challenge(row) for row in await self._pool.fetch(sql, *params)]
+        sql = f"SELECT {codec.CHALLENGE_COLUMNS} FROM challenges WHERE {where}"
+        return [codec.challenge(row) for row in await self._pool.fetch(sql, *params)]
 
     async def _migrate(self) -> None:
         migrations = migration_files(DIALECT)
@@ -256,12 +253,12 @@ class PostgresStorage:
             raise
 
     async def get_game(self, game_id: int) -> GameRecord | None:
-        if not _is_row_id(game_id):
+        if not codec.is_row_id(game_id):
             return None
-        return _first(await self._games("id = $1", game_id))
+        return codec.first(await self._games("id = $1", game_id))
 
     async def live_game_in_channel(self, channel_id: int) -> GameRecord | None:
-        return _first(await self._games("channel_id = $1 AND status = 'active'", channel_id))
+        return codec.first(await self._games("channel_id = $1 AND status = 'active'", channel_id))
 
     async def save_game(self, game: GameRecord) -> GameRecord | None:
         async with self._transaction() as db:
@@ -274,10 +271,10 @@ class PostgresStorage:
                 "UPDATE games SET moves = $1, status = $2, winner = $3, end_reason = $4,"
                 " deadline = $5, version = version + 1, updated_at = $6"
                 " WHERE id = $7 AND version = $8 AND status = 'active'"
-                f" RETURNING {_GAME_COLUMNS}",
-                _moves_text(game.moves),
+                f" RETURNING {codec.GAME_COLUMNS}",
+                codec.moves_text(game.moves),
                 game.status.value,
-                _mark_text(game.winner),
+                codec.mark_text(game.winner),
                 None if game.end_reason is None else game.end_reason.value,
                 game.deadline,
                 game.updated_at,
@@ -286,7 +283,7 @@ class PostgresStorage:
             )
             if row is None:
                 return None
-            saved = _game(row)
+            saved = codec.game(row)
             if saved.status is GameStatus.FINISHED:
                 await _write_tally(db, saved)
             return saved
@@ -312,7 +309,7 @@ class PostgresStorage:
                 "INSERT INTO challenges (guild_id, channel_id, challenger_id,"
                 " challenger_name, opponent_id, opponent_name, status, expires_at,"
                 " created_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8)"
-                f" RETURNING {_CHALLENGE_COLUMNS}",
+                f" RETURNING {codec.CHALLENGE_COLUMNS}",
                 challenge.guild_id,
                 challenge.channel_id,
                 challenge.challenger_id,
@@ -326,15 +323,17 @@ class PostgresStorage:
             _raise_refusal(error, challenge.channel_id, None)
             raise
         assert row is not None
-        return _challenge(row)
+        return codec.challenge(row)
 
     async def get_challenge(self, challenge_id: int) -> ChallengeRecord | None:
-        if not _is_row_id(challenge_id):
+        if not codec.is_row_id(challenge_id):
             return None
-        return _first(await self._challenges("id = $1", challenge_id))
+        return codec.first(await self._challenges("id = $1", challenge_id))
 
     async def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None:
-        return _first(await self._challenges("channel_id = $1 AND status = 'pending'", channel_id))
+        return codec.first(
+            await self._challenges("channel_id = $1 AND status = 'pending'", channel_id)
+        )
 
     async def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
         await self._pool.execute(
@@ -348,7 +347,7 @@ class PostgresStorage:
             raise ValueError("a challenge cannot be closed as pending")
         if game is not None and status is not ChallengeStatus.ACCEPTED:
             raise ValueError(f"only an accepted challenge starts a game, not a {status} one")
-        if not _is_row_id(challenge_id):
+        if not codec.is_row_id(challenge_id):
             return None
         try:
             async with self._transaction() as db:
@@ -356,24 +355,24 @@ class PostgresStorage:
                 # then finds it no longer pending.
                 row = await db.fetchrow(
                     "UPDATE challenges SET status = $1 WHERE id = $2 AND status = 'pending'"
-                    f" RETURNING {_CHALLENGE_COLUMNS}",
+                    f" RETURNING {codec.CHALLENGE_COLUMNS}",
                     status.value,
                     challenge_id,
                 )
                 if row is None:
                     return None
                 if game is None:
-                    return _challenge(row), None
+                    return codec.challenge(row), None
                 # Raising here rolls the status change back too: the challenge stays pending.
                 created = await _insert_game(db, game)
                 row = await db.fetchrow(
                     "UPDATE challenges SET game_id = $1 WHERE id = $2"
-                    f" RETURNING {_CHALLENGE_COLUMNS}",
+                    f" RETURNING {codec.CHALLENGE_COLUMNS}",
                     created.id,
                     challenge_id,
                 )
                 assert row is not None
-                return _challenge(row), created
+                return codec.challenge(row), created
         except asyncpg.UniqueViolationError as error:
             if game is not None:  # only inserting the game can break a unique key
                 _raise_refusal(error, game.channel_id, game.rematch_of)
@@ -454,17 +453,6 @@ if TYPE_CHECKING:
     _conforms: type[Storage] = PostgresStorage
 
 
-def _is_row_id(value: int) -> bool:
-    """Whether ``value`` can be a row id at all: ids are BIGINT (signed 64-bit), and an id
-    from outside (a button's custom_id) may be any number of digits, which the driver would
-    refuse to send."""
-    return 0 < value < 2**63
-
-
-def _first(records: list[_R]) -> _R | None:
-    return records[0] if records else None
-
-
 def _raise_refusal(
     error: asyncpg.UniqueViolationError, channel_id: int, rematch_of: int | None
 ) -> None:
@@ -487,7 +475,7 @@ async def _insert_game(db: _Connection, game: NewGame) -> GameRecord:
         "INSERT INTO games (guild_id, channel_id, x_id, o_id, x_name, o_name, ai_difficulty,"
         " ai_mark, size, moves, status, deadline, version, created_at, updated_at,"
         " rematch_of) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'active', $11, 1, $12,"
-        f" $12, $13) RETURNING {_GAME_COLUMNS}",
+        f" $12, $13) RETURNING {codec.GAME_COLUMNS}",
         game.guild_id,
         game.channel_id,
         game.x_id,
@@ -495,15 +483,15 @@ async def _insert_game(db: _Connection, game: NewGame) -> GameRecord:
         game.x_name,
         game.o_name,
         game.ai_difficulty,
-        _mark_text(game.ai_mark),
+        codec.mark_text(game.ai_mark),
         game.size,
-        _moves_text(game.moves),
+        codec.moves_text(game.moves),
         game.deadline,
         game.created_at,
         game.rematch_of,
     )
     assert row is not None
-    return _game(row)
+    return codec.game(row)
 
 
 async def _write_tally(db: _Connection, game: GameRecord) -> None:
@@ -538,7 +526,7 @@ async def _write_tally(db: _Connection, game: GameRecord) -> None:
         " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (guild_id, user_id, opponent)"
         f" DO UPDATE SET {_ADD_SCORE}",
         [
-            (r.guild_id, r.user_id, r.opponent, *_increments(r.score))
+            (r.guild_id, r.user_id, r.opponent, *codec.increments(r.score))
             for r in sorted(counted.records, key=lambda r: (r.user_id, r.opponent))
         ],
     )
@@ -546,7 +534,7 @@ async def _write_tally(db: _Connection, game: GameRecord) -> None:
         "UPDATE ratings SET rating = $3, games = games + 1, wins = wins + $4,"
         " losses = losses + $5, draws = draws + $6 WHERE guild_id = $1 AND user_id = $2",
         [
-            (r.guild_id, r.user_id, r.rating, *_increments(r.score))
+            (r.guild_id, r.user_id, r.rating, *codec.increments(r.score))
             for r in sorted(counted.ratings, key=lambda r: r.user_id)
         ],
     )
@@ -557,39 +545,3 @@ _ADD_SCORE = (
     "wins = player_stats.wins + excluded.wins, losses = player_stats.losses + excluded.losses,"
     " draws = player_stats.draws + excluded.draws"
 )
-
-
-def _increments(score: results.Score) -> tuple[int, int, int]:
-    return score.wins, score.losses, score.draws
-
-
-def _moves_text(moves: Iterable[int]) -> str:
-    return ",".join(str(cell) for cell in moves)
-
-
-def _mark_text(mark: Mark | None) -> str | None:
-    return None if mark is None else mark.value
-
-
-def _optional_mark(value: str | None) -> Mark | None:
-    return None if value is None else Mark(value)
-
-
-def _game(row: asyncpg.Record) -> GameRecord:
-    values = dict(row)
-    moves: str = values["moves"]
-    end_reason = values["end_reason"]
-    values.update(
-        ai_mark=_optional_mark(values["ai_mark"]),
-        moves=tuple(int(cell) for cell in moves.split(",")) if moves else (),
-        status=GameStatus(values["status"]),
-        winner=_optional_mark(values["winner"]),
-        end_reason=None if end_reason is None else EndReason(end_reason),
-    )
-    return GameRecord(**values)
-
-
-def _challenge(row: asyncpg.Record) -> ChallengeRecord:
-    values = dict(row)
-    values.update(status=ChallengeStatus(values["status"]))
-    return ChallengeRecord(**values)

@@ -8,19 +8,18 @@ import logging
 import sqlite3
 from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import aiosqlite
 
 from bot import results
 from bot.clock import Clock
+from bot.storage import codec
 from bot.storage.base import (
     AlreadyRematchedError,
     ChallengeRecord,
     ChallengeStatus,
     ChannelBusyError,
-    EndReason,
     GameRecord,
     GameStatus,
     NewChallenge,
@@ -32,19 +31,12 @@ from bot.storage.base import (
     Storage,
 )
 from bot.storage.migrations import migration_files
-from game import Mark
 
 log = logging.getLogger(__name__)
 
 # Another process (a second bot instance, a backup) may hold the write lock briefly.
 BUSY_TIMEOUT_SECONDS = 10.0
 OPEN_RETRY = 0.05
-
-_R = TypeVar("_R", GameRecord, ChallengeRecord)
-
-# Every field of a record is a column of the same name.
-_GAME_COLUMNS = ", ".join(field.name for field in fields(GameRecord))
-_CHALLENGE_COLUMNS = ", ".join(field.name for field in fields(ChallengeRecord))
 
 
 class SqliteStorage:
@@ -108,12 +100,12 @@ class SqliteStorage:
             return list(await cursor.fetchall())
 
     async def _games(self, where: str, *params: Any) -> list[GameRecord]:
-        rows = await self._fetchall(f"SELECT {_GAME_COLUMNS} FROM games WHERE {where}", params)
-        return [_game(row) for row in rows]
+        rows = await self._fetchall(f"SELECT {codec.GAME_COLUMNS} FROM games WHERE {where}", params)
+        return [codec.game(row) for row in rows]
 
     async def _challenges(self, where: str, *params: Any) -> list[ChallengeRecord]:
-        sql = f"SELECT {_CHALLENGE_COLUMNS} FROM challenges WHERE {where}"
-        return [_challenge(row) for row in await self._fetchall(sql, params)]
+        sql = f"SELECT {codec.CHALLENGE_COLUMNS} FROM challenges WHERE {where}"
+        return [codec.challenge(row) for row in await self._fetchall(sql, params)]
 
     async def _refuse_newer_schema(self) -> None:
         known = max(version for version, _ in migration_files("sqlite"))
@@ -187,12 +179,12 @@ class SqliteStorage:
             return await _insert_game(db, game)
 
     async def get_game(self, game_id: int) -> GameRecord | None:
-        if not _is_row_id(game_id):
+        if not codec.is_row_id(game_id):
             return None
-        return _first(await self._games("id = ?", game_id))
+        return codec.first(await self._games("id = ?", game_id))
 
     async def live_game_in_channel(self, channel_id: int) -> GameRecord | None:
-        return _first(await self._games("channel_id = ? AND status = 'active'", channel_id))
+        return codec.first(await self._games("channel_id = ? AND status = 'active'", channel_id))
 
     async def save_game(self, game: GameRecord) -> GameRecord | None:
         async with self._transaction() as db:
@@ -201,9 +193,9 @@ class SqliteStorage:
                 " deadline = ?, version = version + 1, updated_at = ?"
                 " WHERE id = ? AND version = ? AND status = 'active'",
                 (
-                    _moves_text(game.moves),
+                    codec.moves_text(game.moves),
                     game.status.value,
-                    _mark_text(game.winner),
+                    codec.mark_text(game.winner),
                     None if game.end_reason is None else game.end_reason.value,
                     game.deadline,
                     game.updated_at,
@@ -262,12 +254,14 @@ class SqliteStorage:
             return created
 
     async def get_challenge(self, challenge_id: int) -> ChallengeRecord | None:
-        if not _is_row_id(challenge_id):
+        if not codec.is_row_id(challenge_id):
             return None
-        return _first(await self._challenges("id = ?", challenge_id))
+        return codec.first(await self._challenges("id = ?", challenge_id))
 
     async def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None:
-        return _first(await self._challenges("channel_id = ? AND status = 'pending'", channel_id))
+        return codec.first(
+            await self._challenges("channel_id = ? AND status = 'pending'", channel_id)
+        )
 
     async def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
         async with self._transaction() as db:
@@ -375,16 +369,6 @@ if TYPE_CHECKING:
     _conforms: type[Storage] = SqliteStorage
 
 
-def _is_row_id(value: int) -> bool:
-    """Whether ``value`` can be a row id at all: SQLite's integers are signed 64-bit, and an id
-    from outside (a button's custom_id) may be any number of digits."""
-    return 0 < value < 2**63
-
-
-def _first(records: list[_R]) -> _R | None:
-    return records[0] if records else None
-
-
 def split_statements(script: str) -> Iterable[str]:
     """The statements of an SQL script, one at a time.
 
@@ -426,9 +410,9 @@ async def _insert_game(db: aiosqlite.Connection, game: NewGame) -> GameRecord:
                 game.x_name,
                 game.o_name,
                 game.ai_difficulty,
-                _mark_text(game.ai_mark),
+                codec.mark_text(game.ai_mark),
                 game.size,
-                _moves_text(game.moves),
+                codec.moves_text(game.moves),
                 game.deadline,
                 game.created_at,
                 game.created_at,
@@ -460,17 +444,19 @@ async def _raise_if_occupied(
 
 
 async def _select_game(db: aiosqlite.Connection, game_id: int) -> GameRecord | None:
-    async with db.execute(f"SELECT {_GAME_COLUMNS} FROM games WHERE id = ?", (game_id,)) as cur:
+    async with db.execute(
+        f"SELECT {codec.GAME_COLUMNS} FROM games WHERE id = ?", (game_id,)
+    ) as cur:
         row = await cur.fetchone()
-    return None if row is None else _game(row)
+    return None if row is None else codec.game(row)
 
 
 async def _select_challenge(db: aiosqlite.Connection, challenge_id: int) -> ChallengeRecord | None:
     async with db.execute(
-        f"SELECT {_CHALLENGE_COLUMNS} FROM challenges WHERE id = ?", (challenge_id,)
+        f"SELECT {codec.CHALLENGE_COLUMNS} FROM challenges WHERE id = ?", (challenge_id,)
     ) as cursor:
         row = await cursor.fetchone()
-    return None if row is None else _challenge(row)
+    return None if row is None else codec.challenge(row)
 
 
 async def _write_tally(db: aiosqlite.Connection, game: GameRecord) -> None:
@@ -490,13 +476,13 @@ async def _write_tally(db: aiosqlite.Connection, game: GameRecord) -> None:
         "INSERT INTO player_stats (guild_id, user_id, opponent, wins, losses, draws)"
         " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id, user_id, opponent)"
         f" DO UPDATE SET {_ADD_SCORE}",
-        [(r.guild_id, r.user_id, r.opponent, *_increments(r.score)) for r in counted.records],
+        [(r.guild_id, r.user_id, r.opponent, *codec.increments(r.score)) for r in counted.records],
     )
     await db.executemany(
         "INSERT INTO ratings (guild_id, user_id, rating, games, wins, losses, draws)"
         " VALUES (?, ?, ?, 1, ?, ?, ?) ON CONFLICT (guild_id, user_id)"
         f" DO UPDATE SET rating = excluded.rating, games = games + 1, {_ADD_SCORE}",
-        [(r.guild_id, r.user_id, r.rating, *_increments(r.score)) for r in counted.ratings],
+        [(r.guild_id, r.user_id, r.rating, *codec.increments(r.score)) for r in counted.ratings],
     )
 
 
@@ -504,39 +490,3 @@ async def _write_tally(db: aiosqlite.Connection, game: GameRecord) -> None:
 _ADD_SCORE = (
     "wins = wins + excluded.wins, losses = losses + excluded.losses, draws = draws + excluded.draws"
 )
-
-
-def _increments(score: results.Score) -> tuple[int, int, int]:
-    return score.wins, score.losses, score.draws
-
-
-def _moves_text(moves: Iterable[int]) -> str:
-    return ",".join(str(cell) for cell in moves)
-
-
-def _mark_text(mark: Mark | None) -> str | None:
-    return None if mark is None else mark.value
-
-
-def _optional_mark(value: str | None) -> Mark | None:
-    return None if value is None else Mark(value)
-
-
-def _game(row: sqlite3.Row) -> GameRecord:
-    values = dict(row)
-    moves: str = values["moves"]
-    end_reason = values["end_reason"]
-    values.update(
-        ai_mark=_optional_mark(values["ai_mark"]),
-        moves=tuple(int(cell) for cell in moves.split(",")) if moves else (),
-        status=GameStatus(values["status"]),
-        winner=_optional_mark(values["winner"]),
-        end_reason=None if end_reason is None else EndReason(end_reason),
-    )
-    return GameRecord(**values)
-
-
-def _challenge(row: sqlite3.Row) -> ChallengeRecord:
-    values = dict(row)
-    values.update(status=ChallengeStatus(values["status"]))
-    return ChallengeRecord(**values)

@@ -1,0 +1,77 @@
+"""How records become rows and rows records, for every engine alike: each record field is a
+column of the same name; moves are stored as comma-separated cell numbers, marks as ``X``/``O``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import fields
+from typing import Any, Protocol, TypeVar
+
+from bot import results
+from bot.storage.base import ChallengeRecord, ChallengeStatus, EndReason, GameRecord, GameStatus
+from game import Mark
+
+GAME_COLUMNS = ", ".join(field.name for field in fields(GameRecord))
+CHALLENGE_COLUMNS = ", ".join(field.name for field in fields(ChallengeRecord))
+
+_R = TypeVar("_R", GameRecord, ChallengeRecord)
+
+
+class Row(Protocol):
+    """A fetched row, read by column name: ``sqlite3.Row`` and ``asyncpg.Record`` both are."""
+
+    def keys(self) -> Iterable[str]: ...
+
+    def __getitem__(self, key: str, /) -> Any: ...
+
+
+def is_row_id(value: int) -> bool:
+    """Whether ``value`` can be a row id at all: ids are signed 64-bit integers, and an id from
+    outside (a button's custom_id) may have any number of digits, which no driver can bind."""
+    return 0 < value < 2**63
+
+
+def first(records: list[_R]) -> _R | None:
+    return records[0] if records else None
+
+
+def moves_text(moves: Iterable[int]) -> str:
+    return ",".join(str(cell) for cell in moves)
+
+
+def mark_text(mark: Mark | None) -> str | None:
+    return None if mark is None else mark.value
+
+
+def increments(score: results.Score) -> tuple[int, int, int]:
+    """A score as the (wins, losses, draws) columns it adds."""
+    return score.wins, score.losses, score.draws
+
+
+def game(row: Row) -> GameRecord:
+    values = _by_column(row)
+    moves: str = values["moves"]
+    end_reason = values["end_reason"]
+    values.update(
+        ai_mark=_optional_mark(values["ai_mark"]),
+        moves=tuple(int(cell) for cell in moves.split(",")) if moves else (),
+        status=GameStatus(values["status"]),
+        winner=_optional_mark(values["winner"]),
+        end_reason=None if end_reason is None else EndReason(end_reason),
+    )
+    return GameRecord(**values)
+
+
+def challenge(row: Row) -> ChallengeRecord:
+    values = _by_column(row)
+    values.update(status=ChallengeStatus(values["status"]))
+    return ChallengeRecord(**values)
+
+
+def _by_column(row: Row) -> dict[str, Any]:
+    # Iterating a sqlite3.Row yields its values, not its column names: keys() is needed.
+    return {key: row[key] for key in row.keys()}  # noqa: SIM118
+
+
+def _optional_mark(value: str | None) -> Mark | None:
+    return None if value is None else Mark(value)
