@@ -176,10 +176,6 @@ async def _report(bot: TTTBot, interaction: discord.Interaction[Any], error: Exc
                 exc_info=error,
             )
             await send_ephemeral(interaction, APOLOGY)
-    except ANSWER_FAILURES as failure:
-        # Discord or the network failed, not the bot: the user's client says the interaction
-        # failed, and the next one shows the truth.
-        log.warning("could not tell user %s about an error: %s", interaction.user.id, failure)
     except Exception:
         # Reporting must never raise: this runs as the last handler of a failed interaction.
         log.exception("could not tell user %s about an error", interaction.user.id)
