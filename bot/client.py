@@ -23,7 +23,7 @@ from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS, ClickHandler
 from bot.config import ConfigError, Settings
 from bot.service import Actor, GameService, Swept, UserError
-from bot.storage.base import Storage
+from bot.storage.base import EVERY_GUILD, ShardSlice, Storage
 from bot.storage.connect import open_storage
 
 log = logging.getLogger(__name__)
@@ -167,7 +167,11 @@ class _AnswerFailuresAreWarnings(logging.Filter):
 _ANSWER_FAILURES_ARE_WARNINGS = _AnswerFailuresAreWarnings()
 
 
-class TTTBot(commands.Bot):
+class TTTBot(commands.AutoShardedBot):
+    """One process of the bot: every gateway shard when ``SHARD_IDS`` is unset (as many as
+    Discord recommends, or ``SHARD_COUNT``), else those it names, with other processes
+    running the rest on the same database."""
+
     storage: Storage
     service: GameService
 
@@ -185,6 +189,8 @@ class TTTBot(commands.Bot):
         # member and permissions, so no gateway intent is needed at all (discord.py 2.7 handles
         # interactions from uncached guilds), let alone a privileged one.
         intents = discord.Intents.none()
+        if settings.shard_ids is not None:
+            options["shard_ids"] = list(settings.shard_ids)
         # discord.py warns at every start that this may cause state issues; it cannot here.
         logging.getLogger("discord.state").addFilter(_NO_GUILDS_INTENT_WARNING)
         logging.getLogger("discord.app_commands.tree").addFilter(_ANSWER_FAILURES_ARE_WARNINGS)
@@ -194,6 +200,7 @@ class TTTBot(commands.Bot):
             help_command=None,
             allowed_mentions=discord.AllowedMentions.none(),
             tree_cls=TTTCommandTree,
+            shard_count=settings.shard_count,
             **options,
         )
         self.settings = settings
@@ -223,11 +230,15 @@ class TTTBot(commands.Bot):
             turn_timeout=self.settings.turn_timeout,
             challenge_timeout=self.settings.challenge_timeout,
             rng=self.rng,
+            shards=self.own_shards,
         )
         self.add_dynamic_items(*DYNAMIC_ITEMS)
         for extension in EXTENSIONS:
             await self.load_extension(extension)
-        await self.sync_commands(force=self.force_sync)
+        if self.force_sync or self.syncs_commands:
+            await self.sync_commands(force=self.force_sync)
+        else:
+            log.info("commands are synced by the process that runs shard 0, not this one")
         self._sweeper = asyncio.create_task(self._sweep_forever(), name="ttt-sweeper")
         if self.settings.heartbeat_file:
             self._heartbeat = asyncio.create_task(
@@ -250,13 +261,14 @@ class TTTBot(commands.Bot):
                 gateway.result()  # what ended it (a rejected token, a refused intent...)
                 return
             log.info("stopping: no new interactions; finishing those in flight")
-            # Cancelling connect() stops reading events at once; closing the socket tells
-            # Discord the session is over. discord.py's own close() would close the gateway
-            # only alongside the HTTP session the handlers in flight still need.
+            # Cancelling connect() stops launching shards; closing each shard stops reading
+            # its events at once and tells Discord its session is over. discord.py's own
+            # close() would close them only alongside the HTTP session the handlers in flight
+            # still need.
             gateway.cancel()
             await asyncio.gather(gateway, return_exceptions=True)
-            if self.ws is not None:
-                await self.ws.close(code=1000)
+            for shard in self.shards.values():
+                await shard.disconnect()
             # Interactions read just before the gateway closed are still being scheduled by
             # discord.py (a task each): let them start, and count as in flight, before close()
             # looks.
@@ -286,6 +298,26 @@ class TTTBot(commands.Bot):
             storage = getattr(self, "storage", None)
             if storage is not None:
                 await storage.close()
+
+    @property
+    def own_shards(self) -> ShardSlice:
+        """The guilds whose background work is this process's: every guild, unless
+        ``SHARD_IDS`` gives it only some of the shards."""
+        ids, count = self.settings.shard_ids, self.settings.shard_count
+        if ids is None or count is None:
+            return EVERY_GUILD
+        return ShardSlice(count, frozenset(ids))
+
+    @property
+    def syncs_commands(self) -> bool:
+        """Whether this process registers the commands (when their definitions changed):
+        only one of the processes sharing the shards should, and shard 0 always runs."""
+        return self.settings.shard_ids is None or 0 in self.settings.shard_ids
+
+    def is_connected(self) -> bool:
+        """Whether every shard this process runs has its gateway connection open."""
+        shards = self.shards.values()
+        return bool(shards) and not any(shard.is_closed() for shard in shards)
 
     @property
     def click_handler(self) -> ClickHandler:
@@ -372,7 +404,7 @@ class TTTBot(commands.Bot):
         bot.healthcheck`` (Docker's HEALTHCHECK) reads its age."""
         while not self.is_closed():
             await self.wait_until_ready()
-            if self.ws is not None and self.ws.open:
+            if self.is_connected():
                 try:
                     await asyncio.to_thread(path.touch)
                 except OSError as error:

@@ -167,6 +167,50 @@ def database_from_env(env: Mapping[str, str]) -> DatabaseUrl:
     return replace(parse_database_url(env.get("DATABASE_URL")), pool_size=_pool_size(env))
 
 
+# Discord's own ceiling is far lower; this only keeps a typo from launching a million shards.
+MAX_SHARD_COUNT = 100_000
+_SHARD_LIST = re.compile(r"[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*")
+
+
+def _shard_count(env: Mapping[str, str]) -> int | None:
+    raw = env.get("SHARD_COUNT", "").strip()
+    if not raw:
+        return None
+    if not _COUNT.fullmatch(raw) or not 1 <= int(raw) <= MAX_SHARD_COUNT:
+        raise ConfigError(
+            f"SHARD_COUNT must be a whole number of shards from 1 to {MAX_SHARD_COUNT}, not {raw!r}"
+        )
+    return int(raw)
+
+
+def _shard_ids(env: Mapping[str, str], count: int | None) -> tuple[int, ...] | None:
+    """``SHARD_IDS``: the shards this process runs, like ``0,1`` or ``0-3,8``."""
+    raw = env.get("SHARD_IDS", "").replace(" ", "")
+    if not raw:
+        return None
+    if count is None:
+        raise ConfigError(
+            "SHARD_IDS needs SHARD_COUNT, the number of shards all processes run together"
+        )
+    if not _SHARD_LIST.fullmatch(raw):
+        raise ConfigError(f"SHARD_IDS must be shard numbers like 0,1 or 0-3, not {raw!r}")
+    ids: list[int] = []
+    for part in raw.split(","):
+        first_text, _, last_text = part.partition("-")
+        first, last = int(first_text), int(last_text or first_text)
+        if last < first:
+            raise ConfigError(f"SHARD_IDS has a range that runs backwards: {part!r}")
+        if last >= count:
+            raise ConfigError(
+                f"SHARD_IDS names shard {last}, but SHARD_COUNT {count} numbers them "
+                f"0 to {count - 1}"
+            )
+        ids.extend(range(first, last + 1))
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"SHARD_IDS names a shard twice: {raw!r}")
+    return tuple(ids)
+
+
 def _log_level(env: Mapping[str, str], name: str) -> int:
     level_name = env.get(name, "").strip().upper() or "INFO"
     if level_name not in LOG_LEVELS:
@@ -208,6 +252,10 @@ class Settings:
     log_level: int = logging.INFO
     discord_log_level: int = logging.INFO
     heartbeat_file: str | None = None  # written while connected, for health checks
+    # None: as many shards as Discord recommends, all in this process.
+    shard_count: int | None = None
+    # None: every one of the shard_count shards. Set when processes share the shards.
+    shard_ids: tuple[int, ...] | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -230,6 +278,7 @@ class Settings:
             if not (guild_raw.isascii() and guild_raw.isdigit()) or not 0 < int(guild_raw) < 2**64:
                 raise ConfigError(f"TTT_GUILD_ID must be a server id (digits), not {guild_raw!r}")
             guild_id = int(guild_raw)
+        shard_count = _shard_count(env)
         return cls(
             token=token,
             database=database_from_env(env),
@@ -241,4 +290,6 @@ class Settings:
             log_level=_log_level(env, "LOG_LEVEL"),
             discord_log_level=_log_level(env, "DISCORD_LOG_LEVEL"),
             heartbeat_file=_heartbeat_file(env),
+            shard_count=shard_count,
+            shard_ids=_shard_ids(env, shard_count),
         )

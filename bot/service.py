@@ -16,6 +16,7 @@ from typing import Literal, get_args
 
 from bot.clock import Clock
 from bot.storage.base import (
+    EVERY_GUILD,
     AlreadyRematchedError,
     ChallengeRecord,
     ChallengeStatus,
@@ -27,6 +28,7 @@ from bot.storage.base import (
     NewGame,
     PlayerStats,
     Rating,
+    ShardSlice,
     Storage,
 )
 from game import Board, GameError, Mark
@@ -132,6 +134,7 @@ class GameService:
         turn_timeout: float,
         challenge_timeout: float,
         rng: random.Random | None = None,
+        shards: ShardSlice = EVERY_GUILD,
     ) -> None:
         self.storage = storage
         self.clock = clock
@@ -139,6 +142,9 @@ class GameService:
         self.turn_timeout = turn_timeout
         self.challenge_timeout = challenge_timeout
         self._rng = rng or random.Random()
+        # The guilds whose timeouts and unshown messages this process sees to: with several
+        # processes on one database, each settles its own shards' so that none is done twice.
+        self.shards = shards
 
     # -- challenges ----------------------------------------------------------------------
 
@@ -499,15 +505,15 @@ class GameService:
 
     async def settle_overdue(self) -> Swept:
         """Finish every game whose turn clock ran out and expire every overdue challenge,
-        including those that ran out while the bot was down."""
+        including those that ran out while the bot was down, in this process's guilds."""
         now = self.clock.now()
         games = []
-        for game in await self.storage.overdue_games(now):
+        for game in await self.storage.overdue_games(now, self.shards):
             timed_out = await self._time_out(game)
             if timed_out is not None:  # else a move got in first: nothing to settle
                 games.append(timed_out)
         challenges = []
-        for challenge in await self.storage.overdue_challenges(now):
+        for challenge in await self.storage.overdue_challenges(now, self.shards):
             closed = await self.storage.close_challenge(challenge.id, ChallengeStatus.EXPIRED)
             if closed is not None:
                 challenges.append(closed[0])
@@ -523,8 +529,8 @@ class GameService:
         has surely given up on them."""
         before = self.clock.now() - UNSHOWN_GRACE
         return Swept(
-            await self.storage.unshown_games(before),
-            await self.storage.unshown_challenges(before),
+            await self.storage.unshown_games(before, self.shards),
+            await self.storage.unshown_challenges(before, self.shards),
         )
 
     # -- stats ---------------------------------------------------------------------------

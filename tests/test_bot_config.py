@@ -153,6 +153,40 @@ def test_the_pool_size_is_read_and_checked() -> None:
         )
 
 
+def test_shards_are_read() -> None:
+    assert (settings().shard_count, settings().shard_ids) == (None, None)
+    assert (settings(SHARD_COUNT="4").shard_count, settings(SHARD_COUNT="4").shard_ids) == (
+        4,
+        None,
+    )
+    assert settings(SHARD_COUNT="2", SHARD_IDS="1").shard_ids == (1,)
+    assert settings(SHARD_COUNT="16", SHARD_IDS="0, 1").shard_ids == (0, 1)
+    assert settings(SHARD_COUNT="16", SHARD_IDS="4-7,12").shard_ids == (4, 5, 6, 7, 12)
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"SHARD_COUNT": "0"}, "SHARD_COUNT must be a whole number of shards from 1 to 100000"),
+        ({"SHARD_COUNT": "two"}, "SHARD_COUNT must be a whole number of shards"),
+        ({"SHARD_COUNT": FULLWIDTH_123}, "SHARD_COUNT must be a whole number of shards"),
+        ({"SHARD_IDS": "0"}, "SHARD_IDS needs SHARD_COUNT"),
+        ({"SHARD_COUNT": "2", "SHARD_IDS": "2"}, "SHARD_IDS names shard 2, but SHARD_COUNT 2"),
+        ({"SHARD_COUNT": "4", "SHARD_IDS": "0-9999999"}, "SHARD_IDS names shard 9999999"),
+        ({"SHARD_COUNT": "4", "SHARD_IDS": "0,0"}, "SHARD_IDS names a shard twice"),
+        ({"SHARD_COUNT": "4", "SHARD_IDS": "0-2,1"}, "SHARD_IDS names a shard twice"),
+        ({"SHARD_COUNT": "4", "SHARD_IDS": "3-1"}, "SHARD_IDS has a range that runs backwards"),
+        ({"SHARD_COUNT": "4", "SHARD_IDS": "0;1"}, "SHARD_IDS must be shard numbers like 0,1"),
+        ({"SHARD_COUNT": "4", "SHARD_IDS": "-1"}, "SHARD_IDS must be shard numbers like 0,1"),
+        ({"SHARD_COUNT": "4", "SHARD_IDS": "1,"}, "SHARD_IDS must be shard numbers like 0,1"),
+    ],
+)
+def test_shard_mistakes_are_named(env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as caught:
+        settings(**env)
+    assert "\n" not in str(caught.value)
+
+
 def test_sqlite_urls_follow_the_usual_slashes() -> None:
     assert parse_database_url("sqlite:///games.db").path == "games.db"
     assert parse_database_url("sqlite:////srv/ttt/games.db").path == "/srv/ttt/games.db"

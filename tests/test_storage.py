@@ -20,6 +20,7 @@ import pytest
 from bot import results
 from bot.clock import ManualClock
 from bot.storage import (
+    EVERY_GUILD,
     VS_MEMBER,
     AlreadyRematchedError,
     ChallengeStatus,
@@ -30,6 +31,7 @@ from bot.storage import (
     NewChallenge,
     NewGame,
     Record,
+    ShardSlice,
     Storage,
 )
 from bot.storage.migrations import migration_files
@@ -870,6 +872,54 @@ async def test_unshown_games_and_challenges_are_those_saved_without_a_message(
     await storage.set_challenge_message(challenge.id, SNOWFLAKE + 1)
     assert await storage.unshown_games(T0) == []
     assert await storage.unshown_challenges(T0) == []
+
+
+async def test_background_work_is_split_by_the_shards_discord_routes_guilds_to(
+    storage: Storage,
+) -> None:
+    # Real-sized guild ids, one per shard of four: (id >> 22) % 4 is the shard, whatever the
+    # low 22 bits (worker, process, increment) hold.
+    guilds = {shard: ((SNOWFLAKE >> 22) * 4 + shard) << 22 | 0x3FFFFF for shard in range(4)}
+    assert {(guild >> 22) % 4 for guild in guilds.values()} == {0, 1, 2, 3}
+    games, challenges = {}, {}
+    for shard, guild in guilds.items():
+        games[shard] = (await storage.create_game(new_game(100 + shard, guild_id=guild))).id
+        made = new_challenge(200 + shard, guild_id=guild, expires_at=T0)
+        challenges[shard] = (await storage.create_challenge(made)).id
+    later = T0 + 3600
+
+    async def split(shards: ShardSlice) -> list[set[int]]:
+        return [
+            {game.id for game in await storage.overdue_games(later, shards)},
+            {game.id for game in await storage.unshown_games(later, shards)},
+            {challenge.id for challenge in await storage.overdue_challenges(later, shards)},
+            {challenge.id for challenge in await storage.unshown_challenges(later, shards)},
+        ]
+
+    def expected(*shards: int) -> list[set[int]]:
+        own_games = {games[shard] for shard in shards}
+        own_challenges = {challenges[shard] for shard in shards}
+        return [own_games, own_games, own_challenges, own_challenges]
+
+    assert await split(ShardSlice(4, frozenset({1, 3}))) == expected(1, 3)
+    assert await split(ShardSlice(4, frozenset({0}))) == expected(0)
+    assert await split(ShardSlice(4, frozenset({0, 1, 2, 3}))) == expected(0, 1, 2, 3)
+    assert await split(EVERY_GUILD) == expected(0, 1, 2, 3)
+    # Two shards of two: the same guilds, grouped by their id's parity above the low 22 bits.
+    assert await split(ShardSlice(2, frozenset({1}))) == expected(1, 3)
+    # Every guild is some process's, and no guild is two processes'.
+    halves = [await split(ShardSlice(2, frozenset({shard}))) for shard in (0, 1)]
+    for first, second, whole in zip(*halves, expected(0, 1, 2, 3), strict=True):
+        assert first | second == whole
+        assert not first & second
+
+
+def test_a_shard_slice_names_shards_of_its_count() -> None:
+    assert ShardSlice(2, frozenset({1})).owns(1 << 22)
+    assert not ShardSlice(2, frozenset({1})).owns(2 << 22)
+    for count, ids in ((2, frozenset({2})), (0, frozenset({0})), (3, frozenset[int]())):
+        with pytest.raises(ValueError, match="are not shards of"):
+            ShardSlice(count, ids)
 
 
 async def test_finished_games_and_closed_challenges_are_never_unshown(storage: Storage) -> None:

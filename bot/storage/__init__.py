@@ -6,6 +6,7 @@ that ``DATABASE_URL`` names.
 """
 
 from bot.storage.base import (
+    EVERY_GUILD,
     VS_MEMBER,
     AlreadyRematchedError,
     ChallengeRecord,
@@ -20,11 +21,13 @@ from bot.storage.base import (
     Rating,
     Record,
     SchemaTooNewError,
+    ShardSlice,
     Storage,
     StorageError,
 )
 
 __all__ = [
+    "EVERY_GUILD",
     "VS_MEMBER",
     "AlreadyRematchedError",
     "ChallengeRecord",
@@ -39,6 +42,7 @@ __all__ = [
     "Rating",
     "Record",
     "SchemaTooNewError",
+    "ShardSlice",
     "Storage",
     "StorageError",
 ]

@@ -30,6 +30,26 @@ class EndReason(StrEnum):
     ENDED = "ended"  # a moderator ended it: counts for nobody
 
 
+@dataclass(frozen=True, slots=True)
+class ShardSlice:
+    """The guilds whose background work (timeouts, messages to post again) is one process's:
+    those Discord routes to the gateway shards it runs, ``(guild_id >> 22) % count in ids``.
+    The default, one shard of one, is every guild."""
+
+    count: int = 1
+    ids: frozenset[int] = frozenset({0})
+
+    def __post_init__(self) -> None:
+        if self.count < 1 or not self.ids or not all(0 <= i < self.count for i in self.ids):
+            raise ValueError(f"shards {sorted(self.ids)} are not shards of {self.count}")
+
+    def owns(self, guild_id: int) -> bool:
+        return (guild_id >> 22) % self.count in self.ids
+
+
+EVERY_GUILD = ShardSlice()
+
+
 class ChallengeStatus(StrEnum):
     PENDING = "pending"
     ACCEPTED = "accepted"
@@ -221,13 +241,16 @@ class Storage(Protocol):
         """Record the live board message (does not bump the version)."""
         ...
 
-    async def overdue_games(self, now: float) -> list[GameRecord]:
-        """Active games whose deadline is at or before ``now``, oldest deadline first."""
+    async def overdue_games(self, now: float, shards: ShardSlice = EVERY_GUILD) -> list[GameRecord]:
+        """Active games in ``shards``' guilds whose deadline is at or before ``now``, oldest
+        deadline first."""
         ...
 
-    async def unshown_games(self, before: float) -> list[GameRecord]:
-        """Active games with no board message, last saved at or before ``before``: their
-        answer failed after they were saved."""
+    async def unshown_games(
+        self, before: float, shards: ShardSlice = EVERY_GUILD
+    ) -> list[GameRecord]:
+        """Active games in ``shards``' guilds with no board message, last saved at or before
+        ``before``: their answer failed after they were saved."""
         ...
 
     # -- challenges ----------------------------------------------------------------------
@@ -253,12 +276,18 @@ class Storage(Protocol):
         :class:`ChannelBusyError` (and changes nothing) if the game cannot start there."""
         ...
 
-    async def overdue_challenges(self, now: float) -> list[ChallengeRecord]:
-        """Pending challenges whose ``expires_at`` is at or before ``now``."""
+    async def overdue_challenges(
+        self, now: float, shards: ShardSlice = EVERY_GUILD
+    ) -> list[ChallengeRecord]:
+        """Pending challenges in ``shards``' guilds whose ``expires_at`` is at or before
+        ``now``."""
         ...
 
-    async def unshown_challenges(self, before: float) -> list[ChallengeRecord]:
-        """Pending challenges with no message, created at or before ``before``."""
+    async def unshown_challenges(
+        self, before: float, shards: ShardSlice = EVERY_GUILD
+    ) -> list[ChallengeRecord]:
+        """Pending challenges in ``shards``' guilds with no message, created at or before
+        ``before``."""
         ...
 
     # -- stats ---------------------------------------------------------------------------

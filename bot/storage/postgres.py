@@ -30,6 +30,7 @@ from bot.clock import Clock
 from bot.config import DEFAULT_POOL_SIZE
 from bot.storage import codec
 from bot.storage.base import (
+    EVERY_GUILD,
     AlreadyRematchedError,
     ChallengeRecord,
     ChallengeStatus,
@@ -42,6 +43,7 @@ from bot.storage.base import (
     Rating,
     Record,
     SchemaTooNewError,
+    ShardSlice,
     Storage,
     StorageError,
 )
@@ -78,6 +80,8 @@ COPIED_COLUMNS: dict[str, tuple[str, ...]] = {
 }
 # The tables whose ids come from a sequence.
 ID_TABLES = ("games", "challenges")
+# That a row's guild is on the shards whose count and ids are the parameters after the first.
+_IN_SHARDS = "((guild_id >> 22) % $2) = ANY($3::bigint[])"
 
 
 class NotEmptyError(StorageError):
@@ -293,12 +297,21 @@ class PostgresStorage:
             "UPDATE games SET message_id = $1 WHERE id = $2", message_id, game_id
         )
 
-    async def overdue_games(self, now: float) -> list[GameRecord]:
-        return await self._games("status = 'active' AND deadline <= $1 ORDER BY deadline, id", now)
-
-    async def unshown_games(self, before: float) -> list[GameRecord]:
+    async def overdue_games(self, now: float, shards: ShardSlice = EVERY_GUILD) -> list[GameRecord]:
         return await self._games(
-            "status = 'active' AND message_id IS NULL AND updated_at <= $1 ORDER BY id", before
+            f"status = 'active' AND deadline <= $1 AND {_IN_SHARDS} ORDER BY deadline, id",
+            now,
+            *_shard_params(shards),
+        )
+
+    async def unshown_games(
+        self, before: float, shards: ShardSlice = EVERY_GUILD
+    ) -> list[GameRecord]:
+        return await self._games(
+            f"status = 'active' AND message_id IS NULL AND updated_at <= $1 AND {_IN_SHARDS}"
+            " ORDER BY id",
+            before,
+            *_shard_params(shards),
         )
 
     # -- challenges ----------------------------------------------------------------------
@@ -378,14 +391,23 @@ class PostgresStorage:
                 _raise_refusal(error, game.channel_id, game.rematch_of)
             raise
 
-    async def overdue_challenges(self, now: float) -> list[ChallengeRecord]:
+    async def overdue_challenges(
+        self, now: float, shards: ShardSlice = EVERY_GUILD
+    ) -> list[ChallengeRecord]:
         return await self._challenges(
-            "status = 'pending' AND expires_at <= $1 ORDER BY expires_at, id", now
+            f"status = 'pending' AND expires_at <= $1 AND {_IN_SHARDS} ORDER BY expires_at, id",
+            now,
+            *_shard_params(shards),
         )
 
-    async def unshown_challenges(self, before: float) -> list[ChallengeRecord]:
+    async def unshown_challenges(
+        self, before: float, shards: ShardSlice = EVERY_GUILD
+    ) -> list[ChallengeRecord]:
         return await self._challenges(
-            "status = 'pending' AND message_id IS NULL AND created_at <= $1 ORDER BY id", before
+            f"status = 'pending' AND message_id IS NULL AND created_at <= $1 AND {_IN_SHARDS}"
+            " ORDER BY id",
+            before,
+            *_shard_params(shards),
         )
 
     # -- stats ---------------------------------------------------------------------------
@@ -451,6 +473,10 @@ class PostgresStorage:
 if TYPE_CHECKING:
     # mypy proves the class satisfies the contract here, not first at the bot's call site.
     _conforms: type[Storage] = PostgresStorage
+
+
+def _shard_params(shards: ShardSlice) -> tuple[int, list[int]]:
+    return shards.count, sorted(shards.ids)
 
 
 def _raise_refusal(

@@ -16,6 +16,7 @@ from bot import results
 from bot.clock import Clock
 from bot.storage import codec
 from bot.storage.base import (
+    EVERY_GUILD,
     AlreadyRematchedError,
     ChallengeRecord,
     ChallengeStatus,
@@ -28,6 +29,7 @@ from bot.storage.base import (
     Rating,
     Record,
     SchemaTooNewError,
+    ShardSlice,
     Storage,
 )
 from bot.storage.migrations import migration_files
@@ -218,12 +220,21 @@ class SqliteStorage:
         async with self._transaction() as db:
             await db.execute("UPDATE games SET message_id = ? WHERE id = ?", (message_id, game_id))
 
-    async def overdue_games(self, now: float) -> list[GameRecord]:
-        return await self._games("status = 'active' AND deadline <= ? ORDER BY deadline, id", now)
-
-    async def unshown_games(self, before: float) -> list[GameRecord]:
+    async def overdue_games(self, now: float, shards: ShardSlice = EVERY_GUILD) -> list[GameRecord]:
         return await self._games(
-            "status = 'active' AND message_id IS NULL AND updated_at <= ? ORDER BY id", before
+            f"status = 'active' AND deadline <= ? AND {_in_shards(shards)} ORDER BY deadline, id",
+            now,
+            *_shard_params(shards),
+        )
+
+    async def unshown_games(
+        self, before: float, shards: ShardSlice = EVERY_GUILD
+    ) -> list[GameRecord]:
+        return await self._games(
+            f"status = 'active' AND message_id IS NULL AND updated_at <= ? AND"
+            f" {_in_shards(shards)} ORDER BY id",
+            before,
+            *_shard_params(shards),
         )
 
     # -- challenges ----------------------------------------------------------------------
@@ -294,14 +305,24 @@ class SqliteStorage:
             assert closed is not None
             return closed, created
 
-    async def overdue_challenges(self, now: float) -> list[ChallengeRecord]:
+    async def overdue_challenges(
+        self, now: float, shards: ShardSlice = EVERY_GUILD
+    ) -> list[ChallengeRecord]:
         return await self._challenges(
-            "status = 'pending' AND expires_at <= ? ORDER BY expires_at, id", now
+            f"status = 'pending' AND expires_at <= ? AND {_in_shards(shards)}"
+            " ORDER BY expires_at, id",
+            now,
+            *_shard_params(shards),
         )
 
-    async def unshown_challenges(self, before: float) -> list[ChallengeRecord]:
+    async def unshown_challenges(
+        self, before: float, shards: ShardSlice = EVERY_GUILD
+    ) -> list[ChallengeRecord]:
         return await self._challenges(
-            "status = 'pending' AND message_id IS NULL AND created_at <= ? ORDER BY id", before
+            f"status = 'pending' AND message_id IS NULL AND created_at <= ? AND"
+            f" {_in_shards(shards)} ORDER BY id",
+            before,
+            *_shard_params(shards),
         )
 
     # -- stats ---------------------------------------------------------------------------
@@ -388,6 +409,15 @@ def split_statements(script: str) -> Iterable[str]:
 async def _exists(db: aiosqlite.Connection, sql: str, *params: Any) -> bool:
     async with db.execute(sql, params) as cursor:
         return await cursor.fetchone() is not None
+
+
+def _in_shards(shards: ShardSlice) -> str:
+    """The condition that a row's guild is on ``shards``; its parameters: ``_shard_params``."""
+    return f"((guild_id >> 22) % ?) IN ({', '.join('?' * len(shards.ids))})"
+
+
+def _shard_params(shards: ShardSlice) -> tuple[int, ...]:
+    return (shards.count, *sorted(shards.ids))
 
 
 def _rowid(cursor: aiosqlite.Cursor) -> int:
