@@ -519,7 +519,9 @@ class GameService:
                 challenges.append(closed[0])
         if games or challenges:
             log.info(
-                "settled %d timed-out games, %d expired challenges", len(games), len(challenges)
+                "settled timed-out games %s and expired challenges %s",
+                [game.id for game in games],
+                [challenge.id for challenge in challenges],
             )
         return Swept(games, challenges)
 
