@@ -18,3 +18,20 @@ def test_engine_benchmark_runs_and_reports_every_figure() -> None:
     for figure in ("one-time cost", "every position: median", "p99", "speed-up on the empty"):
         assert figure in result.stdout
     assert "549,945 nodes" in result.stdout  # the baseline really searched the whole tree
+
+
+def test_moves_benchmark_runs_and_reports_every_figure() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.moves", "--seconds", "0.3", "--channels", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    for figure in ("yardstick: a round trip", "one channel at a time", "2 channels at once"):
+        assert figure in result.stdout
+    moves_per_second = int(
+        result.stdout.split("2 channels at once: ")[1].split(" ")[0].replace(",", "")
+    )
+    assert moves_per_second > 0  # games were really played
