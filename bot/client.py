@@ -23,6 +23,7 @@ from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS, ClickHandler
 from bot.config import ConfigError, Settings
 from bot.service import Actor, GameService, Swept, UserError
+from bot.stalls import watch_stalls
 from bot.storage.base import EVERY_GUILD, ShardSlice, Storage
 from bot.storage.connect import open_storage
 
@@ -212,6 +213,7 @@ class TTTBot(commands.AutoShardedBot):
         self._sweeper: asyncio.Task[None] | None = None
         self._closing: asyncio.Task[None] | None = None
         self._heartbeat: asyncio.Task[None] | None = None
+        self._stall_watch: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
 
     async def login(self, token: str) -> None:
@@ -240,6 +242,7 @@ class TTTBot(commands.AutoShardedBot):
         else:
             log.info("commands are synced by the process that runs shard 0, not this one")
         self._sweeper = asyncio.create_task(self._sweep_forever(), name="ttt-sweeper")
+        self._stall_watch = asyncio.create_task(watch_stalls(), name="ttt-stall-watch")
         if self.settings.heartbeat_file:
             self._heartbeat = asyncio.create_task(
                 self._beat_forever(Path(self.settings.heartbeat_file)), name="ttt-heartbeat"
@@ -286,7 +289,7 @@ class TTTBot(commands.AutoShardedBot):
             # Let handlers finish their follow-up work (storing the new board's id, retiring
             # the old board) before the HTTP session goes away.
             await self.in_flight.wait_idle(patience=SHUTDOWN_GRACE)
-            for task in (self._sweeper, self._heartbeat):
+            for task in (self._sweeper, self._heartbeat, self._stall_watch):
                 if task is not None:
                     task.cancel()
                     await asyncio.gather(task, return_exceptions=True)

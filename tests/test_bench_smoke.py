@@ -35,3 +35,28 @@ def test_moves_benchmark_runs_and_reports_every_figure() -> None:
         result.stdout.split("2 channels at once: ")[1].split(" ")[0].replace(",", "")
     )
     assert moves_per_second > 0  # games were really played
+
+
+def test_load_benchmark_runs_both_bots_and_reports_every_figure() -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.bot_load",
+            *("--seconds", "1", "--warmup", "0.5", "--in-flight", "4"),
+            *("--rate", "20", "--live-games", "20"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    table = result.stdout
+    for figure in ("interactions/s", "latency p50", "bot CPU ms", "errors", "stall", "RSS"):
+        assert figure in table
+    assert "the bare bot's throughput" in table
+    errors = table.split("| errors (unanswered in 3 s, or not an edit) / overruns | ")[1]
+    tttbot, bare = errors.split(" | ")[:2]
+    assert tttbot.startswith("0 / "), tttbot  # every interaction answered, and well
+    assert bare.startswith("0 / "), bare

@@ -1,0 +1,90 @@
+"""The load benchmark's yardstick: a bare discord.py bot whose button only edits its message.
+
+    python -m bench.bare_bot        # DISCORD_TOKEN, DISCORD_API_BASE_URL, DISCORD_GATEWAY_URL
+
+It is built as tttbot is (``Intents.none()``, a ``DynamicItem`` button, one slash command that
+posts it, no cache of its own) and does the least a game bot could: each click edits the
+message with a counter and the same button. ``bench/bot_load.py`` runs it and tttbot under the
+same load; the ratio of the two is what the benchmark reports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import signal
+from typing import Any
+
+import discord
+import yarl
+from discord import app_commands
+
+from bot.stalls import watch_stalls
+
+BUTTON_TEMPLATE = r"bare:(?P<count>[0-9]+)"
+
+
+class CounterButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=BUTTON_TEMPLATE):
+    def __init__(self, count: int) -> None:
+        super().__init__(
+            discord.ui.Button(label=str(count), custom_id=f"bare:{count}"),
+        )
+        self.count = count
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> CounterButton:
+        return cls(int(match["count"]))
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await interaction.response.edit_message(
+            content=f"clicked {self.count + 1} times", view=counter_view(self.count + 1)
+        )
+
+
+def counter_view(count: int) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    view.add_item(CounterButton(count))
+    return view
+
+
+class BareBot(discord.Client):
+    def __init__(self) -> None:
+        super().__init__(intents=discord.Intents.none())
+        self.tree = app_commands.CommandTree(self)
+
+        @self.tree.command(name="start", description="Post a button")
+        async def start(interaction: discord.Interaction) -> None:
+            await interaction.response.send_message("clicked 0 times", view=counter_view(0))
+
+    async def setup_hook(self) -> None:
+        self.add_dynamic_items(CounterButton)
+        await self.tree.sync()
+
+
+async def run(token: str) -> None:
+    stop = asyncio.Event()
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    # The same stall watcher as tttbot's, so that both pay for it and both report stalls.
+    stalls = asyncio.create_task(watch_stalls())
+    async with BareBot() as bot:
+        await bot.login(token)
+        gateway = asyncio.create_task(bot.connect())
+        await stop.wait()
+        gateway.cancel()
+    stalls.cancel()
+
+
+def main() -> None:
+    discord.utils.setup_logging(level=logging.INFO, root=True)
+    logging.getLogger("bot.stalls").setLevel(logging.DEBUG)
+    discord.http.Route.BASE = os.environ["DISCORD_API_BASE_URL"].rstrip("/")
+    discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(os.environ["DISCORD_GATEWAY_URL"])
+    asyncio.run(run(os.environ["DISCORD_TOKEN"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,419 @@
+"""The bot's hot path under load, against a bare discord.py bot measured in the same run.
+
+    python -m bench.bot_load                        # tttbot on SQLite on disk, and the yardstick
+    python -m bench.bot_load --database-url URL     # tttbot on that (empty) database too
+
+The local Discord-compatible server (``tests/discord_sim``, its OpenAPI checks off) runs in
+this process with the load driver; each bot is a real process of its own: ``python -m bot``,
+and ``python -m bench.bare_bot``, whose button only edits its message. For each it measures:
+
+* saturation: a closed loop, ``--in-flight`` channels each clicking again as soon as the last
+  click was answered (against the bot at ``minimax`` for tttbot; a new game, or a rematch,
+  when one ends): interactions a second, latency, and the bot's CPU per interaction;
+* a steady ``--rate`` interactions a second (an open loop): latency p50/p95/p99;
+* errors: an interaction unanswered within 3 s, or answered with anything but an edit;
+* the longest event-loop stall (both bots log stalls from 10 ms: ``bot/stalls.py``);
+* tttbot's memory, idle and with ``--live-games`` games under way.
+
+Latency runs from the moment the server sends INTERACTION_CREATE to the moment the bot's
+callback arrives. The driver shares the machine's cores with the bot: its CPU is printed too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import re
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.components import CELL_ID, GAME_ACTION_ID
+from tests.discord_sim import (
+    DiscordSim,
+    InteractionRecord,
+    SimChannel,
+    SimError,
+    SimGuild,
+    SimMessage,
+    SimUser,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+DEADLINE = 3.0
+STALL_LINE = re.compile(rb"the event loop stalled for ([0-9.]+) ms")
+
+
+@dataclass
+class Phase:
+    """What one phase of load measured."""
+
+    seconds: float = 0.0
+    latencies: list[float] = field(default_factory=list)
+    errors: int = 0
+    overruns: int = 0  # open loop: a tick found every channel still waiting
+    bot_cpu: float = 0.0
+    driver_cpu: float = 0.0
+    longest_stall_ms: float = 0.0
+
+    @property
+    def answered(self) -> int:
+        return len(self.latencies)
+
+    @property
+    def rate(self) -> float:
+        return self.answered / self.seconds if self.seconds else 0.0
+
+    def latency_ms(self, fraction: float) -> float:
+        if not self.latencies:
+            return float("nan")
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] * 1e3
+
+    def cpu_ms_per_interaction(self) -> float:
+        return self.bot_cpu / self.answered * 1e3 if self.answered else float("nan")
+
+
+@dataclass
+class Result:
+    name: str
+    saturation: Phase
+    steady: Phase
+    idle_rss_mb: float = float("nan")
+    loaded_rss_mb: float = float("nan")
+    live_games: int = 0
+
+
+class Target:
+    """A bot under test: how to start it, start a game, and find the next click."""
+
+    name = ""
+    module = ""
+
+    def env(self, sim: DiscordSim, guild: SimGuild, folder: Path) -> dict[str, str]:
+        return {
+            **{k: v for k, v in os.environ.items() if not k.startswith(("DISCORD_", "TTT_"))},
+            "PYTHONPATH": str(ROOT),
+            "DISCORD_TOKEN": sim.token,
+            "DISCORD_API_BASE_URL": sim.api_base_url,
+            "DISCORD_GATEWAY_URL": sim.gateway_url,
+        }
+
+    async def start_game(self, sim: DiscordSim, user: SimUser, channel: SimChannel) -> SimMessage:
+        raise NotImplementedError
+
+    def next_click(self, message: SimMessage, rng: random.Random) -> str:
+        raise NotImplementedError
+
+
+class TTTBot(Target):
+    module = "bot"
+
+    def __init__(self, database_url: str, label: str) -> None:
+        self.database_url = database_url
+        self.name = f"tttbot ({label})"
+
+    def env(self, sim: DiscordSim, guild: SimGuild, folder: Path) -> dict[str, str]:
+        return {
+            **super().env(sim, guild, folder),
+            "DATABASE_URL": self.database_url,
+            "TTT_GUILD_ID": str(guild.id),
+            "TTT_TURN_TIMEOUT": "3600",
+            "LOG_LEVEL": "DEBUG",  # the stall lines; the bot logs nothing per interaction
+            "DISCORD_LOG_LEVEL": "INFO",
+        }
+
+    async def start_game(self, sim: DiscordSim, user: SimUser, channel: SimChannel) -> SimMessage:
+        ix = await sim.slash(user, channel, "ttt vs-ai", difficulty="minimax", timeout=30)
+        assert ix.message is not None, ix.content
+        return ix.message
+
+    def next_click(self, message: SimMessage, rng: random.Random) -> str:
+        free = [
+            button["custom_id"]
+            for button in message.buttons()
+            if CELL_ID.parse(button["custom_id"]) and not button.get("disabled")
+        ]
+        if free:
+            return str(rng.choice(free))
+        for button in message.buttons():
+            fields = GAME_ACTION_ID.parse(button["custom_id"])
+            if fields is not None and fields["action"] == "rematch":
+                return str(button["custom_id"])
+        raise AssertionError(f"neither a free cell nor a rematch: {message.buttons()}")
+
+
+class BareBot(Target):
+    name = "bare discord.py"
+    module = "bench.bare_bot"
+
+    async def start_game(self, sim: DiscordSim, user: SimUser, channel: SimChannel) -> SimMessage:
+        ix = await sim.slash(user, channel, "start", timeout=30)
+        assert ix.message is not None, ix.content
+        return ix.message
+
+    def next_click(self, message: SimMessage, rng: random.Random) -> str:
+        return str(message.buttons()[0]["custom_id"])
+
+
+class Running:
+    """A bot process, its log, and its CPU and memory as /proc shows them."""
+
+    def __init__(self, process: asyncio.subprocess.Process, log_path: Path) -> None:
+        self.process = process
+        self.log_path = log_path
+
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+        raise AssertionError("no VmRSS")
+
+    def log_size(self) -> int:
+        return self.log_path.stat().st_size
+
+    def longest_stall_ms(self, since: int) -> float:
+        with self.log_path.open("rb") as log:
+            log.seek(since)
+            stalls = [float(ms) for ms in STALL_LINE.findall(log.read())]
+        return max(stalls, default=0.0)
+
+
+class Load:
+    def __init__(self, sim: DiscordSim, target: Target, seed: int) -> None:
+        self.sim = sim
+        self.target = target
+        self.rng = random.Random(seed)
+        self.boards: dict[SimChannel, SimMessage] = {}
+        self.players: dict[SimChannel, SimUser] = {}
+
+    async def open_games(self, guild: SimGuild, count: int, prefix: str) -> list[SimChannel]:
+        channels = []
+        for n in range(count):
+            user = self.sim.add_user(f"{prefix}{n}")
+            self.sim.add_member(guild, user)
+            channel = self.sim.add_channel(guild, f"{prefix}{n}")
+            self.players[channel] = user
+            channels.append(channel)
+        for batch in range(0, count, 50):
+            chunk = channels[batch : batch + 50]
+            boards = await asyncio.gather(
+                *(self.target.start_game(self.sim, self.players[c], c) for c in chunk)
+            )
+            self.boards.update(zip(chunk, boards, strict=True))
+        return channels
+
+    async def click(self, channel: SimChannel, phase: Phase) -> None:
+        board = self.boards[channel]
+        custom_id = self.target.next_click(board, self.rng)
+        try:
+            ix = await self.sim.click(self.players[channel], board, custom_id, timeout=DEADLINE)
+        except SimError:
+            phase.errors += 1
+            return
+        if not answered_well(ix):
+            phase.errors += 1
+            return
+        phase.latencies.append(ix.latency or 0.0)
+        assert ix.message is not None
+        self.boards[channel] = ix.message
+
+    async def closed_loop(self, channels: list[SimChannel], seconds: float) -> Phase:
+        phase = Phase()
+        deadline = time.perf_counter() + seconds
+
+        async def keep_clicking(channel: SimChannel) -> None:
+            while time.perf_counter() < deadline:
+                await self.click(channel, phase)
+
+        start = time.perf_counter()
+        await asyncio.gather(*(keep_clicking(channel) for channel in channels))
+        phase.seconds = time.perf_counter() - start
+        return phase
+
+    async def open_loop(self, channels: list[SimChannel], rate: float, seconds: float) -> Phase:
+        phase = Phase()
+        idle = list(channels)
+        running: set[asyncio.Task[None]] = set()
+
+        async def one(channel: SimChannel) -> None:
+            try:
+                await self.click(channel, phase)
+            finally:
+                idle.append(channel)
+
+        start = time.perf_counter()
+        for tick in range(int(rate * seconds)):
+            await asyncio.sleep(max(0.0, start + tick / rate - time.perf_counter()))
+            if not idle:
+                phase.overruns += 1
+                continue
+            task = asyncio.create_task(one(idle.pop(0)))
+            running.add(task)
+            task.add_done_callback(running.discard)
+        await asyncio.gather(*running)
+        phase.seconds = time.perf_counter() - start
+        return phase
+
+
+def answered_well(ix: InteractionRecord) -> bool:
+    return ix.rejected is None and ix.response_type in (4, 7) and ix.message is not None
+
+
+async def measured(running: Running, work: Callable[[], Awaitable[Phase]]) -> Phase:
+    log_start, cpu_start = running.log_size(), running.cpu_seconds()
+    driver_start = time.process_time()
+    phase = await work()
+    phase.bot_cpu = running.cpu_seconds() - cpu_start
+    phase.driver_cpu = time.process_time() - driver_start
+    phase.longest_stall_ms = running.longest_stall_ms(log_start)
+    return phase
+
+
+async def start_process(sim: DiscordSim, target: Target, guild: SimGuild, folder: Path) -> Running:
+    log_path = folder / f"{target.module}.log"
+    syncs_before = sum(1 for r in sim.requests if r.method == "PUT")
+    identifies = sim.identifies
+    with log_path.open("wb") as log_file:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            target.module,
+            env=target.env(sim, guild, folder),
+            cwd=folder,
+            stdout=log_file,
+            stderr=log_file,
+        )
+    await sim.wait_for(
+        lambda: (
+            sim.identifies > identifies
+            and sum(1 for r in sim.requests if r.method == "PUT") > syncs_before
+        ),
+        timeout=60,
+    )
+    return Running(process, log_path)
+
+
+async def stop_process(running: Running) -> None:
+    running.process.send_signal(signal.SIGTERM)
+    await asyncio.wait_for(running.process.wait(), 30)
+
+
+async def bench_target(
+    sim: DiscordSim, guild: SimGuild, target: Target, args: argparse.Namespace, folder: Path
+) -> Result:
+    running = await start_process(sim, target, guild, folder)
+    try:
+        await asyncio.sleep(1)  # let start-up settle before the idle memory is read
+        idle_rss = running.rss_mb()
+        load = Load(sim, target, args.seed)
+        prefix = re.sub(r"[^a-z]", "", target.name)[:8]
+        channels = await load.open_games(guild, args.in_flight, prefix)
+        await load.closed_loop(channels, args.warmup)
+        saturation = await measured(running, lambda: load.closed_loop(channels, args.seconds))
+        steady = await measured(running, lambda: load.open_loop(channels, args.rate, args.seconds))
+        result = Result(target.name, saturation, steady, idle_rss)
+        if isinstance(target, TTTBot) and args.live_games:
+            await load.open_games(guild, args.live_games, prefix + "live")
+            result.loaded_rss_mb = running.rss_mb()
+            result.live_games = args.live_games
+        return result
+    finally:
+        await stop_process(running)
+
+
+def report(results: list[Result], args: argparse.Namespace) -> None:
+    def row(label: str, cell: Callable[[Result], str]) -> None:
+        print(f"| {label} | " + " | ".join(cell(r) for r in results) + " |")
+
+    print(f"\n| figure | {' | '.join(r.name for r in results)} |")
+    print("|---|" + "---|" * len(results))
+    row(
+        f"saturation ({args.in_flight} in flight): interactions/s",
+        lambda r: f"{r.saturation.rate:,.0f}",
+    )
+    row("saturation: latency p50 / p95 / p99 ms", lambda r: latencies(r.saturation))
+    row("saturation: bot CPU ms per interaction", lambda r: cpu(r.saturation))
+    row(f"steady {args.rate:.0f}/s: latency p50 / p95 / p99 ms", lambda r: latencies(r.steady))
+    row(f"steady {args.rate:.0f}/s: bot CPU ms per interaction", lambda r: cpu(r.steady))
+    row(
+        "errors (unanswered in 3 s, or not an edit) / overruns",
+        lambda r: f"{r.saturation.errors + r.steady.errors} / {r.steady.overruns}",
+    )
+    row(
+        "longest event-loop stall ms (saturation / steady)",
+        lambda r: f"{r.saturation.longest_stall_ms:.0f} / {r.steady.longest_stall_ms:.0f}",
+    )
+    row(
+        "driver CPU ms per interaction (saturation)",
+        lambda r: f"{r.saturation.driver_cpu / max(1, r.saturation.answered) * 1e3:.2f}",
+    )
+    row("RSS idle MB", lambda r: f"{r.idle_rss_mb:.1f}")
+    row(
+        "RSS with live games MB",
+        lambda r: f"{r.loaded_rss_mb:.1f} ({r.live_games:,} games)" if r.live_games else "",
+    )
+    bare = results[-1]
+    for result in results[:-1]:
+        print(
+            f"\n{result.name}: {result.saturation.rate / bare.saturation.rate:.2f}x the bare "
+            f"bot's throughput; CPU per interaction "
+            f"{result.saturation.cpu_ms_per_interaction():.2f} ms against "
+            f"{bare.saturation.cpu_ms_per_interaction():.2f} ms"
+        )
+
+
+def latencies(phase: Phase) -> str:
+    return " / ".join(f"{phase.latency_ms(f):.1f}" for f in (0.5, 0.95, 0.99))
+
+
+def cpu(phase: Phase) -> str:
+    return f"{phase.cpu_ms_per_interaction():.2f}"
+
+
+async def run(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as name:
+        folder = Path(name)
+        sqlite = TTTBot(f"sqlite:///{folder / 'tttbot.sqlite3'}", "SQLite on disk")
+        targets: list[Target] = [sqlite]
+        if args.database_url:
+            targets.append(TTTBot(args.database_url, args.database_url.split(":", 1)[0]))
+        targets.append(BareBot())
+        sim = DiscordSim(response_deadline=DEADLINE, interaction_timeout=DEADLINE)
+        sim.spec_checks = False
+        await sim.start()
+        try:
+            guild = sim.add_guild("load")
+            results = []
+            for target in targets:
+                print(f"measuring {target.name}...", flush=True)
+                results.append(await bench_target(sim, guild, target, args, folder))
+        finally:
+            await sim.stop()
+    report(results, args)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.bot_load", description=__doc__)
+    parser.add_argument("--database-url", default="", help="also run tttbot on this database")
+    parser.add_argument("--in-flight", type=int, default=50, help="channels at saturation")
+    parser.add_argument("--rate", type=float, default=100.0, help="the steady rate, per second")
+    parser.add_argument("--seconds", type=float, default=10.0, help="per measured phase")
+    parser.add_argument("--warmup", type=float, default=3.0, help="before measuring")
+    parser.add_argument("--live-games", type=int, default=10_000, help="for the memory figure")
+    parser.add_argument("--seed", type=int, default=1)
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
