@@ -1,16 +1,23 @@
-"""The SQLite implementation of :class:`bot.storage.base.Storage`, on aiosqlite."""
+"""The SQLite implementation of :class:`bot.storage.base.Storage`.
+
+The database lives in one thread of its own: :class:`_Database` runs each storage operation
+(a read, or a whole transaction) there synchronously, and :class:`SqliteStorage` hands it one
+operation at a time. One thread hop per operation, rather than one per statement, and the
+thread's queue serialises operations, so no coroutine's statement can land inside another's
+transaction. The event loop never waits on SQLite: a write lock held by another process
+(a second bot, a backup) is waited for in that thread, up to the busy timeout.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
-
-import aiosqlite
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from bot import results
 from bot.clock import Clock
@@ -40,197 +47,140 @@ log = logging.getLogger(__name__)
 BUSY_TIMEOUT_SECONDS = 10.0
 OPEN_RETRY = 0.05
 
+P = ParamSpec("P")
+T = TypeVar("T")
 
-class SqliteStorage:
-    """Games, challenges, stats and settings in one SQLite database.
 
-    Open it with ``await SqliteStorage.open(path, clock)`` (``":memory:"`` for a throwaway one).
-    """
+class _Database:
+    """The synchronous engine: every method runs in the storage thread, and each is a whole
+    operation (a read, or one transaction)."""
 
-    def __init__(self, db: aiosqlite.Connection, clock: Clock) -> None:
-        self._db = db
-        self._clock = clock
-        # One connection serves every coroutine: without this lock, a coroutine's statements
-        # could land inside another's open transaction (or read its uncommitted rows).
-        self._lock = asyncio.Lock()
+    def __init__(self, path: str, clock: Clock) -> None:
+        # isolation_level=None: the sqlite3 module must not open transactions behind our
+        # back; every write goes through _write's BEGIN IMMEDIATE.
+        self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA foreign_keys = ON")
+        self.clock = clock
 
-    @classmethod
-    async def open(cls, path: str, clock: Clock) -> SqliteStorage:
-        """Connect to (or create) the database at ``path`` and bring its schema up to date;
-        ``clock`` dates the migrations it applies."""
-        # isolation_level=None: the sqlite3 module must not open transactions behind our back;
-        # every write goes through _transaction's BEGIN IMMEDIATE.
-        db = await aiosqlite.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_SECONDS)
+    def close(self) -> None:
+        self.db.close()
+
+    def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work`` in one transaction, committed before this returns."""
+        db = self.db
+        # IMMEDIATE takes the write lock up front, so a check-then-write inside the
+        # transaction cannot be raced by another process either.
+        db.execute("BEGIN IMMEDIATE")
         try:
-            db.row_factory = aiosqlite.Row
-            await db.execute("PRAGMA foreign_keys = ON")
-            storage = cls(db, clock)
-            await storage._prepare()
+            result = work(db)
         except BaseException:
-            await db.close()
+            # Some errors (a full disk, say) end the transaction inside SQLite already; a
+            # second ROLLBACK would then hide the real error.
+            if db.in_transaction:
+                db.execute("ROLLBACK")
             raise
-        return storage
+        db.execute("COMMIT")
+        return result
 
-    async def close(self) -> None:
-        async with self._lock:
-            await self._db.close()
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        return self.db.execute(sql, params).fetchall()
 
-    # -- plumbing ------------------------------------------------------------------------
-
-    @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[aiosqlite.Connection]:
-        async with self._lock:
-            # IMMEDIATE takes the write lock up front, so a check-then-write inside the
-            # transaction cannot be raced by another process either.
-            await self._db.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._db
-            except BaseException:
-                # Some errors (a full disk, say) end the transaction inside SQLite already;
-                # a second ROLLBACK would then hide the real error.
-                if self._db.in_transaction:
-                    await self._db.execute("ROLLBACK")
-                raise
-            await self._db.execute("COMMIT")
-
-    async def _fetchone(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
-        async with self._lock, self._db.execute(sql, params) as cursor:
-            return await cursor.fetchone()
-
-    async def _fetchall(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        async with self._lock, self._db.execute(sql, params) as cursor:
-            return list(await cursor.fetchall())
-
-    async def _games(self, where: str, *params: Any) -> list[GameRecord]:
-        rows = await self._fetchall(f"SELECT {codec.GAME_COLUMNS} FROM games WHERE {where}", params)
+    def _games(self, where: str, *params: Any) -> list[GameRecord]:
+        rows = self._rows(f"SELECT {codec.GAME_COLUMNS} FROM games WHERE {where}", params)
         return [codec.game(row) for row in rows]
 
-    async def _challenges(self, where: str, *params: Any) -> list[ChallengeRecord]:
+    def _challenges(self, where: str, *params: Any) -> list[ChallengeRecord]:
         sql = f"SELECT {codec.CHALLENGE_COLUMNS} FROM challenges WHERE {where}"
-        return [codec.challenge(row) for row in await self._fetchall(sql, params)]
+        return [codec.challenge(row) for row in self._rows(sql, params)]
 
-    async def _refuse_newer_schema(self) -> None:
+    # -- opening -------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Refuse a newer schema before writing anything, switch to WAL, migrate, and check
+        the file can be written."""
+        self._refuse_newer_schema()
+        # WAL lets readers proceed during a write; an in-memory database ignores it.
+        self.db.execute("PRAGMA journal_mode = WAL")
+        # In WAL mode, NORMAL syncs the log at checkpoints rather than at every commit: a
+        # committed move survives the bot's crash or kill (the OS has it), and the file is
+        # never corrupted; only a power cut or an OS crash can lose the last commits. FULL
+        # would fsync each move, stalling every operation queued behind it.
+        self.db.execute("PRAGMA synchronous = NORMAL")
+        self._migrate()
+        # A read-only file opens, migrates (when up to date) and reads fine; find out now
+        # rather than at the first move. An empty DELETE still takes the write lock.
+        self._write(lambda db: db.execute("DELETE FROM settings WHERE 0"))
+
+    def _refuse_newer_schema(self) -> None:
         known = max(version for version, _ in migration_files("sqlite"))
-        if await self._fetchone(
+        if self._rows(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
         ):
-            row = await self._fetchone("SELECT MAX(version) AS newest FROM schema_migrations")
-            newest = row["newest"] if row is not None else None
+            (row,) = self._rows("SELECT MAX(version) AS newest FROM schema_migrations")
+            newest = row["newest"]
             if newest is not None and newest > known:
                 raise SchemaTooNewError(
                     f"its schema is version {newest}, newer than this bot's {known}: a newer "
                     "tttbot wrote it; run that version (the database was left unchanged)"
                 )
 
-    async def _check_writable(self) -> None:
-        # A read-only file opens, migrates (when up to date) and reads fine; find out now
-        # rather than at the first move. An empty DELETE still takes the write lock.
-        async with self._transaction() as db:
-            await db.execute("DELETE FROM settings WHERE 0")
-
-    async def _prepare(self) -> None:
-        """Refuse a newer schema before writing anything, switch to WAL, migrate, and check
-        the file can be written.
-
-        Processes opening one new file at the same moment can be told "database is locked"
-        without SQLite's busy timeout helping (switching to WAL takes an exclusive lock without
-        waiting; a connection that saw the switch mid-way gets busy at once): each step is
-        safe to repeat, so the whole is retried for as long as the busy timeout would wait.
-        """
-        for attempt in itertools.count():
-            try:
-                await self._refuse_newer_schema()
-                # WAL lets readers proceed during a write; an in-memory database ignores it.
-                await self._db.execute("PRAGMA journal_mode = WAL")
-                await self._migrate()
-                await self._check_writable()
-                return
-            except sqlite3.OperationalError as error:
-                if "locked" not in str(error) or attempt * OPEN_RETRY >= BUSY_TIMEOUT_SECONDS:
-                    raise
-                await asyncio.sleep(OPEN_RETRY)
-
-    async def _migrate(self) -> None:
+    def _migrate(self) -> None:
         for version, sql in migration_files("sqlite"):
-            async with self._transaction() as db:
-                # Inside the write lock, like everything below: two processes may start together.
-                await db.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations"
-                    " (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
-                )
-                # Checked inside the write lock: another process may have just applied it.
-                if await _exists(db, "SELECT 1 FROM schema_migrations WHERE version = ?", version):
-                    continue
-                for statement in split_statements(sql):
-                    await db.execute(statement)
-                await db.execute(
-                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
-                    (version, self._clock.now()),
-                )
-            log.info("Applied SQLite migration %04d", version)
+            if self._write(functools.partial(self._apply, version, sql)):
+                log.info("Applied SQLite migration %04d", version)
 
-    async def schema_versions(self) -> dict[int, float]:
-        """Applied migration versions and when each was applied (for diagnostics and tests)."""
-        rows = await self._fetchall("SELECT version, applied_at FROM schema_migrations")
+    def _apply(self, version: int, sql: str, db: sqlite3.Connection) -> bool:
+        # Inside the write lock, like everything below: two processes may start together.
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations"
+            " (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
+        )
+        # Checked inside the write lock: another process may have just applied it.
+        if _exists(db, "SELECT 1 FROM schema_migrations WHERE version = ?", version):
+            return False
+        for statement in split_statements(sql):
+            db.execute(statement)
+        db.execute(
+            "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
+            (version, self.clock.now()),
+        )
+        return True
+
+    def schema_versions(self) -> dict[int, float]:
+        rows = self._rows("SELECT version, applied_at FROM schema_migrations")
         return {row["version"]: row["applied_at"] for row in rows}
 
     # -- games ---------------------------------------------------------------------------
 
-    async def create_game(self, game: NewGame) -> GameRecord:
-        async with self._transaction() as db:
-            return await _insert_game(db, game)
+    def create_game(self, game: NewGame) -> GameRecord:
+        return self._write(lambda db: _insert_game(db, game))
 
-    async def get_game(self, game_id: int) -> GameRecord | None:
-        if not codec.is_row_id(game_id):
-            return None
-        return codec.first(await self._games("id = ?", game_id))
+    def get_game(self, game_id: int) -> GameRecord | None:
+        return codec.first(self._games("id = ?", game_id))
 
-    async def live_game_in_channel(self, channel_id: int) -> GameRecord | None:
-        return codec.first(await self._games("channel_id = ? AND status = 'active'", channel_id))
+    def live_game_in_channel(self, channel_id: int) -> GameRecord | None:
+        return codec.first(self._games("channel_id = ? AND status = 'active'", channel_id))
 
-    async def save_game(self, game: GameRecord) -> GameRecord | None:
-        async with self._transaction() as db:
-            cursor = await db.execute(
-                "UPDATE games SET moves = ?, status = ?, winner = ?, end_reason = ?,"
-                " deadline = ?, version = version + 1, updated_at = ?"
-                " WHERE id = ? AND version = ? AND status = 'active'",
-                (
-                    codec.moves_text(game.moves),
-                    game.status.value,
-                    codec.mark_text(game.winner),
-                    None if game.end_reason is None else game.end_reason.value,
-                    game.deadline,
-                    game.updated_at,
-                    game.id,
-                    game.version,
-                ),
+    def save_game(self, game: GameRecord) -> GameRecord | None:
+        return self._write(lambda db: _save_game(db, game))
+
+    def set_game_message(self, game_id: int, message_id: int) -> None:
+        self._write(
+            lambda db: db.execute(
+                "UPDATE games SET message_id = ? WHERE id = ?", (message_id, game_id)
             )
-            if cursor.rowcount == 0:
-                return None
-            # Read back rather than echo the argument: message_id may have moved on since
-            # the caller read the game, and stats must use the stored players.
-            saved = await _select_game(db, game.id)
-            if saved is None:  # pragma: no cover - the UPDATE just matched it
-                raise RuntimeError(f"game {game.id} vanished inside its own transaction")
-            if saved.status is GameStatus.FINISHED:
-                await _write_tally(db, saved)
-            return saved
+        )
 
-    async def set_game_message(self, game_id: int, message_id: int) -> None:
-        async with self._transaction() as db:
-            await db.execute("UPDATE games SET message_id = ? WHERE id = ?", (message_id, game_id))
-
-    async def overdue_games(self, now: float, shards: ShardSlice = EVERY_GUILD) -> list[GameRecord]:
-        return await self._games(
+    def overdue_games(self, now: float, shards: ShardSlice) -> list[GameRecord]:
+        return self._games(
             f"status = 'active' AND deadline <= ? AND {_in_shards(shards)} ORDER BY deadline, id",
             now,
             *_shard_params(shards),
         )
 
-    async def unshown_games(
-        self, before: float, shards: ShardSlice = EVERY_GUILD
-    ) -> list[GameRecord]:
-        return await self._games(
+    def unshown_games(self, before: float, shards: ShardSlice) -> list[GameRecord]:
+        return self._games(
             f"status = 'active' AND message_id IS NULL AND updated_at <= ? AND"
             f" {_in_shards(shards)} ORDER BY id",
             before,
@@ -239,86 +189,37 @@ class SqliteStorage:
 
     # -- challenges ----------------------------------------------------------------------
 
-    async def create_challenge(self, challenge: NewChallenge) -> ChallengeRecord:
-        async with self._transaction() as db:
-            try:
-                cursor = await db.execute(
-                    "INSERT INTO challenges (guild_id, channel_id, challenger_id,"
-                    " challenger_name, opponent_id, opponent_name, status, expires_at,"
-                    " created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
-                    (
-                        challenge.guild_id,
-                        challenge.channel_id,
-                        challenge.challenger_id,
-                        challenge.challenger_name,
-                        challenge.opponent_id,
-                        challenge.opponent_name,
-                        challenge.expires_at,
-                        challenge.created_at,
-                    ),
-                )
-            except sqlite3.IntegrityError as error:
-                await _raise_if_occupied(db, challenge.channel_id, error)
-                raise
-            created = await _select_challenge(db, _rowid(cursor))
-            assert created is not None
-            return created
+    def create_challenge(self, challenge: NewChallenge) -> ChallengeRecord:
+        return self._write(lambda db: _insert_challenge(db, challenge))
 
-    async def get_challenge(self, challenge_id: int) -> ChallengeRecord | None:
-        if not codec.is_row_id(challenge_id):
-            return None
-        return codec.first(await self._challenges("id = ?", challenge_id))
+    def get_challenge(self, challenge_id: int) -> ChallengeRecord | None:
+        return codec.first(self._challenges("id = ?", challenge_id))
 
-    async def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None:
-        return codec.first(
-            await self._challenges("channel_id = ? AND status = 'pending'", channel_id)
-        )
+    def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None:
+        return codec.first(self._challenges("channel_id = ? AND status = 'pending'", channel_id))
 
-    async def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
-        async with self._transaction() as db:
-            await db.execute(
+    def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
+        self._write(
+            lambda db: db.execute(
                 "UPDATE challenges SET message_id = ? WHERE id = ?", (message_id, challenge_id)
             )
+        )
 
-    async def close_challenge(
-        self, challenge_id: int, status: ChallengeStatus, game: NewGame | None = None
+    def close_challenge(
+        self, challenge_id: int, status: ChallengeStatus, game: NewGame | None
     ) -> tuple[ChallengeRecord, GameRecord | None] | None:
-        if status is ChallengeStatus.PENDING:
-            raise ValueError("a challenge cannot be closed as pending")
-        if game is not None and status is not ChallengeStatus.ACCEPTED:
-            raise ValueError(f"only an accepted challenge starts a game, not a {status} one")
-        async with self._transaction() as db:
-            cursor = await db.execute(
-                "UPDATE challenges SET status = ? WHERE id = ? AND status = 'pending'",
-                (status.value, challenge_id),
-            )
-            if cursor.rowcount == 0:
-                return None
-            created = None
-            if game is not None:
-                # Raising here rolls the status change back too: the challenge stays pending.
-                created = await _insert_game(db, game)
-                await db.execute(
-                    "UPDATE challenges SET game_id = ? WHERE id = ?", (created.id, challenge_id)
-                )
-            closed = await _select_challenge(db, challenge_id)
-            assert closed is not None
-            return closed, created
+        return self._write(lambda db: _close_challenge(db, challenge_id, status, game))
 
-    async def overdue_challenges(
-        self, now: float, shards: ShardSlice = EVERY_GUILD
-    ) -> list[ChallengeRecord]:
-        return await self._challenges(
+    def overdue_challenges(self, now: float, shards: ShardSlice) -> list[ChallengeRecord]:
+        return self._challenges(
             f"status = 'pending' AND expires_at <= ? AND {_in_shards(shards)}"
             " ORDER BY expires_at, id",
             now,
             *_shard_params(shards),
         )
 
-    async def unshown_challenges(
-        self, before: float, shards: ShardSlice = EVERY_GUILD
-    ) -> list[ChallengeRecord]:
-        return await self._challenges(
+    def unshown_challenges(self, before: float, shards: ShardSlice) -> list[ChallengeRecord]:
+        return self._challenges(
             f"status = 'pending' AND message_id IS NULL AND created_at <= ? AND"
             f" {_in_shards(shards)} ORDER BY id",
             before,
@@ -327,22 +228,24 @@ class SqliteStorage:
 
     # -- stats ---------------------------------------------------------------------------
 
-    async def player_stats(self, guild_id: int, user_id: int) -> PlayerStats:
-        async with self._lock:
-            async with self._db.execute(
-                "SELECT opponent, wins, losses, draws FROM player_stats"
-                " WHERE guild_id = ? AND user_id = ?",
-                (guild_id, user_id),
-            ) as cursor:
-                records = {
-                    row["opponent"]: Record(row["wins"], row["losses"], row["draws"])
-                    for row in await cursor.fetchall()
-                }
-            async with self._db.execute(
+    def player_stats(self, guild_id: int, user_id: int) -> PlayerStats:
+        # One read transaction: the records and the rating from the same moment.
+        self.db.execute("BEGIN")
+        try:
+            records = {
+                row["opponent"]: Record(row["wins"], row["losses"], row["draws"])
+                for row in self._rows(
+                    "SELECT opponent, wins, losses, draws FROM player_stats"
+                    " WHERE guild_id = ? AND user_id = ?",
+                    (guild_id, user_id),
+                )
+            }
+            rating = self.db.execute(
                 "SELECT rating, games FROM ratings WHERE guild_id = ? AND user_id = ?",
                 (guild_id, user_id),
-            ) as cursor:
-                rating = await cursor.fetchone()
+            ).fetchone()
+        finally:
+            self.db.execute("COMMIT")
         return PlayerStats(
             guild_id=guild_id,
             user_id=user_id,
@@ -351,8 +254,8 @@ class SqliteStorage:
             rated_games=0 if rating is None else rating["games"],
         )
 
-    async def leaderboard(self, guild_id: int, limit: int = 10) -> list[Rating]:
-        rows = await self._fetchall(
+    def leaderboard(self, guild_id: int, limit: int) -> list[Rating]:
+        rows = self._rows(
             "SELECT user_id, rating, games, wins, losses, draws FROM ratings"
             " WHERE guild_id = ? ORDER BY rating DESC, games DESC, user_id ASC LIMIT ?",
             # SQLite reads a negative LIMIT as "no limit".
@@ -372,17 +275,158 @@ class SqliteStorage:
 
     # -- settings ------------------------------------------------------------------------
 
-    async def get_setting(self, key: str) -> str | None:
-        row = await self._fetchone("SELECT value FROM settings WHERE key = ?", (key,))
+    def get_setting(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row["value"])
 
-    async def set_setting(self, key: str, value: str) -> None:
-        async with self._transaction() as db:
-            await db.execute(
+    def set_setting(self, key: str, value: str) -> None:
+        self._write(
+            lambda db: db.execute(
                 "INSERT INTO settings (key, value) VALUES (?, ?)"
                 " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
+        )
+
+
+class SqliteStorage:
+    """Games, challenges, stats and settings in one SQLite database.
+
+    Open it with ``await SqliteStorage.open(path, clock)`` (``":memory:"`` for a throwaway one).
+    """
+
+    def __init__(self, thread: ThreadPoolExecutor, database: _Database) -> None:
+        self._thread = thread
+        self._database = database
+
+    @classmethod
+    async def open(cls, path: str, clock: Clock) -> SqliteStorage:
+        """Connect to (or create) the database at ``path`` and bring its schema up to date;
+        ``clock`` dates the migrations it applies."""
+        # One thread: sqlite3 connections belong to the thread that made them, and a queue
+        # of one worker runs the operations one after another.
+        thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tttbot-sqlite")
+        try:
+            loop = asyncio.get_running_loop()
+            database = await loop.run_in_executor(thread, _Database, path, clock)
+        except BaseException:
+            thread.shutdown(wait=False)
+            raise
+        storage = cls(thread, database)
+        try:
+            await storage._prepare()
+        except BaseException:
+            await storage.close()
+            raise
+        return storage
+
+    async def close(self) -> None:
+        # Queued behind the operations already handed over: they finish first.
+        await self._run(self._database.close)
+        self._thread.shutdown(wait=False)
+
+    async def _run(self, operation: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            self._thread, functools.partial(operation, *args, **kwargs)
+        )
+
+    async def _prepare(self) -> None:
+        """Processes opening one new file at the same moment can be told "database is
+        locked" without SQLite's busy timeout helping (switching to WAL takes an exclusive
+        lock without waiting; a connection that saw the switch mid-way gets busy at once):
+        each step is safe to repeat, so the whole is retried for as long as the busy timeout
+        would wait."""
+        for attempt in itertools.count():
+            try:
+                await self._run(self._database.prepare)
+                return
+            except sqlite3.OperationalError as error:
+                if "locked" not in str(error) or attempt * OPEN_RETRY >= BUSY_TIMEOUT_SECONDS:
+                    raise
+                await asyncio.sleep(OPEN_RETRY)
+
+    async def schema_versions(self) -> dict[int, float]:
+        """Applied migration versions and when each was applied (for diagnostics and tests)."""
+        return await self._run(self._database.schema_versions)
+
+    # -- games ---------------------------------------------------------------------------
+
+    async def create_game(self, game: NewGame) -> GameRecord:
+        return await self._run(self._database.create_game, game)
+
+    async def get_game(self, game_id: int) -> GameRecord | None:
+        if not codec.is_row_id(game_id):
+            return None
+        return await self._run(self._database.get_game, game_id)
+
+    async def live_game_in_channel(self, channel_id: int) -> GameRecord | None:
+        return await self._run(self._database.live_game_in_channel, channel_id)
+
+    async def save_game(self, game: GameRecord) -> GameRecord | None:
+        return await self._run(self._database.save_game, game)
+
+    async def set_game_message(self, game_id: int, message_id: int) -> None:
+        await self._run(self._database.set_game_message, game_id, message_id)
+
+    async def overdue_games(self, now: float, shards: ShardSlice = EVERY_GUILD) -> list[GameRecord]:
+        return await self._run(self._database.overdue_games, now, shards)
+
+    async def unshown_games(
+        self, before: float, shards: ShardSlice = EVERY_GUILD
+    ) -> list[GameRecord]:
+        return await self._run(self._database.unshown_games, before, shards)
+
+    # -- challenges ----------------------------------------------------------------------
+
+    async def create_challenge(self, challenge: NewChallenge) -> ChallengeRecord:
+        return await self._run(self._database.create_challenge, challenge)
+
+    async def get_challenge(self, challenge_id: int) -> ChallengeRecord | None:
+        if not codec.is_row_id(challenge_id):
+            return None
+        return await self._run(self._database.get_challenge, challenge_id)
+
+    async def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None:
+        return await self._run(self._database.pending_challenge_in_channel, channel_id)
+
+    async def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
+        await self._run(self._database.set_challenge_message, challenge_id, message_id)
+
+    async def close_challenge(
+        self, challenge_id: int, status: ChallengeStatus, game: NewGame | None = None
+    ) -> tuple[ChallengeRecord, GameRecord | None] | None:
+        if status is ChallengeStatus.PENDING:
+            raise ValueError("a challenge cannot be closed as pending")
+        if game is not None and status is not ChallengeStatus.ACCEPTED:
+            raise ValueError(f"only an accepted challenge starts a game, not a {status} one")
+        return await self._run(self._database.close_challenge, challenge_id, status, game)
+
+    async def overdue_challenges(
+        self, now: float, shards: ShardSlice = EVERY_GUILD
+    ) -> list[ChallengeRecord]:
+        return await self._run(self._database.overdue_challenges, now, shards)
+
+    async def unshown_challenges(
+        self, before: float, shards: ShardSlice = EVERY_GUILD
+    ) -> list[ChallengeRecord]:
+        return await self._run(self._database.unshown_challenges, before, shards)
+
+    # -- stats ---------------------------------------------------------------------------
+
+    async def player_stats(self, guild_id: int, user_id: int) -> PlayerStats:
+        return await self._run(self._database.player_stats, guild_id, user_id)
+
+    async def leaderboard(self, guild_id: int, limit: int = 10) -> list[Rating]:
+        return await self._run(self._database.leaderboard, guild_id, limit)
+
+    # -- settings ------------------------------------------------------------------------
+
+    async def get_setting(self, key: str) -> str | None:
+        return await self._run(self._database.get_setting, key)
+
+    async def set_setting(self, key: str, value: str) -> None:
+        await self._run(self._database.set_setting, key, value)
 
 
 if TYPE_CHECKING:
@@ -406,9 +450,80 @@ def split_statements(script: str) -> Iterable[str]:
         yield rest  # trailing comments, or a last statement without its semicolon
 
 
-async def _exists(db: aiosqlite.Connection, sql: str, *params: Any) -> bool:
-    async with db.execute(sql, params) as cursor:
-        return await cursor.fetchone() is not None
+def _exists(db: sqlite3.Connection, sql: str, *params: Any) -> bool:
+    return db.execute(sql, params).fetchone() is not None
+
+
+def _save_game(db: sqlite3.Connection, game: GameRecord) -> GameRecord | None:
+    cursor = db.execute(
+        "UPDATE games SET moves = ?, status = ?, winner = ?, end_reason = ?,"
+        " deadline = ?, version = version + 1, updated_at = ?"
+        " WHERE id = ? AND version = ? AND status = 'active'",
+        (
+            codec.moves_text(game.moves),
+            game.status.value,
+            codec.mark_text(game.winner),
+            None if game.end_reason is None else game.end_reason.value,
+            game.deadline,
+            game.updated_at,
+            game.id,
+            game.version,
+        ),
+    )
+    if cursor.rowcount == 0:
+        return None
+    # Read back rather than echo the argument: message_id may have moved on since the caller
+    # read the game, and stats must use the stored players.
+    saved = _select_game(db, game.id)
+    if saved is None:  # pragma: no cover - the UPDATE just matched it
+        raise RuntimeError(f"game {game.id} vanished inside its own transaction")
+    if saved.status is GameStatus.FINISHED:
+        _write_tally(db, saved)
+    return saved
+
+
+def _insert_challenge(db: sqlite3.Connection, challenge: NewChallenge) -> ChallengeRecord:
+    try:
+        cursor = db.execute(
+            "INSERT INTO challenges (guild_id, channel_id, challenger_id,"
+            " challenger_name, opponent_id, opponent_name, status, expires_at,"
+            " created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+            (
+                challenge.guild_id,
+                challenge.channel_id,
+                challenge.challenger_id,
+                challenge.challenger_name,
+                challenge.opponent_id,
+                challenge.opponent_name,
+                challenge.expires_at,
+                challenge.created_at,
+            ),
+        )
+    except sqlite3.IntegrityError as error:
+        _raise_if_occupied(db, challenge.channel_id, error)
+        raise
+    created = _select_challenge(db, _rowid(cursor))
+    assert created is not None
+    return created
+
+
+def _close_challenge(
+    db: sqlite3.Connection, challenge_id: int, status: ChallengeStatus, game: NewGame | None
+) -> tuple[ChallengeRecord, GameRecord | None] | None:
+    cursor = db.execute(
+        "UPDATE challenges SET status = ? WHERE id = ? AND status = 'pending'",
+        (status.value, challenge_id),
+    )
+    if cursor.rowcount == 0:
+        return None
+    created = None
+    if game is not None:
+        # Raising here rolls the status change back too: the challenge stays pending.
+        created = _insert_game(db, game)
+        db.execute("UPDATE challenges SET game_id = ? WHERE id = ?", (created.id, challenge_id))
+    closed = _select_challenge(db, challenge_id)
+    assert closed is not None
+    return closed, created
 
 
 def _in_shards(shards: ShardSlice) -> str:
@@ -420,15 +535,15 @@ def _shard_params(shards: ShardSlice) -> tuple[int, ...]:
     return (shards.count, *sorted(shards.ids))
 
 
-def _rowid(cursor: aiosqlite.Cursor) -> int:
+def _rowid(cursor: sqlite3.Cursor) -> int:
     if cursor.lastrowid is None:  # pragma: no cover - only after a successful INSERT
         raise RuntimeError("INSERT produced no row id")
     return cursor.lastrowid
 
 
-async def _insert_game(db: aiosqlite.Connection, game: NewGame) -> GameRecord:
+def _insert_game(db: sqlite3.Connection, game: NewGame) -> GameRecord:
     try:
-        cursor = await db.execute(
+        cursor = db.execute(
             "INSERT INTO games (guild_id, channel_id, x_id, o_id, x_name, o_name, ai_difficulty,"
             " ai_mark, size, moves, status, deadline, version, created_at, updated_at,"
             " rematch_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, 1, ?, ?, ?)",
@@ -452,63 +567,57 @@ async def _insert_game(db: aiosqlite.Connection, game: NewGame) -> GameRecord:
     except sqlite3.IntegrityError as error:
         # Ask which rule was broken instead of parsing SQLite's message. The rematch check
         # comes first: two players clicking "rematch" at once should hear that, not "busy".
-        if game.rematch_of is not None and await _exists(
+        if game.rematch_of is not None and _exists(
             db, "SELECT 1 FROM games WHERE rematch_of = ?", game.rematch_of
         ):
             raise AlreadyRematchedError(f"game {game.rematch_of} was already rematched") from error
-        await _raise_if_occupied(db, game.channel_id, error)
+        _raise_if_occupied(db, game.channel_id, error)
         raise
-    created = await _select_game(db, _rowid(cursor))
+    created = _select_game(db, _rowid(cursor))
     assert created is not None
     return created
 
 
-async def _raise_if_occupied(
-    db: aiosqlite.Connection, channel_id: int, error: sqlite3.IntegrityError
+def _raise_if_occupied(
+    db: sqlite3.Connection, channel_id: int, error: sqlite3.IntegrityError
 ) -> None:
     """Raise :class:`ChannelBusyError` if ``error`` came from the channel's one occupant (a
     live game or a pending challenge, see migration 0002)."""
-    if await _exists(db, "SELECT 1 FROM channel_occupants WHERE channel_id = ?", channel_id):
+    if _exists(db, "SELECT 1 FROM channel_occupants WHERE channel_id = ?", channel_id):
         busy = f"channel {channel_id} has a live game or a pending challenge"
         raise ChannelBusyError(busy) from error
 
 
-async def _select_game(db: aiosqlite.Connection, game_id: int) -> GameRecord | None:
-    async with db.execute(
-        f"SELECT {codec.GAME_COLUMNS} FROM games WHERE id = ?", (game_id,)
-    ) as cur:
-        row = await cur.fetchone()
+def _select_game(db: sqlite3.Connection, game_id: int) -> GameRecord | None:
+    row = db.execute(f"SELECT {codec.GAME_COLUMNS} FROM games WHERE id = ?", (game_id,)).fetchone()
     return None if row is None else codec.game(row)
 
 
-async def _select_challenge(db: aiosqlite.Connection, challenge_id: int) -> ChallengeRecord | None:
-    async with db.execute(
-        f"SELECT {codec.CHALLENGE_COLUMNS} FROM challenges WHERE id = ?", (challenge_id,)
-    ) as cursor:
-        row = await cursor.fetchone()
+def _select_challenge(db: sqlite3.Connection, challenge_id: int) -> ChallengeRecord | None:
+    sql = f"SELECT {codec.CHALLENGE_COLUMNS} FROM challenges WHERE id = ?"
+    row = db.execute(sql, (challenge_id,)).fetchone()
     return None if row is None else codec.challenge(row)
 
 
-async def _write_tally(db: aiosqlite.Connection, game: GameRecord) -> None:
+def _write_tally(db: sqlite3.Connection, game: GameRecord) -> None:
     """Add what the just-finished ``game`` counts for (decided by :mod:`bot.results`)."""
     players = results.rated_players(game)
     ratings = {}
     for user_id in players:
-        async with db.execute(
+        row = db.execute(
             "SELECT rating FROM ratings WHERE guild_id = ? AND user_id = ?",
             (game.guild_id, user_id),
-        ) as cursor:
-            row = await cursor.fetchone()
+        ).fetchone()
         if row is not None:
             ratings[user_id] = float(row["rating"])
     counted = results.tally(game, ratings)
-    await db.executemany(
+    db.executemany(
         "INSERT INTO player_stats (guild_id, user_id, opponent, wins, losses, draws)"
         " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id, user_id, opponent)"
         f" DO UPDATE SET {_ADD_SCORE}",
         [(r.guild_id, r.user_id, r.opponent, *codec.increments(r.score)) for r in counted.records],
     )
-    await db.executemany(
+    db.executemany(
         "INSERT INTO ratings (guild_id, user_id, rating, games, wins, losses, draws)"
         " VALUES (?, ?, ?, 1, ?, ?, ?) ON CONFLICT (guild_id, user_id)"
         f" DO UPDATE SET rating = excluded.rating, games = games + 1, {_ADD_SCORE}",
