@@ -18,6 +18,7 @@ from bot.components import CELL_ID, CHALLENGE_ID, LEGACY_CELL_ID
 from bot.storage.base import GameRecord
 from tests.bot_harness import (
     BotHarness,
+    both_engines,
     button_id,
     cell_buttons,
     cell_id,
@@ -35,6 +36,7 @@ BUSY = (
 )
 
 
+@both_engines
 async def test_start_and_vs_ai_at_once_leave_one_challenge_or_one_game(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -171,6 +173,7 @@ async def test_a_cell_button_forged_onto_another_channel_s_message_changes_nothi
 CHANGED = "The board changed while you were moving: look again and retry."
 
 
+@both_engines
 async def test_a_burst_of_clicks_on_an_outdated_board_plays_one_move(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -189,6 +192,7 @@ async def test_a_burst_of_clicks_on_an_outdated_board_plays_one_move(
         assert game.moves[0] == 0
 
 
+@both_engines
 async def test_clicks_at_one_ply_racing_the_redraw_apply_one(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -209,6 +213,7 @@ async def test_clicks_at_one_ply_racing_the_redraw_apply_one(
         assert len(game.moves) == 2
 
 
+@both_engines
 async def test_boards_drawn_before_cells_named_their_ply_still_play(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -310,6 +315,7 @@ async def test_a_slow_answer_that_is_a_mistake_stays_private(
 # -- state saved without its message heals itself -------------------------------------------------
 
 
+@both_engines
 async def test_board_shows_an_open_challenge_again_at_the_bottom(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -334,6 +340,7 @@ async def test_board_shows_an_open_challenge_again_at_the_bottom(
 CALLBACK = "POST /interactions/{id}/{token}/callback"
 
 
+@both_engines
 async def test_a_challenge_whose_answer_never_arrived_is_shown_again(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -357,6 +364,7 @@ async def test_a_challenge_whose_answer_never_arrived_is_shown_again(
         assert shown.message_id == again.message.id
 
 
+@both_engines
 async def test_the_sweeper_posts_what_was_saved_without_its_message(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -388,6 +396,7 @@ async def test_the_sweeper_posts_what_was_saved_without_its_message(
         assert played.response_type == 7
 
 
+@both_engines
 async def test_an_answer_lost_after_it_was_applied_is_not_shown_twice(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -406,6 +415,7 @@ async def test_an_answer_lost_after_it_was_applied_is_not_shown_twice(
         assert sim.messages(s.channel) == [ix.message]
 
 
+@both_engines
 async def test_a_move_whose_answer_dropped_still_shows_on_the_board(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -425,6 +435,7 @@ async def test_a_move_whose_answer_dropped_still_shows_on_the_board(
         assert moved.response_type == 7
 
 
+@both_engines
 async def test_a_resign_whose_answer_dropped_is_shown_and_counted(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
