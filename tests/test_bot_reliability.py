@@ -12,9 +12,11 @@ from contextlib import asynccontextmanager, closing
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 
 from bot.components import CELL_ID, CHALLENGE_ID, LEGACY_CELL_ID
+from bot.config import POSTGRESQL
 from bot.storage.base import GameRecord
 from tests.bot_harness import (
     BotHarness,
@@ -234,8 +236,23 @@ async def test_boards_drawn_before_cells_named_their_ply_still_play(
 
 
 @asynccontextmanager
-async def database_locked_by_another_process(path: Path, seconds: float) -> AsyncIterator[None]:
-    """Another connection holds SQLite's write lock for ``seconds`` (a backup, a second bot)."""
+async def database_locked_by_another_process(
+    harness: BotHarness, seconds: float
+) -> AsyncIterator[None]:
+    """Another process holds the database's write lock for ``seconds`` from when the block
+    starts (a backup, a second bot, a migration): on SQLite the file's, on PostgreSQL an
+    exclusive lock on every table the bot writes (reads go on, as with SQLite's)."""
+    locked = (
+        _postgres_tables_locked(harness.database.url, seconds)
+        if harness.engine == POSTGRESQL
+        else _sqlite_file_locked(harness.db_path, seconds)
+    )
+    async with locked:
+        yield
+
+
+@asynccontextmanager
+async def _sqlite_file_locked(path: Path, seconds: float) -> AsyncIterator[None]:
     locked = threading.Event()
     failed: list[BaseException] = []
 
@@ -260,25 +277,53 @@ async def database_locked_by_another_process(path: Path, seconds: float) -> Asyn
         await asyncio.to_thread(holder.join)
 
 
+BOT_TABLES = "games, challenges, channel_occupants, player_stats, ratings, settings"
+
+
+@asynccontextmanager
+async def _postgres_tables_locked(url: str, seconds: float) -> AsyncIterator[None]:
+    db = await asyncpg.connect(url)
+    try:
+        transaction = db.transaction()
+        await transaction.start()
+        # Taken between interactions, when the bot holds no lock: it never waits.
+        await db.execute(f"LOCK TABLE {BOT_TABLES} IN EXCLUSIVE MODE")
+
+        async def release() -> None:
+            await asyncio.sleep(seconds)
+            await transaction.rollback()
+
+        # Released on time whatever the block waits for, as the SQLite holder's thread is.
+        releasing = asyncio.create_task(release())
+        try:
+            yield
+        finally:
+            await releasing
+    finally:
+        await db.close()
+
+
+@both_engines
 async def test_a_click_while_the_database_is_locked_is_deferred_then_shown(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
     async with harness.running():
         board = await start_member_game(sim)
-        async with database_locked_by_another_process(harness.db_path, 2.5):
+        async with database_locked_by_another_process(harness, 2.5):
             ix = await sim.click(s.alice, board, cell_id(board, "B2"), timeout=10)
             assert ix.response_type == 6  # deferred within Discord's 3 s...
             await ix.wait_done(timeout=10)  # ...and finished with an edit of the board
         assert shown_board(sim.message(board.id)) == ".../.X./..."
 
 
+@both_engines
 async def test_a_command_while_the_database_is_locked_is_deferred_then_shown(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
     async with harness.running():
-        async with database_locked_by_another_process(harness.db_path, 2.5):
+        async with database_locked_by_another_process(harness, 2.5):
             ix = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart", timeout=10)
             assert ix.response_type == 5  # "thinking..." within Discord's 3 s...
             await ix.wait_done(timeout=10)  # ...then the board in its place
