@@ -3,8 +3,12 @@
 The ``harness`` fixture (loaded by ``tests/conftest.py``): ``harness.running()`` starts a
 :class:`bot.client.TTTBot` exactly as ``python -m bot`` would build it (same settings object,
 same setup hook), pointed at the simulator; starting a second one on the same database is a
-restart. The helpers below read board messages and find buttons through the bot's own
-:class:`bot.components.IdFormat` definitions, never by spelling custom_ids by hand.
+restart. The database is a SQLite file in the test's temporary folder; a test (or a module,
+through ``pytestmark``) marked :data:`both_engines` runs twice, once on SQLite and once on a
+fresh PostgreSQL database of the session's cluster (``postgres_cluster.py``), every
+``running()`` of the test, restarts included, on that same database. The helpers below read
+board messages and find buttons through the bot's own :class:`bot.components.IdFormat`
+definitions, never by spelling custom_ids by hand.
 """
 
 from __future__ import annotations
@@ -22,28 +26,48 @@ import pytest
 from bot.client import TTTBot
 from bot.clock import ManualClock
 from bot.components import CELL_ID, CHALLENGE_ID, IdFormat
-from bot.config import DatabaseUrl, Settings
+from bot.config import POSTGRESQL, SQLITE, DatabaseUrl, Settings, parse_database_url
+from bot.storage.postgres import PostgresStorage
+from bot.storage.sqlite import SqliteStorage
 from game import Board, cell_name, parse_cell
 from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimMessage, SimUser
 from tests.discord_sim.models import JSON
 
 MARKS = {"❌": "X", "⭕": "O"}
+STORAGE_CLASSES = {SQLITE: SqliteStorage, POSTGRESQL: PostgresStorage}
+
+both_engines = pytest.mark.parametrize(
+    "harness",
+    [SQLITE, pytest.param(POSTGRESQL, marks=pytest.mark.postgres)],
+    indirect=True,
+)
+"""Runs a test that uses ``harness`` on each database engine (ids ``sqlite``, ``postgresql``)."""
 
 
 class BotHarness:
-    def __init__(self, sim: DiscordSim, tmp_path: Path) -> None:
+    def __init__(self, sim: DiscordSim, database: DatabaseUrl) -> None:
         self.sim = sim
         self.clock = ManualClock()
-        self.db_path = tmp_path / "ttt.sqlite3"
+        self.database = database
         self.rng = random.Random(1234)
         self.base_settings = Settings(
             token=sim.token,
-            database=DatabaseUrl(str(self.db_path)),
+            database=database,
             api_base_url=sim.api_base_url,
             gateway_url=sim.gateway_url,
             turn_timeout=300,
             challenge_timeout=120,
         )
+
+    @property
+    def engine(self) -> str:
+        return self.database.scheme
+
+    @property
+    def db_path(self) -> Path:
+        """The SQLite file, for the tests that reach into it from outside the bot."""
+        assert self.engine == SQLITE, "a SQLite-only test: leave it out of both_engines"
+        return Path(self.database.path)
 
     @asynccontextmanager
     async def running(
@@ -59,6 +83,8 @@ class BotHarness:
             logger.addHandler(errors)
         try:
             async with self.sim.running(bot):
+                # A variant that silently ran on the other engine would prove nothing.
+                assert isinstance(bot.storage, STORAGE_CLASSES[settings.database.scheme])
                 yield bot
                 # Buttons are DynamicItems: nothing per game or per message may stay in memory.
                 store = bot._connection._view_store
@@ -87,9 +113,15 @@ class BotHarness:
 
 
 @pytest.fixture
-def harness(sim: DiscordSim, tmp_path: Path) -> BotHarness:
-    """The real bot, ready to run against ``sim`` on a database in ``tmp_path``."""
-    return BotHarness(sim, tmp_path)
+def harness(sim: DiscordSim, tmp_path: Path, request: pytest.FixtureRequest) -> BotHarness:
+    """The real bot, ready to run against ``sim`` on a SQLite file in ``tmp_path``, or, under
+    :data:`both_engines`, on the engine of the test's parameter."""
+    engine = getattr(request, "param", SQLITE)
+    if engine == POSTGRESQL:
+        url: str = request.getfixturevalue("fresh_postgres_database")
+        return BotHarness(sim, parse_database_url(url))
+    assert engine == SQLITE, engine
+    return BotHarness(sim, DatabaseUrl(str(tmp_path / "ttt.sqlite3")))
 
 
 class _ErrorCollector(logging.Handler):

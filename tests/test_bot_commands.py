@@ -15,6 +15,7 @@ from bot.storage.base import GameRecord
 from tests.bot_harness import (
     BotHarness,
     board_of,
+    both_engines,
     button_id,
     cell_id,
     refused,
@@ -122,6 +123,7 @@ async def test_the_challenger_can_withdraw(sim: DiscordSim, harness: BotHarness)
         assert "**alice** withdrew the challenge." in (message.content or "")
 
 
+@both_engines
 async def test_accepting_an_expired_challenge_shows_it_expired(
     sim: DiscordSim, harness: BotHarness
 ) -> None:

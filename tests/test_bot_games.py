@@ -1,5 +1,6 @@
 """Whole games through the real discord.py client and the simulator: against the bot at each
-difficulty, between members, across a restart, against the clock, and under concurrent clicks."""
+difficulty, between members, across a restart, against the clock, and under concurrent clicks.
+Every test runs on both database engines, SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from game import Board, Mark
 from tests.bot_harness import (
     BotHarness,
     board_of,
+    both_engines,
     button_id,
     cell_buttons,
     cell_id,
@@ -22,6 +24,8 @@ from tests.bot_harness import (
     text_of,
 )
 from tests.discord_sim import DiscordSim, SimMessage, SimUser
+
+pytestmark = both_engines
 
 
 def is_live(message: SimMessage) -> bool:

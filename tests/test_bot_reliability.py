@@ -12,12 +12,15 @@ from contextlib import asynccontextmanager, closing
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 
 from bot.components import CELL_ID, CHALLENGE_ID, LEGACY_CELL_ID
+from bot.config import POSTGRESQL
 from bot.storage.base import GameRecord
 from tests.bot_harness import (
     BotHarness,
+    both_engines,
     button_id,
     cell_buttons,
     cell_id,
@@ -35,6 +38,7 @@ BUSY = (
 )
 
 
+@both_engines
 async def test_start_and_vs_ai_at_once_leave_one_challenge_or_one_game(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -171,6 +175,7 @@ async def test_a_cell_button_forged_onto_another_channel_s_message_changes_nothi
 CHANGED = "The board changed while you were moving: look again and retry."
 
 
+@both_engines
 async def test_a_burst_of_clicks_on_an_outdated_board_plays_one_move(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -189,6 +194,7 @@ async def test_a_burst_of_clicks_on_an_outdated_board_plays_one_move(
         assert game.moves[0] == 0
 
 
+@both_engines
 async def test_clicks_at_one_ply_racing_the_redraw_apply_one(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -209,6 +215,7 @@ async def test_clicks_at_one_ply_racing_the_redraw_apply_one(
         assert len(game.moves) == 2
 
 
+@both_engines
 async def test_boards_drawn_before_cells_named_their_ply_still_play(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -229,8 +236,23 @@ async def test_boards_drawn_before_cells_named_their_ply_still_play(
 
 
 @asynccontextmanager
-async def database_locked_by_another_process(path: Path, seconds: float) -> AsyncIterator[None]:
-    """Another connection holds SQLite's write lock for ``seconds`` (a backup, a second bot)."""
+async def database_locked_by_another_process(
+    harness: BotHarness, seconds: float
+) -> AsyncIterator[None]:
+    """Another process holds the database's write lock for ``seconds`` from when the block
+    starts (a backup, a second bot, a migration): on SQLite the file's, on PostgreSQL an
+    exclusive lock on every table the bot writes (reads go on, as with SQLite's)."""
+    locked = (
+        _postgres_tables_locked(harness.database.url, seconds)
+        if harness.engine == POSTGRESQL
+        else _sqlite_file_locked(harness.db_path, seconds)
+    )
+    async with locked:
+        yield
+
+
+@asynccontextmanager
+async def _sqlite_file_locked(path: Path, seconds: float) -> AsyncIterator[None]:
     locked = threading.Event()
     failed: list[BaseException] = []
 
@@ -255,25 +277,53 @@ async def database_locked_by_another_process(path: Path, seconds: float) -> Asyn
         await asyncio.to_thread(holder.join)
 
 
+BOT_TABLES = "games, challenges, channel_occupants, player_stats, ratings, settings"
+
+
+@asynccontextmanager
+async def _postgres_tables_locked(url: str, seconds: float) -> AsyncIterator[None]:
+    db = await asyncpg.connect(url)
+    try:
+        transaction = db.transaction()
+        await transaction.start()
+        # Taken between interactions, when the bot holds no lock: it never waits.
+        await db.execute(f"LOCK TABLE {BOT_TABLES} IN EXCLUSIVE MODE")
+
+        async def release() -> None:
+            await asyncio.sleep(seconds)
+            await transaction.rollback()
+
+        # Released on time whatever the block waits for, as the SQLite holder's thread is.
+        releasing = asyncio.create_task(release())
+        try:
+            yield
+        finally:
+            await releasing
+    finally:
+        await db.close()
+
+
+@both_engines
 async def test_a_click_while_the_database_is_locked_is_deferred_then_shown(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
     async with harness.running():
         board = await start_member_game(sim)
-        async with database_locked_by_another_process(harness.db_path, 2.5):
+        async with database_locked_by_another_process(harness, 2.5):
             ix = await sim.click(s.alice, board, cell_id(board, "B2"), timeout=10)
             assert ix.response_type == 6  # deferred within Discord's 3 s...
             await ix.wait_done(timeout=10)  # ...and finished with an edit of the board
         assert shown_board(sim.message(board.id)) == ".../.X./..."
 
 
+@both_engines
 async def test_a_command_while_the_database_is_locked_is_deferred_then_shown(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
     async with harness.running():
-        async with database_locked_by_another_process(harness.db_path, 2.5):
+        async with database_locked_by_another_process(harness, 2.5):
             ix = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart", timeout=10)
             assert ix.response_type == 5  # "thinking..." within Discord's 3 s...
             await ix.wait_done(timeout=10)  # ...then the board in its place
@@ -310,6 +360,7 @@ async def test_a_slow_answer_that_is_a_mistake_stays_private(
 # -- state saved without its message heals itself -------------------------------------------------
 
 
+@both_engines
 async def test_board_shows_an_open_challenge_again_at_the_bottom(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -334,6 +385,7 @@ async def test_board_shows_an_open_challenge_again_at_the_bottom(
 CALLBACK = "POST /interactions/{id}/{token}/callback"
 
 
+@both_engines
 async def test_a_challenge_whose_answer_never_arrived_is_shown_again(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -357,6 +409,7 @@ async def test_a_challenge_whose_answer_never_arrived_is_shown_again(
         assert shown.message_id == again.message.id
 
 
+@both_engines
 async def test_the_sweeper_posts_what_was_saved_without_its_message(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -388,6 +441,7 @@ async def test_the_sweeper_posts_what_was_saved_without_its_message(
         assert played.response_type == 7
 
 
+@both_engines
 async def test_an_answer_lost_after_it_was_applied_is_not_shown_twice(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -406,6 +460,7 @@ async def test_an_answer_lost_after_it_was_applied_is_not_shown_twice(
         assert sim.messages(s.channel) == [ix.message]
 
 
+@both_engines
 async def test_a_move_whose_answer_dropped_still_shows_on_the_board(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -425,6 +480,7 @@ async def test_a_move_whose_answer_dropped_still_shows_on_the_board(
         assert moved.response_type == 7
 
 
+@both_engines
 async def test_a_resign_whose_answer_dropped_is_shown_and_counted(
     sim: DiscordSim, harness: BotHarness
 ) -> None:

@@ -1,8 +1,9 @@
 """What only the PostgreSQL engine has: migrations under an advisory lock, a connection pool,
-one-line errors for a server that cannot be used, and the bot itself on PostgreSQL.
+and one-line errors for a server that cannot be used.
 
-The storage contract (``test_storage.py``) runs against PostgreSQL too; these are the rest. All
-run on the session's throwaway cluster (``postgres_cluster.py``).
+The storage contract (``test_storage.py``) runs against PostgreSQL too, and so does the bot end
+to end (the tests marked ``both_engines`` in ``bot_harness.py``: restarts, races, timeouts);
+these are the rest. All run on the session's throwaway cluster (``postgres_cluster.py``).
 """
 
 from __future__ import annotations
@@ -19,12 +20,11 @@ import pytest
 
 from bot.clock import ManualClock, SystemClock
 from bot.config import ConfigError, DatabaseUrl, parse_database_url
-from bot.storage import ChallengeStatus, ChannelBusyError, EndReason, GameRecord, Storage
+from bot.storage import ChallengeStatus, ChannelBusyError, EndReason, GameRecord
 from bot.storage.connect import open_storage
 from bot.storage.migrations import migration_files
 from bot.storage.postgres import MIGRATION_LOCK, PostgresStorage
 from game import Mark
-from tests.bot_harness import BotHarness, cell_id, shown_board, start_member_game
 from tests.discord_sim import DiscordSim
 from tests.postgres_cluster import PostgresCluster, free_port
 from tests.test_bot_process import bot_env
@@ -285,34 +285,3 @@ async def test_python_m_bot_with_an_unreachable_database_exits_with_one_line(
         f"tttbot: DATABASE_URL: cannot reach postgresql database tttbot on 127.0.0.1:{port}: "
     )
     assert postgres_cluster.password not in (out + err).decode()
-
-
-# -- the bot on PostgreSQL -----------------------------------------------------------------
-
-
-async def test_the_bot_plays_on_postgresql_across_a_restart(
-    sim: DiscordSim, harness: BotHarness, fresh_postgres_database: str
-) -> None:
-    s = sim.seed
-    on_postgres = database(fresh_postgres_database)
-    async with harness.running(database=on_postgres) as bot:
-        assert isinstance(bot.storage, PostgresStorage)
-        board = await start_member_game(sim)
-        played = (await sim.click(s.alice, board, cell_id(board, "B2"))).message
-        assert played is not None
-    async with harness.running(database=on_postgres):
-        ix = await sim.click(s.bob, played, cell_id(played, "A1"))
-        assert ix.response_type == 7, ix.content
-        assert ix.message is not None
-        assert shown_board(ix.message) == "O../.X./..."
-        for user, cell in ((s.alice, "A2"), (s.bob, "C3"), (s.alice, "C2")):
-            ix = await sim.click(user, ix.message, cell_id(ix.message, cell))
-            assert ix.message is not None, ix.content
-    storage: Storage = await PostgresStorage.open(fresh_postgres_database, ManualClock(T0))
-    try:
-        alice = await storage.player_stats(s.guild.id, s.alice.id)
-        assert alice.rated_games == 1
-        assert alice.rating is not None
-        assert alice.rating > 1200
-    finally:
-        await storage.close()
