@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal, TypeVar, get_args
 
 from bot.clock import Clock
 from bot.storage.base import (
@@ -35,6 +35,8 @@ from game import Board, GameError, Mark
 from game.ai import STRATEGIES, get_strategy
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 # The bot's difficulties are the engine's strategies, weakest first.
 DIFFICULTIES: tuple[str, ...] = tuple(STRATEGIES)
@@ -113,6 +115,9 @@ class Swept:
 # How long a game or challenge may go without its message before the sweeper posts it: its
 # handler, deferred if slow, has long finished by then.
 UNSHOWN_GRACE = 30.0
+# Live games kept in memory for their next click (about half a kilobyte each); beyond this,
+# the oldest are read from the database again when clicked.
+LIVE_GAMES_KEPT = 10_000
 
 BUSY_GAME = "There is already a game in this channel: finish it first, or play in another channel."
 BUSY_CHALLENGE = "There is already an open challenge in this channel: wait for it to be answered."
@@ -145,6 +150,12 @@ class GameService:
         # The guilds whose timeouts and unshown messages this process sees to: with several
         # processes on one database, each settles its own shards' so that none is done twice.
         self.shards = shards
+        # The live games this process wrote or read last, as the database has them: a click
+        # reads its game here rather than from the database. Every write goes to the database
+        # first and is copied here after it committed; the copy is only ever a guess, since
+        # another process may have moved on: the compare-and-set of each save still decides,
+        # and a click refused on the copy is tried again on the stored game.
+        self._live: dict[int, GameRecord] = {}
 
     # -- challenges ----------------------------------------------------------------------
 
@@ -199,7 +210,7 @@ class GameService:
             raise UserError(BUSY_GAME) from None
         if closed is None or closed[1] is None:
             raise UserError("This challenge was answered a moment ago.")
-        return closed[0], closed[1]
+        return closed[0], self._remember(closed[1])
 
     async def decline(self, challenge_id: int, user: Actor, clicked: Clicked) -> ChallengeRecord:
         challenge = await self._pending_challenge(challenge_id, clicked)
@@ -341,7 +352,7 @@ class GameService:
 
     async def _create(self, game: NewGame) -> GameRecord:
         try:
-            return await self.storage.create_game(game)
+            return self._remember(await self.storage.create_game(game))
         except ChannelBusyError:
             raise UserError(await self._busy_reason(game.channel_id)) from None
         except AlreadyRematchedError:
@@ -386,11 +397,28 @@ class GameService:
         """A click on a cell button of game ``game_id``'s board, drawn after ``ply`` moves
         (None for boards drawn before buttons said): a click on an older position than the
         game's is refused, so a burst of clicks on a board not yet redrawn plays one move."""
-        return await self._play(await self.game_on_board(game_id, clicked), user, cell, ply)
+        return await self._on_board(
+            game_id, clicked, lambda game: self._play(game, user, cell, ply)
+        )
+
+    async def _on_board(
+        self, game_id: int, clicked: Clicked, act: Callable[[GameRecord], Awaitable[_T]]
+    ) -> _T:
+        """``act`` on the live game a board's button names: on the copy in memory if there is
+        one, and again on the stored game if that was refused (the copy may be behind)."""
+        kept = self._live.get(game_id)
+        if kept is not None and kept.channel_id == clicked.channel_id:
+            try:
+                return await act(kept)
+            except UserError as error:
+                if error.changed is not None:  # the refusal itself changed the stored game
+                    raise
+                self._live.pop(game_id, None)
+        return await act(await self.game_on_board(game_id, clicked))
 
     async def game_on_board(self, game_id: int, clicked: Clicked) -> GameRecord:
-        """The live game a board's button names; a UserError if it is over, gone, or not in
-        the channel of the click."""
+        """The live game a board's button names, as stored; a UserError if it is over, gone,
+        or not in the channel of the click."""
         game = await self.storage.get_game(game_id)
         if game is None:
             raise UserError("That game no longer exists.")
@@ -398,6 +426,15 @@ class GameService:
             raise UserError(NOT_HERE)
         if not game.is_active:
             raise UserError("This game is over. Start a new one with `/ttt start` or `/ttt vs-ai`.")
+        return self._remember(game)
+
+    def _remember(self, game: GameRecord) -> GameRecord:
+        """Keep ``game``, just read or written, for its next click (if it is still live)."""
+        self._live.pop(game.id, None)
+        if game.is_active:
+            self._live[game.id] = game
+            if len(self._live) > LIVE_GAMES_KEPT:
+                del self._live[next(iter(self._live))]  # the least recently used
         return game
 
     async def _play(
@@ -457,8 +494,9 @@ class GameService:
     async def _save(self, game: GameRecord) -> GameRecord:
         saved = await self.storage.save_game(game)
         if saved is None:
+            self._live.pop(game.id, None)
             raise UserError(CHANGED)
-        return saved
+        return self._remember(saved)
 
     async def _check_clock(self, game: GameRecord) -> GameRecord:
         """Settle a turn whose time ran out before anything else happens to the game."""
@@ -474,13 +512,14 @@ class GameService:
 
     async def _time_out(self, game: GameRecord) -> GameRecord | None:
         loser = game.board.turn
+        self._live.pop(game.id, None)
         return await self.storage.save_game(self._finish(game, loser.other, EndReason.TIMEOUT))
 
     async def resign_in_channel(self, channel_id: int, user: Actor) -> GameRecord:
         return await self._resign(await self.game_in_channel(channel_id), user)
 
     async def resign_on_board(self, game_id: int, user: Actor, clicked: Clicked) -> GameRecord:
-        return await self._resign(await self.game_on_board(game_id, clicked), user)
+        return await self._on_board(game_id, clicked, lambda game: self._resign(game, user))
 
     async def _resign(self, game: GameRecord, user: Actor) -> GameRecord:
         mark = game.mark_of(user.id)
@@ -496,6 +535,9 @@ class GameService:
 
     async def set_board_message(self, game_id: int, message_id: int) -> None:
         await self.storage.set_game_message(game_id, message_id)
+        kept = self._live.get(game_id)
+        if kept is not None:
+            self._remember(dataclasses.replace(kept, message_id=message_id))
 
     async def free_cells_in_channel(self, channel_id: int) -> tuple[int, ...]:
         game = await self.storage.live_game_in_channel(channel_id)

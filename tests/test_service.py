@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bot.clock import ManualClock
-from bot.service import Actor, GameService, UserError
-from bot.storage.base import ShardSlice
+from bot.service import Actor, Clicked, GameService, UserError
+from bot.storage.base import EndReason, ShardSlice
 from bot.storage.sqlite import SqliteStorage
 
 GUILD, CHANNEL = 10, 20
@@ -76,5 +76,45 @@ async def test_a_process_settles_and_posts_only_its_own_shards_guilds() -> None:
             assert [game.id for game in unshown.games] == [games[shard].id]
             settled = await service.settle_overdue()
             assert [game.id for game in settled.games] == [games[shard].id]
+    finally:
+        await storage.close()
+
+
+async def test_a_game_moved_on_by_another_process_is_played_from_the_database() -> None:
+    """Each process keeps the live games it touched in memory; another process (after the
+    shards were redistributed) may have moved one on since. Its copy never decides a click."""
+    clock = ManualClock(1_700_000_000.0)
+    storage = await SqliteStorage.open(":memory:", clock)
+    bob = Actor(102, "bob")
+    try:
+        here, elsewhere = (
+            GameService(
+                storage,
+                clock,
+                bot_user=Actor(999, "tttbot", is_bot=True),
+                turn_timeout=300,
+                challenge_timeout=120,
+            )
+            for _ in range(2)
+        )
+        challenge = await here.challenge(GUILD, CHANNEL, ALICE, bob)
+        await here.set_challenge_message(challenge.id, 555)
+        _, game = await here.accept(challenge.id, bob, Clicked(CHANNEL, 555))
+        await here.set_board_message(game.id, 555)
+        board = Clicked(CHANNEL, 555)
+        # Elsewhere, Alice plays A1 and Bob B1: this process's copy still shows an empty board.
+        await elsewhere.move_on_board(game.id, ALICE, 0, board, 0)
+        await elsewhere.move_on_board(game.id, bob, 1, board, 1)
+        # A click on the board as it now is (ply 2) plays, though the copy says ply 0.
+        played = await here.move_on_board(game.id, ALICE, 4, board, 2)
+        assert played.game.moves == (0, 1, 4)
+        # Elsewhere, Bob resigns: here, the copy says the game is live and Bob's turn.
+        await elsewhere.resign_on_board(game.id, bob, board)
+        with pytest.raises(UserError) as refused:
+            await here.move_on_board(game.id, bob, 8, board, 3)
+        assert str(refused.value).startswith("This game is over.")
+        stored = await storage.get_game(game.id)
+        assert stored is not None
+        assert (stored.moves, stored.end_reason) == ((0, 1, 4), EndReason.RESIGN)
     finally:
         await storage.close()
