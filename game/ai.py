@@ -19,9 +19,10 @@ given, so that games vary but a seeded run repeats.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from typing import Protocol
 
-from game.board import Board, Geometry
+from game.board import Board, Geometry, Mark
 from game.errors import IllegalMoveError
 from game.search import DEFAULT_TIME_BUDGET, SearchBudget, ThreatSearch, cell_scores
 from game.solved import LINE_LENGTH as SOLVED_LINE_LENGTH
@@ -38,6 +39,7 @@ __all__ = [
     "Strategy",
     "evaluate",
     "get_strategy",
+    "play_game",
     "score",
 ]
 
@@ -465,3 +467,13 @@ def get_strategy(
     if factory is MinimaxStrategy:
         return MinimaxStrategy(rng, budget)
     return factory(rng)
+
+
+def play_game(board: Board, players: Mapping[Mark, Strategy]) -> Board:
+    """The finished board after ``players`` play on from ``board``, each choosing its side's moves.
+
+    >>> play_game(Board(), {Mark.X: get_strategy("minimax"), Mark.O: get_strategy("smart")}).winner
+    """
+    while not board.is_over:
+        board = board.play(players[board.turn].choose(board))
+    return board

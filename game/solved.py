@@ -18,13 +18,15 @@ base-3 index (X's cells count 1, O's cells 2), four to a byte, and compressed: `
 from __future__ import annotations
 
 import functools
+import json
 import lzma
+import random
 import time
 from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 
-from game.board import Board, Geometry, geometry
+from game.board import Board, Geometry, cell_name, geometry
 from game.symmetry import BoardSymmetry
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "solved_table",
     "solved_value",
     "verify",
+    "write_sample",
 ]
 
 SIZE = 4
@@ -127,16 +130,22 @@ class _Solver:
         return result
 
 
-def build(output: Path) -> None:
-    """Solve every reachable position and write the packed, compressed table to ``output``."""
-    geo = geometry(SIZE, LINE_LENGTH)
-    solver = _Solver(geo)
+def solve() -> _Solver:
+    """Every reachable 4x4 position solved, up to symmetry (about 45 s here)."""
+    solver = _Solver(geometry(SIZE, LINE_LENGTH))
     started = time.perf_counter()
     root = solver.value(0, 0)
     print(
         f"solved {len(solver.values):,} positions up to symmetry in "
         f"{time.perf_counter() - started:.0f} s; the empty board is worth {root}"
     )
+    return solver
+
+
+def build(output: Path) -> None:
+    """Solve every reachable position and write the packed, compressed table to ``output``."""
+    solver = solve()
+    geo = solver.geo
     weights = _ternary_weights(geo.cell_count)
     packed = bytearray((3**geo.cell_count + 3) // 4)
     for (x_mask, o_mask), value in solver.values.items():
@@ -147,6 +156,32 @@ def build(output: Path) -> None:
     compressed = lzma.compress(bytes(packed), preset=9 | lzma.PRESET_EXTREME)
     output.write_bytes(compressed)
     print(f"wrote {output} ({len(compressed):,} bytes)")
+
+
+def write_sample(output: Path, count: int, seed: int) -> None:
+    """Write ``count`` live positions, met by random games, with the solver's value of each and
+    of each move's result, as JSON: the test suite's check of the shipped table and of
+    ``minimax``, from the solver's own values rather than the packed table."""
+    solver = solve()
+    rng = random.Random(seed)
+    samples: dict[str, dict[str, object]] = {}
+    while len(samples) < count:
+        board = Board(SIZE, LINE_LENGTH)
+        # Stop at a random ply, so that early, middle and late positions all appear.
+        stop = rng.randrange(board.geometry.cell_count)
+        while not board.is_over and board.move_count < stop:
+            board = board.play(rng.choice(board.legal_moves))
+        if board.is_over:
+            continue
+        samples[str(board)] = {
+            "value": solver.value(*board.masks),
+            "moves": {
+                cell_name(cell, SIZE): -solver.value(*board.play(cell).masks)
+                for cell in board.legal_moves
+            },
+        }
+    output.write_text(json.dumps(samples, indent=0, sort_keys=True) + "\n")
+    print(f"wrote {len(samples):,} positions to {output}")
 
 
 def canonical_positions(geo: Geometry) -> Iterator[tuple[int, int]]:
