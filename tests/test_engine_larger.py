@@ -17,18 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from game import (
-    BOARD_SIZES,
-    Board,
-    IllegalMoveError,
-    InvalidBoardError,
-    InvalidCellError,
-    Mark,
-    Outcome,
-    cell_name,
-    geometry,
-    parse_cell,
-)
+from game import BOARD_SIZES, Board, Mark, Outcome, cell_name, geometry, parse_cell
 from game.ai import (
     MinimaxStrategy,
     SearchBudget,
@@ -38,6 +27,7 @@ from game.ai import (
     play_game,
     score,
 )
+from game.errors import IllegalMoveError, InvalidBoardError, InvalidCellError
 
 SAMPLE_4X4 = Path(__file__).parent / "data" / "solved_4x4_sample.json"
 # A node budget, unlike a time budget, plays the same moves on any machine: CI's games repeat.
