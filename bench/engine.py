@@ -1,22 +1,30 @@
 """How fast ``minimax`` answers, against the textbook recursion, measured in one run.
 
-    python -m bench.engine            # a few seconds
+    python -m bench.engine            # about a minute
+    python -m bench.engine --games 1000   # and 5x5 minimax against smart and random (long)
 
 Targets (issue "Foundation and the game engine"): from any reachable position, a median choice
 in <= 20 us and a p99 <= 100 us, after a one-time cost <= 50 ms (import plus first call), and at
 least 10,000 times faster than naive minimax choosing X's first move on the empty board.
+
+Larger boards (issue "Larger boards"), over positions met in real games (minimax against smart,
+smart against random), with minimax's default time budget, on one core: 4x4 (4 in a row) a
+median <= 50 ms and a p99 <= 250 ms, 5x5 (4 in a row) a median <= 250 ms and a p99 <= 1 s.
+``--games N`` also plays N 5x5 games each as X and as O against smart and against random,
+counting losses (there must be none), with a node budget so that a run repeats.
 """
 
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import subprocess
 import sys
 import time
 
-from game import Board, reachable_positions
-from game.ai import MinimaxStrategy
+from game import Board, Mark, reachable_positions
+from game.ai import MinimaxStrategy, SearchBudget, get_strategy, play_game
 
 FIRST_CALL = """
 import time
@@ -115,10 +123,65 @@ def measure_first_call(runs: int) -> list[float]:
     ]
 
 
+def positions_from_real_games(size: int, count: int, seed: int) -> list[Board]:
+    """Live positions met in games of minimax (a quick one) against smart and of smart against
+    random, every side and pairing in turn."""
+    rng = random.Random(seed)
+    quick = MinimaxStrategy(rng, SearchBudget(seconds=None, nodes=2000))
+    smart, random_player = get_strategy("smart", rng), get_strategy("random", rng)
+    pairings = [(quick, smart), (smart, quick), (smart, random_player), (random_player, smart)]
+    found: list[Board] = []
+    game = 0
+    while len(found) < count:
+        x_player, o_player = pairings[game % len(pairings)]
+        game += 1
+        board = Board(size)
+        while not board.is_over:
+            found.append(board)
+            board = board.play((x_player if board.turn is Mark.X else o_player).choose(board))
+    return found[:count]
+
+
+def time_larger_board(size: int, count: int) -> list[float]:
+    """Milliseconds minimax takes, with its default budget, on each of ``count`` positions."""
+    minimax = MinimaxStrategy(random.Random(size))
+    minimax.choose(Board(size))  # load the 4x4 table, warm the caches: a one-time cost
+    samples = []
+    for board in positions_from_real_games(size, count, seed=size):
+        start = time.perf_counter()
+        minimax.choose(board)
+        samples.append((time.perf_counter() - start) * 1000)
+    return samples
+
+
+def count_losses(games: int, nodes: int) -> dict[str, int]:
+    """5x5 games that minimax (``nodes`` a move) loses, per opponent and side."""
+    losses = {}
+    for opponent in ("smart", "random"):
+        for side in (Mark.X, Mark.O):
+            lost = 0
+            for seed in range(games):
+                rng = random.Random(seed)
+                minimax = MinimaxStrategy(rng, SearchBudget(seconds=None, nodes=nodes))
+                final = play_game(
+                    Board(5), {side: minimax, side.other: get_strategy(opponent, rng)}
+                )
+                lost += final.winner is side.other
+            losses[f"as {side} against {opponent}"] = lost
+    return losses
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5, help="passes over every position")
     parser.add_argument("--naive-runs", type=int, default=3, help="naive searches to time")
+    parser.add_argument(
+        "--positions", type=int, default=200, help="4x4 and 5x5 positions to time, each"
+    )
+    parser.add_argument(
+        "--games", type=int, default=0, help="5x5 games against smart and random, each side"
+    )
+    parser.add_argument("--game-nodes", type=int, default=2000, help="minimax's nodes a move")
     args = parser.parse_args()
 
     first_calls = measure_first_call(runs=7)
@@ -164,6 +227,23 @@ def main() -> None:
     )
     print(f"speed-up on the empty board: {slow_empty / fast_empty:,.0f}x (target >= 10,000x)")
     print(f"speed-up against the copying search: {copying_s * 1e6 / fast_empty:,.0f}x")
+
+    targets = {4: "<= 50 ms, <= 250 ms", 5: "<= 250 ms, <= 1000 ms"}
+    for size, target in targets.items():
+        samples = time_larger_board(size, args.positions)
+        print(
+            f"minimax on {size}x{size}, {len(samples)} positions from real games: median "
+            f"{statistics.median(samples):.1f} ms, p99 {percentile(samples, 0.99):.1f} ms, "
+            f"max {max(samples):.1f} ms (targets {target})"
+        )
+    if args.games:
+        started = time.perf_counter()
+        losses = count_losses(args.games, args.game_nodes)
+        summary = ", ".join(f"{lost} {where}" for where, lost in losses.items())
+        print(
+            f"5x5 minimax ({args.game_nodes} nodes a move), {args.games} games each side "
+            f"against each opponent, losses: {summary} ({time.perf_counter() - started:.0f} s)"
+        )
 
 
 if __name__ == "__main__":

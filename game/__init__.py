@@ -1,4 +1,5 @@
-"""A pure tic-tac-toe engine: positions, rules, cell names and computer players.
+"""A pure tic-tac-toe engine: positions, rules, cell names and computer players, on 3x3 (3 in a
+row), 4x4 (4 in a row) and 5x5 (4 in a row) boards, or any side and line length.
 
 It imports nothing from Discord or any database, so the bot, the terminal game and the tests all
 drive the same rules.
@@ -10,6 +11,7 @@ drive the same rules.
 """
 
 from game.board import (
+    BOARD_SIZES,
     COLUMN_LETTERS,
     DEFAULT_SIZE,
     Board,
@@ -19,11 +21,13 @@ from game.board import (
     cell_name,
     geometry,
     parse_cell,
+    standard_line_length,
 )
 from game.errors import GameError, IllegalMoveError, InvalidBoardError, InvalidCellError
 from game.positions import reachable_positions
 
 __all__ = [
+    "BOARD_SIZES",
     "COLUMN_LETTERS",
     "DEFAULT_SIZE",
     "Board",
@@ -38,4 +42,5 @@ __all__ = [
     "geometry",
     "parse_cell",
     "reachable_positions",
+    "standard_line_length",
 ]

@@ -1,4 +1,9 @@
-"""Computer players: ``random``, ``smart`` (rule-based) and ``minimax`` (perfect play).
+"""Computer players: ``random``, ``smart`` (rule-based) and ``minimax`` (the strongest), on every
+board.
+
+``minimax`` is perfect on 3x3 (the whole game solved on first use, then answered by lookup) and on
+4x4 with 4 in a row (a shipped table of every position's value, see :mod:`game.solved`); on 5x5,
+and any other board, it searches under a time budget (see :mod:`game.search`).
 
 >>> from game import Board
 >>> import random
@@ -14,19 +19,27 @@ given, so that games vary but a seeded run repeats.
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from typing import Protocol
 
-from game.board import Board, Geometry, geometry
+from game.board import Board, Geometry, Mark
 from game.errors import IllegalMoveError
+from game.search import DEFAULT_TIME_BUDGET, SearchBudget, ThreatSearch, cell_scores
+from game.solved import LINE_LENGTH as SOLVED_LINE_LENGTH
+from game.solved import SIZE as SOLVED_SIZE
+from game.solved import solved_table
 
 __all__ = [
+    "DEFAULT_TIME_BUDGET",
     "STRATEGIES",
     "MinimaxStrategy",
     "RandomStrategy",
+    "SearchBudget",
     "SmartStrategy",
     "Strategy",
     "evaluate",
     "get_strategy",
+    "play_game",
     "score",
 ]
 
@@ -150,51 +163,107 @@ class _Solver:
         return best, tuple(best_moves)
 
 
-_solvers: dict[int, _Solver] = {}
+_solvers: dict[Geometry, _Solver] = {}
+# Solving outright, as on 3x3, stops paying past this many cells (4x4 has millions of positions).
+_SOLVE_UP_TO_CELLS = 9
 
 
-def _solver(size: int) -> _Solver:
-    solver = _solvers.get(size)
+def _solver(board: Board) -> _Solver:
+    geo = board.geometry
+    if geo.cell_count > _SOLVE_UP_TO_CELLS:
+        raise ValueError(
+            f"exact scores are for 3x3 boards; a {geo.size}x{geo.size} board has none "
+            "(evaluate() knows the value of 4x4 positions)"
+        )
+    solver = _solvers.get(geo)
     if solver is None:
-        solver = _solvers[size] = _Solver(geometry(size))
+        solver = _solvers[geo] = _Solver(geo)
     return solver
 
 
+def _is_solved_4x4(board: Board) -> bool:
+    return (board.size, board.line_length) == (SOLVED_SIZE, SOLVED_LINE_LENGTH)
+
+
 def score(board: Board) -> int:
-    """The exact score for the side to move: 0 draw, ``1 + k`` a win leaving ``k`` cells free.
+    """The exact score for the side to move on 3x3: 0 draw, ``1 + k`` a win leaving ``k`` cells
+    free.
 
     >>> score(Board.from_string("XX./OO./..."))  # X wins now, leaving 4 cells free
     5
     """
-    return _solver(board.size).entry(board)[0]
+    return _solver(board).entry(board)[0]
 
 
 def evaluate(board: Board) -> int:
-    """The game-theoretic value for the side to move: +1 win, 0 draw, -1 loss.
+    """The game-theoretic value for the side to move: +1 win, 0 draw, -1 loss; on 3x3 and 4x4
+    (4 in a row), the boards solved outright.
 
     >>> evaluate(Board()), evaluate(Board.from_string("XX./OO./...")), evaluate(
     ...     Board.from_string("XXX/OO./..."))
     (0, 1, -1)
+    >>> evaluate(Board(4))
+    0
     """
+    if _is_solved_4x4(board):
+        x_mask, o_mask = board.masks
+        return solved_table().value(x_mask, o_mask)
     value = score(board)
     return (value > 0) - (value < 0)
 
 
 class MinimaxStrategy:
-    """Perfect play: never loses, forces a win when it can, wins fastest and loses slowest."""
+    """The strongest player. Perfect on 3x3 (never loses, forces a win when it can, wins fastest
+    and loses slowest) and on 4x4 (keeps every position's value, wins at once when it can); on
+    larger boards a search within ``budget`` (by default :data:`DEFAULT_TIME_BUDGET` seconds a
+    move) that always completes a line it can and always blocks a threat.
+
+    The search runs in the calling thread and holds it for up to the budget: a program with an
+    event loop calls :meth:`choose` in a worker thread or process.
+    """
 
     name = "minimax"
 
-    def __init__(self, rng: random.Random | None = None) -> None:
+    def __init__(
+        self, rng: random.Random | None = None, budget: SearchBudget | None = None
+    ) -> None:
         self._rng = rng or random.Random()
+        self._budget = budget or SearchBudget()
+        self._searches: dict[Geometry, ThreatSearch] = {}
 
     def best_moves(self, board: Board) -> tuple[int, ...]:
-        """Every move with the best score; :meth:`choose` picks one of them uniformly."""
-        _require_moves(board)
-        return _solver(board.size).entry(board)[1]
+        """The moves :meth:`choose` picks from uniformly: every move with the best score on 3x3
+        and 4x4, the one move the search found best elsewhere."""
+        moves = _require_moves(board)
+        if board.geometry.cell_count <= _SOLVE_UP_TO_CELLS:
+            return _solver(board).entry(board)[1]
+        if _is_solved_4x4(board):
+            return _best_solved_moves(board, moves)
+        search = self._searches.get(board.geometry)
+        if search is None:
+            search = self._searches[board.geometry] = ThreatSearch(board.geometry)
+        return (search.choose(board, self._budget, self._rng),)
 
     def choose(self, board: Board) -> int:
         return self._rng.choice(self.best_moves(board))
+
+
+def _best_solved_moves(board: Board, moves: tuple[int, ...]) -> tuple[int, ...]:
+    """The moves that keep a 4x4 position's value, by the table; the wins at once among them
+    when there are any, so that a won game ends without delay."""
+    table = solved_table()
+    x_mask, o_mask = board.masks
+    x_to_move = board.turn.value == "X"
+    child_values = {}
+    for cell in moves:
+        bit = 1 << cell
+        child = (x_mask | bit, o_mask) if x_to_move else (x_mask, o_mask | bit)
+        child_values[cell] = -table.value(*child)
+    best = max(child_values.values())
+    best_moves = tuple(cell for cell, value in child_values.items() if value == best)
+    mine = x_mask if x_to_move else o_mask
+    winning_now = tuple(cell for cell in best_moves if board.geometry.has_line(mine | 1 << cell))
+    return winning_now or best_moves
 
 
 # -- rules -----------------------------------------------------------------------------------
@@ -202,7 +271,9 @@ class MinimaxStrategy:
 
 class SmartStrategy:
     """Newell and Simon's rules, first that applies: win, block, fork, block a fork, centre,
-    opposite corner, empty corner, empty side. It never loses, yet it searches no game tree.
+    opposite corner, empty corner, empty side. On 3x3 it never loses, yet it searches no game
+    tree. On larger boards: win, block, fork, take the opponent's fork cell, then the cells that
+    attack and defend the most open lines (:func:`game.search.cell_scores`).
     """
 
     name = "smart"
@@ -220,6 +291,8 @@ class SmartStrategy:
         x_mask, o_mask = board.masks
         mine, theirs = (x_mask, o_mask) if board.turn.value == "X" else (o_mask, x_mask)
         free = ~(mine | theirs) & geo.full_mask
+        if geo.cell_count > 9:
+            return self._larger_board_candidates(geo, mine, theirs, free)
 
         # Each rule is tried only when every earlier one found nothing.
         return (
@@ -232,6 +305,18 @@ class SmartStrategy:
             or _cells_in(_corners(geo), free)
             or _cells_in(_sides(geo), free)
             or moves
+        )
+
+    def _larger_board_candidates(
+        self, geo: Geometry, mine: int, theirs: int, free: int
+    ) -> tuple[int, ...]:
+        scores = cell_scores(geo, mine, theirs)
+        return (
+            _completing(geo, mine, free)  # win
+            or _completing(geo, theirs, free)  # block
+            or _best_scored(_double_threat_cells(geo, mine, theirs, free), scores)  # fork
+            or _best_scored(_double_threat_cells(geo, theirs, mine, free), scores)  # block it
+            or _best_scored(tuple(scores), scores)
         )
 
     def _block_fork(self, geo: Geometry, mine: int, theirs: int, free: int) -> tuple[int, ...]:
@@ -285,6 +370,25 @@ def _forks(geo: Geometry, marks: int, blockers: int, free: int) -> tuple[int, ..
         if _threat_count(geo, marks | 1 << cell, blockers) >= 2
         and not _completing(geo, marks, free)
     )
+
+
+def _double_threat_cells(geo: Geometry, marks: int, blockers: int, free: int) -> tuple[int, ...]:
+    """Free cells where a mark of ``marks`` would leave two different cells completing a line:
+    a fork on a board where two lines may need the same cell, which counting lines misses."""
+    found = []
+    for cell in _cells(free):
+        completing = _completing(geo, marks | 1 << cell, free & ~(1 << cell))
+        if len(completing) >= 2:
+            found.append(cell)
+    return tuple(found)
+
+
+def _best_scored(cells: tuple[int, ...], scores: dict[int, int]) -> tuple[int, ...]:
+    """The cells among ``cells`` with the highest score."""
+    if not cells:
+        return ()
+    best = max(scores[cell] for cell in cells)
+    return tuple(cell for cell in cells if scores[cell] == best)
 
 
 def _leaves_no_fork(geo: Geometry, mine: int, theirs: int, free: int, cell: int) -> bool:
@@ -344,8 +448,11 @@ STRATEGIES: dict[str, type[RandomStrategy | SmartStrategy | MinimaxStrategy]] = 
 }
 
 
-def get_strategy(name: str, rng: random.Random | None = None) -> Strategy:
-    """The strategy called ``name``; ``rng`` makes its choices reproducible.
+def get_strategy(
+    name: str, rng: random.Random | None = None, budget: SearchBudget | None = None
+) -> Strategy:
+    """The strategy called ``name``; ``rng`` makes its choices reproducible, and ``budget`` bounds
+    what ``minimax`` may spend on a move where it searches (5x5; the others ignore it).
 
     >>> get_strategy("best")
     Traceback (most recent call last):
@@ -357,4 +464,16 @@ def get_strategy(name: str, rng: random.Random | None = None) -> Strategy:
     except KeyError:
         known = ", ".join(STRATEGIES)
         raise ValueError(f'unknown strategy "{name}": choose one of {known}') from None
+    if factory is MinimaxStrategy:
+        return MinimaxStrategy(rng, budget)
     return factory(rng)
+
+
+def play_game(board: Board, players: Mapping[Mark, Strategy]) -> Board:
+    """The finished board after ``players`` play on from ``board``, each choosing its side's moves.
+
+    >>> play_game(Board(), {Mark.X: get_strategy("minimax"), Mark.O: get_strategy("smart")}).winner
+    """
+    while not board.is_over:
+        board = board.play(players[board.turn].choose(board))
+    return board

@@ -1,8 +1,9 @@
 """Positions, cells and outcomes.
 
 A :class:`Board` is an immutable position: two bitmasks, one per mark, over cells numbered
-row-major from 0 (top left). Its side is a property of the board (``board.size``), never a literal
-elsewhere, so that larger boards only need a new :class:`Geometry`.
+row-major from 0 (top left). Its side (``board.size``) and the number of marks in a row that win
+(``board.line_length``, the game's ``k``) are properties of the board, never literals elsewhere:
+a :class:`Geometry` derives everything else from the pair.
 
 >>> board = Board().play("B2").play("A1")
 >>> str(board)
@@ -26,6 +27,10 @@ from typing import NoReturn
 from game.errors import IllegalMoveError, InvalidBoardError, InvalidCellError
 
 DEFAULT_SIZE = 3
+# The boards the game offers, each with the line length it is played with: 3x3 with 3 in a row,
+# 4x4 with 4, and 5x5 with 4 (5 in a row on 5x5 is too easy to block to be worth playing).
+STANDARD_LINE_LENGTHS = {3: 3, 4: 4, 5: 4}
+BOARD_SIZES = tuple(STANDARD_LINE_LENGTHS)
 # Public so that whatever labels a board's columns names them as cell names do. One letter a
 # column is what caps a board's side at their count.
 COLUMN_LETTERS = "ABCDEFGHI"
@@ -65,11 +70,15 @@ class Outcome:
         return self.lines[0] if self.lines else None
 
 
-@dataclass(frozen=True, slots=True)
+# Compared and hashed by identity: :func:`geometry` makes one per (side, line length), and the
+# strategies key their caches by it on every move, where hashing its lines would cost.
+@dataclass(frozen=True, slots=True, eq=False)
 class Geometry:
-    """Everything that depends only on the board's side: cell count, lines, their bitmasks."""
+    """Everything that depends only on the board's side and line length: cell count, lines,
+    their bitmasks."""
 
     size: int
+    line_length: int
     cell_count: int
     lines: tuple[tuple[int, ...], ...]
     line_masks: tuple[int, ...]
@@ -90,20 +99,48 @@ class Geometry:
         return any(mask & line_mask == line_mask for line_mask in self.line_masks)
 
 
+def standard_line_length(size: int) -> int:
+    """The line length a ``size`` x ``size`` board is played with: 3, 4 and 4 for the offered
+    sizes 3, 4 and 5, and 4 on any larger board.
+
+    >>> [standard_line_length(size) for size in (3, 4, 5)]
+    [3, 4, 4]
+    """
+    return STANDARD_LINE_LENGTHS.get(size, min(size, 4))
+
+
 @functools.cache
-def geometry(size: int = DEFAULT_SIZE) -> Geometry:
-    """The shared :class:`Geometry` of a ``size`` x ``size`` board where ``size`` in a row wins."""
+def geometry(size: int = DEFAULT_SIZE, line_length: int | None = None) -> Geometry:
+    """The shared :class:`Geometry` of a ``size`` x ``size`` board where ``line_length`` marks in
+    a row, a column or a diagonal win (by default :func:`standard_line_length`).
+
+    >>> [len(geometry(size).lines) for size in (3, 4, 5)]
+    [8, 10, 28]
+    """
     if not 3 <= size <= len(COLUMN_LETTERS):
         raise ValueError(f"board size must be between 3 and {len(COLUMN_LETTERS)}, not {size}")
-    rows = [tuple(r * size + c for c in range(size)) for r in range(size)]
-    columns = [tuple(r * size + c for r in range(size)) for c in range(size)]
-    diagonals = [
-        tuple(i * size + i for i in range(size)),
-        tuple(i * size + (size - 1 - i) for i in range(size)),
-    ]
-    lines = tuple(rows + columns + diagonals)
+    k = standard_line_length(size) if line_length is None else line_length
+    if not 3 <= k <= size:
+        raise ValueError(
+            f"line length must be between 3 and {size} on a {size}x{size} board, not {k}"
+        )
+    lines: list[tuple[int, ...]] = []
+    # Each direction is a step (row, column); a line starts wherever k steps stay on the board.
+    for row_step, column_step in ((0, 1), (1, 0), (1, 1), (1, -1)):
+        for row in range(size):
+            for column in range(size):
+                end_row = row + row_step * (k - 1)
+                end_column = column + column_step * (k - 1)
+                if 0 <= end_row < size and 0 <= end_column < size:
+                    lines.append(
+                        tuple(
+                            (row + row_step * i) * size + column + column_step * i for i in range(k)
+                        )
+                    )
     masks = tuple(sum(1 << cell for cell in line) for line in lines)
-    return Geometry(size=size, cell_count=size * size, lines=lines, line_masks=masks)
+    return Geometry(
+        size=size, line_length=k, cell_count=size * size, lines=tuple(lines), line_masks=masks
+    )
 
 
 def _quote(text: str) -> str:
@@ -116,11 +153,13 @@ def _quote(text: str) -> str:
 def cell_name(cell: int, size: int = DEFAULT_SIZE) -> str:
     """The name of a cell index: column letter, then row number.
 
-    >>> cell_name(0), cell_name(4), cell_name(8)
-    ('A1', 'B2', 'C3')
+    >>> cell_name(0), cell_name(4), cell_name(8), cell_name(15, 4), cell_name(24, 5)
+    ('A1', 'B2', 'C3', 'D4', 'E5')
     """
     if not 0 <= cell < size * size:
-        raise ValueError(f"cell index {cell} is off a {size}x{size} board")
+        raise ValueError(
+            f"cell index {cell} is off a {size}x{size} board: use 0 to {size * size - 1}"
+        )
     row, column = divmod(cell, size)
     return f"{COLUMN_LETTERS[column]}{row + 1}"
 
@@ -128,7 +167,9 @@ def cell_name(cell: int, size: int = DEFAULT_SIZE) -> str:
 def parse_cell(text: str, size: int = DEFAULT_SIZE) -> int:
     """Parse a cell name (``A1``..``C3``, letter = column) or a number (``1``..``9``, row-major).
 
-    Case and surrounding spaces do not matter; anything else raises :class:`InvalidCellError`.
+    ``size`` is the board's side: ``A1``..``D4`` and ``1``..``16`` on 4x4. Case and surrounding
+    spaces do not matter; anything else raises :class:`InvalidCellError`, whose message says which
+    board it was read for.
 
     >>> parse_cell("b2"), parse_cell(" C1 "), parse_cell("7")
     (4, 2, 6)
@@ -136,7 +177,15 @@ def parse_cell(text: str, size: int = DEFAULT_SIZE) -> int:
     Traceback (most recent call last):
     ...
     game.errors.InvalidCellError: "D4" is not a cell: use a column letter A-C and a row...
+    >>> parse_cell("D4", 4), parse_cell("16", 4), parse_cell("E5", 5)
+    (15, 15, 24)
+    >>> parse_cell("F1", 5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    game.errors.InvalidCellError: "F1" is not a cell: use a column letter A-E and a row...
     """
+    if not 1 <= size <= len(COLUMN_LETTERS):
+        raise ValueError(f"board size must be between 1 and {len(COLUMN_LETTERS)}, not {size}")
     stripped = text.strip()
     last_column = COLUMN_LETTERS[size - 1]
     if match := _CELL_NAME.fullmatch(stripped):
@@ -151,7 +200,7 @@ def parse_cell(text: str, size: int = DEFAULT_SIZE) -> int:
     raise InvalidCellError(
         text,
         f"{_quote(text)} is not a cell: use a column letter A-{last_column} and a row number "
-        f"1-{size}, like B2, or a number 1-{size * size}",
+        f"1-{size}, like B2, or a number 1-{size * size} (the board is {size}x{size})",
     )
 
 
@@ -161,7 +210,9 @@ _UNSET = object()
 class Board:
     """An immutable tic-tac-toe position.
 
-    ``Board()`` is the empty board with X to move; :meth:`play` returns a new board.
+    ``Board()`` is the empty 3x3 board with X to move; ``Board(4)`` and ``Board(5)`` the larger
+    ones, with their standard line length (``Board(5, line_length=5)`` for another). :meth:`play`
+    returns a new board.
 
     >>> board = Board.from_string("XX./OO./...")
     >>> board.turn, board.legal_moves
@@ -172,41 +223,54 @@ class Board:
 
     __slots__ = ("_geometry", "_o", "_outcome", "_x")
 
-    def __init__(self, size: int = DEFAULT_SIZE) -> None:
-        self._geometry = geometry(size)
+    def __init__(self, size: int = DEFAULT_SIZE, line_length: int | None = None) -> None:
+        self._geometry = geometry(size, line_length)
         self._x = 0
         self._o = 0
         self._outcome: object = _UNSET
 
     @classmethod
-    def from_masks(cls, x_mask: int, o_mask: int, size: int = DEFAULT_SIZE) -> Board:
+    def from_masks(
+        cls, x_mask: int, o_mask: int, size: int = DEFAULT_SIZE, line_length: int | None = None
+    ) -> Board:
         """A board from the bitmasks of X's and O's cells (bit ``i`` is cell ``i``).
 
         Unchecked: for engines that already know the position is legal. Use :meth:`from_string`
         for anything that comes from outside.
         """
+        return cls._with_geometry(x_mask, o_mask, geometry(size, line_length))
+
+    @classmethod
+    def _with_geometry(cls, x_mask: int, o_mask: int, geo: Geometry) -> Board:
         board = cls.__new__(cls)
-        board._geometry = geometry(size)
+        board._geometry = geo
         board._x = x_mask
         board._o = o_mask
         board._outcome = _UNSET
         return board
 
     @classmethod
-    def from_moves(cls, moves: Iterable[int | str], size: int = DEFAULT_SIZE) -> Board:
+    def from_moves(
+        cls,
+        moves: Iterable[int | str],
+        size: int = DEFAULT_SIZE,
+        line_length: int | None = None,
+    ) -> Board:
         """The board after playing ``moves`` in order from the empty board.
 
         >>> str(Board.from_moves(["B2", "A1", "C3"]))
         'O../.X./..X'
         """
-        board = cls(size)
+        board = cls(size, line_length)
         for move in moves:
             board = board.play(move)
         return board
 
     @classmethod
-    def from_string(cls, text: str) -> Board:
+    def from_string(cls, text: str, line_length: int | None = None) -> Board:
         """Parse the form ``str(board)`` gives: rows top to bottom separated by ``/``.
+
+        The number of rows is the board's side; ``line_length`` is its standard one unless given.
 
         ``X`` and ``O`` (any case) are marks, ``.`` is empty. Whose turn it is follows from the
         counts. Positions no game can reach raise :class:`InvalidBoardError`.
@@ -236,7 +300,11 @@ class Board:
                 raise InvalidBoardError(
                     text, f"{_quote(text)} is not a board: {char!r} is not X, O or '.'"
                 )
-        board = cls.from_masks(x_mask, o_mask, size)
+        try:
+            geo = geometry(size, line_length)
+        except ValueError as error:
+            raise InvalidBoardError(text, f"{_quote(text)} is not a board: {error}") from None
+        board = cls._with_geometry(x_mask, o_mask, geo)
         board._check_reachable(text)
         return board
 
@@ -269,6 +337,11 @@ class Board:
     def size(self) -> int:
         """The number of rows (and of columns)."""
         return self._geometry.size
+
+    @property
+    def line_length(self) -> int:
+        """How many marks in a row win (the game's ``k``)."""
+        return self._geometry.line_length
 
     @property
     def geometry(self) -> Geometry:
@@ -396,8 +469,8 @@ class Board:
         index = self.parse_move(cell)
         bit = 1 << index
         if self.turn is Mark.X:
-            return Board.from_masks(self._x | bit, self._o, self.size)
-        return Board.from_masks(self._x, self._o | bit, self.size)
+            return Board._with_geometry(self._x | bit, self._o, self._geometry)
+        return Board._with_geometry(self._x, self._o | bit, self._geometry)
 
     # -- text -----------------------------------------------------------------------------
 
@@ -413,12 +486,15 @@ class Board:
         return "/".join(marks[row * size : (row + 1) * size] for row in range(size))
 
     def __repr__(self) -> str:
-        return f"Board.from_string({str(self)!r})"
+        if self.line_length == standard_line_length(self.size):
+            return f"Board.from_string({str(self)!r})"
+        return f"Board.from_string({str(self)!r}, line_length={self.line_length})"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Board):
             return NotImplemented
-        return (self.size, self._x, self._o) == (other.size, other._x, other._o)
+        # Geometries are shared per (size, line length), so identity compares the variant.
+        return self._geometry is other._geometry and self._x == other._x and self._o == other._o
 
     def __hash__(self) -> int:
-        return hash((self.size, self._x, self._o))
+        return hash((self.size, self.line_length, self._x, self._o))

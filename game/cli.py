@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from game.ai import STRATEGIES, Strategy, get_strategy
-from game.board import COLUMN_LETTERS, Board, Mark, cell_name
+from game.board import BOARD_SIZES, COLUMN_LETTERS, DEFAULT_SIZE, Board, Mark, cell_name
 from game.errors import GameError
 
 NAMES = {Mark.X: "Bob", Mark.O: "Alice"}
@@ -59,8 +59,10 @@ class Terminal:
         players: dict[Mark, Strategy | None],
         read: Callable[[str], str] = input,
         write: Callable[[str], None] = print,
+        size: int = DEFAULT_SIZE,
     ) -> None:
         self._players = players
+        self._size = size
         self._read = read
         self._write = write
 
@@ -74,7 +76,7 @@ class Terminal:
                 return
 
     def play_one(self) -> Board:
-        board = Board()
+        board = Board(self._size)
         self._write(render(board))
         while (outcome := board.outcome()) is None:
             board = board.play(self._next_cell(board))
@@ -107,6 +109,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--x", choices=names, help="let the computer play X with this strategy")
     parser.add_argument("--o", choices=names, help="let the computer play O with this strategy")
     parser.add_argument("--seed", type=int, help="seed the computer players, to repeat a game")
+    parser.add_argument(
+        "--size",
+        type=int,
+        choices=BOARD_SIZES,
+        default=DEFAULT_SIZE,
+        help="the board's side: 3 (3 in a row), 4 (4 in a row) or 5 (4 in a row)",
+    )
     return parser.parse_args(argv)
 
 
@@ -118,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         Mark.O: get_strategy(args.o, rng) if args.o else None,
     }
     try:
-        Terminal(players).run()
+        Terminal(players, size=args.size).run()
     except EOFError:
         print()  # the cursor is still on the prompt's line
     except KeyboardInterrupt:

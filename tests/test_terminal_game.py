@@ -108,3 +108,42 @@ def test_an_unknown_strategy_is_refused_by_the_argument_parser() -> None:
     result = run_game([], "--x", "genius")
     assert result.returncode == 2
     assert "invalid choice: 'genius'" in result.stderr
+
+
+def test_a_4x4_game_asks_for_its_own_cells_and_needs_4_in_a_row() -> None:
+    # X fills the top row while O fills the second: three in a row is not yet a win on 4x4.
+    moves = ["A1", "A2", "B1", "B2", "C1", "C2", "E1", "D1", "N"]
+    result = run_game(moves, "--size", "4")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "    A   B   C   D\n1     |   |   |\n   ---+---+---+---\n" in out
+    assert "Bob, X: Enter a cell [A-D][1-4]: " in out
+    assert out.count("You did not choose correctly.") == 1  # E1 is off a 4x4 board
+    assert "1   X | X | X | X\n" in out
+    assert "Bob is a winner!" in out
+
+
+def test_a_5x5_game_between_computers_runs_to_its_end() -> None:
+    result = run_game(["n"], "--size", "5", "--x", "smart", "--o", "random", "--seed", "3")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "    A   B   C   D   E\n" in out
+    assert "Bob, X: Enter a cell [A-E][1-5]: " in out
+    assert "Bob is a winner!" in out or "Alice is a winner!" in out or "It is a tie!" in out
+    assert out.endswith("Goodbye!\n")
+
+
+@pytest.mark.parametrize("size", ["4", "5"])
+def test_minimax_plays_the_larger_boards_in_the_terminal(size: str) -> None:
+    # A person who always types A1 first, then whatever the prompt accepts: minimax never loses.
+    cells = [f"{letter}{row}" for row in range(1, 6) for letter in "ABCDE"]
+    result = run_game([*cells, "n"], "--size", size, "--o", "minimax", "--seed", "5")
+    assert result.returncode == 0, result.stderr
+    assert "Bob is a winner!" not in result.stdout
+    assert result.stdout.endswith("Goodbye!\n")
+
+
+def test_a_size_that_is_not_offered_is_refused() -> None:
+    result = run_game([], "--size", "6")
+    assert result.returncode == 2
+    assert "invalid choice: 6" in result.stderr
