@@ -8,7 +8,12 @@ import sys
 
 def test_engine_benchmark_runs_and_reports_every_figure() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "bench.engine", "--rounds", "1", "--naive-runs", "1"],
+        [
+            sys.executable,
+            "-m",
+            "bench.engine",
+            *("--rounds", "1", "--naive-runs", "1", "--positions", "10"),
+        ],
         capture_output=True,
         text=True,
         timeout=120,
