@@ -95,6 +95,9 @@ class Target:
 
     name = ""
     module = ""
+    # Both register their commands at start, so that the server this run started knows
+    # them (tttbot would skip it on a database that has seen these definitions before).
+    arguments: tuple[str, ...] = ()
 
     def env(self, sim: DiscordSim, guild: SimGuild, folder: Path) -> dict[str, str]:
         return {
@@ -114,6 +117,7 @@ class Target:
 
 class TTTBot(Target):
     module = "bot"
+    arguments = ("--sync",)
 
     def __init__(self, database_url: str, label: str) -> None:
         self.database_url = database_url
@@ -221,10 +225,10 @@ class Load:
         except SimError:
             phase.errors += 1
             return
-        if not answered_well(ix):
+        if not answered_well(ix) or ix.latency is None:
             phase.errors += 1
             return
-        phase.latencies.append(ix.latency or 0.0)
+        phase.latencies.append(ix.latency)
         assert ix.message is not None
         self.boards[channel] = ix.message
 
@@ -289,6 +293,7 @@ async def start_process(sim: DiscordSim, target: Target, guild: SimGuild, folder
             sys.executable,
             "-m",
             target.module,
+            *target.arguments,
             env=target.env(sim, guild, folder),
             cwd=folder,
             stdout=log_file,
@@ -305,8 +310,12 @@ async def start_process(sim: DiscordSim, target: Target, guild: SimGuild, folder
 
 
 async def stop_process(running: Running) -> None:
-    running.process.send_signal(signal.SIGTERM)
-    await asyncio.wait_for(running.process.wait(), 30)
+    if running.process.returncode is None:
+        running.process.send_signal(signal.SIGTERM)
+    code = await asyncio.wait_for(running.process.wait(), 30)
+    if code != 0:
+        tail = running.log_path.read_text(errors="replace").splitlines()[-20:]
+        raise SystemExit(f"the bot exited with {code}; its log ended with:\n" + "\n".join(tail))
 
 
 async def bench_target(

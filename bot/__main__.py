@@ -39,8 +39,10 @@ async def run(bot: TTTBot, token: str) -> None:
         with contextlib.suppress(NotImplementedError):  # no signal handlers on Windows' loop
             loop.add_signal_handler(signum, stop.set)
     freezing = asyncio.create_task(freeze_after_start(bot))
-    await bot.serve(token, stop)
-    freezing.cancel()
+    try:
+        await bot.serve(token, stop)
+    finally:
+        freezing.cancel()
     log.info("stopped")
 
 
@@ -62,9 +64,6 @@ def configure_logging(settings: Settings) -> None:
     )
     logging.getLogger().setLevel(settings.log_level)
     logging.getLogger("discord").setLevel(settings.discord_log_level)
-    # aiosqlite logs every call at DEBUG: under load that is most of the log and a fifth of
-    # the bot's time, and says nothing the bot's own DEBUG lines do not.
-    logging.getLogger("aiosqlite").setLevel(max(settings.log_level, logging.INFO))
 
 
 def migrate_sqlite_to_postgres(sqlite_path: str) -> int:

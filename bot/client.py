@@ -242,7 +242,7 @@ class TTTBot(commands.AutoShardedBot):
         else:
             log.info("commands are synced by the process that runs shard 0, not this one")
         self._sweeper = asyncio.create_task(self._sweep_forever(), name="ttt-sweeper")
-        self._stall_watch = asyncio.create_task(watch_stalls(), name="ttt-stall-watch")
+        self._stall_watch = asyncio.create_task(self._watch_stalls(), name="ttt-stall-watch")
         if self.settings.heartbeat_file:
             self._heartbeat = asyncio.create_task(
                 self._beat_forever(Path(self.settings.heartbeat_file)), name="ttt-heartbeat"
@@ -268,10 +268,14 @@ class TTTBot(commands.AutoShardedBot):
             # its events at once and tells Discord its session is over. discord.py's own
             # close() would close them only alongside the HTTP session the handlers in flight
             # still need.
-            gateway.cancel()
-            await asyncio.gather(gateway, return_exceptions=True)
-            for shard in self.shards.values():
-                await shard.disconnect()
+            # A shard reconnecting swallows the cancellation (discord.py's reidentify and
+            # reconnect return on CancelledError), so cancel until connect() has ended.
+            while not gateway.done():
+                gateway.cancel()
+                await asyncio.wait({gateway}, timeout=0.1)
+            await asyncio.gather(
+                *(shard.disconnect() for shard in self.shards.values()), return_exceptions=True
+            )
             # Interactions read just before the gateway closed are still being scheduled by
             # discord.py (a task each): let them start, and count as in flight, before close()
             # looks.
@@ -318,9 +322,22 @@ class TTTBot(commands.AutoShardedBot):
         return self.settings.shard_ids is None or 0 in self.settings.shard_ids
 
     def is_connected(self) -> bool:
-        """Whether every shard this process runs has its gateway connection open."""
-        shards = self.shards.values()
-        return bool(shards) and not any(shard.is_closed() for shard in shards)
+        """Whether every shard this process runs has its gateway connection open (a shard
+        still launching, or failing to, counts as not connected)."""
+        if self.shard_count is None:
+            return False
+        expected = self.shard_ids or range(self.shard_count)
+        shards = [self.get_shard(shard_id) for shard_id in expected]
+        return all(shard is not None and not shard.is_closed() for shard in shards)
+
+    async def launch_shard(
+        self, gateway: yarl.URL, shard_id: int, *, initial: bool = False
+    ) -> None:
+        # Without SHARD_COUNT, discord.py connects to the URL GET /gateway/bot gives, whatever
+        # DISCORD_GATEWAY_URL says (and reconnects to DISCORD_GATEWAY_URL): the setting wins.
+        if self.settings.gateway_url:
+            gateway = yarl.URL(self.settings.gateway_url)
+        await super().launch_shard(gateway, shard_id, initial=initial)
 
     @property
     def click_handler(self) -> ClickHandler:
@@ -413,6 +430,12 @@ class TTTBot(commands.AutoShardedBot):
                 except OSError as error:
                     log.warning("could not write the heartbeat file %s: %s", path, error)
             await asyncio.sleep(HEARTBEAT_INTERVAL)
+
+    async def _watch_stalls(self) -> None:
+        # From the first connection on: start-up (imports, migrations, the solver's table)
+        # blocks the loop by design, with nothing yet to answer.
+        await self.wait_until_ready()
+        await watch_stalls()
 
     async def _sweep_forever(self) -> None:
         # The first sweep runs at start-up: it settles what ran out while the bot was down.

@@ -535,9 +535,6 @@ class GameService:
 
     async def set_board_message(self, game_id: int, message_id: int) -> None:
         await self.storage.set_game_message(game_id, message_id)
-        kept = self._live.get(game_id)
-        if kept is not None:
-            self._remember(dataclasses.replace(kept, message_id=message_id))
 
     async def free_cells_in_channel(self, channel_id: int) -> tuple[int, ...]:
         game = await self.storage.live_game_in_channel(channel_id)
@@ -560,10 +557,13 @@ class GameService:
             if closed is not None:
                 challenges.append(closed[0])
         if games or challenges:
+            # The first ids only: after a long outage there may be thousands.
             log.info(
-                "settled timed-out games %s and expired challenges %s",
-                [game.id for game in games],
-                [challenge.id for challenge in challenges],
+                "settled %d timed-out games %s and %d expired challenges %s",
+                len(games),
+                [game.id for game in games[:20]],
+                len(challenges),
+                [challenge.id for challenge in challenges[:20]],
             )
         return Swept(games, challenges)
 

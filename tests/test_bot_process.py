@@ -283,3 +283,16 @@ async def test_the_health_check_says_whether_the_bot_is_connected(
     assert stopped.stdout == (
         "tttbot: not connected: no heartbeat (starting, stopped, or not connected yet)\n"
     )
+
+
+async def test_sigterm_while_the_gateway_reconnects_still_exits(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    """discord.py's shard swallows the cancellation while it identifies again (and it waits
+    5 s before that): the shutdown must not wait for it forever."""
+    async with bot_process(sim, tmp_path) as bot:
+        await sim.close_gateway(resumable=False, wait=False)
+        await asyncio.sleep(0.5)  # inside the 5 s wait before the new IDENTIFY
+        bot.process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(bot.process.wait(), 20) == 0, bot.log
+    assert "Traceback" not in bot.log

@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 
 from bot.components import CHALLENGE_ID
-from tests.bot_harness import button_id, cell_id, start_member_game, text_of
+from tests.bot_harness import BotHarness, button_id, cell_id, start_member_game, text_of
 from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimMessage, SimUser
 from tests.test_bot_process import BotProcess, bot_process
 
@@ -45,7 +45,7 @@ async def play(sim: DiscordSim, board: SimMessage, *moves: tuple[SimUser, str]) 
 
 def settled_game_ids(log: str) -> list[int]:
     """The games a process's sweeper says it settled (``bot.service``'s log line)."""
-    found = re.findall(r"settled timed-out games \[([0-9, ]*)\]", log)
+    found = re.findall(r"settled [0-9]+ timed-out games \[([0-9, ]*)\]", log)
     return [int(game_id) for ids in found for game_id in ids.split(",") if game_id.strip()]
 
 
@@ -197,3 +197,14 @@ async def test_two_processes_share_the_shards_on_one_postgresql(
     for process in (first, restarted, alone):
         assert "Traceback" not in process.log
         assert " ERROR " not in process.log, process.log
+
+
+async def test_the_gateway_setting_wins_over_the_url_discord_advertises(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    # Without SHARD_COUNT, discord.py would connect where GET /gateway/bot says: nowhere here.
+    sim.advertised_gateway_url = "ws://127.0.0.1:9/"
+    async with harness.running() as bot:
+        assert bot.is_connected()
+        ix = await sim.slash(sim.seed.alice, sim.seed.channel, "ttt help")
+        assert ix.ephemeral

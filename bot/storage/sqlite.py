@@ -38,6 +38,7 @@ from bot.storage.base import (
     SchemaTooNewError,
     ShardSlice,
     Storage,
+    StorageError,
 )
 from bot.storage.migrations import migration_files
 
@@ -74,13 +75,14 @@ class _Database:
         db.execute("BEGIN IMMEDIATE")
         try:
             result = work(db)
+            db.execute("COMMIT")
         except BaseException:
             # Some errors (a full disk, say) end the transaction inside SQLite already; a
-            # second ROLLBACK would then hide the real error.
+            # second ROLLBACK would then hide the real error. A COMMIT that failed leaves it
+            # open: rolled back here, or every later BEGIN would fail.
             if db.in_transaction:
                 db.execute("ROLLBACK")
             raise
-        db.execute("COMMIT")
         return result
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
@@ -101,12 +103,14 @@ class _Database:
         the file can be written."""
         self._refuse_newer_schema()
         # WAL lets readers proceed during a write; an in-memory database ignores it.
-        self.db.execute("PRAGMA journal_mode = WAL")
+        (mode,) = self.db.execute("PRAGMA journal_mode = WAL").fetchone()
         # In WAL mode, NORMAL syncs the log at checkpoints rather than at every commit: a
         # committed move survives the bot's crash or kill (the OS has it), and the file is
         # never corrupted; only a power cut or an OS crash can lose the last commits. FULL
-        # would fsync each move, stalling every operation queued behind it.
-        self.db.execute("PRAGMA synchronous = NORMAL")
+        # would fsync each move, stalling every operation queued behind it. Outside WAL (a
+        # file system that refuses it), only FULL keeps the file safe.
+        synchronous = "NORMAL" if mode == "wal" else "FULL"
+        self.db.execute(f"PRAGMA synchronous = {synchronous}")
         self._migrate()
         # A read-only file opens, migrates (when up to date) and reads fine; find out now
         # rather than at the first move. An empty DELETE still takes the write lock.
@@ -298,6 +302,7 @@ class SqliteStorage:
     def __init__(self, thread: ThreadPoolExecutor, database: _Database) -> None:
         self._thread = thread
         self._database = database
+        self._closed = False
 
     @classmethod
     async def open(cls, path: str, clock: Clock) -> SqliteStorage:
@@ -321,11 +326,18 @@ class SqliteStorage:
         return storage
 
     async def close(self) -> None:
-        # Queued behind the operations already handed over: they finish first.
-        await self._run(self._database.close)
+        if self._closed:
+            return
+        # Operations asked for from now on are refused; those already handed over finish
+        # first, queued ahead of the close.
+        self._closed = True
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._thread, self._database.close)
         self._thread.shutdown(wait=False)
 
     async def _run(self, operation: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        if self._closed:
+            raise StorageError("the database is closed: the bot is shutting down")
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
             self._thread, functools.partial(operation, *args, **kwargs)

@@ -287,6 +287,9 @@ class DiscordSim:
         # Off only for load benchmarks: the OpenAPI checks cost about 2 ms a request, more
         # than the bot under test spends on one.
         self.spec_checks = True
+        # The gateway URL GET /gateway/bot gives, when not the sim's own (a client told to
+        # use another gateway must not follow this one).
+        self.advertised_gateway_url: str | None = None
         self.host = "127.0.0.1"
         self.port = 0
         self._seed: Seed | None = None
@@ -1112,7 +1115,7 @@ class DiscordSim:
 
     async def _get_gateway_bot(self, call: _Call) -> Reply:
         return 200, {
-            "url": self.gateway_url.rstrip("/"),
+            "url": (self.advertised_gateway_url or self.gateway_url).rstrip("/"),
             "shards": self.recommended_shards,
             "session_start_limit": {
                 "total": 1000,
