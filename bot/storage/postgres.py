@@ -265,32 +265,38 @@ class PostgresStorage:
         return codec.first(await self._games("channel_id = $1 AND status = 'active'", channel_id))
 
     async def save_game(self, game: GameRecord) -> GameRecord | None:
+        if game.status is not GameStatus.FINISHED:
+            # A move that does not end the game is the one statement: its own transaction,
+            # one round trip.
+            return await self._save_game(self._pool, game)
         async with self._transaction() as db:
-            # The compare-and-set of a move: a concurrent save of the same version waits for
-            # this row's lock, then re-checks the WHERE against the committed row and matches
-            # nothing. RETURNING reads back the stored row rather than echoing the argument:
-            # message_id may have moved on since the caller read the game, and stats must use
-            # the stored players.
-            row = await db.fetchrow(
-                "UPDATE games SET moves = $1, status = $2, winner = $3, end_reason = $4,"
-                " deadline = $5, version = version + 1, updated_at = $6"
-                " WHERE id = $7 AND version = $8 AND status = 'active'"
-                f" RETURNING {codec.GAME_COLUMNS}",
-                codec.moves_text(game.moves),
-                game.status.value,
-                codec.mark_text(game.winner),
-                None if game.end_reason is None else game.end_reason.value,
-                game.deadline,
-                game.updated_at,
-                game.id,
-                game.version,
-            )
-            if row is None:
-                return None
-            saved = codec.game(row)
-            if saved.status is GameStatus.FINISHED:
+            saved = await self._save_game(db, game)
+            if saved is not None:
                 await _write_tally(db, saved)
             return saved
+
+    @staticmethod
+    async def _save_game(db: _Connection | asyncpg.Pool, game: GameRecord) -> GameRecord | None:
+        # The compare-and-set of a move: a concurrent save of the same version waits for this
+        # row's lock, then re-checks the WHERE against the committed row and matches nothing.
+        # RETURNING reads back the stored row rather than echoing the argument: message_id
+        # may have moved on since the caller read the game, and stats must use the stored
+        # players.
+        row = await db.fetchrow(
+            "UPDATE games SET moves = $1, status = $2, winner = $3, end_reason = $4,"
+            " deadline = $5, version = version + 1, updated_at = $6"
+            " WHERE id = $7 AND version = $8 AND status = 'active'"
+            f" RETURNING {codec.GAME_COLUMNS}",
+            codec.moves_text(game.moves),
+            game.status.value,
+            codec.mark_text(game.winner),
+            None if game.end_reason is None else game.end_reason.value,
+            game.deadline,
+            game.updated_at,
+            game.id,
+            game.version,
+        )
+        return None if row is None else codec.game(row)
 
     async def set_game_message(self, game_id: int, message_id: int) -> None:
         await self._pool.execute(
