@@ -3,6 +3,8 @@ components, autocomplete, modals, reconnects and sharding."""
 
 from __future__ import annotations
 
+import asyncio
+
 import discord
 import pytest
 
@@ -178,7 +180,16 @@ async def test_click_without_registered_view_times_out_clearly(sim: DiscordSim) 
     async with sim.running(client):
         shown = await sim.slash(s.alice, s.channel, "board")
         assert shown.message is not None
-        client._connection._view_store._views.clear()  # as after a restart without add_view
+        # discord.py stores the View once send_message's reply is read, just after the sim
+        # wrote it: let that happen (it is no sim event), then forget it, as after a restart
+        # without add_view.
+        store = client._connection._view_store
+        for _ in range(200):
+            if store._views:
+                break
+            await asyncio.sleep(0.01)
+        assert store._views
+        store._views.clear()
         with pytest.raises(SimTimeout, match="no View is registered"):
             await sim.click(s.alice, shown.message, "cell:1", timeout=0.3)
 
