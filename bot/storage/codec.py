@@ -8,7 +8,14 @@ from dataclasses import fields
 from typing import Any, Protocol, TypeVar
 
 from bot import results
-from bot.storage.base import ChallengeRecord, ChallengeStatus, EndReason, GameRecord, GameStatus
+from bot.storage.base import (
+    ChallengeRecord,
+    ChallengeStatus,
+    EndReason,
+    GameRecord,
+    GameStatus,
+    NewChallenge,
+)
 from game import Mark
 
 GAME_COLUMNS = ", ".join(field.name for field in fields(GameRecord))
@@ -46,6 +53,35 @@ def mark_text(mark: Mark | None) -> str | None:
 def increments(score: results.Score) -> tuple[int, int, int]:
     """A score as the (wins, losses, draws) columns it adds."""
     return score.wins, score.losses, score.draws
+
+
+def saved_game_values(game: GameRecord) -> tuple[Any, ...]:
+    """The values of a game's compare-and-set UPDATE, in both engines' order: moves, status,
+    winner, end_reason, deadline, updated_at, then the id and the version it must still have."""
+    return (
+        moves_text(game.moves),
+        game.status.value,
+        mark_text(game.winner),
+        None if game.end_reason is None else game.end_reason.value,
+        game.deadline,
+        game.updated_at,
+        game.id,
+        game.version,
+    )
+
+
+def new_challenge_values(challenge: NewChallenge) -> tuple[Any, ...]:
+    """The values of a challenge's INSERT, in both engines' order."""
+    return (
+        challenge.guild_id,
+        challenge.channel_id,
+        challenge.challenger_id,
+        challenge.challenger_name,
+        challenge.opponent_id,
+        challenge.opponent_name,
+        challenge.expires_at,
+        challenge.created_at,
+    )
 
 
 def game(row: Row) -> GameRecord:

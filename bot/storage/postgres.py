@@ -287,14 +287,7 @@ class PostgresStorage:
             " deadline = $5, version = version + 1, updated_at = $6"
             " WHERE id = $7 AND version = $8 AND status = 'active'"
             f" RETURNING {codec.GAME_COLUMNS}",
-            codec.moves_text(game.moves),
-            game.status.value,
-            codec.mark_text(game.winner),
-            None if game.end_reason is None else game.end_reason.value,
-            game.deadline,
-            game.updated_at,
-            game.id,
-            game.version,
+            *codec.saved_game_values(game),
         )
         return None if row is None else codec.game(row)
 
@@ -329,14 +322,7 @@ class PostgresStorage:
                 " challenger_name, opponent_id, opponent_name, status, expires_at,"
                 " created_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8)"
                 f" RETURNING {codec.CHALLENGE_COLUMNS}",
-                challenge.guild_id,
-                challenge.channel_id,
-                challenge.challenger_id,
-                challenge.challenger_name,
-                challenge.opponent_id,
-                challenge.opponent_name,
-                challenge.expires_at,
-                challenge.created_at,
+                *codec.new_challenge_values(challenge),
             )
         except asyncpg.UniqueViolationError as error:
             _raise_refusal(error, challenge.channel_id, None)

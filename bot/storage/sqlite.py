@@ -471,16 +471,7 @@ def _save_game(db: sqlite3.Connection, game: GameRecord) -> GameRecord | None:
         "UPDATE games SET moves = ?, status = ?, winner = ?, end_reason = ?,"
         " deadline = ?, version = version + 1, updated_at = ?"
         " WHERE id = ? AND version = ? AND status = 'active'",
-        (
-            codec.moves_text(game.moves),
-            game.status.value,
-            codec.mark_text(game.winner),
-            None if game.end_reason is None else game.end_reason.value,
-            game.deadline,
-            game.updated_at,
-            game.id,
-            game.version,
-        ),
+        codec.saved_game_values(game),
     )
     if cursor.rowcount == 0:
         return None
@@ -500,16 +491,7 @@ def _insert_challenge(db: sqlite3.Connection, challenge: NewChallenge) -> Challe
             "INSERT INTO challenges (guild_id, channel_id, challenger_id,"
             " challenger_name, opponent_id, opponent_name, status, expires_at,"
             " created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
-            (
-                challenge.guild_id,
-                challenge.channel_id,
-                challenge.challenger_id,
-                challenge.challenger_name,
-                challenge.opponent_id,
-                challenge.opponent_name,
-                challenge.expires_at,
-                challenge.created_at,
-            ),
+            codec.new_challenge_values(challenge),
         )
     except sqlite3.IntegrityError as error:
         _raise_if_occupied(db, challenge.channel_id, error)
