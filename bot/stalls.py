@@ -12,8 +12,8 @@ log = logging.getLogger(__name__)
 TICK = 0.01
 # Stalls from this long are logged at DEBUG (the load benchmark reads them) ...
 NOTICEABLE = 0.01
-# ... and from this long at WARNING: a few of these and Discord's 3 s deadline is at risk.
-SEVERE = 0.5
+# ... and from this long at WARNING: a third of Discord's 3 s deadline gone at once.
+SEVERE = 1.0
 
 
 async def watch_stalls() -> None:
