@@ -267,9 +267,8 @@ class TTTBot(commands.AutoShardedBot):
             # Cancelling connect() stops launching shards; closing each shard stops reading
             # its events at once and tells Discord its session is over. discord.py's own
             # close() would close them only alongside the HTTP session the handlers in flight
-            # still need.
-            # A shard reconnecting swallows the cancellation (discord.py's reidentify and
-            # reconnect return on CancelledError), so cancel until connect() has ended.
+            # still need. A shard that is reconnecting swallows the cancellation (discord.py's
+            # reidentify and reconnect return on CancelledError): cancel until connect() ends.
             while not gateway.done():
                 gateway.cancel()
                 await asyncio.wait({gateway}, timeout=0.1)

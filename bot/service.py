@@ -434,7 +434,7 @@ class GameService:
         if game.is_active:
             self._live[game.id] = game
             if len(self._live) > LIVE_GAMES_KEPT:
-                del self._live[next(iter(self._live))]  # the least recently used
+                del self._live[next(iter(self._live))]  # the least recently saved or read
         return game
 
     async def _play(
