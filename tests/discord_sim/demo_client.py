@@ -221,7 +221,8 @@ class GridView(discord.ui.LayoutView):
 
 
 class LayoutDemoClient(DemoClient):
-    """``DemoClient`` plus ``/grid``, which answers with a ``GridView``."""
+    """``DemoClient`` plus ``/grid``, which answers with a ``GridView``, and ``/gridlater``,
+    which defers and sends it as the followup that fills the "thinking" message."""
 
     def _define_commands(self) -> None:
         super()._define_commands()
@@ -229,6 +230,11 @@ class LayoutDemoClient(DemoClient):
         @self.tree.command(description="Show a 5x5 board in one components-v2 message")
         async def grid(interaction: discord.Interaction) -> None:
             await interaction.response.send_message(view=GridView())
+
+        @self.tree.command(description="Think, then show the board as the followup")
+        async def gridlater(interaction: discord.Interaction) -> None:
+            await interaction.response.defer(thinking=True)
+            await interaction.followup.send(view=GridView())
 
 
 class ShardedDemoClient(discord.AutoShardedClient):
