@@ -697,7 +697,9 @@ class DiscordSim:
                 )
         if "flags" in body and body["flags"] is not None:
             sent = int(body["flags"])
-            # An edit may set the components-v2 flag but never clear it (see limits.py).
+            # An edit may set the components-v2 flag (discord.js's MessageEditOptions: only
+            # SuppressEmbeds and IsComponentsV2 can be set by an edit) but never clear it
+            # (Discord's component reference; see limits.py).
             state["flags"] = (
                 msg.flags & ~EDITABLE_FLAGS | sent & EDITABLE_FLAGS | sent & FLAG_COMPONENTS_V2
             )
