@@ -91,7 +91,9 @@ Records and state
     ``SimMessage``: ``id, channel, author, content, embeds, components (raw JSON), flags,
     ephemeral, loading, edits (list[MessageVersion] before each edit), edited_at, deleted,
     allowed_mentions (as last sent), pinged (user ids notified), interaction_user (whom an
-    ephemeral message is for), interaction, buttons(), button(custom_id)``.
+    ephemeral message is for), interaction, buttons(), button(custom_id),
+    iter_components()``; ``buttons()`` and ``iter_components()`` walk nested components
+    too, so ``click`` finds a button in a container's row or a section's accessory.
     ``sim.messages(channel)`` (creation order, ephemeral and deleted included),
     ``sim.last_message(channel)``, ``sim.message(id)``, ``sim.interactions``,
     ``sim.commands(guild=None)``, ``sim.requests`` (every REST call: method, path, status,
@@ -109,6 +111,23 @@ an initial response later than ``response_deadline`` s, a callback type not vali
 interaction, followups or @original edits on a token older than 15 minutes or before the
 acknowledgement, editing another user's message, invalid command definitions on sync,
 invalid autocomplete choices or modals.
+
+Components v2 (the layout discord.py's ``LayoutView`` sends)
+    A message whose ``flags`` include IS_COMPONENTS_V2 (``1 << 15``, ``FLAG_COMPONENTS_V2`` in
+    ``models.py``), created by any route (channel POST, callback type 4, followup) or by
+    an edit (PATCH, callback type 7, webhook edit; a deferred message filled by a followup),
+    holds top-level layout components: action rows (1), sections (9) with an accessory,
+    text displays (10), media galleries (12), files (13), separators (14), containers (17).
+    They are stored and returned as sent, in the message JSON and in INTERACTION_CREATE's
+    ``message``, and the flag stays. Checks (``limits.py``, sources in its comments): at
+    most 40 components counting nested ones; no ``content`` or ``embeds`` beside the
+    flag; an edit may set the flag but not clear it (sending ``flags`` without it is a
+    violation; leaving ``flags`` out keeps it); 4000 characters of text display content
+    in all; which component may stand where (top level, in a container, a section's 1 to
+    3 text displays and button or thumbnail accessory); and the classic rules inside the
+    layout (5 buttons a row, a select alone, custom_ids 1 to 100 characters and unique in
+    the message, valid buttons). Without the flag only action rows are accepted, as before.
+    ``demo_client.LayoutDemoClient`` (``/grid``) is a ``LayoutView`` example.
 
 Spec checks (``openapi.py``): every REST request is also checked against Discord's
 published OpenAPI document (vendored in ``openapi_spec/``), with Discord's caveats and

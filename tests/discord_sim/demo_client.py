@@ -4,6 +4,8 @@ It exercises each kind of interaction response the sim serves: a plain reply, an
 reply, a thinking defer with followups, a View whose buttons edit their message in place,
 a deferred update followed by an @original edit, autocomplete, a modal, and a few handlers
 that break Discord's rules on purpose (answering twice, answering late).
+``LayoutDemoClient`` adds ``/grid``, one components-v2 message (discord.py's ``LayoutView``)
+holding a 5x5 board of buttons, a text display, a section and a control row.
 """
 
 from __future__ import annotations
@@ -174,6 +176,65 @@ class DemoClient(discord.Client):
             ]
 
         tree.add_command(ttt)
+
+
+class GridCell(discord.ui.Button["GridView"]):
+    def __init__(self, index: int) -> None:
+        super().__init__(label="\u200b", custom_id=f"grid:{index}")
+        self.index = index
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        assert self.view is not None
+        self.disabled = True
+        self.label = "X"
+        self.view.status.content = f"played {self.index}"
+        # A components-v2 message has no content: the status text display carries it.
+        await interaction.response.edit_message(view=self.view)
+
+
+class GridView(discord.ui.LayoutView):
+    """A 5x5 board in one components-v2 message: a container holding a text display and
+    five action rows of five buttons, a section whose accessory is a button, and a control
+    row. 37 components, nested ones included, under Discord's 40."""
+
+    def __init__(self) -> None:
+        super().__init__(timeout=None)
+        self.status: discord.ui.TextDisplay[GridView] = discord.ui.TextDisplay("your move")
+        board: discord.ui.Container[GridView] = discord.ui.Container(self.status)
+        for row in range(5):
+            board.add_item(discord.ui.ActionRow(*(GridCell(row * 5 + col) for col in range(5))))
+        self.add_item(board)
+        hint = discord.ui.Button["GridView"](label="Hint", custom_id="grid:hint")
+        hint.callback = self.hint  # type: ignore[method-assign]
+        self.add_item(discord.ui.Section("Stuck?", accessory=hint))
+        resign = discord.ui.Button["GridView"](label="Resign", custom_id="grid:resign")
+        resign.callback = self.resign  # type: ignore[method-assign]
+        self.add_item(discord.ui.ActionRow(resign))
+
+    async def hint(self, interaction: discord.Interaction) -> None:
+        self.status.content = "try the centre"
+        await interaction.response.edit_message(view=self)
+
+    async def resign(self, interaction: discord.Interaction) -> None:
+        self.status.content = "resigned"
+        await interaction.response.edit_message(view=self)
+
+
+class LayoutDemoClient(DemoClient):
+    """``DemoClient`` plus ``/grid``, which answers with a ``GridView``, and ``/gridlater``,
+    which defers and sends it as the followup that fills the "thinking" message."""
+
+    def _define_commands(self) -> None:
+        super()._define_commands()
+
+        @self.tree.command(description="Show a 5x5 board in one components-v2 message")
+        async def grid(interaction: discord.Interaction) -> None:
+            await interaction.response.send_message(view=GridView())
+
+        @self.tree.command(description="Think, then show the board as the followup")
+        async def gridlater(interaction: discord.Interaction) -> None:
+            await interaction.response.defer(thinking=True)
+            await interaction.followup.send(view=GridView())
 
 
 class ShardedDemoClient(discord.AutoShardedClient):

@@ -21,7 +21,22 @@ MAX_ACTION_ROWS = 5
 MAX_ROW_BUTTONS = 5
 MAX_CUSTOM_ID = 100
 MAX_BUTTON_LABEL = 80
+# Components v2 (the IS_COMPONENTS_V2 message flag). Discord's component reference
+# (discord.com/developers/docs/components/reference, "Component Reference"; the same text at
+# docs.discord.food/resources/components): with the flag, "content and embeds fields will no
+# longer work", "Messages allow up to 40 total components", "The combined length of all text
+# across all components cannot exceed 4000 characters" (text displays hold the text; the
+# OpenAPI TextDisplayComponentForMessageRequest caps one at 4000 too), and "Once a message has
+# been sent with this flag, it can't be removed from the message."
 MAX_V2_COMPONENTS = 40
+MAX_V2_TEXT = 4000
+# Which component may stand where, from the vendored OpenAPI document's request schemas:
+# MessageCreateRequest.components (top level), ContainerComponentForMessageRequest.components,
+# SectionComponentForMessageRequest (1 to 3 text displays; a button or thumbnail accessory).
+V2_TOP_LEVEL = {1, 9, 10, 12, 13, 14, 17}
+V2_IN_CONTAINER = {1, 9, 10, 12, 13, 14}
+V2_ACCESSORY = {2, 11}
+MAX_SECTION_TEXTS = 3
 MAX_CHOICES = 25
 MAX_COMMANDS = 100
 MAX_MENU_COMMANDS = 5
@@ -38,7 +53,8 @@ def check_message(data: JSON, *, require_content: bool = True) -> list[str]:
     """Problems with a message body as Discord stores it (after merging an edit).
 
     ``data`` holds ``content``, ``embeds``, ``components``, ``flags``, ``attachments`` and
-    ``allowed_mentions``. ``require_content`` is False for the empty "thinking" message of
+    ``allowed_mentions``, and for an edit ``cleared_flags``, the bits it tried to clear that
+    Discord keeps. ``require_content`` is False for the empty "thinking" message of
     a deferred response.
     """
     problems: list[str] = []
@@ -55,6 +71,8 @@ def check_message(data: JSON, *, require_content: bool = True) -> list[str]:
     problems += check_components(components, v2=bool(flags & FLAG_COMPONENTS_V2))
     if flags & FLAG_COMPONENTS_V2 and (content or embeds):
         problems.append("a components-v2 message cannot also have content or embeds")
+    if int(data.get("cleared_flags") or 0) & FLAG_COMPONENTS_V2:
+        problems.append("an edit cannot remove the components-v2 flag from a message")
     problems += check_allowed_mentions(data.get("allowed_mentions"))
     has_body = bool(content.strip() or embeds or components or data.get("attachments"))
     if require_content and not has_body:
@@ -115,9 +133,7 @@ def check_components(components: Any, *, v2: bool = False) -> list[str]:
         return [f"components must be a list, got {type(components).__name__}"]
     problems: list[str] = []
     if v2:
-        count = sum(1 for _ in _walk(components))
-        if count > MAX_V2_COMPONENTS:
-            problems.append(f"{count} components; the components-v2 limit is {MAX_V2_COMPONENTS}")
+        problems += _check_layout(components)
     else:
         if len(components) > MAX_ACTION_ROWS:
             problems.append(f"{len(components)} action rows; the limit is {MAX_ACTION_ROWS}")
@@ -149,6 +165,55 @@ def check_components(components: Any, *, v2: bool = False) -> list[str]:
         elif comp.get("type") in SELECT_TYPES:
             problems += _check_select(comp)
     return problems
+
+
+def _check_layout(components: list[Any]) -> list[str]:
+    """A components-v2 layout's shape and totals; custom_ids, buttons and selects are checked
+    with the classic ones."""
+    problems: list[str] = []
+    count = sum(1 for _ in _walk(components))
+    if count > MAX_V2_COMPONENTS:
+        problems.append(f"{count} components; the components-v2 limit is {MAX_V2_COMPONENTS}")
+    text = sum(_length(c.get("content")) for c in _walk(components) if c.get("type") == 10)
+    if text > MAX_V2_TEXT:
+        problems.append(
+            f"text displays hold {text} characters; the components-v2 limit is {MAX_V2_TEXT}"
+        )
+    for index, comp in enumerate(components):
+        problems += _check_layout_item(comp, f"components[{index}]", V2_TOP_LEVEL)
+    return problems
+
+
+def _check_layout_item(comp: Any, where: str, allowed: set[int]) -> list[str]:
+    if not isinstance(comp, dict) or comp.get("type") not in allowed:
+        kind = comp.get("type") if isinstance(comp, dict) else type(comp).__name__
+        return [f"{where} is a component of type {kind!r}, which cannot stand there"]
+    kind = comp["type"]
+    children = comp.get("components")
+    if kind == 1:
+        # The classic per-row rules hold inside a layout as well (5 buttons, a select alone).
+        return _check_row(comp, where)
+    if kind == 17:
+        if not isinstance(children, list) or not children:
+            return [f"{where} is an empty container"]
+        problems: list[str] = []
+        for index, child in enumerate(children):
+            problems += _check_layout_item(child, f"{where}.components[{index}]", V2_IN_CONTAINER)
+        return problems
+    if kind == 9:
+        problems = []
+        texts = children if isinstance(children, list) else []
+        if not 1 <= len(texts) <= MAX_SECTION_TEXTS or any(
+            not isinstance(t, dict) or t.get("type") != 10 for t in texts
+        ):
+            problems.append(f"{where} must hold 1 to {MAX_SECTION_TEXTS} text displays")
+        accessory = comp.get("accessory")
+        if not isinstance(accessory, dict) or accessory.get("type") not in V2_ACCESSORY:
+            problems.append(f"{where} needs a button or thumbnail accessory")
+        return problems
+    if kind == 10 and not (isinstance(comp.get("content"), str) and comp["content"]):
+        return [f"{where} is a text display without content"]
+    return []
 
 
 def _check_row(row: JSON, where: str) -> list[str]:

@@ -696,7 +696,14 @@ class DiscordSim:
                     body[key] if body[key] is not None else ([] if key != "content" else "")
                 )
         if "flags" in body and body["flags"] is not None:
-            state["flags"] = msg.flags & ~EDITABLE_FLAGS | int(body["flags"]) & EDITABLE_FLAGS
+            sent = int(body["flags"])
+            # An edit may set the components-v2 flag (discord.js's MessageEditOptions: only
+            # SuppressEmbeds and IsComponentsV2 can be set by an edit) but never clear it
+            # (Discord's component reference; see limits.py).
+            state["flags"] = (
+                msg.flags & ~EDITABLE_FLAGS | sent & EDITABLE_FLAGS | sent & FLAG_COMPONENTS_V2
+            )
+            state["cleared_flags"] = msg.flags & FLAG_COMPONENTS_V2 & ~sent
         state["allowed_mentions"] = body.get("allowed_mentions")
         if files:
             state["attachments"] = list(state["attachments"]) + files
@@ -1364,9 +1371,9 @@ class DiscordSim:
         ):
             # The first followup after a "thinking" defer becomes the deferred message, and
             # keeps the ephemeral choice made when deferring.
-            self._apply_edit(
-                original, {k: v for k, v in body.items() if k != "flags"}, call.files, fill=True
-            )
+            # Of the followup's flags only the components-v2 layout carries over.
+            layout = int(body.get("flags") or 0) & FLAG_COMPONENTS_V2
+            self._apply_edit(original, {**body, "flags": layout}, call.files, fill=True)
             msg = original
             await self._dispatch_message_event("MESSAGE_UPDATE", msg)
         else:
