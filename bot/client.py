@@ -154,14 +154,17 @@ _NO_GUILDS_INTENT_WARNING = _NoGuildsIntentWarning()
 
 
 class _AnswerFailuresAreWarnings(logging.Filter):
-    """discord.py sends autocomplete choices itself and logs a failure to send them at ERROR.
-    When the network or Discord failed (a dropped connection, a late answer), that is no bug
-    of the bot's: it is a WARNING, as every other failed answer is (``bot.respond``)."""
+    """discord.py sends autocomplete choices itself and logs a failure to send them at ERROR,
+    with a traceback. When the network or Discord failed (a dropped connection, a late
+    answer), that is no bug of the bot's: it is a one-line WARNING naming the failure, as
+    every other failed answer is (``bot.respond``)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
         if record.levelno >= logging.ERROR and isinstance(error, respond.ANSWER_FAILURES):
             record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.msg, record.args = f"{record.getMessage()}: {error}", None
+            record.exc_info = record.exc_text = None
         return True
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import os
 import random
@@ -1529,8 +1530,31 @@ async def test_an_autocomplete_answer_the_network_drops_is_a_warning_not_an_erro
     ``CommandTree._call``, so no hook of the bot sees it: a log filter in ``bot/client.py``
     makes it a warning."""
     s = sim.seed
-    async with harness.running():  # fails on leaving if the bot logged an error
-        await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
-        sim.faults.add("POST /interactions/{id}/{token}/callback", reset="after")
-        choices = await sim.autocomplete(s.alice, s.channel, "ttt move", focused="cell", cell="b")
-        assert choices  # the member even got the choices
+    logged = _Records()
+    tree_log = logging.getLogger("discord.app_commands.tree")
+    tree_log.addHandler(logged)
+    try:
+        async with harness.running():  # fails on leaving if the bot logged an error
+            await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+            sim.faults.add("POST /interactions/{id}/{token}/callback", reset="after")
+            choices = await sim.autocomplete(
+                s.alice, s.channel, "ttt move", focused="cell", cell="b"
+            )
+            assert choices  # the member even got the choices
+    finally:
+        tree_log.removeHandler(logged)
+    # One line naming the failure, as the bot's own warnings are: a traceback is for bugs
+    # (and the soak counts every traceback as one).
+    (warning,) = logged.records
+    assert (warning.levelname, warning.exc_info, warning.exc_text) == ("WARNING", None, None)
+    assert warning.getMessage().startswith("Ignoring exception in autocomplete for 'ttt move'")
+    assert ": " in warning.getMessage().split("'ttt move'", 1)[1]
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
