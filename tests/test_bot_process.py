@@ -80,7 +80,13 @@ async def bot_process(
     finally:
         if process.returncode is None:
             process.send_signal(signal.SIGTERM)
-            await asyncio.wait_for(process.wait(), 20)
+            try:
+                await asyncio.wait_for(process.wait(), 20)
+            except TimeoutError:
+                # A bot that ignores SIGTERM fails its test; it must not outlive it.
+                process.kill()
+                await process.wait()
+                raise
 
 
 async def test_the_bot_process_plays_and_stops_cleanly_on_sigterm(
