@@ -47,16 +47,22 @@ async def answering(interaction: discord.Interaction[Any]) -> AsyncIterator[None
     """Handle ``interaction`` knowing it will be answered in time: if no answer went out
     ``DEFER_AFTER`` seconds in (a locked database, a slow or rate-limited Discord), it is
     deferred, and the answer functions below then finish it with an edit or a follow-up."""
-    timer = asyncio.create_task(_defer_later(interaction), name="ttt-defer")
+    # A timer, not a sleeping task: most interactions are answered long before it fires.
+    deferring: list[asyncio.Task[None]] = []
+    timer = asyncio.get_running_loop().call_later(
+        DEFER_AFTER,
+        lambda: deferring.append(asyncio.create_task(_defer(interaction), name="ttt-defer")),
+    )
     try:
         yield
     finally:
         timer.cancel()
-        await asyncio.gather(timer, return_exceptions=True)
+        for task in deferring:
+            task.cancel()
+        await asyncio.gather(*deferring, return_exceptions=True)
 
 
-async def _defer_later(interaction: discord.Interaction[Any]) -> None:
-    await asyncio.sleep(DEFER_AFTER)
+async def _defer(interaction: discord.Interaction[Any]) -> None:
     async with _lock(interaction):
         # An answer that was tried and failed is not retried as a deferral: Discord refused
         # it (too late, or gone), or it may have arrived after all.
