@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.samples import percentile
 from bot.components import CELL_ID, GAME_ACTION_ID
 from tests.discord_sim import (
     DiscordSim,
@@ -73,8 +74,7 @@ class Phase:
     def latency_ms(self, fraction: float) -> float:
         if not self.latencies:
             return float("nan")
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))] * 1e3
+        return percentile(self.latencies, fraction) * 1e3
 
     def cpu_ms_per_interaction(self) -> float:
         return self.bot_cpu / self.answered * 1e3 if self.answered else float("nan")

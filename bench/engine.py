@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 
+from bench.samples import percentile
 from game import Board, Mark, reachable_positions
 from game.ai import MinimaxStrategy, SearchBudget, get_strategy, play_game
 
@@ -108,11 +109,6 @@ def time_naive(search: NaiveMinimax, runs: int) -> float:
         search.choose([" "] * 9, "X")
         times.append(time.perf_counter() - start)
     return statistics.median(times)
-
-
-def percentile(samples: list[float], fraction: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def measure_first_call(runs: int) -> list[float]:

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.samples import percentile
 from bot.clock import SystemClock
 from bot.config import DatabaseUrl, parse_database_url
 from bot.service import Actor, Clicked, GameService
@@ -40,11 +41,6 @@ class Tally:
     moves: int = 0
     games: int = 0
     latencies: list[float] = field(default_factory=list)
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 async def play_one_game(

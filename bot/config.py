@@ -150,15 +150,19 @@ def _timeout(env: Mapping[str, str], name: str, default: float) -> float:
 _COUNT = re.compile(r"[0-9]+")
 
 
-def _pool_size(env: Mapping[str, str]) -> int:
-    raw = env.get("DATABASE_POOL_SIZE", "").strip()
+def _whole_number(env: Mapping[str, str], name: str, maximum: int, of: str = "") -> int | None:
+    """Setting ``name``, a whole number from 1 to ``maximum`` (``of`` what); None if unset."""
+    raw = env.get(name, "").strip()
     if not raw:
-        return DEFAULT_POOL_SIZE
-    if not _COUNT.fullmatch(raw) or not 1 <= int(raw) <= MAX_POOL_SIZE:
-        raise ConfigError(
-            f"DATABASE_POOL_SIZE must be a whole number from 1 to {MAX_POOL_SIZE}, not {raw!r}"
-        )
+        return None
+    if not _COUNT.fullmatch(raw) or not 1 <= int(raw) <= maximum:
+        raise ConfigError(f"{name} must be a whole number{of} from 1 to {maximum}, not {raw!r}")
     return int(raw)
+
+
+def _pool_size(env: Mapping[str, str]) -> int:
+    size = _whole_number(env, "DATABASE_POOL_SIZE", MAX_POOL_SIZE)
+    return DEFAULT_POOL_SIZE if size is None else size
 
 
 def database_from_env(env: Mapping[str, str]) -> DatabaseUrl:
@@ -170,17 +174,6 @@ def database_from_env(env: Mapping[str, str]) -> DatabaseUrl:
 # Discord's own ceiling is far lower; this only keeps a typo from launching a million shards.
 MAX_SHARD_COUNT = 100_000
 _SHARD_LIST = re.compile(r"[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*")
-
-
-def _shard_count(env: Mapping[str, str]) -> int | None:
-    raw = env.get("SHARD_COUNT", "").strip()
-    if not raw:
-        return None
-    if not _COUNT.fullmatch(raw) or not 1 <= int(raw) <= MAX_SHARD_COUNT:
-        raise ConfigError(
-            f"SHARD_COUNT must be a whole number of shards from 1 to {MAX_SHARD_COUNT}, not {raw!r}"
-        )
-    return int(raw)
 
 
 def _shard_ids(env: Mapping[str, str], count: int | None) -> tuple[int, ...] | None:
@@ -278,7 +271,7 @@ class Settings:
             if not (guild_raw.isascii() and guild_raw.isdigit()) or not 0 < int(guild_raw) < 2**64:
                 raise ConfigError(f"TTT_GUILD_ID must be a server id (digits), not {guild_raw!r}")
             guild_id = int(guild_raw)
-        shard_count = _shard_count(env)
+        shard_count = _whole_number(env, "SHARD_COUNT", MAX_SHARD_COUNT, " of shards")
         return cls(
             token=token,
             database=database_from_env(env),
