@@ -146,7 +146,9 @@ async def challenge_and_accept(
     assert message is not None
     assert message.pinged == [o.id]  # the challenged member, and only them, at every size
     assert bool(message.flags & FLAG_COMPONENTS_V2) == (size == 5)
-    assert f"challenges you to tic-tac-toe on a {size_name(size)} board" in text_of(message)
+    # 3x3 goes without saying; the larger boards are 4 in a row.
+    board = "" if size == 3 else f" on a {size_name(size)} board (4 in a row)"
+    assert f"challenges you to tic-tac-toe{board}!" in text_of(message)
     accepted = await sim.click(o, message, button_id(message, CHALLENGE_ID, action="accept"))
     assert accepted.response_type == 7
     assert accepted.message is message  # the challenge became the board, in its own form
@@ -155,7 +157,7 @@ async def challenge_and_accept(
 
 
 @both_engines
-@pytest.mark.parametrize("size", [4, 5])
+@pytest.mark.parametrize("size", [3, 4, 5])
 async def test_a_member_game_counts_on_its_size_and_its_rematch_keeps_it(
     sim: DiscordSim, harness: BotHarness, size: int
 ) -> None:
@@ -164,9 +166,10 @@ async def test_a_member_game_counts_on_its_size_and_its_rematch_keeps_it(
         _, board = await challenge_and_accept(sim, s.alice, s.bob, size)
         assert "❌ **alice** vs ⭕ **bob**" in text_of(board)
         final = await play_first_free_cells(sim, [s.alice, s.bob], board, size)
-        # Row by row, the first free cell: on 4x4, X fills column A; on 5x5, O the diagonal
-        # from D1.
+        # Row by row, the first free cell: X takes a diagonal on 3x3 and column A on 4x4; on
+        # 5x5, O the diagonal from D1.
         winner, loser, line = {
+            3: (s.alice, s.bob, "❌ **alice** wins with C1 B2 A3!"),
             4: (s.alice, s.bob, "❌ **alice** wins with A1 A2 A3 A4!"),
             5: (s.bob, s.alice, "⭕ **bob** wins with D1 C2 B3 A4!"),
         }[size]
@@ -182,17 +185,18 @@ async def test_a_member_game_counts_on_its_size_and_its_rematch_keeps_it(
         lost_first = text_of(
             await sim.slash(winner, s.channel, "ttt stats", member=loser, size=size)
         )
-        on_3x3 = text_of(await sim.slash(s.alice, s.channel, "ttt stats"))
+        other = 4 if size == 3 else 3  # a size nobody played
+        on_other = text_of(await sim.slash(s.alice, s.channel, "ttt stats", size=other))
         ladder = text_of(await sim.slash(s.carol, s.channel, "ttt leaderboard", size=size))
-        ladder_3x3 = text_of(await sim.slash(s.carol, s.channel, "ttt leaderboard"))
+        ladder_other = text_of(await sim.slash(s.carol, s.channel, "ttt leaderboard", size=other))
     assert f"stats: {winner.name} ({size_name(size)})" in won_first
     # 1216 and 1184 after the first game; the underdog's win moves more than 16 points back.
     assert "Against members: 1 W · 1 L · 0 D (1199 Elo)" in won_first
     assert "Against members: 1 W · 1 L · 0 D (1201 Elo)" in lost_first
-    assert f"No finished games yet in this server on {size_name(3)} boards." in on_3x3
+    assert f"No finished games yet in this server on {size_name(other)} boards." in on_other
     assert f"Tic-tac-toe leaderboard ({size_name(size)})" in ladder
     assert ladder.index(f"<@{loser.id}>") < ladder.index(f"<@{winner.id}>")
-    assert f"Nobody is rated yet on {size_name(3)} boards" in ladder_3x3
+    assert f"Nobody is rated yet on {size_name(other)} boards" in ladder_other
 
 
 async def test_games_against_the_bot_count_per_size_and_the_rematch_keeps_it(
