@@ -330,9 +330,10 @@ async def test_a_5x5_challenge_is_declined_withdrawn_and_shown_again_in_its_form
 async def test_the_5x5_search_runs_off_the_event_loop_and_is_answered_in_time(
     sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The bot's own budget (0.3 s a move, a whole search from the empty board), held at its
-    start until the test lets it go: meanwhile another channel is answered and the command is
-    deferred, which could not happen if the search held the event loop."""
+    """The bot's own budget (0.3 s a move, a whole search from the empty board), each search
+    held at its start until the test lets it go: meanwhile another channel is answered and the
+    command (then a click) is deferred, which could not happen if the search held the event
+    loop."""
     s = sim.seed
     harness.search_budget = None
     monkeypatch.setattr(respond, "DEFER_AFTER", 0.1)
@@ -359,9 +360,17 @@ async def test_the_5x5_search_runs_off_the_event_loop_and_is_answered_in_time(
         assert deferred.response_type == 5  # "thinking...", within Discord's 3 s
         release.set()
         await deferred.wait_done()
-        assert deferred.message is not None
-        assert check_board(deferred.message, 5).move_count == 1
-    assert threads
+        board = deferred.message
+        assert board is not None
+        assert check_board(board, 5).move_count == 1
+        # A click: deferred too, then the board is edited in place with both moves.
+        release.clear()
+        clicked = await sim.click(s.alice, board, cell_id(board, free_cells(board)[0]))
+        assert clicked.response_type == 6
+        release.set()
+        await clicked.wait_done()
+        assert check_board(board, 5).move_count == 3
+    assert len(threads) == 2
     assert threading.main_thread() not in threads
 
 
