@@ -43,6 +43,7 @@ from bot.storage.base import (
     StorageError,
 )
 from bot.storage.migrations import migration_files
+from game import DEFAULT_SIZE
 
 log = logging.getLogger(__name__)
 
@@ -234,7 +235,7 @@ class _Database:
 
     # -- stats ---------------------------------------------------------------------------
 
-    def player_stats(self, guild_id: int, user_id: int) -> PlayerStats:
+    def player_stats(self, guild_id: int, user_id: int, size: int) -> PlayerStats:
         # One read transaction: the records and the rating from the same moment.
         self.db.execute("BEGIN")
         try:
@@ -242,13 +243,13 @@ class _Database:
                 row["opponent"]: Record(row["wins"], row["losses"], row["draws"])
                 for row in self._rows(
                     "SELECT opponent, wins, losses, draws FROM player_stats"
-                    " WHERE guild_id = ? AND user_id = ?",
-                    (guild_id, user_id),
+                    " WHERE guild_id = ? AND user_id = ? AND size = ?",
+                    (guild_id, user_id, size),
                 )
             }
             rating = self.db.execute(
-                "SELECT rating, games FROM ratings WHERE guild_id = ? AND user_id = ?",
-                (guild_id, user_id),
+                "SELECT rating, games FROM ratings WHERE guild_id = ? AND user_id = ? AND size = ?",
+                (guild_id, user_id, size),
             ).fetchone()
         finally:
             self.db.execute("COMMIT")
@@ -258,14 +259,16 @@ class _Database:
             records=records,
             rating=None if rating is None else rating["rating"],
             rated_games=0 if rating is None else rating["games"],
+            size=size,
         )
 
-    def leaderboard(self, guild_id: int, limit: int) -> list[Rating]:
+    def leaderboard(self, guild_id: int, limit: int, size: int) -> list[Rating]:
         rows = self._rows(
             "SELECT user_id, rating, games, wins, losses, draws FROM ratings"
-            " WHERE guild_id = ? ORDER BY rating DESC, games DESC, user_id ASC LIMIT ?",
+            " WHERE guild_id = ? AND size = ?"
+            " ORDER BY rating DESC, games DESC, user_id ASC LIMIT ?",
             # SQLite reads a negative LIMIT as "no limit".
-            (guild_id, max(limit, 0)),
+            (guild_id, size, max(limit, 0)),
         )
         return [
             Rating(
@@ -494,11 +497,15 @@ class SqliteStorage:
 
     # -- stats ---------------------------------------------------------------------------
 
-    async def player_stats(self, guild_id: int, user_id: int) -> PlayerStats:
-        return await self._run(self._database.player_stats, guild_id, user_id)
+    async def player_stats(
+        self, guild_id: int, user_id: int, *, size: int = DEFAULT_SIZE
+    ) -> PlayerStats:
+        return await self._run(self._database.player_stats, guild_id, user_id, size)
 
-    async def leaderboard(self, guild_id: int, limit: int = 10) -> list[Rating]:
-        return await self._run(self._database.leaderboard, guild_id, limit)
+    async def leaderboard(
+        self, guild_id: int, limit: int = 10, *, size: int = DEFAULT_SIZE
+    ) -> list[Rating]:
+        return await self._run(self._database.leaderboard, guild_id, limit, size)
 
     # -- settings ------------------------------------------------------------------------
 
@@ -558,7 +565,7 @@ def _insert_challenge(db: sqlite3.Connection, challenge: NewChallenge) -> Challe
         cursor = db.execute(
             "INSERT INTO challenges (guild_id, channel_id, challenger_id,"
             " challenger_name, opponent_id, opponent_name, status, expires_at,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+            " created_at, size) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
             codec.new_challenge_values(challenge),
         )
     except sqlite3.IntegrityError as error:
@@ -667,23 +674,29 @@ def _write_tally(db: sqlite3.Connection, game: GameRecord) -> None:
     ratings = {}
     for user_id in players:
         row = db.execute(
-            "SELECT rating FROM ratings WHERE guild_id = ? AND user_id = ?",
-            (game.guild_id, user_id),
+            "SELECT rating FROM ratings WHERE guild_id = ? AND user_id = ? AND size = ?",
+            (game.guild_id, user_id, game.size),
         ).fetchone()
         if row is not None:
             ratings[user_id] = float(row["rating"])
     counted = results.tally(game, ratings)
     db.executemany(
-        "INSERT INTO player_stats (guild_id, user_id, opponent, wins, losses, draws)"
-        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id, user_id, opponent)"
+        "INSERT INTO player_stats (guild_id, user_id, size, opponent, wins, losses, draws)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id, user_id, size, opponent)"
         f" DO UPDATE SET {_ADD_SCORE}",
-        [(r.guild_id, r.user_id, r.opponent, *codec.increments(r.score)) for r in counted.records],
+        [
+            (r.guild_id, r.user_id, r.size, r.opponent, *codec.increments(r.score))
+            for r in counted.records
+        ],
     )
     db.executemany(
-        "INSERT INTO ratings (guild_id, user_id, rating, games, wins, losses, draws)"
-        " VALUES (?, ?, ?, 1, ?, ?, ?) ON CONFLICT (guild_id, user_id)"
+        "INSERT INTO ratings (guild_id, user_id, size, rating, games, wins, losses, draws)"
+        " VALUES (?, ?, ?, ?, 1, ?, ?, ?) ON CONFLICT (guild_id, user_id, size)"
         f" DO UPDATE SET rating = excluded.rating, games = games + 1, {_ADD_SCORE}",
-        [(r.guild_id, r.user_id, r.rating, *codec.increments(r.score)) for r in counted.ratings],
+        [
+            (r.guild_id, r.user_id, r.size, r.rating, *codec.increments(r.score))
+            for r in counted.ratings
+        ],
     )
 
 

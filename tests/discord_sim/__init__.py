@@ -134,6 +134,8 @@ Components v2 (the layout discord.py's ``LayoutView`` sends)
     3 text displays and button or thumbnail accessory); and the classic rules inside the
     layout (5 buttons a row, a select alone, custom_ids 1 to 100 characters and unique in
     the message, valid buttons). Without the flag only action rows are accepted, as before.
+    Mentions in text displays notify as mentions in content do (through allowed_mentions);
+    ``message.text`` is what a person reads: the content, then the text displays.
     ``demo_client.LayoutDemoClient`` (``/grid``) is a ``LayoutView`` example.
 
 Spec checks (``openapi.py``): every REST request is also checked against Discord's

@@ -378,6 +378,21 @@ class MessageVersion:
     allowed_mentions: JSON | None
     edited_at: float | None
 
+    @property
+    def text(self) -> str:
+        return message_text(self.content, self.components)
+
+
+def message_text(content: str, components: list[JSON]) -> str:
+    """What a person reads as a message's text: its content, then the content of its text
+    displays (a components-v2 message has no content: its text is all in them)."""
+    shown = [
+        comp["content"]
+        for comp in _walk(components)
+        if comp.get("type") == 10 and isinstance(comp.get("content"), str)
+    ]
+    return "\n".join(part for part in (content, *shown) if part)
+
 
 @dataclass(eq=False)
 class SimMessage:
@@ -417,8 +432,14 @@ class SimMessage:
     def guild(self) -> SimGuild | None:
         return self.channel.guild
 
+    @property
+    def text(self) -> str:
+        return message_text(self.content, self.components)
+
     def mentioned_user_ids(self) -> list[int]:
-        return [int(m) for m in _MENTION_RE.findall(self.content)]
+        # Mentions in a text display notify as in content (Discord's component reference:
+        # they "ping and send notifications based on" the message's allowed_mentions).
+        return [int(m) for m in _MENTION_RE.findall(self.text)]
 
     def iter_components(self) -> Iterator[JSON]:
         """Every component, depth first, in display order."""
