@@ -399,19 +399,34 @@ class TTTBot(commands.AutoShardedBot):
             if message_id is not None:
                 await self.service.set_challenge_message(challenge.id, message_id)
         for game in settled.games:
-            if game.message_id is not None:
-                await respond.edit_message(
-                    self, game.channel_id, game.message_id, render.board_reply(game)
-                )
+            shown = game.message_id is not None and await self.edit_shown(
+                game.channel_id, game.message_id, render.board_reply(game)
+            )
+            if not shown and await self.service.reply_route(game.channel_id) is not None:
+                await self.service.note_unseen(game)
         for challenge in settled.challenges:
             if challenge.message_id is not None:
-                await respond.edit_message(
-                    self,
-                    challenge.channel_id,
-                    challenge.message_id,
-                    render.challenge_reply(challenge),
+                await self.edit_shown(
+                    challenge.channel_id, challenge.message_id, render.challenge_reply(challenge)
                 )
         return settled
+
+    async def edit_shown(
+        self, channel_id: int, message_id: int, reply: render.Reply, *, reaches: bool | None = None
+    ) -> bool:
+        """Edit one of the bot's messages outside an interaction: through the channel where
+        the bot is in it, else through the latest interaction token there while it is valid.
+        ``reaches``: what an interaction at hand said about the channel (None: look it up).
+        False if it could not (logged where it failed)."""
+        if reaches:
+            return await respond.edit_message(self, channel_id, message_id, reply)
+        route = await self.service.reply_route(channel_id)
+        if route is not None:
+            return await respond.edit_through(self, route, message_id, reply, self.clock.now())
+        if reaches is None:  # a channel the bot is in: it never needed a route there
+            return await respond.edit_message(self, channel_id, message_id, reply)
+        log.info("no way to edit message %s in channel %s yet", message_id, channel_id)
+        return False
 
     async def _post(self, channel_id: int, reply: render.Reply) -> int | None:
         """Post a message outside an interaction; its id, or None (logged) if that failed."""

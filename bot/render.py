@@ -387,7 +387,10 @@ def retired_challenge_reply(challenge: ChallengeRecord) -> Reply:
 # -- stats, leaderboard, help -------------------------------------------------------------------
 
 
-def stats_reply(stats: PlayerStats, name: str, difficulties: tuple[str, ...]) -> Reply:
+def stats_reply(
+    stats: PlayerStats, name: str, difficulties: tuple[str, ...], *, in_server: bool = True
+) -> Reply:
+    """A member's stats in this server, or (``in_server=False``) in all their DMs."""
     embed = discord.Embed(
         title=f"Tic-tac-toe stats: {escape(name)} ({size_name(stats.size)})", colour=LIVE_COLOUR
     )
@@ -406,9 +409,8 @@ def stats_reply(stats: PlayerStats, name: str, difficulties: tuple[str, ...]) ->
             inline=True,
         )
     if not any(record.games for record in stats.records.values()):
-        embed.description = (
-            f"No finished games yet in this server on {size_name(stats.size)} boards."
-        )
+        where = "in this server" if in_server else "outside servers"
+        embed.description = f"No finished games yet {where} on {size_name(stats.size)} boards."
     return Reply(embed=embed)
 
 

@@ -19,8 +19,9 @@ import discord
 from discord import app_commands
 
 from bot import render
+from bot.components import GAME_ACTION_ID, ID_FORMATS, walk
 from bot.service import UserError
-from bot.storage.base import ChallengeRecord, GameRecord
+from bot.storage.base import ChallengeRecord, GameRecord, ReplyRoute
 
 if TYPE_CHECKING:
     from bot.client import TTTBot
@@ -40,6 +41,7 @@ DEFER_AFTER = 1.5
 ANSWER_FAILURES = (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError)
 _LOCK = "tttbot.answer_lock"
 _TRIED = "tttbot.answer_tried"
+_SHOWN = "tttbot.games_shown"
 
 
 @contextlib.asynccontextmanager
@@ -166,7 +168,11 @@ async def _report(bot: TTTBot, interaction: discord.Interaction[Any], error: Exc
         elif isinstance(error, app_commands.MissingPermissions):
             await send_ephemeral(interaction, "Only members who can manage messages can do that.")
         elif isinstance(error, app_commands.NoPrivateMessage):
-            await send_ephemeral(interaction, "Tic-tac-toe is played in a server channel.")
+            await send_ephemeral(
+                interaction,
+                "That only works in a server: the leaderboard and `/ttt end` belong to "
+                "a server's channels.",
+            )
         elif isinstance(error, app_commands.TransformerError):
             # Discord only sends values from the command's choices; this one was hand-made.
             log.info("refused a hand-made option value %r", error.value)
@@ -201,11 +207,51 @@ async def show_changed(
         if isinstance(changed, GameRecord)
         else render.challenge_reply(changed)
     )
-    clicked = interaction.message.id if interaction.message else None
-    if clicked is not None and clicked == changed.message_id and await update(interaction, reply):
+    if isinstance(changed, GameRecord):
+        mark_shown(interaction, changed)
+    message = interaction.message
+    # A message that already shows the end (nothing live left to press) stays as it is.
+    if (
+        message is not None
+        and message.id == changed.message_id
+        and (not _shows_live_state(message) or await update(interaction, reply))
+    ):
         return
     if changed.message_id is not None:
-        await edit_message(client, changed.channel_id, changed.message_id, reply)
+        bot = cast("TTTBot", client)
+        await bot.edit_shown(
+            changed.channel_id, changed.message_id, reply, reaches=reaches_channel(interaction)
+        )
+
+
+def _shows_live_state(message: discord.Message) -> bool:
+    """Whether the message offers a move, Resign, or an answer to a challenge: it shows a
+    game or challenge as still going."""
+    return any(
+        isinstance(component, discord.Button)
+        and not component.disabled
+        and component.custom_id is not None
+        and _acts_on_live_state(component.custom_id)
+        for component in walk(message.components)
+    )
+
+
+def _acts_on_live_state(custom_id: str) -> bool:
+    action = GAME_ACTION_ID.parse(custom_id)
+    if action is not None:
+        return action["action"] != "rematch"
+    return any(form.parse(custom_id) for form in ID_FORMATS)
+
+
+def mark_shown(interaction: discord.Interaction[Any], game: GameRecord) -> None:
+    """Note that this interaction's answer shows ``game`` as it now stands."""
+    interaction.extras.setdefault(_SHOWN, set()).add(game.id)
+
+
+def shown_games(interaction: discord.Interaction[Any]) -> set[int]:
+    """The games this interaction's answer showed."""
+    shown: set[int] = interaction.extras.get(_SHOWN, set())
+    return shown
 
 
 async def edit_message(
@@ -218,6 +264,49 @@ async def edit_message(
         await message.edit(**reply.edit_kwargs())
     except ANSWER_FAILURES as error:
         log.warning("could not edit message %s in channel %s: %s", message_id, channel_id, error)
+        return False
+    return True
+
+
+def reaches_channel(interaction: discord.Interaction[Any]) -> bool:
+    """Whether the bot itself can post and edit in the interaction's channel, as the
+    interaction tells: its own DM with the user, or a server channel of a server that added
+    the bot, where the bot may see and write. Elsewhere (a group DM, a DM between members, a
+    server where only the member installed the app, a channel closed to the bot) only this
+    interaction's token reaches the channel."""
+    if interaction.context.dm_channel:
+        return True
+    if not interaction.is_guild_integration():
+        return False
+    allowed = interaction.app_permissions
+    channel = interaction.channel
+    writes = (
+        allowed.send_messages_in_threads
+        if isinstance(channel, discord.Thread)
+        else allowed.send_messages
+    )
+    return allowed.view_channel and writes
+
+
+async def edit_through(
+    client: discord.Client, route: ReplyRoute, message_id: int, reply: render.Reply, now: float
+) -> bool:
+    """Edit ``message_id`` in a channel the bot is not in, through the route's token: only
+    if the token can edit that message and is still valid. False if not, or if it failed
+    (logged)."""
+    if route.message_id != message_id or route.expires_at <= now:
+        return False
+    assert client.application_id is not None  # set at login
+    webhook = discord.Webhook.partial(client.application_id, route.token, client=client)
+    try:
+        await webhook.edit_message(message_id, **reply.edit_kwargs())
+    except ANSWER_FAILURES as error:
+        log.warning(
+            "could not edit message %s through an interaction token in channel %s: %s",
+            message_id,
+            route.channel_id,
+            error,
+        )
         return False
     return True
 

@@ -29,6 +29,7 @@ from bot.storage.base import (
     NewGame,
     PlayerStats,
     Rating,
+    ReplyRoute,
     ShardSlice,
     Storage,
 )
@@ -133,6 +134,15 @@ UNSHOWN_GRACE = 30.0
 # Live games kept in memory for their next click (about half a kilobyte each); beyond this,
 # the oldest are read from the database again when clicked.
 LIVE_GAMES_KEPT = 10_000
+# Games outside servers (DMs, group DMs) all count under this guild id: a member's stats there
+# are one record across every DM. No server has it, and it is on shard 0, as DMs are.
+OUTSIDE_SERVERS = 0
+# Discord accepts an interaction's token for 15 minutes; it is stored as lasting a little less,
+# so that an edit started just in time is not refused on the way.
+TOKEN_LIFETIME = 15 * 60 - 30
+# A newer interaction's token replaces the stored one for the same message once that is this
+# old: one write per channel every few minutes of play, not one per click.
+ROUTE_REFRESH_AFTER = 5 * 60
 
 BUSY_GAME = "There is already a game in this channel: finish it first, or play in another channel."
 BUSY_CHALLENGE = "There is already an open challenge in this channel: wait for it to be answered."
@@ -462,7 +472,12 @@ class GameService:
         if game.channel_id != clicked.channel_id:
             raise UserError(NOT_HERE)
         if not game.is_active:
-            raise UserError("This game is over. Start a new one with `/ttt start` or `/ttt vs-ai`.")
+            # Shown with its result: the board clicked may not show it yet (settled while the
+            # bot could not edit it, or an edit that failed).
+            raise UserError(
+                "This game is over. Start a new one with `/ttt start` or `/ttt vs-ai`.",
+                changed=game,
+            )
         return self._remember(game)
 
     def _remember(self, game: GameRecord) -> GameRecord:
@@ -584,6 +599,46 @@ class GameService:
 
     async def set_board_message(self, game_id: int, message_id: int) -> None:
         await self.storage.set_game_message(game_id, message_id)
+
+    # -- channels the bot is not in --------------------------------------------------------
+
+    async def remember_route(self, channel_id: int, token: str, message_id: int) -> None:
+        """An interaction in a channel the bot is not in showed ``message_id``: its token
+        becomes the way to edit that message later (a timeout), unless the stored one for
+        that message is still fresh."""
+        now = self.clock.now()
+        kept = await self.storage.reply_route(channel_id)
+        if (
+            kept is not None
+            and kept.message_id == message_id
+            and kept.expires_at - now > TOKEN_LIFETIME - ROUTE_REFRESH_AFTER
+        ):
+            return
+        await self.storage.save_reply_route(
+            ReplyRoute(
+                channel_id=channel_id,
+                token=token,
+                expires_at=now + TOKEN_LIFETIME,
+                message_id=message_id,
+            )
+        )
+
+    async def reply_route(self, channel_id: int) -> ReplyRoute | None:
+        """How to reach a channel the bot is not in; None for one it is in."""
+        return await self.storage.reply_route(channel_id)
+
+    async def note_unseen(self, game: GameRecord) -> None:
+        """``game`` was settled in a channel the bot is not in, with no token left to show
+        it: the next interaction there does."""
+        await self.storage.set_unseen_game(game.channel_id, game.id)
+
+    async def take_unseen(self, channel_id: int) -> GameRecord | None:
+        """The game settled unseen in this channel, if any; it counts as shown from now."""
+        route = await self.storage.reply_route(channel_id)
+        if route is None or route.unseen_game_id is None:
+            return None
+        await self.storage.set_unseen_game(channel_id, None)
+        return await self.storage.get_game(route.unseen_game_id)
 
     async def board_in_channel(self, channel_id: int) -> Board | None:
         """The position of the channel's live game, if there is one (for autocomplete)."""

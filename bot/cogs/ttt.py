@@ -23,6 +23,7 @@ from bot.service import (
     DIFFICULTIES,
     FIRST_PLAYERS,
     NOT_HERE,
+    OUTSIDE_SERVERS,
     Actor,
     Clicked,
     UserError,
@@ -43,10 +44,19 @@ def actor(user: discord.abc.User) -> Actor:
 
 
 def place(interaction: discord.Interaction[Any]) -> tuple[int, int]:
-    """The guild and channel of an interaction (the commands are guild-only)."""
-    if interaction.guild_id is None or interaction.channel_id is None:
-        raise UserError("Tic-tac-toe is played in a server channel, not in direct messages.")
-    return interaction.guild_id, interaction.channel_id
+    """The guild and channel of an interaction; outside servers (DMs, group DMs) the guild
+    is :data:`OUTSIDE_SERVERS`, one for all of them."""
+    if interaction.channel_id is None:  # Discord sends a channel with every command
+        raise UserError("I can't tell which channel this is: try again in a channel.")
+    return interaction.guild_id or OUTSIDE_SERVERS, interaction.channel_id
+
+
+def in_a_server(interaction: discord.Interaction[Any]) -> bool:
+    """The check of commands that only mean something in a server. Discord applies where a
+    command may be used to the whole ``/ttt`` group, so these refuse with a sentence."""
+    if interaction.guild_id is None:
+        raise app_commands.NoPrivateMessage()
+    return True
 
 
 def _choices(values: tuple[str, ...]) -> list[app_commands.Choice[str]]:
@@ -62,8 +72,15 @@ def _size(choice: app_commands.Choice[int] | None) -> int:
 
 
 class TicTacToeCog(commands.Cog, name="TicTacToe"):
+    # Usable wherever the app is: servers that added the bot, and, installed to a member's own
+    # account, DMs, group DMs and servers without the bot.
     ttt = app_commands.Group(
-        name="ttt", description="Play tic-tac-toe in this channel", guild_only=True
+        name="ttt",
+        description="Play tic-tac-toe in this channel",
+        allowed_contexts=app_commands.AppCommandContext(
+            guild=True, dm_channel=True, private_channel=True
+        ),
+        allowed_installs=app_commands.AppInstallationType(guild=True, user=True),
     )
 
     def __init__(self, bot: TTTBot) -> None:
@@ -71,9 +88,22 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
 
     @contextlib.asynccontextmanager
     async def _handling(self, interaction: discord.Interaction[Any]) -> AsyncIterator[None]:
-        """Every handler: counted for shutdown, and answered within Discord's deadline."""
+        """Every handler: counted for shutdown, and answered within Discord's deadline; in a
+        channel the bot is not in, followed by a game that ended there unseen."""
         async with self.bot.in_flight(), respond.answering(interaction):
             yield
+            if not respond.reaches_channel(interaction) and interaction.channel_id is not None:
+                await self._show_unseen(interaction, interaction.channel_id)
+
+    async def _show_unseen(self, interaction: discord.Interaction[Any], channel_id: int) -> None:
+        """A game here ran out of time when no interaction's token could edit its board: its
+        result comes with the next answer here, as a follow-up."""
+        game = await self.bot.service.take_unseen(channel_id)
+        if game is None or game.id in respond.shown_games(interaction):
+            return
+        message_id = await respond.post(interaction, render.board_reply(game))
+        if message_id is not None:
+            await self.bot.service.remember_route(channel_id, interaction.token, message_id)
 
     async def cog_app_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
@@ -193,6 +223,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     # Discord applies default_member_permissions to top-level commands only, so the /ttt group
     # stays visible to everyone and this check is what guards /ttt end.
     @app_commands.checks.has_permissions(manage_messages=True)
+    @app_commands.check(in_a_server)
     async def end(self, interaction: discord.Interaction[Any]) -> None:
         async with self._handling(interaction):
             _, channel_id = place(interaction)
@@ -206,11 +237,12 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         reply fails, the saved state shows on the game's board message as it is (or, without
         one, the sweeper posts it)."""
         reply = render.board_reply(game, note)
+        respond.mark_shown(interaction, game)
         message_id = await respond.post(interaction, reply)
         if message_id is not None:
-            await self._adopt_board(game, message_id)
+            await self._adopt_board(interaction, game, message_id)
         elif game.message_id is not None:
-            await respond.edit_message(self.bot, game.channel_id, game.message_id, reply)
+            await self._edit(interaction, game.channel_id, game.message_id, reply)
 
     async def _post_challenge(
         self, interaction: discord.Interaction[Any], challenge: ChallengeRecord
@@ -222,29 +254,54 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
             return
         await self.bot.service.set_challenge_message(challenge.id, message_id)
         if challenge.message_id is not None:
-            await respond.edit_message(
-                self.bot,
+            await self._edit(
+                interaction,
                 challenge.channel_id,
                 challenge.message_id,
                 render.retired_challenge_reply(challenge),
             )
+        await self._remember_route(interaction, challenge.channel_id, message_id)
 
-    async def _adopt_board(self, game: GameRecord, message_id: int) -> None:
+    async def _adopt_board(
+        self, interaction: discord.Interaction[Any], game: GameRecord, message_id: int
+    ) -> None:
         """Make ``message_id`` the game's live board and take the buttons off the previous
         one, so that only one board of a game can be clicked. A click on an older board (a
         client that has not caught up) adopts that board in the same way."""
         previous = game.message_id
-        if previous == message_id:
-            return
-        await self.bot.service.set_board_message(game.id, message_id)
-        if previous is not None:
-            await respond.edit_message(
-                self.bot, game.channel_id, previous, render.retired_board_reply(game)
-            )
+        if previous != message_id:
+            await self.bot.service.set_board_message(game.id, message_id)
+            if previous is not None:
+                await self._edit(
+                    interaction, game.channel_id, previous, render.retired_board_reply(game)
+                )
+        await self._remember_route(interaction, game.channel_id, message_id)
+
+    async def _edit(
+        self,
+        interaction: discord.Interaction[Any],
+        channel_id: int,
+        message_id: int,
+        reply: render.Reply,
+    ) -> bool:
+        """Edit another message of the bot's than the one this interaction answers with."""
+        return await self.bot.edit_shown(
+            channel_id, message_id, reply, reaches=respond.reaches_channel(interaction)
+        )
+
+    async def _remember_route(
+        self, interaction: discord.Interaction[Any], channel_id: int, message_id: int
+    ) -> None:
+        """In a channel the bot is not in, this interaction's token is how to edit the
+        message it showed, for the next 15 minutes (a turn that times out)."""
+        if not respond.reaches_channel(interaction):
+            await self.bot.service.remember_route(channel_id, interaction.token, message_id)
 
     # -- stats -----------------------------------------------------------------------------
 
-    @ttt.command(name="stats", description="Wins, losses and draws in this server")
+    @ttt.command(
+        name="stats", description="Wins, losses and draws in this server (in DMs: in all DMs)"
+    )
     @app_commands.describe(member="Whose stats; default: yours", size=SIZE_HELP)
     @app_commands.choices(size=SIZE_CHOICES)
     async def stats(
@@ -258,12 +315,19 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
             who = member or interaction.user
             stats = await self.bot.service.stats(guild_id, who.id, _size(size))
             await respond.post(
-                interaction, render.stats_reply(stats, who.display_name, DIFFICULTIES)
+                interaction,
+                render.stats_reply(
+                    stats,
+                    who.display_name,
+                    DIFFICULTIES,
+                    in_server=interaction.guild_id is not None,
+                ),
             )
 
     @ttt.command(name="leaderboard", description="Members ranked by Elo from games between members")
     @app_commands.describe(size=SIZE_HELP)
     @app_commands.choices(size=SIZE_CHOICES)
+    @app_commands.check(in_a_server)
     async def leaderboard(
         self, interaction: discord.Interaction[Any], size: app_commands.Choice[int] | None = None
     ) -> None:
@@ -337,10 +401,11 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         answer fails, the board is edited through the channel, so it shows what was saved."""
         clicked = _clicked(interaction)
         reply = render.board_reply(game, note)
-        if await respond.update(interaction, reply) or await respond.edit_message(
-            self.bot, clicked.channel_id, clicked.message_id, reply
+        respond.mark_shown(interaction, game)
+        if await respond.update(interaction, reply) or await self._edit(
+            interaction, clicked.channel_id, clicked.message_id, reply
         ):
-            await self._adopt_board(game, clicked.message_id)
+            await self._adopt_board(interaction, game, clicked.message_id)
 
     async def rematch_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         async with self._handling(interaction):
@@ -378,7 +443,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
             challenge = await service.withdraw(challenge_id, user, clicked)
         reply = render.challenge_reply(challenge)
         if not await respond.update(interaction, reply):
-            await respond.edit_message(self.bot, clicked.channel_id, clicked.message_id, reply)
+            await self._edit(interaction, clicked.channel_id, clicked.message_id, reply)
 
 
 def _custom_ids(message: discord.Message) -> set[str]:

@@ -169,6 +169,20 @@ class Record:
         return self.wins + self.losses + self.draws
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReplyRoute:
+    """How the bot shows things in a channel it is not in (a group DM, a DM between members, a
+    server where only a member installed the app): through the token of the latest interaction
+    there that showed a game or challenge, which can edit ``message_id`` until ``expires_at``.
+    ``unseen_game_id``: a game settled there while no token was valid, still to be shown."""
+
+    channel_id: int
+    token: str
+    expires_at: float
+    message_id: int
+    unseen_game_id: int | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class PlayerStats:
     """A member's results in one guild on one board size: against members, and against the bot
@@ -254,7 +268,8 @@ class Storage(Protocol):
         self, before: float, shards: ShardSlice = EVERY_GUILD
     ) -> list[GameRecord]:
         """Active games in ``shards``' guilds with no board message, last saved at or before
-        ``before``: their answer failed after they were saved."""
+        ``before``: their answer failed after they were saved. Games in channels with a
+        reply route are left out: only an interaction there can show them."""
         ...
 
     # -- challenges ----------------------------------------------------------------------
@@ -291,7 +306,21 @@ class Storage(Protocol):
         self, before: float, shards: ShardSlice = EVERY_GUILD
     ) -> list[ChallengeRecord]:
         """Pending challenges in ``shards``' guilds with no message, created at or before
-        ``before``."""
+        ``before``, in channels without a reply route."""
+        ...
+
+    # -- channels the bot is not in ------------------------------------------------------
+
+    async def save_reply_route(self, route: ReplyRoute) -> None:
+        """Record ``route``'s token and message for its channel (keeping any unseen game)."""
+        ...
+
+    async def reply_route(self, channel_id: int) -> ReplyRoute | None:
+        """The channel's route; None for a channel the bot is in (it never got one)."""
+        ...
+
+    async def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
+        """Note (or, with None, clear) a game settled in a routed channel but not shown."""
         ...
 
     # -- stats ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from bot.storage.base import (
     GameRecord,
     GameStatus,
     NewChallenge,
+    ReplyRoute,
 )
 from game import Mark
 
@@ -112,3 +113,16 @@ def _by_column(row: Row) -> dict[str, Any]:
 
 def _optional_mark(value: str | None) -> Mark | None:
     return None if value is None else Mark(value)
+
+
+def reply_route(row: Row) -> ReplyRoute:
+    return ReplyRoute(**{field.name: row[field.name] for field in fields(ReplyRoute)})
+
+
+def reply_route_values(route: ReplyRoute) -> tuple[Any, ...]:
+    """The values of both engines' route upsert: channel, token, expiry, message."""
+    return route.channel_id, route.token, route.expires_at, route.message_id
+
+
+# A channel without a reply route: the bot is in it, and may post there itself.
+WITHOUT_ROUTE = "channel_id NOT IN (SELECT channel_id FROM reply_routes)"

@@ -42,6 +42,7 @@ from bot.storage.base import (
     PlayerStats,
     Rating,
     Record,
+    ReplyRoute,
     SchemaTooNewError,
     ShardSlice,
     Storage,
@@ -78,6 +79,7 @@ COPIED_COLUMNS: dict[str, tuple[str, ...]] = {
     "player_stats": ("guild_id", "user_id", "size", "opponent", "wins", "losses", "draws"),
     "ratings": ("guild_id", "user_id", "size", "rating", "games", "wins", "losses", "draws"),
     "settings": ("key", "value"),
+    "reply_routes": tuple(field.name for field in fields(ReplyRoute)),
 }
 # The tables whose ids come from a sequence.
 ID_TABLES = ("games", "challenges")
@@ -318,7 +320,7 @@ class PostgresStorage:
     ) -> list[GameRecord]:
         return await self._games(
             f"status = 'active' AND message_id IS NULL AND updated_at <= $1 AND {_IN_SHARDS}"
-            " ORDER BY id",
+            f" AND {codec.WITHOUT_ROUTE} ORDER BY id",
             before,
             *_shard_params(shards),
         )
@@ -407,7 +409,7 @@ class PostgresStorage:
     ) -> list[ChallengeRecord]:
         return await self._challenges(
             f"status = 'pending' AND message_id IS NULL AND created_at <= $1 AND {_IN_SHARDS}"
-            " ORDER BY id",
+            f" AND {codec.WITHOUT_ROUTE} ORDER BY id",
             before,
             *_shard_params(shards),
         )
@@ -466,6 +468,30 @@ class PostgresStorage:
             )
             for row in rows
         ]
+
+    # -- channels the bot is not in --------------------------------------------------------
+
+    async def save_reply_route(self, route: ReplyRoute) -> None:
+        await self._pool.execute(
+            "INSERT INTO reply_routes (channel_id, token, expires_at, message_id)"
+            " VALUES ($1, $2, $3, $4) ON CONFLICT (channel_id) DO UPDATE SET"
+            " token = excluded.token, expires_at = excluded.expires_at,"
+            " message_id = excluded.message_id",
+            *codec.reply_route_values(route),
+        )
+
+    async def reply_route(self, channel_id: int) -> ReplyRoute | None:
+        row = await self._pool.fetchrow(
+            "SELECT * FROM reply_routes WHERE channel_id = $1", channel_id
+        )
+        return None if row is None else codec.reply_route(row)
+
+    async def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
+        await self._pool.execute(
+            "UPDATE reply_routes SET unseen_game_id = $1 WHERE channel_id = $2",
+            game_id,
+            channel_id,
+        )
 
     # -- settings ------------------------------------------------------------------------
 

@@ -37,6 +37,7 @@ from bot.storage.base import (
     PlayerStats,
     Rating,
     Record,
+    ReplyRoute,
     SchemaTooNewError,
     ShardSlice,
     Storage,
@@ -189,7 +190,7 @@ class _Database:
     def unshown_games(self, before: float, shards: ShardSlice) -> list[GameRecord]:
         return self._games(
             f"status = 'active' AND message_id IS NULL AND updated_at <= ? AND"
-            f" {_in_shards(shards)} ORDER BY id",
+            f" {codec.WITHOUT_ROUTE} AND {_in_shards(shards)} ORDER BY id",
             before,
             *_shard_params(shards),
         )
@@ -228,7 +229,7 @@ class _Database:
     def unshown_challenges(self, before: float, shards: ShardSlice) -> list[ChallengeRecord]:
         return self._challenges(
             f"status = 'pending' AND message_id IS NULL AND created_at <= ? AND"
-            f" {_in_shards(shards)} ORDER BY id",
+            f" {codec.WITHOUT_ROUTE} AND {_in_shards(shards)} ORDER BY id",
             before,
             *_shard_params(shards),
         )
@@ -281,6 +282,33 @@ class _Database:
             )
             for row in rows
         ]
+
+    # -- channels the bot is not in --------------------------------------------------------
+
+    def save_reply_route(self, route: ReplyRoute) -> None:
+        self._write(
+            lambda db: db.execute(
+                "INSERT INTO reply_routes (channel_id, token, expires_at, message_id)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT (channel_id) DO UPDATE SET"
+                " token = excluded.token, expires_at = excluded.expires_at,"
+                " message_id = excluded.message_id",
+                codec.reply_route_values(route),
+            )
+        )
+
+    def reply_route(self, channel_id: int) -> ReplyRoute | None:
+        row = self.db.execute(
+            "SELECT * FROM reply_routes WHERE channel_id = ?", (channel_id,)
+        ).fetchone()
+        return None if row is None else codec.reply_route(row)
+
+    def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
+        self._write(
+            lambda db: db.execute(
+                "UPDATE reply_routes SET unseen_game_id = ? WHERE channel_id = ?",
+                (game_id, channel_id),
+            )
+        )
 
     # -- settings ------------------------------------------------------------------------
 
@@ -506,6 +534,17 @@ class SqliteStorage:
         self, guild_id: int, limit: int = 10, *, size: int = DEFAULT_SIZE
     ) -> list[Rating]:
         return await self._run(self._database.leaderboard, guild_id, limit, size)
+
+    # -- channels the bot is not in --------------------------------------------------------
+
+    async def save_reply_route(self, route: ReplyRoute) -> None:
+        await self._run(self._database.save_reply_route, route)
+
+    async def reply_route(self, channel_id: int) -> ReplyRoute | None:
+        return await self._run(self._database.reply_route, channel_id)
+
+    async def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
+        await self._run(self._database.set_unseen_game, channel_id, game_id)
 
     # -- settings ------------------------------------------------------------------------
 
