@@ -197,7 +197,7 @@ def test_random_is_uniform_over_legal_moves() -> None:
 
 
 def test_unknown_strategy_names_the_known_ones() -> None:
-    with pytest.raises(ValueError, match="random, smart, minimax"):
+    with pytest.raises(ValueError, match="random, casual, smart, minimax"):
         get_strategy("grandmaster")
 
 
