@@ -44,6 +44,7 @@ __all__ = [
     "describe",
     "evaluate",
     "get_strategy",
+    "is_solved",
     "play_game",
     "score",
 ]
@@ -188,6 +189,15 @@ def _solver(board: Board) -> _Solver:
 
 def _is_solved_4x4(board: Board) -> bool:
     return (board.size, board.line_length) == (SOLVED_SIZE, SOLVED_LINE_LENGTH)
+
+
+def is_solved(board: Board) -> bool:
+    """Whether :func:`evaluate` knows ``board``'s value: on 3x3, and on 4x4 with 4 in a row.
+
+    >>> is_solved(Board()), is_solved(Board(4)), is_solved(Board(5))
+    (True, True, False)
+    """
+    return board.geometry.cell_count <= _SOLVE_UP_TO_CELLS or _is_solved_4x4(board)
 
 
 def score(board: Board) -> int:
