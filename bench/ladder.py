@@ -117,9 +117,9 @@ def _uniform(cells: tuple[int, ...]) -> dict[int, float]:
     return dict.fromkeys(cells, 1 / len(cells))
 
 
-def move_chances(level: str, board: Board) -> dict[int, float]:
+def move_chances(level: str, board: Board, skill: float = CASUAL_SKILL) -> dict[int, float]:
     """The chance that ``level`` plays each cell here: the candidates each strategy's ``choose``
-    picks from uniformly, mixed as ``casual`` mixes them."""
+    picks from uniformly, mixed as ``casual`` mixes them at ``skill``."""
     if level == "random":
         return _uniform(board.legal_moves)
     if level == "smart":
@@ -129,17 +129,20 @@ def move_chances(level: str, board: Board) -> dict[int, float]:
     urgent = _CASUAL.urgent_moves(board)
     if urgent:
         return _uniform(urgent)
-    chances = {cell: (1 - CASUAL_SKILL) / len(board.legal_moves) for cell in board.legal_moves}
+    chances = {cell: (1 - skill) / len(board.legal_moves) for cell in board.legal_moves}
     for cell, chance in _uniform(_SMART.candidates(board)).items():
-        chances[cell] += CASUAL_SKILL * chance
+        chances[cell] += skill * chance
     return chances
 
 
 _ENDINGS = (Mark.X, None, Mark.O)
 
 
-def exact_shares(x_level: str, o_level: str) -> tuple[float, float, float]:
-    """The chances that X wins, that the game is drawn, that O wins, from the empty 3x3 board."""
+def exact_shares(
+    x_level: str, o_level: str, skill: float = CASUAL_SKILL
+) -> tuple[float, float, float]:
+    """The chances that X wins, that the game is drawn, that O wins, from the empty 3x3 board,
+    ``casual`` playing at ``skill``."""
 
     @functools.cache
     def shares(board: Board) -> tuple[float, float, float]:
@@ -149,7 +152,7 @@ def exact_shares(x_level: str, o_level: str) -> tuple[float, float, float]:
             return float(winner is Mark.X), float(winner is None), float(winner is Mark.O)
         level = x_level if board.turn is Mark.X else o_level
         total = [0.0, 0.0, 0.0]
-        for cell, chance in move_chances(level, board).items():
+        for cell, chance in move_chances(level, board, skill).items():
             for index, share in enumerate(shares(board.play(cell))):
                 total[index] += chance * share
         return total[0], total[1], total[2]

@@ -9,7 +9,15 @@ from collections import Counter
 
 import pytest
 
-from bench.ladder import DEFAULT_NODES, LEVELS, Pairing, Winners, play_games, record
+from bench.ladder import (
+    DEFAULT_NODES,
+    LEVELS,
+    Pairing,
+    Winners,
+    exact_shares,
+    play_games,
+    record,
+)
 from game import BOARD_SIZES, Board, Mark, reachable_positions
 from game.ai import (
     CASUAL_SKILL,
@@ -167,3 +175,25 @@ def test_each_level_scores_better_than_the_one_below_it(
 
     for opponent in LEVELS:
         assert points("random", opponent) < points("casual", opponent) < points("smart", opponent)
+
+
+def test_the_sampled_games_agree_with_the_exact_expectation(
+    ladder_3x3: dict[Pairing, Winners],
+) -> None:
+    """The benchmark's exact figures model each strategy's choices: a model that drifted from
+    the strategies would be off by far more than four standard deviations somewhere."""
+    for pairing, winners in ladder_3x3.items():
+        shares = exact_shares(pairing.x_level, pairing.o_level)
+        for count, share in zip(record(winners, Mark.X), shares, strict=True):
+            spread = 4 * (GAMES * share * (1 - share)) ** 0.5 + 1
+            assert abs(count - GAMES * share) <= spread, (pairing, count, GAMES * share)
+
+
+def test_as_x_casual_could_not_lose_a_quarter_against_minimax_at_any_skill() -> None:
+    """Why the target counts both sides: the fewer of smart's moves casual plays, the more it
+    loses, and even at skill 0 (random but for wins and blocks) it loses 16.5% as X."""
+    as_x = [exact_shares("casual", "minimax", skill)[2] for skill in (0.0, 0.3, 0.6, 1.0)]
+    assert as_x == sorted(as_x, reverse=True)
+    assert as_x[0] == pytest.approx(0.165, abs=0.001)
+    assert as_x[-1] == 0.0
+    assert exact_shares("minimax", "casual", CASUAL_SKILL)[0] > 0.5  # as O it loses most games
