@@ -484,14 +484,19 @@ class CasualStrategy:
             raise ValueError(f"casual's skill is a probability, between 0 and 1, not {skill}")
         self._rng = rng or random.Random()
         self._smart = SmartStrategy(self._rng)
-        self.skill = skill
+        self._skill = skill
+
+    @property
+    def skill(self) -> float:
+        """The chance of ``smart``'s move when no line is to be won or blocked at once."""
+        return self._skill
 
     def choose(self, board: Board) -> int:
         moves = _require_moves(board)
         urgent = self.urgent_moves(board)
         if urgent:
             return self._rng.choice(urgent)
-        if self._rng.random() < self.skill:
+        if self._rng.random() < self._skill:
             return self._rng.choice(self._smart.candidates(board))
         return self._rng.choice(moves)
 
