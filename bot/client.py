@@ -26,6 +26,7 @@ from bot.service import Actor, GameService, Swept, UserError
 from bot.stalls import watch_stalls
 from bot.storage.base import EVERY_GUILD, ShardSlice, Storage
 from bot.storage.connect import open_storage
+from game.search import SearchBudget
 
 log = logging.getLogger(__name__)
 
@@ -187,6 +188,7 @@ class TTTBot(commands.AutoShardedBot):
         rng: random.Random | None = None,
         force_sync: bool = False,
         sweep_interval: float = 5.0,
+        search_budget: SearchBudget | None = None,
         **options: Any,
     ) -> None:
         # Everything the bot acts on arrives as an interaction, which carries its guild, channel,
@@ -212,6 +214,7 @@ class TTTBot(commands.AutoShardedBot):
         self.rng = rng
         self.force_sync = force_sync
         self.sweep_interval = sweep_interval
+        self.search_budget = search_budget
         self.in_flight = InFlight()
         self._sweeper: asyncio.Task[None] | None = None
         self._closing: asyncio.Task[None] | None = None
@@ -236,6 +239,7 @@ class TTTBot(commands.AutoShardedBot):
             challenge_timeout=self.settings.challenge_timeout,
             rng=self.rng,
             shards=self.own_shards,
+            search_budget=self.search_budget,
         )
         self.add_dynamic_items(*DYNAMIC_ITEMS)
         for extension in EXTENSIONS:

@@ -10,7 +10,7 @@ the stored game.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, cast
 
 import discord
@@ -128,7 +128,7 @@ class CellButton(_Routed, template=CELL_ID.template):
         ply: int,
         cell: int,
         *,
-        row: int,
+        row: int | None,
         label: str | None,
         emoji: str | None,
         style: discord.ButtonStyle,
@@ -168,16 +168,20 @@ class _ActionButton(_Routed, template=r"(?!)"):
     id_format: ClassVar[IdFormat]
     target: ClassVar[str]  # the IdFormat field holding the row id
     actions: ClassVar[Mapping[str, Look]]
-    row: ClassVar[int | None] = None
 
     def __init__(
-        self, target_id: int, action: str, button: discord.ui.Button[Any] | None = None
+        self,
+        target_id: int,
+        action: str,
+        button: discord.ui.Button[Any] | None = None,
+        *,
+        row: int | None = None,
     ) -> None:
         if button is None:
             label, emoji, style = self.actions[action]
             custom_id = self.id_format.build(action=action, **{self.target: target_id})
             button = discord.ui.Button(
-                custom_id=custom_id, label=label, emoji=emoji, style=style, row=self.row
+                custom_id=custom_id, label=label, emoji=emoji, style=style, row=row
             )
         super().__init__(button)
         self.target_id = target_id
@@ -189,7 +193,8 @@ class _ActionButton(_Routed, template=r"(?!)"):
 
 
 class GameButton(_ActionButton, template=GAME_ACTION_ID.template):
-    """The board's fourth row: **Resign** while the game is live, **Rematch** once it is over."""
+    """The board's control, in the row after the cells: **Resign** while the game is live,
+    **Rematch** once it is over."""
 
     id_format = GAME_ACTION_ID
     target = "game"
@@ -197,7 +202,6 @@ class GameButton(_ActionButton, template=GAME_ACTION_ID.template):
         "resign": ("Resign", "🏳️", discord.ButtonStyle.danger),
         "rematch": ("Rematch", "🔁", discord.ButtonStyle.primary),
     }
-    row = 3
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         handler = _handler(interaction)
@@ -220,6 +224,17 @@ class ChallengeButton(_ActionButton, template=CHALLENGE_ID.template):
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         await _handler(interaction).challenge_clicked(interaction, self.target_id, self.action)
+
+
+def walk(components: Iterable[discord.Component]) -> Iterator[discord.Component]:
+    """Every component of a received message, nested ones too (a components-v2 message holds
+    its buttons and text inside containers, rows and sections), depth first."""
+    for component in components:
+        yield component
+        yield from walk(getattr(component, "children", ()))
+        accessory = getattr(component, "accessory", None)
+        if accessory is not None:
+            yield accessory
 
 
 DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (

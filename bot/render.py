@@ -2,6 +2,12 @@
 
 Each function returns a :class:`Reply`; handlers only choose how to send it. Names are escaped
 (markdown and mentions) and every reply says exactly whom it may ping.
+
+A classic message holds at most 5 rows of 5 buttons: enough for a 3x3 or 4x4 board and its
+control row, not for 5x5's 25 cells and control. Every message about a game too large for that
+(its challenge, its board, the board once retired) is a components-v2 message (a
+``LayoutView``) from the start: Discord would not let it turn back into a classic one, and
+keeping one form per game means no edit ever has to change it.
 """
 
 from __future__ import annotations
@@ -12,7 +18,8 @@ from typing import Any
 
 import discord
 
-from bot.components import CellButton, ChallengeButton, GameButton
+from bot.components import CellButton, ChallengeButton, GameButton, walk
+from bot.service import size_label, size_name
 from bot.storage.base import (
     VS_MEMBER,
     ChallengeRecord,
@@ -22,7 +29,7 @@ from bot.storage.base import (
     PlayerStats,
     Rating,
 )
-from game import Board, Mark, cell_name
+from game import BOARD_SIZES, DEFAULT_SIZE, Board, Mark, cell_name, standard_line_length
 
 MARK_EMOJI = {Mark.X: "❌", Mark.O: "⭕"}
 WINNING_EMOJI = {Mark.X: "❎", Mark.O: "🅾️"}
@@ -37,16 +44,34 @@ WIN_COLOUR = discord.Colour.green()
 
 NO_PINGS = discord.AllowedMentions.none()
 
-# Every board names its game, so that a click can be checked against the board it is on.
+# Every board names its game, so that a click can be checked against the board it is on: in
+# the embed's footer, or in a components-v2 board's last line (as small text).
 BOARD_FOOTER = "Game #{} · click a cell or use /ttt move"
-_BOARD_FOOTER = re.compile(re.escape(BOARD_FOOTER).replace(r"\{\}", "([0-9]+)"))
+LAYOUT_FOOTER = "-# " + BOARD_FOOTER
+_BOARD_FOOTERS = tuple(
+    re.compile(re.escape(footer).replace(r"\{\}", "([0-9]+)"))
+    for footer in (BOARD_FOOTER, LAYOUT_FOOTER)
+)
+# A classic message's limit: 5 action rows.
+CLASSIC_ROWS = 5
+
+View = discord.ui.View | discord.ui.LayoutView
+
+
+def uses_layout(size: int) -> bool:
+    """Whether a game on ``size``x``size`` shows as a components-v2 message: when its cells
+    and its control row are more rows than a classic message holds."""
+    return size + 1 > CLASSIC_ROWS
 
 
 @dataclass
 class Reply:
+    """One message. A components-v2 one has only its ``view`` (a ``LayoutView``): neither
+    content nor embed."""
+
     content: str | None = None
     embed: discord.Embed | None = None
-    view: discord.ui.View | None = None
+    view: View | None = None
     allowed_mentions: discord.AllowedMentions = field(default_factory=discord.AllowedMentions.none)
 
     def send_kwargs(self) -> dict[str, Any]:
@@ -62,6 +87,10 @@ class Reply:
 
     def edit_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for an edit: replaces content, embed and components alike."""
+        if isinstance(self.view, discord.ui.LayoutView):
+            # A components-v2 message never had content or embeds: nothing to clear, and
+            # Discord refuses them beside the layout.
+            return {"view": self.view, "allowed_mentions": self.allowed_mentions}
         return {
             "content": self.content,
             "embeds": [self.embed] if self.embed is not None else [],
@@ -143,10 +172,20 @@ def _status_line(shown: _Shown) -> str:
     return "The game is over."
 
 
-def _board_embed(shown: _Shown, note: str | None) -> discord.Embed:
+def _title(size: int) -> str:
+    if size == DEFAULT_SIZE:
+        return "Tic-tac-toe"
+    return f"Tic-tac-toe {size_label(size)}"
+
+
+def _colour(game: GameRecord) -> discord.Colour:
+    return LIVE_COLOUR if game.is_active else (WIN_COLOUR if game.winner else OVER_COLOUR)
+
+
+def _board_text(shown: _Shown, note: str | None) -> str:
+    """The players, the grid and the status: an embed's description, or a layout's text."""
     game = shown.game
-    colour = LIVE_COLOUR if game.is_active else (WIN_COLOUR if game.winner else OVER_COLOUR)
-    description = [
+    lines = [
         f"{player(game, Mark.X)} vs {player(game, Mark.O)}",
         "",
         _grid(shown),
@@ -154,33 +193,48 @@ def _board_embed(shown: _Shown, note: str | None) -> discord.Embed:
         _status_line(shown),
     ]
     if note:
-        description.append(note)
-    embed = discord.Embed(title="Tic-tac-toe", description="\n".join(description), colour=colour)
+        lines.append(note)
+    return "\n".join(lines)
+
+
+def _board_embed(shown: _Shown, note: str | None) -> discord.Embed:
+    game = shown.game
+    embed = discord.Embed(
+        title=_title(shown.board.size), description=_board_text(shown, note), colour=_colour(game)
+    )
     embed.set_footer(text=BOARD_FOOTER.format(game.id))
     return embed
 
 
-def board_game_id(embeds: list[discord.Embed]) -> int | None:
+def board_game_id(message: discord.Message) -> int | None:
     """The game a board message shows, read back from its footer; None if it is no board."""
-    for embed in embeds:
-        match = _BOARD_FOOTER.fullmatch(embed.footer.text or "")
-        if match is not None:
-            return int(match[1])
+    footers = [embed.footer.text or "" for embed in message.embeds]
+    footers += [
+        component.content
+        for component in walk(message.components)
+        if isinstance(component, discord.TextDisplay)
+    ]
+    for footer in footers:
+        for pattern in _BOARD_FOOTERS:
+            match = pattern.fullmatch(footer)
+            if match is not None:
+                return int(match[1])
     return None
 
 
-def _board_view(shown: _Shown) -> discord.ui.View:
+def _cell_buttons(shown: _Shown, *, rows: bool) -> list[CellButton]:
+    """The cells in order; with ``rows``, each placed in its classic message row."""
     game, board = shown.game, shown.board
     size = board.size
-    view = discord.ui.View(timeout=None)
+    buttons = []
     for cell in range(size * size):
         mark = board[cell]
-        view.add_item(
+        buttons.append(
             CellButton.make(
                 game.id,
                 board.move_count,
                 cell,
-                row=cell // size,
+                row=cell // size if rows else None,
                 label=cell_name(cell, size) if mark is None else None,
                 emoji=MARK_EMOJI[mark] if mark else None,
                 style=discord.ButtonStyle.success
@@ -189,20 +243,55 @@ def _board_view(shown: _Shown) -> discord.ui.View:
                 disabled=mark is not None or not game.is_active,
             )
         )
-    view.add_item(GameButton(game.id, "resign" if game.is_active else "rematch"))
+    return buttons
+
+
+def _control(game: GameRecord, *, row: int | None) -> GameButton:
+    return GameButton(game.id, "resign" if game.is_active else "rematch", row=row)
+
+
+def _board_view(shown: _Shown) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    for button in _cell_buttons(shown, rows=True):
+        view.add_item(button)
+    view.add_item(_control(shown.game, row=shown.board.size))
+    return view
+
+
+def _board_layout(shown: _Shown, note: str | None, *, buttons: bool) -> discord.ui.LayoutView:
+    """One container: the title and text, the cells in rows and the control (with
+    ``buttons``), and the footer. 35 components for 5x5, under Discord's 40."""
+    game, size = shown.game, shown.board.size
+    board: discord.ui.Container[discord.ui.LayoutView] = discord.ui.Container(
+        discord.ui.TextDisplay(f"### {_title(size)}\n{_board_text(shown, note)}"),
+        accent_colour=_colour(game),
+    )
+    if buttons:
+        cells = _cell_buttons(shown, rows=False)
+        for row in range(size):
+            board.add_item(discord.ui.ActionRow(*cells[row * size : (row + 1) * size]))
+        board.add_item(discord.ui.ActionRow(_control(game, row=None)))
+    board.add_item(discord.ui.TextDisplay(LAYOUT_FOOTER.format(game.id)))
+    view = discord.ui.LayoutView(timeout=None)
+    view.add_item(board)
     return view
 
 
 def board_reply(game: GameRecord, note: str | None = None) -> Reply:
-    """The game's board message: the embed, and the cell buttons with Resign or Rematch."""
+    """The game's board message: the grid and status, and the cell buttons with Resign or
+    Rematch."""
     shown = _Shown.of(game)
+    if uses_layout(game.size):
+        return Reply(view=_board_layout(shown, note, buttons=True))
     return Reply(embed=_board_embed(shown, note), view=_board_view(shown))
 
 
 def retired_board_reply(game: GameRecord) -> Reply:
     """An older board message, once a newer one carries the game: no buttons, a pointer."""
-    embed = _board_embed(_Shown.of(game), note="*This board moved to a newer message below.*")
-    return Reply(embed=embed, view=discord.ui.View(timeout=None))
+    shown, note = _Shown.of(game), "*This board moved to a newer message below.*"
+    if uses_layout(game.size):
+        return Reply(view=_board_layout(shown, note, buttons=False))
+    return Reply(embed=_board_embed(shown, note), view=discord.ui.View(timeout=None))
 
 
 def move_note(game: GameRecord, cell: int | None, ai_cell: int | None) -> str | None:
@@ -217,29 +306,59 @@ def move_note(game: GameRecord, cell: int | None, ai_cell: int | None) -> str | 
 # -- challenges -------------------------------------------------------------------------------
 
 
+def _message(
+    size: int,
+    text: str,
+    buttons: list[ChallengeButton],
+    allowed_mentions: discord.AllowedMentions | None = None,
+) -> Reply:
+    """A challenge's message in its game's form: classic, or components v2 for a board that
+    needs it (see the module's docstring). Without ``buttons``, it has none left."""
+    mentions = allowed_mentions or discord.AllowedMentions.none()
+    if uses_layout(size):
+        layout = discord.ui.LayoutView(timeout=None)
+        layout.add_item(discord.ui.TextDisplay(text))
+        if buttons:
+            layout.add_item(discord.ui.ActionRow(*buttons))
+        return Reply(view=layout, allowed_mentions=mentions)
+    view = discord.ui.View(timeout=None)
+    for button in buttons:
+        view.add_item(button)
+    return Reply(content=text, view=view, allowed_mentions=mentions)
+
+
+def _board_of(size: int) -> str:
+    """What a challenge says of its board: nothing for the classic 3x3."""
+    if size == DEFAULT_SIZE:
+        return ""
+    return f" on a {size_name(size)} board ({standard_line_length(size)} in a row)"
+
+
 def challenge_reply(challenge: ChallengeRecord) -> Reply:
     challenger = f"**{escape(challenge.challenger_name)}**"
     opponent = f"**{escape(challenge.opponent_name)}**" if challenge.opponent_name else None
+    board = _board_of(challenge.size)
     match challenge.status:
         case ChallengeStatus.PENDING:
-            view = discord.ui.View(timeout=None)
-            view.add_item(ChallengeButton(challenge.id, "accept"))
+            buttons = [ChallengeButton(challenge.id, "accept")]
             if challenge.opponent_id is not None:
-                view.add_item(ChallengeButton(challenge.id, "decline"))
-            view.add_item(ChallengeButton(challenge.id, "withdraw"))
+                buttons.append(ChallengeButton(challenge.id, "decline"))
+            buttons.append(ChallengeButton(challenge.id, "withdraw"))
             expires = timestamp(challenge.expires_at)
             if challenge.opponent_id is None:
-                return Reply(
-                    content=f"⚔️ {challenger} is looking for a tic-tac-toe opponent! "
+                return _message(
+                    challenge.size,
+                    f"⚔️ {challenger} is looking for a tic-tac-toe opponent{board}! "
                     f"Anyone can accept; the challenge expires {expires}.",
-                    view=view,
+                    buttons,
                 )
-            return Reply(
-                content=f"⚔️ <@{challenge.opponent_id}>, {challenger} challenges you to "
-                f"tic-tac-toe! Accept or decline; the challenge expires {expires}.",
-                view=view,
+            return _message(
+                challenge.size,
+                f"⚔️ <@{challenge.opponent_id}>, {challenger} challenges you to "
+                f"tic-tac-toe{board}! Accept or decline; the challenge expires {expires}.",
+                buttons,
                 # The one ping the bot ever makes: the member who was challenged.
-                allowed_mentions=discord.AllowedMentions(
+                discord.AllowedMentions(
                     users=[discord.Object(challenge.opponent_id)],
                     everyone=False,
                     roles=False,
@@ -254,15 +373,14 @@ def challenge_reply(challenge: ChallengeRecord) -> Reply:
             text = f"⌛ {challenger}'s challenge expired: nobody accepted in time."
         case ChallengeStatus.ACCEPTED:
             text = f"{challenger}'s challenge was accepted."
-    return Reply(content=text, view=discord.ui.View(timeout=None))
+    return _message(challenge.size, text, [])
 
 
 def retired_challenge_reply(challenge: ChallengeRecord) -> Reply:
     """An older message of a challenge shown again below: no buttons, a pointer."""
     challenger = f"**{escape(challenge.challenger_name)}**"
-    return Reply(
-        content=f"⚔️ {challenger}'s challenge moved to a newer message below.",
-        view=discord.ui.View(timeout=None),
+    return _message(
+        challenge.size, f"⚔️ {challenger}'s challenge moved to a newer message below.", []
     )
 
 
@@ -270,7 +388,9 @@ def retired_challenge_reply(challenge: ChallengeRecord) -> Reply:
 
 
 def stats_reply(stats: PlayerStats, name: str, difficulties: tuple[str, ...]) -> Reply:
-    embed = discord.Embed(title=f"Tic-tac-toe stats: {escape(name)}", colour=LIVE_COLOUR)
+    embed = discord.Embed(
+        title=f"Tic-tac-toe stats: {escape(name)} ({size_name(stats.size)})", colour=LIVE_COLOUR
+    )
     members = stats.against(VS_MEMBER)
     rating = f"{stats.rating:.0f} Elo" if stats.rating is not None else "unrated"
     embed.add_field(
@@ -286,16 +406,18 @@ def stats_reply(stats: PlayerStats, name: str, difficulties: tuple[str, ...]) ->
             inline=True,
         )
     if not any(record.games for record in stats.records.values()):
-        embed.description = "No finished games yet in this server."
+        embed.description = (
+            f"No finished games yet in this server on {size_name(stats.size)} boards."
+        )
     return Reply(embed=embed)
 
 
-def leaderboard_reply(rows: list[Rating]) -> Reply:
-    embed = discord.Embed(title="Tic-tac-toe leaderboard", colour=LIVE_COLOUR)
+def leaderboard_reply(rows: list[Rating], size: int = DEFAULT_SIZE) -> Reply:
+    embed = discord.Embed(title=f"Tic-tac-toe leaderboard ({size_name(size)})", colour=LIVE_COLOUR)
     if not rows:
         embed.description = (
-            "Nobody is rated yet: ratings come from games between members "
-            "(games against the bot don't count)."
+            f"Nobody is rated yet on {size_name(size)} boards: ratings come from games between "
+            "members (games against the bot don't count)."
         )
         return Reply(embed=embed)
     medals = ["🥇", "🥈", "🥉"]
@@ -307,17 +429,26 @@ def leaderboard_reply(rows: list[Rating]) -> Reply:
             f"({row.wins} W · {row.losses} L · {row.draws} D)"
         )
     embed.description = "\n".join(lines)
-    embed.set_footer(text="Elo from games between members; games against the bot don't count.")
+    embed.set_footer(
+        text=f"Elo from games between members on {size_name(size)} boards; games against the "
+        "bot don't count."
+    )
     return Reply(embed=embed)
 
 
-HELP_TEXT = """\
+_DEFAULT = size_name(DEFAULT_SIZE)
+_SIZES = ", ".join(size_label(size) for size in BOARD_SIZES)
+HELP_TEXT = f"""\
 **Play a member:** `/ttt start opponent:@someone` (or leave `opponent` out: anyone can accept). \
 The challenger plays ❌ and moves first.
 **Play the bot:** `/ttt vs-ai difficulty:minimax first:me` (`random`, `smart` or `minimax`).
-**Move:** click a cell, or `/ttt move cell:B2` (letter = column, number = row; `1`-`9` work too).
-**Other commands:** `/ttt board` shows the board again, `/ttt resign`, `/ttt stats [member]`, \
-`/ttt leaderboard`, and `/ttt end` for moderators (counts for nobody).
+**Board sizes:** add `size:4` or `size:5` to either: {_SIZES}; {_DEFAULT} if you leave it out. \
+Each size has its own stats and leaderboard.
+**Move:** click a cell, or `/ttt move cell:B2` (letter = column, number = row; numbers count \
+the cells row by row from 1, so `1`-`9` on {_DEFAULT}).
+**Other commands:** `/ttt board` shows the board again, `/ttt resign`, \
+`/ttt stats [member] [size]`, `/ttt leaderboard [size]`, and `/ttt end` for moderators (counts \
+for nobody).
 One game per channel; a player who doesn't move in time loses the game."""
 
 

@@ -8,6 +8,7 @@ rows to add; each storage engine only writes them, in the transaction that finis
   cannot be farmed for rating).
 - A game with the same member on both sides counts for nothing.
 - A game between two members counts for both against ``VS_MEMBER``, and moves their ratings.
+- Each board size keeps its own records and ratings: a game counts on its own size only.
 
 >>> update(1200.0, 1200.0, 1.0)
 (1216.0, 1184.0)
@@ -20,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.storage.base import VS_MEMBER, EndReason, GameRecord
-from game import Mark
+from game import DEFAULT_SIZE, Mark
 
 log = logging.getLogger(__name__)
 
@@ -58,23 +59,25 @@ class Score:
 @dataclass(frozen=True, slots=True)
 class RecordRow:
     """Add ``score`` to the member's record against ``opponent`` (``VS_MEMBER`` or a
-    difficulty)."""
+    difficulty) on ``size``x``size`` boards."""
 
     guild_id: int
     user_id: int
     opponent: str
     score: Score
+    size: int = DEFAULT_SIZE
 
 
 @dataclass(frozen=True, slots=True)
 class RatingRow:
-    """Set the member's rating to ``rating`` and add one game with ``score`` to their rated
-    record."""
+    """Set the member's rating on ``size``x``size`` boards to ``rating`` and add one game with
+    ``score`` to their rated record there."""
 
     guild_id: int
     user_id: int
     rating: float
     score: Score
+    size: int = DEFAULT_SIZE
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,8 +96,9 @@ def rated_players(game: GameRecord) -> tuple[int, ...]:
 
 
 def tally(game: GameRecord, ratings: Mapping[int, float]) -> Tally:
-    """The rows a finished ``game`` adds. ``ratings`` holds the current rating of each of
-    :func:`rated_players` who has one; a member without one starts at ``INITIAL_RATING``."""
+    """The rows a finished ``game`` adds. ``ratings`` holds the current rating on the game's
+    board size of each of :func:`rated_players` who has one; a member without one starts at
+    ``INITIAL_RATING``."""
     if game.is_active:
         raise ValueError(f"game {game.id} is still going: only a finished game counts")
     if game.end_reason is EndReason.ENDED:
@@ -104,7 +108,11 @@ def tally(game: GameRecord, ratings: Mapping[int, float]) -> Tally:
             raise ValueError(f"game {game.id} has an AI side but no difficulty")
         human = game.ai_mark.other
         row = RecordRow(
-            game.guild_id, game.player_id(human), game.ai_difficulty, Score.of(game.winner, human)
+            game.guild_id,
+            game.player_id(human),
+            game.ai_difficulty,
+            Score.of(game.winner, human),
+            game.size,
         )
         return Tally(records=(row,))
     if not _counts_for_members(game):
@@ -120,12 +128,12 @@ def tally(game: GameRecord, ratings: Mapping[int, float]) -> Tally:
     )
     return Tally(
         records=(
-            RecordRow(game.guild_id, game.x_id, VS_MEMBER, x_score),
-            RecordRow(game.guild_id, game.o_id, VS_MEMBER, o_score),
+            RecordRow(game.guild_id, game.x_id, VS_MEMBER, x_score, game.size),
+            RecordRow(game.guild_id, game.o_id, VS_MEMBER, o_score, game.size),
         ),
         ratings=(
-            RatingRow(game.guild_id, game.x_id, new_x, x_score),
-            RatingRow(game.guild_id, game.o_id, new_o, o_score),
+            RatingRow(game.guild_id, game.x_id, new_x, x_score, game.size),
+            RatingRow(game.guild_id, game.o_id, new_o, o_score, game.size),
         ),
     )
 

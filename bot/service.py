@@ -7,6 +7,7 @@ to show them; nothing is changed when that happens. The rules themselves live in
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import random
@@ -31,8 +32,19 @@ from bot.storage.base import (
     ShardSlice,
     Storage,
 )
-from game import Board, GameError, Mark
+from game import (
+    BOARD_SIZES,
+    DEFAULT_SIZE,
+    Board,
+    GameError,
+    InvalidCellError,
+    Mark,
+    cell_name,
+    parse_cell,
+    standard_line_length,
+)
 from game.ai import STRATEGIES, get_strategy
+from game.search import SearchBudget
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +55,9 @@ DIFFICULTIES: tuple[str, ...] = tuple(STRATEGIES)
 # Who moves first (and plays X) in a game against the bot.
 FirstPlayer = Literal["me", "bot", "random"]
 FIRST_PLAYERS: tuple[FirstPlayer, ...] = get_args(FirstPlayer)
+# The engine's players answer 3x3 and 4x4 by lookup or rules in microseconds; on larger boards
+# they may search for their whole budget (0.3 s by default), which must not hold the event loop.
+SEARCHED_FROM_SIZE = 5
 
 
 class UserError(Exception):
@@ -140,6 +155,7 @@ class GameService:
         challenge_timeout: float,
         rng: random.Random | None = None,
         shards: ShardSlice = EVERY_GUILD,
+        search_budget: SearchBudget | None = None,
     ) -> None:
         self.storage = storage
         self.clock = clock
@@ -147,6 +163,8 @@ class GameService:
         self.turn_timeout = turn_timeout
         self.challenge_timeout = challenge_timeout
         self._rng = rng or random.Random()
+        # What the bot may spend on a move where it searches (None: the engine's default).
+        self.search_budget = search_budget
         # The guilds whose timeouts and unshown messages this process sees to: with several
         # processes on one database, each settles its own shards' so that none is done twice.
         self.shards = shards
@@ -160,8 +178,14 @@ class GameService:
     # -- challenges ----------------------------------------------------------------------
 
     async def challenge(
-        self, guild_id: int, channel_id: int, challenger: Actor, opponent: Actor | None
+        self,
+        guild_id: int,
+        channel_id: int,
+        challenger: Actor,
+        opponent: Actor | None,
+        size: int = DEFAULT_SIZE,
     ) -> ChallengeRecord:
+        _check_size(size)
         if opponent is not None:
             if opponent.id == self.bot_user.id:
                 raise UserError("To play me, use `/ttt vs-ai` and pick a difficulty.")
@@ -185,6 +209,7 @@ class GameService:
                     opponent_name=opponent.name if opponent else None,
                     expires_at=now + self.challenge_timeout,
                     created_at=now,
+                    size=size,
                 )
             )
         except ChannelBusyError:
@@ -201,7 +226,9 @@ class GameService:
                 "This challenge is for {}, not for you.", _name(challenge.opponent_name)
             )
         challenger = Actor(challenge.challenger_id, challenge.challenger_name)
-        game = self._new_game(challenge.guild_id, challenge.channel_id, challenger, user)
+        game = self._new_game(
+            challenge.guild_id, challenge.channel_id, challenger, user, size=challenge.size
+        )
         try:
             closed = await self.storage.close_challenge(
                 challenge_id, ChallengeStatus.ACCEPTED, game
@@ -264,15 +291,19 @@ class GameService:
         user: Actor,
         difficulty: str,
         first: str = "me",
+        size: int = DEFAULT_SIZE,
     ) -> Started:
         """Start a game against the bot; if the bot moves first, its move is already made."""
         if difficulty not in DIFFICULTIES:
             raise UserError(_literal(f"Pick a difficulty: {', '.join(DIFFICULTIES)}."))
         if first not in FIRST_PLAYERS:
             raise UserError(_literal(f"Pick who moves first: {', '.join(FIRST_PLAYERS)}."))
+        _check_size(size)
         await self._require_free_channel(channel_id)
         bot_first = first == "bot" or (first == "random" and self._rng.random() < 0.5)
-        return await self._start_vs_ai(guild_id, channel_id, user, difficulty, bot_first, None)
+        return await self._start_vs_ai(
+            guild_id, channel_id, user, difficulty, bot_first, None, size
+        )
 
     async def _start_vs_ai(
         self,
@@ -282,9 +313,10 @@ class GameService:
         difficulty: str,
         bot_first: bool,
         rematch_of: int | None,
+        size: int,
     ) -> Started:
         bot = Actor(self.bot_user.id, f"{self.bot_user.name} ({difficulty})", is_bot=True)
-        ai_cell = get_strategy(difficulty, self._rng).choose(Board()) if bot_first else None
+        ai_cell = await self._choose(difficulty, Board(size)) if bot_first else None
         game = self._new_game(
             guild_id,
             channel_id,
@@ -293,11 +325,13 @@ class GameService:
             ai_mark=Mark.X if bot_first else Mark.O,
             moves=() if ai_cell is None else (ai_cell,),
             rematch_of=rematch_of,
+            size=size,
         )
         return Started(await self._create(game), ai_cell)
 
     async def rematch(self, game_id: int, user: Actor, clicked: Clicked) -> Started:
-        """A new game between the same players with sides swapped (same difficulty)."""
+        """A new game between the same players with sides swapped (same difficulty and board
+        size)."""
         old = await self.storage.get_game(game_id)
         if old is None:
             raise UserError("That game no longer exists.")
@@ -316,9 +350,10 @@ class GameService:
                 old.ai_difficulty,
                 bot_first=old.ai_mark is Mark.O,
                 rematch_of=old.id,
+                size=old.size,
             )
         x, o = (Actor(old.player_id(mark), old.player_name(mark)) for mark in (Mark.O, Mark.X))
-        game = self._new_game(old.guild_id, old.channel_id, x, o, rematch_of=old.id)
+        game = self._new_game(old.guild_id, old.channel_id, x, o, rematch_of=old.id, size=old.size)
         return Started(await self._create(game))
 
     def _new_game(
@@ -332,6 +367,7 @@ class GameService:
         ai_mark: Mark | None = None,
         moves: tuple[int, ...] = (),
         rematch_of: int | None = None,
+        size: int = DEFAULT_SIZE,
     ) -> NewGame:
         """A game starting now, with the first turn's clock running."""
         now = self.clock.now()
@@ -348,6 +384,7 @@ class GameService:
             deadline=now + self.turn_timeout,
             created_at=now,
             rematch_of=rematch_of,
+            size=size,
         )
 
     async def _create(self, game: NewGame) -> GameRecord:
@@ -451,6 +488,10 @@ class GameService:
             raise UserError("It is not your turn: waiting for {}.", game.player_name(board.turn))
         try:
             index = board.parse_move(cell)
+        except InvalidCellError as error:
+            if isinstance(cell, str) and _on_a_larger_board(cell):
+                raise _off_board(cell, board.size) from None
+            raise UserError("{}", _sentence(error)) from None
         except GameError as error:
             # The engine's sentence quotes what the user typed: all of it is escaped.
             raise UserError("{}", _sentence(error)) from None
@@ -458,10 +499,18 @@ class GameService:
         ai_cell = None
         after = board.play(index)
         if not after.is_over and game.ai_mark is after.turn and game.ai_difficulty:
-            ai_cell = get_strategy(game.ai_difficulty, self._rng).choose(after)
+            ai_cell = await self._choose(game.ai_difficulty, after)
             moves = (*moves, ai_cell)
         saved = await self._save(self._advance(game, moves))
         return MoveResult(saved, index, ai_cell)
+
+    async def _choose(self, difficulty: str, board: Board) -> int:
+        """The bot's move at ``difficulty``: searched in a worker thread on the boards where
+        the engine searches, so that other games are answered meanwhile."""
+        strategy = get_strategy(difficulty, self._rng, self.search_budget)
+        if board.size >= SEARCHED_FROM_SIZE:
+            return await asyncio.to_thread(strategy.choose, board)
+        return strategy.choose(board)
 
     def _advance(self, game: GameRecord, moves: tuple[int, ...]) -> GameRecord:
         """``game`` with ``moves`` played: finished if the board is, else the next deadline."""
@@ -536,9 +585,10 @@ class GameService:
     async def set_board_message(self, game_id: int, message_id: int) -> None:
         await self.storage.set_game_message(game_id, message_id)
 
-    async def free_cells_in_channel(self, channel_id: int) -> tuple[int, ...]:
+    async def board_in_channel(self, channel_id: int) -> Board | None:
+        """The position of the channel's live game, if there is one (for autocomplete)."""
         game = await self.storage.live_game_in_channel(channel_id)
-        return game.board.legal_moves if game else ()
+        return game.board if game else None
 
     # -- time ----------------------------------------------------------------------------
 
@@ -579,11 +629,47 @@ class GameService:
 
     # -- stats ---------------------------------------------------------------------------
 
-    async def stats(self, guild_id: int, user_id: int) -> PlayerStats:
-        return await self.storage.player_stats(guild_id, user_id)
+    async def stats(self, guild_id: int, user_id: int, size: int = DEFAULT_SIZE) -> PlayerStats:
+        _check_size(size)
+        return await self.storage.player_stats(guild_id, user_id, size=size)
 
-    async def leaderboard(self, guild_id: int, limit: int = 10) -> list[Rating]:
-        return await self.storage.leaderboard(guild_id, limit)
+    async def leaderboard(
+        self, guild_id: int, size: int = DEFAULT_SIZE, limit: int = 10
+    ) -> list[Rating]:
+        _check_size(size)
+        return await self.storage.leaderboard(guild_id, limit, size=size)
+
+
+def size_name(size: int) -> str:
+    """How a board size is named to people: 4 and a multiplication sign and 4."""
+    return f"{size}\N{MULTIPLICATION SIGN}{size}"
+
+
+def size_label(size: int) -> str:
+    """A board size with its rule, as the size choices and messages put it."""
+    return f"{size_name(size)} ({standard_line_length(size)} in a row)"
+
+
+def _check_size(size: int) -> None:
+    if size not in BOARD_SIZES:
+        sizes = ", ".join(size_name(side) for side in BOARD_SIZES)
+        raise UserError(_literal(f"Pick a board size: {sizes}."))
+
+
+def _on_a_larger_board(text: str) -> bool:
+    """Whether ``text`` names a cell of the largest board, such as ``E5``."""
+    try:
+        parse_cell(text, max(BOARD_SIZES))
+    except InvalidCellError:
+        return False
+    return True
+
+
+def _off_board(text: str, size: int) -> UserError:
+    """A cell of a larger board, typed in a smaller game: say so, and what this board has."""
+    cells = size * size
+    board = f"{size_label(size)}: use A1 to {cell_name(cells - 1, size)}, or 1 to {cells}."
+    return UserError("{} is not on this board, which is " + _literal(board), text.strip().upper())
 
 
 def _name(name: str | None) -> str:

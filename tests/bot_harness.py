@@ -8,12 +8,18 @@ through ``pytestmark``) marked :data:`both_engines` runs twice, once on SQLite a
 fresh PostgreSQL database of the session's cluster (``postgres_cluster.py``), every
 ``running()`` of the test, restarts included, on that same database. The helpers below read
 board messages and find buttons through the bot's own :class:`bot.components.IdFormat`
-definitions, never by spelling custom_ids by hand.
+definitions, never by spelling custom_ids by hand, on boards of every size (classic messages
+for 3x3 and 4x4, components-v2 ones for 5x5: ``text_of`` reads either).
+
+The bot's 5x5 searches run on a node budget (:data:`TEST_SEARCH_BUDGET`), so that a seeded game
+plays the same moves on any machine; ``harness.search_budget = None`` gives the bot's default,
+a time budget.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import random
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -30,10 +36,13 @@ from bot.config import POSTGRESQL, SQLITE, DatabaseUrl, Settings, parse_database
 from bot.storage.postgres import PostgresStorage
 from bot.storage.sqlite import SqliteStorage
 from game import Board, cell_name, parse_cell
+from game.search import SearchBudget
 from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimMessage, SimUser
-from tests.discord_sim.models import JSON
+from tests.discord_sim.models import JSON, message_text
 
 MARKS = {"❌": "X", "⭕": "O"}
+# A few hundred positions a move: about a millisecond, and the same moves on any machine.
+TEST_SEARCH_BUDGET = SearchBudget(seconds=None, nodes=300)
 STORAGE_CLASSES = {SQLITE: SqliteStorage, POSTGRESQL: PostgresStorage}
 
 both_engines = pytest.mark.parametrize(
@@ -50,6 +59,7 @@ class BotHarness:
         self.clock = ManualClock()
         self.database = database
         self.rng = random.Random(1234)
+        self.search_budget: SearchBudget | None = TEST_SEARCH_BUDGET
         self.base_settings = Settings(
             token=sim.token,
             database=database,
@@ -76,7 +86,13 @@ class BotHarness:
         """Run a bot until the block ends. Errors it logs fail the test unless expected: a
         handler that crashed after answering would otherwise go unnoticed."""
         settings = replace(self.base_settings, **overrides)
-        bot = TTTBot(settings, clock=self.clock, rng=self.rng, sweep_interval=3600)
+        bot = TTTBot(
+            settings,
+            clock=self.clock,
+            rng=self.rng,
+            sweep_interval=3600,
+            search_budget=self.search_budget,
+        )
         errors = _ErrorCollector()
         watched = [logging.getLogger(name) for name in ("bot", "discord", "asyncio")]
         for logger in watched:
@@ -105,7 +121,7 @@ class BotHarness:
                 if not message.pinged:
                     continue
                 # Notifications happen when a message is created: read its first version.
-                first = (message.edits[0].content if message.edits else message.content) or ""
+                first = message.edits[0].text if message.edits else message.text
                 assert "challenges you to tic-tac-toe" in first, message
                 assert [f"<@{user}>" for user in message.pinged] == [
                     first.split()[1].rstrip(",")
@@ -163,13 +179,18 @@ def refused(ix: InteractionRecord, sentence: str) -> None:
 def cell_buttons(message: SimMessage) -> list[JSON]:
     """A board message's cell buttons, in cell order."""
     buttons = [b for b in message.buttons() if CELL_ID.parse(b["custom_id"]) is not None]
-    assert len(buttons) == 9, f"not a board message: {message.buttons()}"
+    assert len(buttons) in (9, 16, 25), f"not a board message: {message.buttons()}"
     return buttons
+
+
+def size_of(message: SimMessage) -> int:
+    """The side of the board a board message shows."""
+    return math.isqrt(len(cell_buttons(message)))
 
 
 def cell_id(message: SimMessage, cell: str | int) -> str:
     """The custom_id of a cell button on a board message."""
-    index = parse_cell(cell) if isinstance(cell, str) else cell
+    index = parse_cell(cell, size_of(message)) if isinstance(cell, str) else cell
     custom_id: str = cell_buttons(message)[index]["custom_id"]
     fields = CELL_ID.parse(custom_id)
     assert fields is not None, custom_id
@@ -195,7 +216,8 @@ def shown_board(message: SimMessage) -> str:
     for button in cell_buttons(message):
         emoji = (button.get("emoji") or {}).get("name")
         cells.append(MARKS.get(emoji or "", "."))
-    return "/".join("".join(cells[row * 3 : row * 3 + 3]) for row in range(3))
+    size = size_of(message)
+    return "/".join("".join(cells[row * size : (row + 1) * size]) for row in range(size))
 
 
 def board_of(message: SimMessage) -> Board:
@@ -203,8 +225,8 @@ def board_of(message: SimMessage) -> Board:
 
 
 def text_of(message: SimMessage | InteractionRecord) -> str:
-    """Content and embed text together, for asserting on what a person reads."""
-    parts = [message.content or ""]
+    """Content, text displays and embed text together, for asserting on what a person reads."""
+    parts = [message_text(message.content or "", message.components)]
     for embed in message.embeds or []:
         parts.append(embed.get("title", ""))
         parts.append(embed.get("description", ""))
@@ -216,7 +238,7 @@ def text_of(message: SimMessage | InteractionRecord) -> str:
 
 def free_cells(message: SimMessage) -> list[str]:
     return [
-        cell_name(index)
+        cell_name(index, size_of(message))
         for index, button in enumerate(cell_buttons(message))
         if not button.get("disabled")
     ]

@@ -558,32 +558,33 @@ def expected_score(rating: float, opponent: float) -> float:
 
 def count_problems(tables: Tables) -> list[str]:
     """Recompute ``player_stats`` and ``ratings`` from the finished games (the rules of
-    ``bot/results.py``) and compare. Elo is replayed in the order the games finished: by
-    ``updated_at``, then id."""
-    stats: dict[tuple[int, int, str], Counter[str]] = {}
-    rated: dict[tuple[int, int], Counter[str]] = {}
-    ratings: dict[tuple[int, int], float] = {}
+    ``bot/results.py``) and compare, each board size on its own. Elo is replayed in the order
+    the games finished: by ``updated_at``, then id."""
+    stats: dict[tuple[int, int, int, str], Counter[str]] = {}
+    rated: dict[tuple[int, int, int], Counter[str]] = {}
+    ratings: dict[tuple[int, int, int], float] = {}
     finished = [game for game in tables.games if game["status"] == "finished"]
     for game in sorted(finished, key=lambda game: (game["updated_at"], game["id"])):
-        guild, winner = game["guild_id"], game["winner"]
+        guild, size, winner = game["guild_id"], game["size"], game["winner"]
         if game["end_reason"] == "ended" or game["x_id"] == game["o_id"]:
             continue  # a moderator's end counts for nobody; nor does a game against oneself
         if game["ai_mark"] is not None:
             (human,) = human_marks(game)
-            key = (guild, side_id(game, human), game["ai_difficulty"])
+            key = (guild, side_id(game, human), size, game["ai_difficulty"])
             stats.setdefault(key, Counter())[result_for(human, winner)] += 1
             continue
         for mark in ("X", "O"):
             member = side_id(game, mark)
-            stats.setdefault((guild, member, "member"), Counter())[result_for(mark, winner)] += 1
-            rated.setdefault((guild, member), Counter()).update(["games", result_for(mark, winner)])
-        x, o = (guild, game["x_id"]), (guild, game["o_id"])
+            outcome = result_for(mark, winner)
+            stats.setdefault((guild, member, size, "member"), Counter())[outcome] += 1
+            rated.setdefault((guild, member, size), Counter()).update(["games", outcome])
+        x, o = (guild, game["x_id"], size), (guild, game["o_id"], size)
         rating_x, rating_o = ratings.get(x, INITIAL_RATING), ratings.get(o, INITIAL_RATING)
         score_x = 1.0 if winner == "X" else 0.5 if winner is None else 0.0
         change = K_FACTOR * (score_x - expected_score(rating_x, rating_o))
         ratings[x], ratings[o] = rating_x + change, rating_o - change
     problems: list[str] = []
-    have_stats = {(r["guild_id"], r["user_id"], r["opponent"]): r for r in tables.stats}
+    have_stats = {(r["guild_id"], r["user_id"], r["size"], r["opponent"]): r for r in tables.stats}
     for key in sorted(stats.keys() | have_stats.keys()):
         want = tuple(stats.get(key, Counter())[kind] for kind in ("wins", "losses", "draws"))
         row = have_stats.get(key)
@@ -593,7 +594,7 @@ def count_problems(tables: Tables) -> list[str]:
                 f"player_stats {key}: (wins, losses, draws) is {have}, the finished games add "
                 f"up to {want}"
             )
-    have_ratings = {(r["guild_id"], r["user_id"]): r for r in tables.ratings}
+    have_ratings = {(r["guild_id"], r["user_id"], r["size"]): r for r in tables.ratings}
     for player in sorted(ratings.keys() | have_ratings.keys()):
         counts = rated.get(player, Counter())
         want_row = (ratings.get(player), *(counts[k] for k in RATING_COLUMNS[1:]))

@@ -114,6 +114,28 @@ async def test_40_components_pass(sim: DiscordSim) -> None:
     assert sum(1 for _ in sim.message(int(sent["id"])).iter_components()) == 40
 
 
+async def test_a_mention_in_a_text_display_pings_as_allowed(sim: DiscordSim) -> None:
+    s = sim.seed
+    mentions = f"<@{s.bob.id}> and <@{s.carol.id}>, your move"
+    async with sim.running(LayoutDemoClient()) as client:
+        allowed = await post_raw(
+            client,
+            s.channel.id,
+            {
+                **layout(container(text(mentions))),
+                "allowed_mentions": {"parse": [], "users": [str(s.bob.id)]},
+            },
+        )
+        silent = await post_raw(
+            client,
+            s.channel.id,
+            {**layout(text(mentions)), "allowed_mentions": {"parse": []}},
+        )
+    assert sim.message(int(allowed["id"])).pinged == [s.bob.id]
+    assert sim.message(int(silent["id"])).pinged == []
+    assert sim.message(int(silent["id"])).text == mentions
+
+
 SECTION_SAME = {"type": 9, "components": [text("t")], "accessory": button("same")}
 # 1 container + 1 text display + 6 rows of 5 buttons + 1 row of 2 = 41, nested ones counted.
 NESTED_41 = container(text("board"), *rows(6, 5), row(*(button(f"x{i}") for i in range(2))))

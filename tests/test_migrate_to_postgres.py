@@ -23,11 +23,12 @@ from bot.storage import (
     ChannelBusyError,
     EndReason,
     GameRecord,
+    Record,
     Storage,
 )
 from bot.storage.postgres import COPIED_COLUMNS, PostgresStorage
 from bot.storage.sqlite import SqliteStorage
-from game import Mark
+from game import BOARD_SIZES, Mark
 from tests.postgres_cluster import PostgresCluster
 from tests.test_storage import (
     ALICE,
@@ -128,6 +129,18 @@ async def fill(storage: Storage) -> Made:
     live_ai = await storage.create_game(vs_ai(CAROL, "smart", Mark.O, next(channel)))
     saved = await storage.save_game(moved(live_ai, 4, 8, at=T0 + 30))
     assert saved is not None
+    # The larger boards: their stats and ratings are kept apart from 3x3's.
+    await finish(
+        await storage.create_game(new_game(next(channel), ALICE, BOB, size=4)),
+        Mark.O,
+        EndReason.LINE,
+    )
+    await finish(
+        await storage.create_game(vs_ai(BOB, "minimax", Mark.X, next(channel), size=5)),
+        None,
+        EndReason.DRAW,
+    )
+    await storage.create_challenge(new_challenge(next(channel), BOB, CAROL, size=5))
     # Challenges: pending (named and open), and closed every way.
     pending = await storage.create_challenge(new_challenge(next(channel), DAVE, CAROL))
     await storage.set_challenge_message(pending.id, SNOWFLAKE + 7)
@@ -163,10 +176,15 @@ async def assert_same(copy: Storage, made: Made, source: Storage) -> None:
         assert await copy.get_game(game.id) == game
     for challenge in made.challenges:
         assert await copy.get_challenge(challenge.id) == challenge
-    for guild, user in made.players:
-        assert await copy.player_stats(guild, user) == await source.player_stats(guild, user)
-    for guild in {guild for guild, _ in made.players}:
-        assert await copy.leaderboard(guild, 100) == await source.leaderboard(guild, 100)
+    for size in BOARD_SIZES:
+        for guild, user in made.players:
+            assert await copy.player_stats(guild, user, size=size) == await source.player_stats(
+                guild, user, size=size
+            )
+        for guild in {guild for guild, _ in made.players}:
+            assert await copy.leaderboard(guild, 100, size=size) == await source.leaderboard(
+                guild, 100, size=size
+            )
     for channel in made.channels:
         assert await copy.live_game_in_channel(channel) == await source.live_game_in_channel(
             channel
@@ -256,6 +274,10 @@ async def test_a_sqlite_database_is_copied_whole(
 
     async with sqlite_source(path) as source, postgres(fresh_postgres_database) as copy:
         await assert_same(copy, made, source)
+        # Sizes came along: the 4x4 and 5x5 results are theirs, not 3x3's.
+        assert (await copy.player_stats(GUILD, BOB, size=5)).against("minimax") == Record(draws=1)
+        assert [r.user_id for r in await copy.leaderboard(GUILD, size=4)] == [BOB, ALICE]
+        assert {c.size for c in made.challenges} == {3, 5}
         # Ids go on past the copied ones: no button of an old game can reach a new one.
         newest = max(game.id for game in made.games)
         fresh = await copy.create_game(new_game(5000))

@@ -33,6 +33,7 @@ def game(
     ai_mark: Mark | None = None,
     ai_difficulty: str | None = None,
     status: GameStatus = GameStatus.FINISHED,
+    size: int = 3,
 ) -> GameRecord:
     return GameRecord(
         id=7,
@@ -44,7 +45,7 @@ def game(
         o_name="o",
         ai_difficulty=ai_difficulty,
         ai_mark=ai_mark,
-        size=3,
+        size=size,
         moves=(),
         status=status,
         winner=winner,
@@ -166,3 +167,12 @@ def test_a_game_still_going_counts_for_nothing_yet() -> None:
 def test_an_ai_side_without_a_difficulty_is_refused() -> None:
     with pytest.raises(ValueError, match="no difficulty"):
         tally(game(Mark.X, EndReason.LINE, ai_mark=Mark.X), {})
+
+
+def test_a_game_counts_on_its_own_board_size() -> None:
+    member = tally(game(Mark.O, EndReason.LINE, size=4), {ALICE: 1300.0})
+    assert {row.size for row in member.records} == {row.size for row in member.ratings} == {4}
+    against_bot = tally(
+        game(None, EndReason.DRAW, o_id=BOT, ai_mark=Mark.O, ai_difficulty="minimax", size=5), {}
+    )
+    assert against_bot == Tally(records=(RecordRow(GUILD, ALICE, "minimax", DRAW, 5),))

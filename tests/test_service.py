@@ -48,6 +48,24 @@ async def test_unknown_choices_are_refused_and_start_nothing(
     assert await service.storage.live_game_in_channel(CHANNEL) is None
 
 
+async def test_a_board_size_the_bot_does_not_offer_is_refused_and_starts_nothing(
+    service: GameService,
+) -> None:
+    times = "\N{MULTIPLICATION SIGN}"
+    sentence = f"Pick a board size: 3{times}3, 4{times}4, 5{times}5."
+    for attempt in (
+        service.start_vs_ai(GUILD, CHANNEL, ALICE, "smart", "me", 6),
+        service.challenge(GUILD, CHANNEL, ALICE, None, 2),
+        service.stats(GUILD, ALICE.id, 9),
+        service.leaderboard(GUILD, 0),
+    ):
+        with pytest.raises(UserError) as refused:
+            await attempt
+        assert str(refused.value) == sentence
+    assert await service.storage.live_game_in_channel(CHANNEL) is None
+    assert await service.storage.pending_challenge_in_channel(CHANNEL) is None
+
+
 async def test_a_process_settles_and_posts_only_its_own_shards_guilds() -> None:
     clock = ManualClock(1_700_000_000.0)
     storage = await SqliteStorage.open(":memory:", clock)

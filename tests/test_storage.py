@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+import asyncpg
 import pytest
 
 from bot import results
@@ -37,7 +38,7 @@ from bot.storage import (
 from bot.storage.migrations import migration_files
 from bot.storage.postgres import PostgresStorage
 from bot.storage.sqlite import SqliteStorage, split_statements
-from game import Mark
+from game import DEFAULT_SIZE, Mark
 from tests.postgres_cluster import PostgresCluster
 
 
@@ -146,6 +147,7 @@ def new_game(
     deadline: float = T0 + 60,
     moves: tuple[int, ...] = (),
     rematch_of: int | None = None,
+    size: int = DEFAULT_SIZE,
 ) -> NewGame:
     return NewGame(
         guild_id=guild_id,
@@ -160,12 +162,20 @@ def new_game(
         ai_mark=ai_mark,
         moves=moves,
         rematch_of=rematch_of,
+        size=size,
     )
 
 
-def vs_ai(human: int, difficulty: str, ai_mark: Mark, channel_id: int = CHANNEL) -> NewGame:
+def vs_ai(
+    human: int,
+    difficulty: str,
+    ai_mark: Mark,
+    channel_id: int = CHANNEL,
+    *,
+    size: int = DEFAULT_SIZE,
+) -> NewGame:
     x_id, o_id = (BOT, human) if ai_mark is Mark.X else (human, BOT)
-    return new_game(channel_id, x_id, o_id, ai_difficulty=difficulty, ai_mark=ai_mark)
+    return new_game(channel_id, x_id, o_id, ai_difficulty=difficulty, ai_mark=ai_mark, size=size)
 
 
 def new_challenge(
@@ -175,6 +185,7 @@ def new_challenge(
     *,
     expires_at: float = T0 + 300,
     guild_id: int = GUILD,
+    size: int = DEFAULT_SIZE,
 ) -> NewChallenge:
     return NewChallenge(
         guild_id=guild_id,
@@ -185,6 +196,7 @@ def new_challenge(
         opponent_name=None if opponent_id is None else f"user{opponent_id}",
         expires_at=expires_at,
         created_at=T0,
+        size=size,
     )
 
 
@@ -535,6 +547,34 @@ async def test_leaderboard_order_limit_and_guild(storage: Storage) -> None:
     assert [r.user_id for r in await storage.leaderboard(OTHER_GUILD)] == [7, 8]
 
 
+async def test_stats_and_ratings_are_per_board_size(storage: Storage) -> None:
+    await finish(storage, new_game(size=4), Mark.X, EndReason.LINE)
+    await finish(storage, new_game(x_id=BOB, o_id=ALICE, size=5), None, EndReason.DRAW)
+    await finish(storage, vs_ai(ALICE, "minimax", Mark.X, size=5), Mark.X, EndReason.LINE)
+    # Nothing of it is 3x3's, the size asked for when none is named.
+    alice = await storage.player_stats(GUILD, ALICE)
+    assert (alice.size, alice.records, alice.rating, alice.rated_games) == (3, {}, None, 0)
+    assert await storage.leaderboard(GUILD) == []
+    on_4 = await storage.player_stats(GUILD, ALICE, size=4)
+    assert (on_4.size, on_4.records, on_4.rated_games) == (4, {VS_MEMBER: Record(wins=1)}, 1)
+    on_5 = await storage.player_stats(GUILD, ALICE, size=5)
+    assert on_5.records == {VS_MEMBER: Record(draws=1), "minimax": Record(losses=1)}
+    # Each size's Elo starts afresh: a draw between two new players leaves them where they began.
+    assert on_5.rating == results.INITIAL_RATING
+    win, loss = results.update(results.INITIAL_RATING, results.INITIAL_RATING, 1.0)
+    assert on_4.rating == pytest.approx(win)
+    ranked = await storage.leaderboard(GUILD, size=4)
+    assert [r.user_id for r in ranked] == [ALICE, BOB]
+    assert [r.rating for r in ranked] == [pytest.approx(win), pytest.approx(loss)]
+    assert [r.user_id for r in await storage.leaderboard(GUILD, 1, size=5)] == [ALICE]
+    # A second 4x4 game rates from the 4x4 ratings, not the 5x5 ones.
+    await finish(storage, new_game(x_id=BOB, o_id=ALICE, size=4), Mark.X, EndReason.RESIGN)
+    bob, alice_4 = results.update(loss, win, 1.0)
+    assert (await storage.player_stats(GUILD, BOB, size=4)).rating == pytest.approx(bob)
+    assert (await storage.player_stats(GUILD, ALICE, size=4)).rating == pytest.approx(alice_4)
+    assert (await storage.player_stats(GUILD, BOB, size=5)).rating == results.INITIAL_RATING
+
+
 async def test_stats_are_per_guild(storage: Storage) -> None:
     await finish(storage, new_game(guild_id=OTHER_GUILD), Mark.X, EndReason.LINE)
     assert (await storage.player_stats(GUILD, ALICE)).records == {}
@@ -641,6 +681,20 @@ async def test_create_and_get_challenge(storage: Storage) -> None:
     assert await storage.get_challenge(challenge.id + 1000) is None
     assert await storage.pending_challenge_in_channel(CHANNEL) == challenge
     assert await storage.pending_challenge_in_channel(OTHER_CHANNEL) is None
+
+
+async def test_a_challenge_keeps_its_board_size(storage: Storage) -> None:
+    assert (await storage.create_challenge(new_challenge())).size == 3
+    challenge = await storage.create_challenge(new_challenge(OTHER_CHANNEL, size=5))
+    assert challenge.size == 5
+    assert await storage.get_challenge(challenge.id) == challenge
+    assert await storage.pending_challenge_in_channel(OTHER_CHANNEL) == challenge
+    result = await storage.close_challenge(
+        challenge.id, ChallengeStatus.ACCEPTED, new_game(OTHER_CHANNEL, size=challenge.size)
+    )
+    assert result is not None
+    closed, game = result
+    assert (closed.size, game and game.size) == (5, 5)
 
 
 async def test_open_challenge_has_no_opponent(storage: Storage) -> None:
@@ -777,6 +831,88 @@ async def test_a_database_with_both_from_before_the_rule_keeps_the_game(tmp_path
         assert await storage.live_game_in_channel(CHANNEL) == game
     finally:
         await storage.close()
+
+
+# What a database from before migration 0003 (board sizes) holds: all of it played on 3x3.
+BEFORE_SIZES = (
+    "INSERT INTO challenges (guild_id, channel_id, challenger_id, challenger_name, status,"
+    " expires_at, created_at) VALUES (10, 20, 101, 'alice', 'pending', 0, 0)",
+    "INSERT INTO player_stats (guild_id, user_id, opponent, wins, losses, draws) VALUES"
+    " (10, 101, 'member', 2, 1, 0), (10, 101, 'smart', 0, 3, 1), (10, 102, 'member', 1, 2, 0)",
+    "INSERT INTO ratings (guild_id, user_id, rating, games, wins, losses, draws)"
+    " VALUES (10, 101, 1234.5, 3, 2, 1, 0), (10, 102, 1165.5, 3, 1, 2, 0)",
+)
+OLD_MIGRATIONS_TABLE = (
+    "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
+)
+
+
+@asynccontextmanager
+async def _database_before_sizes(
+    dialect: str, request: pytest.FixtureRequest
+) -> AsyncIterator[Opener]:
+    """A database at schema version 2 holding :data:`BEFORE_SIZES`; opening it migrates it."""
+    older = [(version, sql) for version, sql in migration_files(dialect) if version < 3]
+    if dialect == "sqlite":
+        path = str(request.getfixturevalue("tmp_path") / "old.sqlite3")
+        with closing(sqlite3.connect(path)) as lite, lite:
+            lite.execute(OLD_MIGRATIONS_TABLE)
+            for version, sql in older:
+                for statement in split_statements(sql):
+                    lite.execute(statement)
+                lite.execute("INSERT INTO schema_migrations VALUES (?, 0)", (version,))
+            for statement in BEFORE_SIZES:
+                lite.execute(statement)
+        yield lambda: SqliteStorage.open(path, ManualClock(T0))
+        return
+    cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
+    async with cluster.fresh_database() as name:
+        url = cluster.url(name)
+        db = await asyncpg.connect(url)
+        try:
+            await db.execute(OLD_MIGRATIONS_TABLE)
+            for version, sql in older:
+                await db.execute(sql)
+                await db.execute("INSERT INTO schema_migrations VALUES ($1, 0)", version)
+            for statement in BEFORE_SIZES:
+                await db.execute(statement)
+        finally:
+            await db.close()
+        yield lambda: PostgresStorage.open(url, ManualClock(T0), pool_size=2)
+
+
+@pytest.mark.parametrize(
+    "dialect", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+)
+async def test_a_database_from_before_board_sizes_keeps_everything_as_3x3(
+    dialect: str, request: pytest.FixtureRequest
+) -> None:
+    async with (
+        _database_before_sizes(dialect, request) as open_storage,
+        opened(open_storage) as storage,
+    ):
+        assert sorted(await storage.schema_versions()) == [1, 2, 3]
+        challenge = await storage.pending_challenge_in_channel(CHANNEL)
+        assert challenge is not None
+        assert challenge.size == 3
+        alice = await storage.player_stats(GUILD, ALICE)
+        assert alice.records == {VS_MEMBER: Record(2, 1, 0), "smart": Record(0, 3, 1)}
+        assert (alice.rating, alice.rated_games) == (1234.5, 3)
+        assert [(r.user_id, r.rating) for r in await storage.leaderboard(GUILD)] == [
+            (ALICE, 1234.5),
+            (BOB, 1165.5),
+        ]
+        assert (await storage.player_stats(GUILD, ALICE, size=4)).records == {}
+        assert await storage.leaderboard(GUILD, size=4) == []
+        # The same players start afresh on a larger board, beside their 3x3 rows.
+        assert await storage.close_challenge(challenge.id, ChallengeStatus.WITHDRAWN)
+        await finish(storage, new_game(size=4), Mark.O, EndReason.LINE)
+        assert (await storage.player_stats(GUILD, ALICE, size=4)).records == {
+            VS_MEMBER: Record(losses=1)
+        }
+        assert (await storage.player_stats(GUILD, ALICE)).rating == 1234.5
+        await finish(storage, new_game(), Mark.X, EndReason.LINE)
+        assert (await storage.player_stats(GUILD, ALICE)).against(VS_MEMBER) == Record(3, 1, 0)
 
 
 async def test_close_challenge_rejects_nonsense(storage: Storage) -> None:

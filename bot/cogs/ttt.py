@@ -17,7 +17,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot import render, respond
-from bot.components import CELL_ID, ID_FORMATS
+from bot.components import CELL_ID, ID_FORMATS, walk
 from bot.service import (
     CHANGED,
     DIFFICULTIES,
@@ -26,9 +26,11 @@ from bot.service import (
     Actor,
     Clicked,
     UserError,
+    size_label,
+    size_name,
 )
 from bot.storage.base import ChallengeRecord, GameRecord
-from game import cell_name, parse_cell
+from game import BOARD_SIZES, DEFAULT_SIZE, cell_name, parse_cell
 
 if TYPE_CHECKING:
     from bot.client import TTTBot
@@ -49,6 +51,14 @@ def place(interaction: discord.Interaction[Any]) -> tuple[int, int]:
 
 def _choices(values: tuple[str, ...]) -> list[app_commands.Choice[str]]:
     return [app_commands.Choice(name=value, value=value) for value in values]
+
+
+SIZE_CHOICES = [app_commands.Choice(name=size_label(size), value=size) for size in BOARD_SIZES]
+SIZE_HELP = f"Board size; default {size_name(DEFAULT_SIZE)}"
+
+
+def _size(choice: app_commands.Choice[int] | None) -> int:
+    return choice.value if choice is not None else DEFAULT_SIZE
 
 
 class TicTacToeCog(commands.Cog, name="TicTacToe"):
@@ -73,9 +83,15 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     # -- starting --------------------------------------------------------------------------
 
     @ttt.command(name="start", description="Challenge a member, or anyone in this channel")
-    @app_commands.describe(opponent="Who to challenge; leave it out to let anyone accept")
+    @app_commands.describe(
+        opponent="Who to challenge; leave it out to let anyone accept", size=SIZE_HELP
+    )
+    @app_commands.choices(size=SIZE_CHOICES)
     async def start(
-        self, interaction: discord.Interaction[Any], opponent: discord.User | None = None
+        self,
+        interaction: discord.Interaction[Any],
+        opponent: discord.User | None = None,
+        size: app_commands.Choice[int] | None = None,
     ) -> None:
         async with self._handling(interaction):
             guild_id, channel_id = place(interaction)
@@ -84,19 +100,24 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
                 channel_id,
                 actor(interaction.user),
                 actor(opponent) if opponent is not None else None,
+                _size(size),
             )
             await self._post_challenge(interaction, challenge)
 
     @ttt.command(name="vs-ai", description="Play against me")
     @app_commands.describe(
-        difficulty="How well I play", first="Who moves first (and plays X); default: you"
+        difficulty="How well I play",
+        first="Who moves first (and plays X); default: you",
+        size=SIZE_HELP,
     )
     @app_commands.choices(difficulty=_choices(DIFFICULTIES), first=_choices(FIRST_PLAYERS))
+    @app_commands.choices(size=SIZE_CHOICES)
     async def vs_ai(
         self,
         interaction: discord.Interaction[Any],
         difficulty: app_commands.Choice[str],
         first: app_commands.Choice[str] | None = None,
+        size: app_commands.Choice[int] | None = None,
     ) -> None:
         async with self._handling(interaction):
             guild_id, channel_id = place(interaction)
@@ -106,6 +127,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
                 actor(interaction.user),
                 difficulty.value,
                 first.value if first else "me",
+                _size(size),
             )
             note = render.move_note(started.game, None, started.ai_cell)
             await self._post_board(interaction, started.game, note)
@@ -113,7 +135,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     # -- playing ---------------------------------------------------------------------------
 
     @ttt.command(name="move", description="Play a cell, like B2 (letter = column, number = row)")
-    @app_commands.describe(cell="A1 to C3 (or 1 to 9)")
+    @app_commands.describe(cell="A1 to C3 (or 1 to 9); to D4 or E5 (16, 25) on larger boards")
     async def move(self, interaction: discord.Interaction[Any], cell: str) -> None:
         async with self._handling(interaction):
             _, channel_id = place(interaction)
@@ -129,16 +151,20 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     ) -> list[app_commands.Choice[str]]:
         if interaction.channel_id is None:
             return []
-        cells = await self.bot.service.free_cells_in_channel(interaction.channel_id)
-        names = [cell_name(cell) for cell in cells]
+        board = await self.bot.service.board_in_channel(interaction.channel_id)
+        if board is None:
+            return []
+        cells, size = board.legal_moves, board.size
+        names = [cell_name(cell, size) for cell in cells]
         matching = [name for name in names if name.startswith(current.strip().upper())]
         if not matching:
             # "5" or " b2 " name a cell too: offer it if it is free.
             try:
-                wanted: int | None = parse_cell(current)
+                wanted: int | None = parse_cell(current, size)
             except ValueError:
                 wanted = None
-            matching = [cell_name(wanted)] if wanted is not None and wanted in cells else []
+            matching = [cell_name(wanted, size)] if wanted is not None and wanted in cells else []
+        # Discord shows 25 choices at most: an empty 5x5 board's cells, exactly.
         return [app_commands.Choice(name=name, value=name) for name in matching[:25]]
 
     @ttt.command(
@@ -219,24 +245,32 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     # -- stats -----------------------------------------------------------------------------
 
     @ttt.command(name="stats", description="Wins, losses and draws in this server")
-    @app_commands.describe(member="Whose stats; default: yours")
+    @app_commands.describe(member="Whose stats; default: yours", size=SIZE_HELP)
+    @app_commands.choices(size=SIZE_CHOICES)
     async def stats(
-        self, interaction: discord.Interaction[Any], member: discord.User | None = None
+        self,
+        interaction: discord.Interaction[Any],
+        member: discord.User | None = None,
+        size: app_commands.Choice[int] | None = None,
     ) -> None:
         async with self._handling(interaction):
             guild_id, _ = place(interaction)
             who = member or interaction.user
-            stats = await self.bot.service.stats(guild_id, who.id)
+            stats = await self.bot.service.stats(guild_id, who.id, _size(size))
             await respond.post(
                 interaction, render.stats_reply(stats, who.display_name, DIFFICULTIES)
             )
 
     @ttt.command(name="leaderboard", description="Members ranked by Elo from games between members")
-    async def leaderboard(self, interaction: discord.Interaction[Any]) -> None:
+    @app_commands.describe(size=SIZE_HELP)
+    @app_commands.choices(size=SIZE_CHOICES)
+    async def leaderboard(
+        self, interaction: discord.Interaction[Any], size: app_commands.Choice[int] | None = None
+    ) -> None:
         async with self._handling(interaction):
             guild_id, _ = place(interaction)
-            rows = await self.bot.service.leaderboard(guild_id)
-            await respond.post(interaction, render.leaderboard_reply(rows))
+            rows = await self.bot.service.leaderboard(guild_id, _size(size))
+            await respond.post(interaction, render.leaderboard_reply(rows, _size(size)))
 
     @ttt.command(name="help", description="How to play")
     async def help(self, interaction: discord.Interaction[Any]) -> None:
@@ -349,11 +383,10 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
 
 def _custom_ids(message: discord.Message) -> set[str]:
     found = set()
-    for row in message.components:
-        for child in getattr(row, "children", ()):
-            custom_id = getattr(child, "custom_id", None)
-            if custom_id:
-                found.add(custom_id)
+    for component in walk(message.components):
+        custom_id = getattr(component, "custom_id", None)
+        if custom_id:
+            found.add(custom_id)
     return found
 
 
@@ -367,7 +400,7 @@ def _on_board(interaction: discord.Interaction[Any], game_id: int) -> Clicked:
     """Where a game button was clicked, if the message it is on is that game's board."""
     clicked = _clicked(interaction)
     assert interaction.message is not None  # _clicked checked
-    if render.board_game_id(interaction.message.embeds) != game_id:
+    if render.board_game_id(interaction.message) != game_id:
         raise UserError(NOT_HERE)
     return clicked
 

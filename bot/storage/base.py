@@ -138,6 +138,7 @@ class NewChallenge:
     opponent_name: str | None
     expires_at: float
     created_at: float
+    size: int = DEFAULT_SIZE  # the board the game it starts is played on
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +155,7 @@ class ChallengeRecord:
     expires_at: float
     game_id: int | None  # the game it started, once accepted
     created_at: float
+    size: int = DEFAULT_SIZE
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,13 +171,15 @@ class Record:
 
 @dataclass(frozen=True, slots=True)
 class PlayerStats:
-    """A member's results in one guild: against members, and against the bot per difficulty."""
+    """A member's results in one guild on one board size: against members, and against the bot
+    per difficulty. Each size keeps its own records and its own rating."""
 
     guild_id: int
     user_id: int
     records: dict[str, Record] = field(default_factory=dict)  # VS_MEMBER or a difficulty
     rating: float | None = None  # None until a rated game (member against member) finished
     rated_games: int = 0
+    size: int = DEFAULT_SIZE
 
     def against(self, opponent: str) -> Record:
         return self.records.get(opponent, Record())
@@ -292,10 +296,17 @@ class Storage(Protocol):
 
     # -- stats ---------------------------------------------------------------------------
 
-    async def player_stats(self, guild_id: int, user_id: int) -> PlayerStats: ...
+    async def player_stats(
+        self, guild_id: int, user_id: int, *, size: int = DEFAULT_SIZE
+    ) -> PlayerStats:
+        """The member's records and rating from the games played on ``size``x``size`` boards."""
+        ...
 
-    async def leaderboard(self, guild_id: int, limit: int = 10) -> list[Rating]:
-        """Members ranked by rating (highest first, then most games, then lowest user id)."""
+    async def leaderboard(
+        self, guild_id: int, limit: int = 10, *, size: int = DEFAULT_SIZE
+    ) -> list[Rating]:
+        """Members ranked by their rating on ``size``x``size`` boards (highest first, then most
+        games, then lowest user id)."""
         ...
 
     # -- settings ------------------------------------------------------------------------

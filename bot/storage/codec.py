@@ -81,6 +81,7 @@ def new_challenge_values(challenge: NewChallenge) -> tuple[Any, ...]:
         challenge.opponent_name,
         challenge.expires_at,
         challenge.created_at,
+        challenge.size,
     )
 
 

@@ -48,6 +48,7 @@ from bot.storage.base import (
     StorageError,
 )
 from bot.storage.migrations import migration_files
+from game import DEFAULT_SIZE
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +75,8 @@ COPIED_COLUMNS: dict[str, tuple[str, ...]] = {
     "games": tuple(field.name for field in fields(GameRecord)),
     "challenges": tuple(field.name for field in fields(ChallengeRecord)),
     "channel_occupants": ("channel_id", "game_id", "challenge_id"),
-    "player_stats": ("guild_id", "user_id", "opponent", "wins", "losses", "draws"),
-    "ratings": ("guild_id", "user_id", "rating", "games", "wins", "losses", "draws"),
+    "player_stats": ("guild_id", "user_id", "size", "opponent", "wins", "losses", "draws"),
+    "ratings": ("guild_id", "user_id", "size", "rating", "games", "wins", "losses", "draws"),
     "settings": ("key", "value"),
 }
 # The tables whose ids come from a sequence.
@@ -96,6 +97,14 @@ class Snapshot:
 
     rows: Mapping[str, Sequence[tuple[Any, ...]]]
     highest_ids: Mapping[str, int]
+
+
+async def _keep_session(connection: asyncpg.Connection) -> None:
+    """What the pool does to a connection given back, besides rolling back a transaction
+    left open: nothing. asyncpg's default sends one more query on every release (unlock
+    advisory locks, close cursors, UNLISTEN, RESET ALL), a second round trip for each
+    one-statement operation; this engine leaves none of those behind (its only advisory lock
+    is transaction-scoped, and it sets, listens and declares nothing)."""
 
 
 class PostgresStorage:
@@ -121,6 +130,7 @@ class PostgresStorage:
             min_size=1,
             max_size=pool_size,
             timeout=CONNECT_TIMEOUT_SECONDS,
+            reset=_keep_session,
         )
         try:
             storage = cls(pool, clock)
@@ -320,7 +330,7 @@ class PostgresStorage:
             row = await self._pool.fetchrow(
                 "INSERT INTO challenges (guild_id, channel_id, challenger_id,"
                 " challenger_name, opponent_id, opponent_name, status, expires_at,"
-                " created_at) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8)"
+                " created_at, size) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9)"
                 f" RETURNING {codec.CHALLENGE_COLUMNS}",
                 *codec.new_challenge_values(challenge),
             )
@@ -404,19 +414,24 @@ class PostgresStorage:
 
     # -- stats ---------------------------------------------------------------------------
 
-    async def player_stats(self, guild_id: int, user_id: int) -> PlayerStats:
+    async def player_stats(
+        self, guild_id: int, user_id: int, *, size: int = DEFAULT_SIZE
+    ) -> PlayerStats:
         # The records and the rating from the same moment, not either side of a game's end.
         async with self._snapshot() as db:
             rows = await db.fetch(
                 "SELECT opponent, wins, losses, draws FROM player_stats"
-                " WHERE guild_id = $1 AND user_id = $2",
+                " WHERE guild_id = $1 AND user_id = $2 AND size = $3",
                 guild_id,
                 user_id,
+                size,
             )
             rating = await db.fetchrow(
-                "SELECT rating, games FROM ratings WHERE guild_id = $1 AND user_id = $2",
+                "SELECT rating, games FROM ratings"
+                " WHERE guild_id = $1 AND user_id = $2 AND size = $3",
                 guild_id,
                 user_id,
+                size,
             )
         return PlayerStats(
             guild_id=guild_id,
@@ -426,13 +441,18 @@ class PostgresStorage:
             },
             rating=None if rating is None else rating["rating"],
             rated_games=0 if rating is None else rating["games"],
+            size=size,
         )
 
-    async def leaderboard(self, guild_id: int, limit: int = 10) -> list[Rating]:
+    async def leaderboard(
+        self, guild_id: int, limit: int = 10, *, size: int = DEFAULT_SIZE
+    ) -> list[Rating]:
         rows = await self._pool.fetch(
             "SELECT user_id, rating, games, wins, losses, draws FROM ratings"
-            " WHERE guild_id = $1 ORDER BY rating DESC, games DESC, user_id ASC LIMIT $2",
+            " WHERE guild_id = $1 AND size = $2"
+            " ORDER BY rating DESC, games DESC, user_id ASC LIMIT $3",
             guild_id,
+            size,
             max(limit, 0),
         )
         return [
@@ -524,14 +544,16 @@ async def _write_tally(db: _Connection, game: GameRecord) -> None:
         # there is a row to lock; ids in ascending order, so that two games locking the same
         # two players cannot each hold one and wait for the other.
         await db.executemany(
-            "INSERT INTO ratings (guild_id, user_id, rating) VALUES ($1, $2, $3)"
-            " ON CONFLICT (guild_id, user_id) DO NOTHING",
-            [(game.guild_id, user_id, results.INITIAL_RATING) for user_id in players],
+            "INSERT INTO ratings (guild_id, user_id, size, rating) VALUES ($1, $2, $3, $4)"
+            " ON CONFLICT (guild_id, user_id, size) DO NOTHING",
+            [(game.guild_id, user_id, game.size, results.INITIAL_RATING) for user_id in players],
         )
         rows = await db.fetch(
             "SELECT user_id, rating, games FROM ratings"
-            " WHERE guild_id = $1 AND user_id = ANY($2::BIGINT[]) ORDER BY user_id FOR UPDATE",
+            " WHERE guild_id = $1 AND size = $2 AND user_id = ANY($3::BIGINT[])"
+            " ORDER BY user_id FOR UPDATE",
             game.guild_id,
+            game.size,
             players,
         )
         # A row with no game yet is the placeholder above: that player has no rating yet.
@@ -540,19 +562,20 @@ async def _write_tally(db: _Connection, game: GameRecord) -> None:
         ratings = {row["user_id"]: float(row["rating"]) for row in rows if row["games"] > 0}
     counted = results.tally(game, ratings)
     await db.executemany(
-        "INSERT INTO player_stats (guild_id, user_id, opponent, wins, losses, draws)"
-        " VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (guild_id, user_id, opponent)"
+        "INSERT INTO player_stats (guild_id, user_id, size, opponent, wins, losses, draws)"
+        " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (guild_id, user_id, size, opponent)"
         f" DO UPDATE SET {_ADD_SCORE}",
         [
-            (r.guild_id, r.user_id, r.opponent, *codec.increments(r.score))
+            (r.guild_id, r.user_id, r.size, r.opponent, *codec.increments(r.score))
             for r in sorted(counted.records, key=lambda r: (r.user_id, r.opponent))
         ],
     )
     await db.executemany(
-        "UPDATE ratings SET rating = $3, games = games + 1, wins = wins + $4,"
-        " losses = losses + $5, draws = draws + $6 WHERE guild_id = $1 AND user_id = $2",
+        "UPDATE ratings SET rating = $4, games = games + 1, wins = wins + $5,"
+        " losses = losses + $6, draws = draws + $7"
+        " WHERE guild_id = $1 AND user_id = $2 AND size = $3",
         [
-            (r.guild_id, r.user_id, r.rating, *codec.increments(r.score))
+            (r.guild_id, r.user_id, r.size, r.rating, *codec.increments(r.score))
             for r in sorted(counted.ratings, key=lambda r: r.user_id)
         ],
     )

@@ -1,11 +1,12 @@
 """The SQLite implementation of :class:`bot.storage.base.Storage`.
 
 The database lives in one thread of its own: :class:`_Database` runs each storage operation
-(a read, or a whole transaction) there synchronously, and :class:`SqliteStorage` hands it one
-operation at a time. One thread hop per operation, rather than one per statement, and the
-thread's queue serialises operations, so no coroutine's statement can land inside another's
-transaction. The event loop never waits on SQLite: a write lock held by another process
-(a second bot, a backup) is waited for in that thread, up to the busy timeout.
+(a read, or a whole transaction) there synchronously, and :class:`SqliteStorage` hands the
+operations over through :class:`_StorageThread`, which runs them one after another, so no
+coroutine's statement can land inside another's transaction. A thread hop per operation at
+most, rather than one per statement; under load, one per batch. The event loop never waits
+on SQLite: a write lock held by another process (a second bot, a backup) is waited for in
+that thread, up to the busy timeout.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import functools
 import itertools
 import logging
 import sqlite3
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -41,6 +43,7 @@ from bot.storage.base import (
     StorageError,
 )
 from bot.storage.migrations import migration_files
+from game import DEFAULT_SIZE
 
 log = logging.getLogger(__name__)
 
@@ -232,7 +235,7 @@ class _Database:
 
     # -- stats ---------------------------------------------------------------------------
 
-    def player_stats(self, guild_id: int, user_id: int) -> PlayerStats:
+    def player_stats(self, guild_id: int, user_id: int, size: int) -> PlayerStats:
         # One read transaction: the records and the rating from the same moment.
         self.db.execute("BEGIN")
         try:
@@ -240,13 +243,13 @@ class _Database:
                 row["opponent"]: Record(row["wins"], row["losses"], row["draws"])
                 for row in self._rows(
                     "SELECT opponent, wins, losses, draws FROM player_stats"
-                    " WHERE guild_id = ? AND user_id = ?",
-                    (guild_id, user_id),
+                    " WHERE guild_id = ? AND user_id = ? AND size = ?",
+                    (guild_id, user_id, size),
                 )
             }
             rating = self.db.execute(
-                "SELECT rating, games FROM ratings WHERE guild_id = ? AND user_id = ?",
-                (guild_id, user_id),
+                "SELECT rating, games FROM ratings WHERE guild_id = ? AND user_id = ? AND size = ?",
+                (guild_id, user_id, size),
             ).fetchone()
         finally:
             self.db.execute("COMMIT")
@@ -256,14 +259,16 @@ class _Database:
             records=records,
             rating=None if rating is None else rating["rating"],
             rated_games=0 if rating is None else rating["games"],
+            size=size,
         )
 
-    def leaderboard(self, guild_id: int, limit: int) -> list[Rating]:
+    def leaderboard(self, guild_id: int, limit: int, size: int) -> list[Rating]:
         rows = self._rows(
             "SELECT user_id, rating, games, wins, losses, draws FROM ratings"
-            " WHERE guild_id = ? ORDER BY rating DESC, games DESC, user_id ASC LIMIT ?",
+            " WHERE guild_id = ? AND size = ?"
+            " ORDER BY rating DESC, games DESC, user_id ASC LIMIT ?",
             # SQLite reads a negative LIMIT as "no limit".
-            (guild_id, max(limit, 0)),
+            (guild_id, size, max(limit, 0)),
         )
         return [
             Rating(
@@ -293,13 +298,86 @@ class _Database:
         )
 
 
+class _StorageThread:
+    """The thread the database lives in, and the operations waiting for it.
+
+    Operations asked for while the thread is busy wait, in order, and then run as one batch,
+    their results coming back to the event loop in one wake-up. A hand-off per operation
+    (``run_in_executor``) costs a queue put, a thread wake-up and an event-loop wake-up each
+    time: under load that was more of the event loop's time than SQLite's own work. Each
+    operation is still its own read or transaction; only the hand-off is shared. The queue
+    and the busy flag are only touched on the event loop.
+    """
+
+    def __init__(self) -> None:
+        # One worker: sqlite3 connections belong to the thread that made them.
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tttbot-sqlite")
+        self._waiting: deque[tuple[Callable[[], Any], asyncio.Future[Any]]] = deque()
+        self._busy = False
+
+    def run(self, call: Callable[[], T]) -> asyncio.Future[T]:
+        """``call()``'s result, once the thread has run it. Cancelling the future before
+        the thread gets to it means it does not run."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        self._waiting.append((call, future))
+        if not self._busy:
+            self._hand_over(loop)
+        return future
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=False)
+
+    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
+        batch = list(self._waiting)
+        self._waiting.clear()
+        self._busy = True
+        self._executor.submit(self._run_batch, loop, batch)
+
+    def _run_batch(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        batch: list[tuple[Callable[[], Any], asyncio.Future[Any]]],
+    ) -> None:
+        """In the thread. Reading ``cancelled()`` here races with the loop, harmlessly: an
+        operation whose caller is cancelled meanwhile still runs, as it would had it started."""
+        outcomes: list[tuple[bool, Any] | None] = []
+        for call, future in batch:
+            if future.cancelled():
+                outcomes.append(None)
+                continue
+            try:
+                outcomes.append((True, call()))
+            except BaseException as error:  # delivered to the caller, as an executor does
+                outcomes.append((False, error))
+        loop.call_soon_threadsafe(self._delivered, loop, batch, outcomes)
+
+    def _delivered(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        batch: list[tuple[Callable[[], Any], asyncio.Future[Any]]],
+        outcomes: list[tuple[bool, Any] | None],
+    ) -> None:
+        for (_, future), outcome in zip(batch, outcomes, strict=True):
+            if outcome is None or future.cancelled():
+                continue
+            succeeded, value = outcome
+            if succeeded:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+        self._busy = False
+        if self._waiting:
+            self._hand_over(loop)
+
+
 class SqliteStorage:
     """Games, challenges, stats and settings in one SQLite database.
 
     Open it with ``await SqliteStorage.open(path, clock)`` (``":memory:"`` for a throwaway one).
     """
 
-    def __init__(self, thread: ThreadPoolExecutor, database: _Database) -> None:
+    def __init__(self, thread: _StorageThread, database: _Database) -> None:
         self._thread = thread
         self._database = database
         self._closed = False
@@ -308,14 +386,11 @@ class SqliteStorage:
     async def open(cls, path: str, clock: Clock) -> SqliteStorage:
         """Connect to (or create) the database at ``path`` and bring its schema up to date;
         ``clock`` dates the migrations it applies."""
-        # One thread: sqlite3 connections belong to the thread that made them, and a queue
-        # of one worker runs the operations one after another.
-        thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tttbot-sqlite")
+        thread = _StorageThread()
         try:
-            loop = asyncio.get_running_loop()
-            database = await loop.run_in_executor(thread, _Database, path, clock)
+            database = await thread.run(functools.partial(_Database, path, clock))
         except BaseException:
-            thread.shutdown(wait=False)
+            thread.shutdown()
             raise
         storage = cls(thread, database)
         try:
@@ -331,17 +406,13 @@ class SqliteStorage:
         # Operations asked for from now on are refused; those already handed over finish
         # first, queued ahead of the close.
         self._closed = True
-        loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._thread, self._database.close)
-        self._thread.shutdown(wait=False)
+        await self._thread.run(self._database.close)
+        self._thread.shutdown()
 
     async def _run(self, operation: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         if self._closed:
             raise StorageError("the database is closed: the bot is shutting down")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            self._thread, functools.partial(operation, *args, **kwargs)
-        )
+        return await self._thread.run(functools.partial(operation, *args, **kwargs))
 
     async def _prepare(self) -> None:
         """Processes opening one new file at the same moment can be told "database is
@@ -426,11 +497,15 @@ class SqliteStorage:
 
     # -- stats ---------------------------------------------------------------------------
 
-    async def player_stats(self, guild_id: int, user_id: int) -> PlayerStats:
-        return await self._run(self._database.player_stats, guild_id, user_id)
+    async def player_stats(
+        self, guild_id: int, user_id: int, *, size: int = DEFAULT_SIZE
+    ) -> PlayerStats:
+        return await self._run(self._database.player_stats, guild_id, user_id, size)
 
-    async def leaderboard(self, guild_id: int, limit: int = 10) -> list[Rating]:
-        return await self._run(self._database.leaderboard, guild_id, limit)
+    async def leaderboard(
+        self, guild_id: int, limit: int = 10, *, size: int = DEFAULT_SIZE
+    ) -> list[Rating]:
+        return await self._run(self._database.leaderboard, guild_id, limit, size)
 
     # -- settings ------------------------------------------------------------------------
 
@@ -490,7 +565,7 @@ def _insert_challenge(db: sqlite3.Connection, challenge: NewChallenge) -> Challe
         cursor = db.execute(
             "INSERT INTO challenges (guild_id, channel_id, challenger_id,"
             " challenger_name, opponent_id, opponent_name, status, expires_at,"
-            " created_at) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+            " created_at, size) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
             codec.new_challenge_values(challenge),
         )
     except sqlite3.IntegrityError as error:
@@ -599,23 +674,29 @@ def _write_tally(db: sqlite3.Connection, game: GameRecord) -> None:
     ratings = {}
     for user_id in players:
         row = db.execute(
-            "SELECT rating FROM ratings WHERE guild_id = ? AND user_id = ?",
-            (game.guild_id, user_id),
+            "SELECT rating FROM ratings WHERE guild_id = ? AND user_id = ? AND size = ?",
+            (game.guild_id, user_id, game.size),
         ).fetchone()
         if row is not None:
             ratings[user_id] = float(row["rating"])
     counted = results.tally(game, ratings)
     db.executemany(
-        "INSERT INTO player_stats (guild_id, user_id, opponent, wins, losses, draws)"
-        " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id, user_id, opponent)"
+        "INSERT INTO player_stats (guild_id, user_id, size, opponent, wins, losses, draws)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id, user_id, size, opponent)"
         f" DO UPDATE SET {_ADD_SCORE}",
-        [(r.guild_id, r.user_id, r.opponent, *codec.increments(r.score)) for r in counted.records],
+        [
+            (r.guild_id, r.user_id, r.size, r.opponent, *codec.increments(r.score))
+            for r in counted.records
+        ],
     )
     db.executemany(
-        "INSERT INTO ratings (guild_id, user_id, rating, games, wins, losses, draws)"
-        " VALUES (?, ?, ?, 1, ?, ?, ?) ON CONFLICT (guild_id, user_id)"
+        "INSERT INTO ratings (guild_id, user_id, size, rating, games, wins, losses, draws)"
+        " VALUES (?, ?, ?, ?, 1, ?, ?, ?) ON CONFLICT (guild_id, user_id, size)"
         f" DO UPDATE SET rating = excluded.rating, games = games + 1, {_ADD_SCORE}",
-        [(r.guild_id, r.user_id, r.rating, *codec.increments(r.score)) for r in counted.ratings],
+        [
+            (r.guild_id, r.user_id, r.size, r.rating, *codec.increments(r.score))
+            for r in counted.ratings
+        ],
     )
 
 

@@ -25,10 +25,17 @@ Setup
     ``sim.bot_user``, ``sim.application_id`` (== bot user id).
 
 World
-    ``add_guild(name, *, id=None, shard=None, owner=None, bot_permissions=...) -> SimGuild``
-    (``shard=(shard_id, shard_count)`` picks an id routed to that shard; the bot is always a
-    member), ``add_channel(guild, name) -> SimChannel``, ``add_thread(parent, name)`` (type
-    11), ``dm_channel(user)``, ``add_user(name, *, bot=False) -> SimUser``,
+    ``add_guild(name, *, id=None, shard=None, owner=None, bot_permissions=...,
+    with_bot=True) -> SimGuild`` (``shard=(shard_id, shard_count)`` picks an id routed to that
+    shard; ``with_bot=False``: a guild the bot is not in),
+    ``add_channel(guild, name) -> SimChannel``, ``add_thread(parent, name)`` (type 11),
+    ``dm_channel(user)`` (the bot's DM with ``user``), ``group_dm(name, *users)`` and
+    ``private_dm(a, b)`` (channels the bot is not in), ``install_for_user(user)`` (the user
+    installs the app to their account: needed where the bot is not; each interaction carries
+    ``context`` (0 guild, 1 bot DM, 2 group or user DM, ``sim.context_of(channel)``) and
+    ``authorizing_integration_owners``; the bot's channel routes get 403 Missing Access where
+    ``sim.bot_reaches(channel)`` is False, and no message events come from there),
+    ``add_user(name, *, bot=False) -> SimUser``,
     ``add_role(guild, name, *, permissions=0) -> SimRole``,
     ``add_member(guild, user, *, permissions=None, roles=(), nick=None) -> SimMember``
     (``permissions``, an int or ``discord.Permissions``, is granted on top of @everyone's
@@ -127,6 +134,8 @@ Components v2 (the layout discord.py's ``LayoutView`` sends)
     3 text displays and button or thumbnail accessory); and the classic rules inside the
     layout (5 buttons a row, a select alone, custom_ids 1 to 100 characters and unique in
     the message, valid buttons). Without the flag only action rows are accepted, as before.
+    Mentions in text displays notify as mentions in content do (through allowed_mentions);
+    ``message.text`` is what a person reads: the content, then the text displays.
     ``demo_client.LayoutDemoClient`` (``/grid``) is a ``LayoutView`` example.
 
 Spec checks (``openapi.py``): every REST request is also checked against Discord's

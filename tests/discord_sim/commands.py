@@ -9,7 +9,7 @@ could not do, which is how a bot test notices a command-definition mistake.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,29 +73,46 @@ def find_command(commands: list[JSON], name: str) -> JSON | None:
     return None
 
 
-def check_can_invoke(command: JSON, member: SimMember | None, *, in_guild: bool) -> None:
-    """Raise if Discord would hide the command from this user in this place."""
+def check_can_invoke(
+    command: JSON, member: SimMember | None, *, context: int, installs: Collection[int]
+) -> list[int]:
+    """Raise if Discord would hide the command from this user in this place; else the
+    installation types (of ``installs``, those that reach this place) that authorize it.
+
+    ``context`` is where it is used (0 a guild, 1 the bot's DM, 2 a group DM or a DM between
+    users). A command without ``integration_types`` is for guild installs only, and one
+    without ``contexts`` is for guilds and the bot's DM (unless ``dm_permission`` is false),
+    as Discord treats commands registered before either field existed.
+    """
     name = command["name"]
     contexts = command.get("contexts")
-    if contexts is not None:
-        context = 0 if in_guild else 1
-        if context not in contexts:
-            where = "a guild" if in_guild else "DMs"
-            raise SimUsageError(f"/{name} is not available in {where} (contexts={contexts})")
-    elif not in_guild and command.get("dm_permission") is False:
-        raise SimUsageError(f"/{name} is not available in DMs (dm_permission=false)")
+    if contexts is None:
+        contexts = [0] if command.get("dm_permission") is False else [0, 1]
+    if context not in contexts:
+        where = {0: "a guild", 1: "the bot's DM", 2: "a group DM or a DM between users"}
+        raise SimUsageError(
+            f"/{name} is not available in {where.get(context, context)} (contexts={contexts})"
+        )
+    integration_types = command.get("integration_types") or [0]
+    authorizing = [kind for kind in installs if kind in integration_types]
+    if not authorizing:
+        raise SimUsageError(
+            f"/{name} cannot be used here: the app is installed here as {sorted(installs)} "
+            f"(0 guild, 1 user) and the command is for {integration_types}"
+        )
     required = command.get("default_member_permissions")
     if required is None or member is None:
-        return
+        return authorizing
     need = int(required)
     have = member.permissions
     if have & PERM_ADMINISTRATOR:
-        return
+        return authorizing
     if need == 0 or have & need != need:
         raise SimUsageError(
             f"{member.user.name} cannot use /{name}: it needs permissions {need} "
             f"(default_member_permissions) and the member has {have}"
         )
+    return authorizing
 
 
 def build_command_data(

@@ -46,9 +46,22 @@ ALL_PERMISSIONS = (1 << 53) - 1
 DEFAULT_MEMBER_PERMISSIONS = 311455763521
 # The bot's own role: the member defaults, which is what a typical invite grants.
 DEFAULT_BOT_PERMISSIONS = DEFAULT_MEMBER_PERMISSIONS
+# What an app may do where only a user installed it (no bot member to hold permissions):
+# answer with messages that embed, attach, mention and use external emojis, through the
+# interaction (Discord's "user-installed apps" permission set).
+USER_APP_PERMISSIONS = (1 << 14) | (1 << 15) | (1 << 17) | (1 << 18)
+
+# Interaction contexts (where a command was used) and installation types (who installed the
+# app for it): Discord's numbers.
+CONTEXT_GUILD = 0
+CONTEXT_BOT_DM = 1
+CONTEXT_PRIVATE_CHANNEL = 2
+GUILD_INSTALL = 0
+USER_INSTALL = 1
 
 CHANNEL_TEXT = 0
 CHANNEL_DM = 1
+CHANNEL_GROUP_DM = 3
 CHANNEL_PUBLIC_THREAD = 11
 
 _MENTION_RE = re.compile(r"<@!?(\d+)>")
@@ -228,7 +241,9 @@ class SimChannel:
     guild: SimGuild | None = None
     parent: SimChannel | None = None
     position: int = 0
-    recipient: SimUser | None = None
+    recipient: SimUser | None = None  # the user of a DM with the bot
+    # The users of a group DM, or of a DM between two users: channels the bot is not in.
+    recipients: tuple[SimUser, ...] = ()
     owner_id: int | None = None
     created_at: float = field(default_factory=time.time)
 
@@ -240,11 +255,19 @@ class SimChannel:
     def is_thread(self) -> bool:
         return self.type in (10, 11, 12)
 
+    def has_user(self, user: SimUser) -> bool:
+        """Whether ``user`` is in this DM or group DM (always False for guild channels)."""
+        return user is self.recipient or user in self.recipients
+
     def payload(self, *, with_guild_id: bool = True) -> JSON:
         data: JSON = {"id": str(self.id), "type": self.type, "name": self.name, "flags": 0}
-        if self.type == CHANNEL_DM:
-            assert self.recipient is not None
-            data.update(recipients=[self.recipient.payload()], last_message_id=None, name=None)
+        if self.type in (CHANNEL_DM, CHANNEL_GROUP_DM):
+            users = (self.recipient,) if self.recipient is not None else self.recipients
+            data.update(recipients=[user.payload() for user in users], last_message_id=None)
+            if self.type == CHANNEL_DM:
+                data["name"] = None
+            else:
+                data.update(owner_id=str(self.owner_id or users[0].id), icon=None)
             return data
         data.update(
             position=self.position,
@@ -355,6 +378,21 @@ class MessageVersion:
     allowed_mentions: JSON | None
     edited_at: float | None
 
+    @property
+    def text(self) -> str:
+        return message_text(self.content, self.components)
+
+
+def message_text(content: str, components: list[JSON]) -> str:
+    """What a person reads as a message's text: its content, then the content of its text
+    displays (a components-v2 message has no content: its text is all in them)."""
+    shown = [
+        comp["content"]
+        for comp in _walk(components)
+        if comp.get("type") == 10 and isinstance(comp.get("content"), str)
+    ]
+    return "\n".join(part for part in (content, *shown) if part)
+
 
 @dataclass(eq=False)
 class SimMessage:
@@ -394,8 +432,14 @@ class SimMessage:
     def guild(self) -> SimGuild | None:
         return self.channel.guild
 
+    @property
+    def text(self) -> str:
+        return message_text(self.content, self.components)
+
     def mentioned_user_ids(self) -> list[int]:
-        return [int(m) for m in _MENTION_RE.findall(self.content)]
+        # Mentions in a text display notify as in content (Discord's component reference:
+        # they "ping and send notifications based on" the message's allowed_mentions).
+        return [int(m) for m in _MENTION_RE.findall(self.text)]
 
     def iter_components(self) -> Iterator[JSON]:
         """Every component, depth first, in display order."""
@@ -465,9 +509,7 @@ class SimMessage:
                 "id": str(ix.id),
                 "type": ix.type,
                 "user": ix.user.payload(),
-                "authorizing_integration_owners": ix.payload.get(
-                    "authorizing_integration_owners", {}
-                ),
+                "authorizing_integration_owners": dict(ix.owners or {}),
             }
             if ix.type == 2 and ix.name:
                 data["interaction"] = {
@@ -560,6 +602,9 @@ class InteractionRecord:
     seq: int | None = field(default=None, repr=False)
     # Queued for a session that was invalidated instead of resumed: it never reaches the bot.
     lost: bool = False
+    # authorizing_integration_owners: the installations that authorized it ("0" guild, "1"
+    # user), set when the payload is built.
+    owners: dict[str, str] | None = field(default=None, repr=False)
 
     @property
     def created_at(self) -> float:

@@ -54,20 +54,27 @@ from . import faults, limits, openapi
 from .commands import Resolver, build_command_data, check_can_invoke, find_command
 from .models import (
     CHANNEL_DM,
+    CHANNEL_GROUP_DM,
     CHANNEL_PUBLIC_THREAD,
     CHANNEL_TEXT,
+    CONTEXT_BOT_DM,
+    CONTEXT_GUILD,
+    CONTEXT_PRIVATE_CHANNEL,
     DEFAULT_BOT_PERMISSIONS,
     FLAG_COMPONENTS_V2,
     FLAG_EPHEMERAL,
     FLAG_LOADING,
     FLAG_SUPPRESS_EMBEDS,
     FLAG_SUPPRESS_NOTIFICATIONS,
+    GUILD_INSTALL,
     JSON,
     PERM_MANAGE_MESSAGES,
     PERM_SEND_MESSAGES,
     PERM_SEND_MESSAGES_IN_THREADS,
     PERM_USE_APPLICATION_COMMANDS,
     PERM_VIEW_CHANNEL,
+    USER_APP_PERMISSIONS,
+    USER_INSTALL,
     InteractionRecord,
     RequestRecord,
     SimChannel,
@@ -276,6 +283,8 @@ class DiscordSim:
         self.app_owner = SimUser(self.snowflakes.next(), "app-owner")
         self.users: dict[int, SimUser] = {self.bot_user.id: self.bot_user}
         self.guilds: dict[int, SimGuild] = {}
+        # Users who installed the app to their account (it then works where they are).
+        self.user_installs: set[int] = set()
         self.channels: dict[int, SimChannel] = {}
         self.roles: dict[int, SimRole] = {}
         self.interactions: list[InteractionRecord] = []
@@ -402,10 +411,12 @@ class DiscordSim:
         shard: tuple[int, int] | None = None,
         owner: SimUser | None = None,
         bot_permissions: int | discord.Permissions = DEFAULT_BOT_PERMISSIONS,
+        with_bot: bool = True,
     ) -> SimGuild:
-        """A guild the bot is a member of. ``shard=(shard_id, shard_count)`` picks an id that
-        ``(id >> 22) % shard_count`` routes to that shard. Without ``owner`` a user named
-        "owner" is created; the owner has every permission."""
+        """A guild the bot is a member of (``with_bot=False``: one it is not in, where only
+        users who installed the app can use it). ``shard=(shard_id, shard_count)`` picks an
+        id that ``(id >> 22) % shard_count`` routes to that shard. Without ``owner`` a user
+        named "owner" is created; the owner has every permission."""
         if id is None:
             id = self.snowflakes.for_shard(*shard) if shard else self.snowflakes.next()
         if owner is None:
@@ -413,9 +424,15 @@ class DiscordSim:
         guild = SimGuild(id, name, owner.id)
         self.guilds[guild.id] = guild
         self.add_member(guild, owner)
-        bot_role = self.add_role(guild, self.bot_user.name, permissions=bot_permissions)
-        self.add_member(guild, self.bot_user, roles=[bot_role])
+        if with_bot:
+            bot_role = self.add_role(guild, self.bot_user.name, permissions=bot_permissions)
+            self.add_member(guild, self.bot_user, roles=[bot_role])
         return guild
+
+    def install_for_user(self, user: SimUser) -> None:
+        """``user`` installs the app to their account: its commands that allow user installs
+        then work in their DMs, group DMs and guilds the bot is not in."""
+        self.user_installs.add(user.id)
 
     def add_role(
         self, guild: SimGuild, name: str, *, permissions: int | discord.Permissions = 0
@@ -477,6 +494,50 @@ class DiscordSim:
         channel = SimChannel(self.snowflakes.next(), user.name, CHANNEL_DM, recipient=user)
         self.channels[channel.id] = channel
         return channel
+
+    def group_dm(self, name: str, *users: SimUser) -> SimChannel:
+        """A group DM (type 3) of ``users``, the first its owner; the bot is not in it."""
+        return self._private_channel(name, CHANNEL_GROUP_DM, users)
+
+    def private_dm(self, first: SimUser, second: SimUser) -> SimChannel:
+        """The DM between two users (type 1); the bot is not in it."""
+        return self._private_channel(f"{first.name}-{second.name}", CHANNEL_DM, (first, second))
+
+    def _private_channel(self, name: str, kind: int, users: tuple[SimUser, ...]) -> SimChannel:
+        if len(users) < 2 or any(user.bot for user in users):
+            raise SimUsageError("a group DM or a DM between users needs two or more users")
+        channel = SimChannel(
+            self.snowflakes.next(), name, kind, recipients=users, owner_id=users[0].id
+        )
+        self.channels[channel.id] = channel
+        return channel
+
+    def bot_reaches(self, channel: SimChannel) -> bool:
+        """Whether the bot itself can see ``channel``: a channel of a guild it is a member of
+        (with View Channel), or its own DM with a user. Elsewhere only interactions reach it."""
+        if channel.guild is None:
+            return channel.recipient is not None
+        bot = self._bot_member(channel.guild)
+        return bot is not None and bool(self.channel_permissions(bot, channel) & PERM_VIEW_CHANNEL)
+
+    def context_of(self, channel: SimChannel) -> int:
+        """The interaction context Discord reports for ``channel``."""
+        if channel.guild is not None:
+            return CONTEXT_GUILD
+        return CONTEXT_BOT_DM if channel.recipient is not None else CONTEXT_PRIVATE_CHANNEL
+
+    def _installs_for(self, user: SimUser, channel: SimChannel) -> dict[int, str]:
+        """The installations of the app that reach ``user`` in ``channel``, as Discord's
+        ``authorizing_integration_owners``: the guild's install (``"0"`` in the bot's DM),
+        and the user's own."""
+        owners: dict[int, str] = {}
+        if channel.guild is not None and self._bot_member(channel.guild) is not None:
+            owners[GUILD_INSTALL] = str(channel.guild.id)
+        elif channel.guild is None and channel.recipient is not None:
+            owners[GUILD_INSTALL] = "0"
+        if user.id in self.user_installs:
+            owners[USER_INSTALL] = str(user.id)
+        return owners
 
     def advance_clock(self, seconds: float) -> None:
         """Move the sim's clock forward, e.g. past an interaction token's 15 minutes."""
@@ -735,7 +796,7 @@ class DiscordSim:
     async def _dispatch_message_event(
         self, event: str, msg: SimMessage, data: JSON | None = None
     ) -> None:
-        if msg.ephemeral:
+        if msg.ephemeral or not self.bot_reaches(msg.channel):
             return
         guild = msg.channel.guild
         intent = INTENT_GUILD_MESSAGES if guild else INTENT_DIRECT_MESSAGES
@@ -1450,6 +1511,9 @@ class DiscordSim:
             bot = self._bot_member(channel.guild)
             if bot is None or not self.channel_permissions(bot, channel) & PERM_VIEW_CHANNEL:
                 raise _Fail(_error(403, MISSING_ACCESS, "Missing Access"))
+        elif not self.bot_reaches(channel):
+            # A group DM, or a DM between users: the bot is not a recipient.
+            raise _Fail(_error(403, MISSING_ACCESS, "Missing Access"))
         return channel
 
     def _channel_message(self, channel: SimChannel, message_id: str) -> SimMessage | None:
@@ -1926,7 +1990,9 @@ class DiscordSim:
 
     def _session_for(self, guild: SimGuild | None) -> _Session | None:
         candidates = [s for s in self.live_sessions() if s.covers(guild)]
-        if guild is not None:
+        if guild is not None and self._bot_member(guild) is not None:
+            # A guild the bot is in goes to the session that has it; one it is not in (a
+            # user-installed app's) only by the shard formula, as DMs go to shard 0.
             candidates = [s for s in candidates if guild.id in s.guild_ids]
         if not candidates:
             return None
@@ -1950,8 +2016,8 @@ class DiscordSim:
 
     def _member_for(self, user: SimUser, channel: SimChannel) -> SimMember | None:
         if channel.guild is None:
-            if channel.recipient is not user:
-                raise SimUsageError(f"{user.name} is not the recipient of DM channel {channel.id}")
+            if not channel.has_user(user):
+                raise SimUsageError(f"{user.name} is not in DM channel {channel.id}")
             return None
         member = channel.guild.member(user)
         if member is None:
@@ -1964,6 +2030,20 @@ class DiscordSim:
         self, record: InteractionRecord, data: JSON, message: SimMessage | None = None
     ) -> JSON:
         channel, guild = record.channel, record.guild
+        if record.owners is None:
+            # A click or a modal is authorized by the installation behind the message it is
+            # on; a message the bot posted itself, by the installations reaching this place.
+            source = message.interaction if message is not None else None
+            record.owners = (
+                dict(source.owners)
+                if source is not None and source.owners is not None
+                else {str(k): v for k, v in self._installs_for(record.user, channel).items()}
+            )
+        if not record.owners:
+            raise SimUsageError(
+                f"the app is not installed where {record.user.name} is ({channel!r}): add the "
+                "bot to the guild, or install_for_user()"
+            )
         payload: JSON = {
             "id": str(record.id),
             "application_id": str(self.application_id),
@@ -1976,10 +2056,8 @@ class DiscordSim:
             "entitlement_sku_ids": [],
             "attachment_size_limit": 10 * 1024 * 1024,
             "channel_id": str(channel.id),
-            "authorizing_integration_owners": (
-                {"0": str(guild.id)} if guild else {"1": str(record.user.id)}
-            ),
-            "context": 0 if guild else 1,
+            "authorizing_integration_owners": dict(record.owners),
+            "context": self.context_of(channel),
         }
         if guild is not None:
             member = guild.member(record.user)
@@ -1993,13 +2071,17 @@ class DiscordSim:
                 guild={"id": str(guild.id), "locale": "en-US", "features": []},
                 member=member.payload(with_permissions=True),
                 channel=channel_data,
-                app_permissions=str(self.channel_permissions(bot, channel)),
+                app_permissions=str(
+                    self.channel_permissions(bot, channel) if bot else USER_APP_PERMISSIONS
+                ),
             )
         else:
             payload.update(
                 user=record.user.payload(),
                 channel=channel.payload(),
-                app_permissions=str(DEFAULT_BOT_PERMISSIONS),
+                app_permissions=str(
+                    DEFAULT_BOT_PERMISSIONS if self.bot_reaches(channel) else USER_APP_PERMISSIONS
+                ),
             )
         if message is not None:
             payload["message"] = message.payload()
@@ -2084,7 +2166,10 @@ class DiscordSim:
         ):
             raise SimUsageError(f"{user.name} lacks use_application_commands in #{chan.name}")
         definition = self._command_for(chan.guild, command)
-        check_can_invoke(definition, member, in_guild=chan.guild is not None)
+        installs = self._installs_for(user, chan)
+        authorizing = check_can_invoke(
+            definition, member, context=self.context_of(chan), installs=list(installs)
+        )
         resolver = Resolver(
             guild=chan.guild,
             user_by_id=self.users.get,
@@ -2102,6 +2187,7 @@ class DiscordSim:
         record = self._new_record(
             kind, user, chan, name=" ".join(command.split()), options=dict(values)
         )
+        record.owners = {str(kind): installs[kind] for kind in authorizing}
         self._interaction_payload(record, data)
         return record
 
