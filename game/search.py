@@ -153,15 +153,7 @@ class ThreatSearch:
         self, board: Board, budget: SearchBudget, rng: random.Random | None = None
     ) -> SearchResult:
         """The best move found within ``budget``; ``rng`` orders equally rated moves."""
-        x_mask, o_mask = board.masks
-        mine, theirs = (x_mask, o_mask) if board.turn.value == "X" else (o_mask, x_mask)
-        free = self._tables.full_mask & ~(mine | theirs)
-        if not free or board.is_over:
-            raise ValueError(f"no move to search: the game is over\n{board.grid()}")
-        self._table = {}
-        self._nodes = 0
-        self._node_limit = budget.nodes
-        self._deadline = None if budget.seconds is None else time.perf_counter() + budget.seconds
+        mine, theirs = self._start(board, budget)
         # The rules no search may override: win now, else block the threat.
         wins, threats = self._completions(mine, theirs), self._completions(theirs, mine)
         if wins or threats:
@@ -171,6 +163,47 @@ class ThreatSearch:
         moves = self._root_moves(mine, theirs, rng)
         if len(moves) == 1:
             return SearchResult(moves[0], 0, 0, 0)
+        return self._deepen(mine, theirs, moves, budget)
+
+    def analyse(
+        self, board: Board, budget: SearchBudget, rng: random.Random | None = None
+    ) -> SearchResult:
+        """What :meth:`search` finds, with the position's value as far as ``budget`` lets the
+        search prove it: unlike :meth:`search`, which plays a forced block at once and scores it
+        0, this searches what follows the block, and scores two threats as the loss they are.
+
+        A score that is not a forced win or loss is the search's estimate, not a proof of a
+        draw, unless ``depth`` reached the number of free cells (then it is exact).
+        """
+        mine, theirs = self._start(board, budget)
+        wins, threats = self._completions(mine, theirs), self._completions(theirs, mine)
+        if wins:
+            return SearchResult(_cells(wins)[0], _WIN, 0, 0)
+        if threats & (threats - 1):
+            return SearchResult(_cells(threats)[0], -(_WIN - 1), 0, 0)
+        if threats:
+            return self._deepen(mine, theirs, _cells(threats), budget)
+        return self._deepen(mine, theirs, self._root_moves(mine, theirs, rng), budget)
+
+    def _start(self, board: Board, budget: SearchBudget) -> tuple[int, int]:
+        """The side to move's cells and the other side's, with the budget set and the table
+        emptied for a new search."""
+        x_mask, o_mask = board.masks
+        mine, theirs = (x_mask, o_mask) if board.turn.value == "X" else (o_mask, x_mask)
+        if not self._tables.full_mask & ~(mine | theirs) or board.is_over:
+            raise ValueError(f"no move to search: the game is over\n{board.grid()}")
+        self._table = {}
+        self._nodes = 0
+        self._node_limit = budget.nodes
+        self._deadline = None if budget.seconds is None else time.perf_counter() + budget.seconds
+        return mine, theirs
+
+    def _deepen(
+        self, mine: int, theirs: int, moves: list[int], budget: SearchBudget
+    ) -> SearchResult:
+        """Iterative deepening over the root ``moves`` until a forced result, the end of the
+        game or the end of the budget; the last depth finished answers."""
+        free = self._tables.full_mask & ~(mine | theirs)
         best_move, best_score, finished_depth = moves[0], 0, 0
         for depth in range(1, min(budget.max_depth, free.bit_count()) + 1):
             try:

@@ -65,3 +65,29 @@ def test_load_benchmark_runs_both_bots_and_reports_every_figure() -> None:
     tttbot, bare = errors.split(" | ")[:2]
     assert tttbot.startswith("0 / "), tttbot  # every interaction answered, and well
     assert bare.startswith("0 / "), bare
+
+
+def run_ladder(*arguments: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.ladder", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_ladder_benchmark_prints_every_table_and_repeats_on_two_processes() -> None:
+    arguments = ("--sizes", "3", "5", "--games", "4", "--seed", "7")
+    alone = run_ladder(*arguments)
+    for heading in ("## 3x3, 3 in a row: 4 games", "## 5x5, 4 in a row: 4 games", "Expected per"):
+        assert heading in alone
+    assert "minimax searching 2,000 nodes a move" in alone
+    assert alone.count("| **casual** |") == 5  # sides and levels at each size, and exact 3x3
+
+    def tables(output: str) -> list[str]:
+        return [line for line in output.splitlines() if line.startswith("|")]
+
+    assert tables(run_ladder(*arguments, "--jobs", "2")) == tables(alone)

@@ -186,7 +186,8 @@ async def test_slash_options_are_the_documented_contract(
         "start", "vs-ai", "move", "board", "resign", "stats", "leaderboard", "help", "end",
     }  # fmt: skip
     vs_ai = {option["name"]: option for option in subcommands["vs-ai"]["options"]}
-    assert [c["value"] for c in vs_ai["difficulty"]["choices"]] == ["random", "smart", "minimax"]
+    difficulties = [c["value"] for c in vs_ai["difficulty"]["choices"]]
+    assert difficulties == ["random", "casual", "smart", "minimax"]
     assert [c["value"] for c in vs_ai["first"]["choices"]] == ["me", "bot", "random"]
     assert vs_ai["difficulty"]["required"] is True
     assert vs_ai.get("first", {}).get("required", False) is False

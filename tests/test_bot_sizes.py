@@ -107,7 +107,7 @@ def the_control(message: SimMessage, action: str) -> str:
 
 
 @pytest.mark.parametrize("size", [3, 4, 5])
-@pytest.mark.parametrize("difficulty", ["random", "smart", "minimax"])
+@pytest.mark.parametrize("difficulty", ["random", "casual", "smart", "minimax"])
 async def test_a_full_game_at_each_size_against_each_difficulty(
     sim: DiscordSim, harness: BotHarness, size: int, difficulty: str
 ) -> None:

@@ -13,6 +13,7 @@ import pytest
 
 from game import Board, IllegalMoveError, Mark, reachable_positions
 from game.ai import (
+    STRATEGIES,
     MinimaxStrategy,
     RandomStrategy,
     SmartStrategy,
@@ -166,9 +167,7 @@ def test_smart_plays_by_its_rules() -> None:
 
 
 def test_every_strategy_plays_only_legal_moves_everywhere() -> None:
-    strategies = [
-        get_strategy(name, rng=random.Random(3)) for name in ("random", "smart", "minimax")
-    ]
+    strategies = [get_strategy(name, rng=random.Random(3)) for name in STRATEGIES]
     for board in LIVE_POSITIONS:
         for strategy in strategies:
             assert strategy.choose(board) in board.legal_moves
@@ -182,7 +181,7 @@ def test_minimax_varies_its_choice_among_equal_moves() -> None:
 
 
 def test_a_seeded_rng_repeats_the_same_choices() -> None:
-    for name in ("random", "smart", "minimax"):
+    for name in STRATEGIES:
         first = [get_strategy(name, random.Random(5)).choose(Board()) for _ in range(5)]
         again = [get_strategy(name, random.Random(5)).choose(Board()) for _ in range(5)]
         assert first == again
@@ -197,11 +196,11 @@ def test_random_is_uniform_over_legal_moves() -> None:
 
 
 def test_unknown_strategy_names_the_known_ones() -> None:
-    with pytest.raises(ValueError, match="random, smart, minimax"):
+    with pytest.raises(ValueError, match="random, casual, smart, minimax"):
         get_strategy("grandmaster")
 
 
-@pytest.mark.parametrize("name", ["random", "smart", "minimax"])
+@pytest.mark.parametrize("name", list(STRATEGIES))
 def test_choosing_in_a_finished_game_is_an_error(name: str) -> None:
     with pytest.raises(IllegalMoveError, match="game is over"):
         get_strategy(name).choose(Board.from_string("XXX/OO./..."))

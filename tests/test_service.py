@@ -35,7 +35,7 @@ async def service() -> AsyncIterator[GameService]:
 @pytest.mark.parametrize(
     ("difficulty", "first", "sentence"),
     [
-        ("impossible", "me", "Pick a difficulty: random, smart, minimax."),
+        ("impossible", "me", "Pick a difficulty: random, casual, smart, minimax."),
         ("smart", "nobody", "Pick who moves first: me, bot, random."),
     ],
 )
