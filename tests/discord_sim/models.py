@@ -14,7 +14,7 @@ import copy
 import datetime as dt
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -100,17 +100,20 @@ def snowflake_time(snowflake: int) -> float:
 
 
 class SnowflakeFactory:
-    """Unique, increasing snowflakes carrying the real time.
+    """Unique, increasing snowflakes carrying the time of ``clock`` (the sim's: the wall clock
+    plus what a test advanced it by).
 
     discord.py derives ``Interaction.expires_at`` and ``created_at`` from the id, so ids must
-    carry the wall clock, not a counter.
+    carry the clock, not a counter; an interaction made after ``advance_clock`` is as young as
+    the sim's clock says.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
         self._last = 0
 
     def next(self) -> int:
-        now_ms = int(time.time() * 1000)
+        now_ms = int(self._clock() * 1000)
         candidate = (now_ms - DISCORD_EPOCH_MS) << 22
         self._last = max(candidate, self._last + 1)
         return self._last

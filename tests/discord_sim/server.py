@@ -277,7 +277,8 @@ class DiscordSim:
         self.token = token
         self.recommended_shards = recommended_shards
         self.heartbeat_interval_ms = heartbeat_interval_ms
-        self.snowflakes = SnowflakeFactory()
+        self._clock_offset = 0.0
+        self.snowflakes = SnowflakeFactory(self.now)
         self.bot_user = SimUser(self.snowflakes.next(), bot_name, bot=True)
         self.application_id = self.bot_user.id
         self.app_owner = SimUser(self.snowflakes.next(), "app-owner")
@@ -309,7 +310,6 @@ class DiscordSim:
         self._global_commands: list[JSON] = []
         self._guild_commands: dict[int, list[JSON]] = {}
         self._connections: set[_Connection] = set()
-        self._clock_offset = 0.0
         self._changed: asyncio.Event | None = None
         self._clients: list[_ClientRun[Any]] = []
         self._runner: web.AppRunner | None = None

@@ -1,0 +1,185 @@
+"""Playing where the bot is not a member: the app installed to a member's own account, used in
+a group DM, in a server that never added the bot, and in the bot's own DM.
+
+There the bot can only answer interactions: it must never call the channel's routes (the local
+server answers them 403 Missing Access, as Discord does, and counts each one here), it edits a
+board after a timeout through the latest interaction token still valid, and when none is, the
+next interaction there shows the result. Games outside servers count in one record per member.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.components import GAME_ACTION_ID
+from tests.bot_harness import (
+    BotHarness,
+    both_engines,
+    cell_id,
+    refused,
+    start_member_game,
+    text_of,
+)
+from tests.discord_sim import DiscordSim, SimChannel, SimMessage
+
+
+def channel_route_calls(sim: DiscordSim, channel: SimChannel) -> list[str]:
+    """The bot's requests to ``channel``'s own routes (posting, editing, reading messages)."""
+    return [
+        f"{r.method} {r.path} -> {r.status}"
+        for r in sim.requests
+        if r.path.startswith(f"/channels/{channel.id}")
+    ]
+
+
+def token_edits(sim: DiscordSim, message: SimMessage) -> list[str]:
+    """Edits of ``message`` through an interaction token, outside an interaction's answer."""
+    return [
+        r.path
+        for r in sim.requests
+        if r.method == "PATCH"
+        and re.fullmatch(rf"/webhooks/[0-9]+/[^/]+/messages/{message.id}", r.path)
+    ]
+
+
+def is_live(message: SimMessage) -> bool:
+    return any(
+        (fields := GAME_ACTION_ID.parse(button["custom_id"])) is not None
+        and fields["action"] == "resign"
+        for button in message.buttons()
+    )
+
+
+async def play_a_win_for_alice(sim: DiscordSim, board: SimMessage) -> SimMessage:
+    """Alice (X) takes the top row while bob plays the middle one."""
+    s = sim.seed
+    for user, cell in [(s.alice, "A1"), (s.bob, "A2"), (s.alice, "B1"), (s.bob, "B2")]:
+        ix = await sim.click(user, board, cell_id(board, cell))
+        assert ix.response_type == 7, ix.content
+    final = await sim.click(s.alice, board, cell_id(board, "C1"))
+    assert final.message is not None
+    return final.message
+
+
+@both_engines
+async def test_two_members_play_a_whole_game_in_a_group_dm(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    group = sim.group_dm("friends", s.alice, s.bob, s.carol)
+    sim.install_for_user(s.alice)
+    async with harness.running():
+        board = await start_member_game(sim, group)
+        final = await play_a_win_for_alice(sim, board)
+        assert "**alice** wins" in text_of(final)
+        # Bob has not installed the app, but plays through Alice's install all the same; his
+        # stats outside servers count it, and so do Alice's.
+        sim.install_for_user(s.bob)
+        bob = text_of(await sim.slash(s.bob, group, "ttt stats"))
+        alice = text_of(await sim.slash(s.alice, sim.dm_channel(s.alice), "ttt stats"))
+        refused(await sim.slash(s.alice, group, "ttt leaderboard"), "That only works in a server")
+    assert "Against members: 0 W · 1 L · 0 D" in bob
+    assert "Against members: 1 W · 0 L · 0 D" in alice
+    assert channel_route_calls(sim, group) == []
+    assert sim.take_violations() == []
+
+
+async def test_a_game_against_the_bot_in_its_own_dm(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    dm = sim.dm_channel(s.carol)
+    async with harness.running():
+        started = await sim.slash(s.carol, dm, "ttt vs-ai", difficulty="minimax", first="me")
+        board = started.message
+        assert board is not None
+        while is_live(board):
+            free = [b for b in board.buttons() if not b.get("disabled") and b.get("label")]
+            ix = await sim.click(s.carol, board, free[0]["custom_id"])
+            assert ix.response_type == 7, ix.content
+        stats = text_of(await sim.slash(s.carol, dm, "ttt stats"))
+        refused(await sim.slash(s.carol, dm, "ttt end"), "That only works in a server")
+    assert "Against the bot (minimax): 0 W" in stats
+    assert sim.take_violations() == []
+
+
+async def test_a_timeout_in_the_bots_own_dm(sim: DiscordSim, harness: BotHarness) -> None:
+    """The bot is in its DM: it edits the board there itself, as in a server channel."""
+    s = sim.seed
+    dm = sim.dm_channel(s.carol)
+    async with harness.running() as bot:
+        started = await sim.slash(s.carol, dm, "ttt vs-ai", difficulty="random", first="me")
+        board = started.message
+        assert board is not None
+        harness.clock.advance(301)
+        sim.advance_clock(301)
+        bot.wake_sweeper()
+        final = await sim.wait_for(lambda: None if is_live(board) else board, 5)
+    assert "ran out of time" in text_of(final)
+    assert token_edits(sim, board) == []
+    assert [call.split(" -> ")[1] for call in channel_route_calls(sim, dm)] == ["200"]
+
+
+@both_engines
+async def test_a_timeout_in_a_group_dm_edits_the_board_through_the_latest_token(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    group = sim.group_dm("friends", s.alice, s.bob)
+    sim.install_for_user(s.alice)
+    async with harness.running() as bot:
+        board = await start_member_game(sim, group)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        harness.clock.advance(301)
+        sim.advance_clock(301)
+        bot.wake_sweeper()
+        final = await sim.wait_for(lambda: None if is_live(board) else board, 5)
+        assert "⭕ **bob** ran out of time: ❌ **alice** wins." in text_of(final)
+    assert len(token_edits(sim, board)) == 1
+    assert channel_route_calls(sim, group) == []
+    assert sim.take_violations() == []
+
+
+@both_engines
+async def test_a_timeout_with_no_token_left_is_shown_by_the_next_interaction_there(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    group = sim.group_dm("friends", s.alice, s.bob)
+    sim.install_for_user(s.alice)
+    # A turn longer than a token lives: when it runs out, no token can edit the board.
+    async with harness.running(turn_timeout=1200) as bot:
+        board = await start_member_game(sim, group)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        harness.clock.advance(1201)
+        sim.advance_clock(1201)
+        bot.wake_sweeper()
+        await bot.sweep()
+        assert is_live(board)  # nothing could show it
+        shown = await sim.slash(s.alice, group, "ttt stats")
+        result = await sim.wait_for(lambda: shown.followups, 5)
+        assert "⭕ **bob** ran out of time: ❌ **alice** wins." in text_of(result[0])
+        # Shown once: the next interaction does not show it again.
+        again = await sim.slash(s.alice, group, "ttt stats")
+    assert again.followups == []
+    assert token_edits(sim, board) == []
+    assert channel_route_calls(sim, group) == []
+    assert sim.take_violations() == []
+
+
+@both_engines
+async def test_a_server_that_never_added_the_bot(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    elsewhere = sim.add_guild("elsewhere", with_bot=False)
+    lobby = sim.add_channel(elsewhere, "lobby")
+    sim.add_member(elsewhere, s.alice)
+    sim.add_member(elsewhere, s.bob)
+    sim.install_for_user(s.alice)
+    async with harness.running():
+        board = await start_member_game(sim, lobby)
+        await play_a_win_for_alice(sim, board)
+        # The server's own record, not the one outside servers.
+        here = text_of(await sim.slash(s.alice, lobby, "ttt stats"))
+        board_again = await sim.slash(s.alice, lobby, "ttt leaderboard")
+    assert "Against members: 1 W · 0 L · 0 D" in here
+    assert f"🥇 <@{s.alice.id}>: **1216** (1 W · 0 L · 0 D)" in text_of(board_again)
+    assert channel_route_calls(sim, lobby) == []
+    assert sim.take_violations() == []
