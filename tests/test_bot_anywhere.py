@@ -50,6 +50,12 @@ def is_live(message: SimMessage) -> bool:
     )
 
 
+async def idle(sim: DiscordSim, harness: BotHarness, seconds: float) -> None:
+    """Time passes for the bot (its turn clock) and for Discord (its tokens) alike."""
+    harness.clock.advance(seconds)
+    sim.advance_clock(seconds)
+
+
 async def play_a_win_for_alice(sim: DiscordSim, board: SimMessage) -> SimMessage:
     """Alice (X) takes the top row while bob plays the middle one."""
     s = sim.seed
@@ -109,8 +115,7 @@ async def test_a_timeout_in_the_bots_own_dm(sim: DiscordSim, harness: BotHarness
         started = await sim.slash(s.carol, dm, "ttt vs-ai", difficulty="random", first="me")
         board = started.message
         assert board is not None
-        harness.clock.advance(301)
-        sim.advance_clock(301)
+        await idle(sim, harness, 301)
         bot.wake_sweeper()
         final = await sim.wait_for(lambda: None if is_live(board) else board, 5)
     assert "ran out of time" in text_of(final)
@@ -128,8 +133,7 @@ async def test_a_timeout_in_a_group_dm_edits_the_board_through_the_latest_token(
     async with harness.running() as bot:
         board = await start_member_game(sim, group)
         await sim.click(s.alice, board, cell_id(board, "B2"))
-        harness.clock.advance(301)
-        sim.advance_clock(301)
+        await idle(sim, harness, 301)
         bot.wake_sweeper()
         final = await sim.wait_for(lambda: None if is_live(board) else board, 5)
         assert "⭕ **bob** ran out of time: ❌ **alice** wins." in text_of(final)
@@ -149,8 +153,7 @@ async def test_a_timeout_with_no_token_left_is_shown_by_the_next_interaction_the
     async with harness.running(turn_timeout=1200) as bot:
         board = await start_member_game(sim, group)
         await sim.click(s.alice, board, cell_id(board, "B2"))
-        harness.clock.advance(1201)
-        sim.advance_clock(1201)
+        await idle(sim, harness, 1201)
         bot.wake_sweeper()
         await bot.sweep()
         assert is_live(board)  # nothing could show it
