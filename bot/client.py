@@ -22,6 +22,7 @@ from bot import render, respond
 from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS, ClickHandler
 from bot.config import ConfigError, Settings
+from bot.i18n import CommandTranslator
 from bot.service import Actor, GameService, Swept, UserError
 from bot.stalls import watch_stalls
 from bot.storage.base import EVERY_GUILD, ShardSlice, Storage
@@ -241,6 +242,7 @@ class TTTBot(commands.AutoShardedBot):
             shards=self.own_shards,
             search_budget=self.search_budget,
         )
+        await self.tree.set_translator(CommandTranslator())
         self.add_dynamic_items(*DYNAMIC_ITEMS)
         for extension in EXTENSIONS:
             await self.load_extension(extension)
@@ -357,8 +359,13 @@ class TTTBot(commands.AutoShardedBot):
         guild = discord.Object(self.settings.guild_id) if self.settings.guild_id else None
         if guild is not None:
             self.tree.copy_global_to(guild=guild)
+        # As Discord will get them, translations included: a changed catalogue re-syncs.
+        translator = self.tree.translator
         definitions = [
-            command.to_dict(self.tree) for command in self.tree.get_commands(guild=guild)
+            await command.get_translated_payload(self.tree, translator)
+            if translator is not None
+            else command.to_dict(self.tree)
+            for command in self.tree.get_commands(guild=guild)
         ]
         digest = hashlib.sha256(json.dumps(definitions, sort_keys=True).encode()).hexdigest()
         scope = f"guild {guild.id}" if guild else "global"
