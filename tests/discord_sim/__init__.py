@@ -35,7 +35,8 @@ World
     ``context`` (0 guild, 1 bot DM, 2 group or user DM, ``sim.context_of(channel)``) and
     ``authorizing_integration_owners``; the bot's channel routes get 403 Missing Access where
     ``sim.bot_reaches(channel)`` is False, and no message events come from there),
-    ``add_user(name, *, bot=False) -> SimUser``,
+    ``add_user(name, *, bot=False) -> SimUser`` (``user.locale``, ``guild.locale``: the
+    languages interactions report, ``"en-US"`` unless a test sets them),
     ``add_role(guild, name, *, permissions=0) -> SimRole``,
     ``add_member(guild, user, *, permissions=None, roles=(), nick=None) -> SimMember``
     (``permissions``, an int or ``discord.Permissions``, is granted on top of @everyone's

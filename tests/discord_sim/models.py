@@ -132,6 +132,7 @@ class SimUser:
     name: str
     bot: bool = False
     global_name: str | None = None
+    locale: str = "en-US"  # the language of their Discord client: interactions' ``locale``
 
     @property
     def mention(self) -> str:
@@ -310,6 +311,7 @@ class SimGuild:
     id: int
     name: str
     owner_id: int
+    locale: str = "en-US"  # the server's language: interactions' ``guild_locale``
     everyone: SimRole = field(init=False)
     roles: list[SimRole] = field(default_factory=list)
     channels: list[SimChannel] = field(default_factory=list)
@@ -349,7 +351,7 @@ class SimGuild:
             "premium_tier": 0,
             "premium_subscription_count": 0,
             "premium_progress_bar_enabled": False,
-            "preferred_locale": "en-US",
+            "preferred_locale": self.locale,
             "features": [],
             "roles": [r.payload() for r in self.roles],
             "emojis": [],

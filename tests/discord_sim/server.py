@@ -2051,7 +2051,7 @@ class DiscordSim:
             "token": record.token,
             "version": 1,
             "data": data,
-            "locale": "en-US",
+            "locale": record.user.locale,
             "entitlements": [],
             "entitlement_sku_ids": [],
             "attachment_size_limit": 10 * 1024 * 1024,
@@ -2067,8 +2067,8 @@ class DiscordSim:
             bot = self._bot_member(guild)
             payload.update(
                 guild_id=str(guild.id),
-                guild_locale="en-US",
-                guild={"id": str(guild.id), "locale": "en-US", "features": []},
+                guild_locale=guild.locale,
+                guild={"id": str(guild.id), "locale": guild.locale, "features": []},
                 member=member.payload(with_permissions=True),
                 channel=channel_data,
                 app_permissions=str(
