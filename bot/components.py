@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, cast
 
 import discord
 
+from bot.i18n import ENGLISH_LANGUAGE, N_, Language
+
 if TYPE_CHECKING:
     from bot.client import TTTBot
 
@@ -176,12 +178,13 @@ class _ActionButton(_Routed, template=r"(?!)"):
         button: discord.ui.Button[Any] | None = None,
         *,
         row: int | None = None,
+        lang: Language = ENGLISH_LANGUAGE,
     ) -> None:
         if button is None:
             label, emoji, style = self.actions[action]
             custom_id = self.id_format.build(action=action, **{self.target: target_id})
             button = discord.ui.Button(
-                custom_id=custom_id, label=label, emoji=emoji, style=style, row=row
+                custom_id=custom_id, label=lang.gettext(label), emoji=emoji, style=style, row=row
             )
         super().__init__(button)
         self.target_id = target_id
@@ -199,8 +202,8 @@ class GameButton(_ActionButton, template=GAME_ACTION_ID.template):
     id_format = GAME_ACTION_ID
     target = "game"
     actions: ClassVar[Mapping[str, Look]] = {
-        "resign": ("Resign", "🏳️", discord.ButtonStyle.danger),
-        "rematch": ("Rematch", "🔁", discord.ButtonStyle.primary),
+        "resign": (N_("Resign"), "🏳️", discord.ButtonStyle.danger),
+        "rematch": (N_("Rematch"), "🔁", discord.ButtonStyle.primary),
     }
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
@@ -217,9 +220,9 @@ class ChallengeButton(_ActionButton, template=CHALLENGE_ID.template):
     id_format = CHALLENGE_ID
     target = "challenge"
     actions: ClassVar[Mapping[str, Look]] = {
-        "accept": ("Accept", None, discord.ButtonStyle.success),
-        "decline": ("Decline", None, discord.ButtonStyle.secondary),
-        "withdraw": ("Withdraw", None, discord.ButtonStyle.danger),
+        "accept": (N_("Accept"), None, discord.ButtonStyle.success),
+        "decline": (N_("Decline"), None, discord.ButtonStyle.secondary),
+        "withdraw": (N_("Withdraw"), None, discord.ButtonStyle.danger),
     }
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:

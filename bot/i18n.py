@@ -31,7 +31,8 @@ LOCALES_DIR = Path(__file__).parent / "locales"
 TEMPLATE = LOCALES_DIR / "tttbot.pot"
 # The marks pybabel extract looks for, beside gettext's own (``_`` among them): the argument
 # positions of the message, and of its plural.
-KEYWORDS = {"n_": (1, 2), "N_": None, "locale_str": None}
+# ``UserError(template, ...)``: a refusal's sentence is its first argument.
+KEYWORDS = {"n_": (1, 2), "N_": None, "locale_str": None, "UserError": None}
 DOMAIN = "tttbot"
 ENGLISH = "en"
 
@@ -44,7 +45,8 @@ CATALOGUES: Mapping[discord.Locale, str] = {
     discord.Locale.brazil_portuguese: "pt_BR",
     discord.Locale.japanese: "ja",
 }
-LANGUAGES = tuple(sorted(set(CATALOGUES.values())))
+LANGUAGES = tuple(sorted(set(CATALOGUES.values())))  # the translated ones
+ALL_LANGUAGES = (ENGLISH, *LANGUAGES)
 
 
 def N_(message: str) -> str:

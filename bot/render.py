@@ -18,8 +18,10 @@ from typing import Any
 
 import discord
 
+from bot import i18n
 from bot.components import CellButton, ChallengeButton, GameButton, walk
-from bot.service import size_label, size_name
+from bot.i18n import N_, Language
+from bot.service import size_name
 from bot.storage.base import (
     VS_MEMBER,
     ChallengeRecord,
@@ -46,12 +48,20 @@ NO_PINGS = discord.AllowedMentions.none()
 
 # Every board names its game, so that a click can be checked against the board it is on: in
 # the embed's footer, or in a components-v2 board's last line (as small text).
-BOARD_FOOTER = "Game #{} · click a cell or use /ttt move"
-LAYOUT_FOOTER = "-# " + BOARD_FOOTER
+BOARD_FOOTER = N_("Game #{game} · click a cell or use /ttt move")
+LAYOUT_FOOTER = "-# {}"
+# The footer as every language writes it (boards keep the language they were drawn in).
 _BOARD_FOOTERS = tuple(
-    re.compile(re.escape(footer).replace(r"\{\}", "([0-9]+)"))
-    for footer in (BOARD_FOOTER, LAYOUT_FOOTER)
+    re.compile(re.escape(form.format(footer)).replace(r"\{game\}", "([0-9]+)"))
+    for footer in {i18n.language(code).gettext(BOARD_FOOTER) for code in i18n.ALL_LANGUAGES}
+    for form in ("{}", LAYOUT_FOOTER)
 )
+# How each board size is named in the size choices and messages.
+SIZE_LABELS = {
+    3: N_("3\N{MULTIPLICATION SIGN}3 (3 in a row)"),
+    4: N_("4\N{MULTIPLICATION SIGN}4 (4 in a row)"),
+    5: N_("5\N{MULTIPLICATION SIGN}5 (4 in a row)"),
+}
 # A classic message's limit: 5 action rows.
 CLASSIC_ROWS = 5
 
@@ -104,6 +114,11 @@ def escape(name: str) -> str:
     return discord.utils.escape_markdown(discord.utils.escape_mentions(name))
 
 
+def size_label(size: int, lang: Language) -> str:
+    """A board size with its rule, as the size choices put it: 4, 4, and "in a row"."""
+    return lang.gettext(SIZE_LABELS[size])
+
+
 def player(game: GameRecord, mark: Mark) -> str:
     return f"{MARK_EMOJI[mark]} **{escape(game.player_name(mark))}**"
 
@@ -122,12 +137,13 @@ class _Shown:
     game: GameRecord
     board: Board
     winning: frozenset[int]  # the cells to highlight: the line that won, if one did
+    lang: Language  # the game's own: its board reads the same whoever redraws it
 
     @classmethod
     def of(cls, game: GameRecord) -> _Shown:
         board = game.board
         line = board.winning_line if game.end_reason is EndReason.LINE else None
-        return cls(game, board, frozenset(line or ()))
+        return cls(game, board, frozenset(line or ()), i18n.language(game.language))
 
 
 def _grid(shown: _Shown) -> str:
@@ -150,32 +166,47 @@ def _grid(shown: _Shown) -> str:
 
 
 def _status_line(shown: _Shown) -> str:
-    game, board = shown.game, shown.board
+    game, board, lang = shown.game, shown.board, shown.lang
     if game.is_active:
         turn = board.turn
-        deadline = f", time runs out {timestamp(game.deadline)}" if game.deadline else ""
-        return f"{player(game, turn)} to move{deadline}."
+        if game.deadline:
+            return lang._(
+                "{player} to move, time runs out {deadline}.",
+                player=player(game, turn),
+                deadline=timestamp(game.deadline),
+            )
+        return lang._("{player} to move.", player=player(game, turn))
     winner = game.winner
     loser = winner.other if winner else None
     match game.end_reason:
         case EndReason.LINE if winner and board.winning_line:
             line = " ".join(cell_name(cell, board.size) for cell in board.winning_line)
-            return f"🏆 {player(game, winner)} wins with {line}!"
+            return "🏆 " + lang._(
+                "{winner} wins with {line}!", winner=player(game, winner), line=line
+            )
         case EndReason.DRAW:
-            return "🤝 It's a draw."
+            return "🤝 " + lang._("It's a draw.")
         case EndReason.RESIGN if winner and loser:
-            return f"🏳️ {player(game, loser)} resigned: {player(game, winner)} wins."
+            return "🏳️ " + lang._(
+                "{loser} resigned: {winner} wins.",
+                loser=player(game, loser),
+                winner=player(game, winner),
+            )
         case EndReason.TIMEOUT if winner and loser:
-            return f"⏰ {player(game, loser)} ran out of time: {player(game, winner)} wins."
+            return "⏰ " + lang._(
+                "{loser} ran out of time: {winner} wins.",
+                loser=player(game, loser),
+                winner=player(game, winner),
+            )
         case EndReason.ENDED:
-            return "🛑 A moderator ended this game: it counts for nobody."
-    return "The game is over."
+            return "🛑 " + lang._("A moderator ended this game: it counts for nobody.")
+    return lang._("The game is over.")
 
 
-def _title(size: int) -> str:
+def _title(size: int, lang: Language) -> str:
     if size == DEFAULT_SIZE:
-        return "Tic-tac-toe"
-    return f"Tic-tac-toe {size_label(size)}"
+        return lang._("Tic-tac-toe")
+    return lang._("Tic-tac-toe {size}", size=size_label(size, lang))
 
 
 def _colour(game: GameRecord) -> discord.Colour:
@@ -186,7 +217,7 @@ def _board_text(shown: _Shown, note: str | None) -> str:
     """The players, the grid and the status: an embed's description, or a layout's text."""
     game = shown.game
     lines = [
-        f"{player(game, Mark.X)} vs {player(game, Mark.O)}",
+        shown.lang._("{x} vs {o}", x=player(game, Mark.X), o=player(game, Mark.O)),
         "",
         _grid(shown),
         "",
@@ -200,10 +231,16 @@ def _board_text(shown: _Shown, note: str | None) -> str:
 def _board_embed(shown: _Shown, note: str | None) -> discord.Embed:
     game = shown.game
     embed = discord.Embed(
-        title=_title(shown.board.size), description=_board_text(shown, note), colour=_colour(game)
+        title=_title(shown.board.size, shown.lang),
+        description=_board_text(shown, note),
+        colour=_colour(game),
     )
-    embed.set_footer(text=BOARD_FOOTER.format(game.id))
+    embed.set_footer(text=_footer(shown))
     return embed
+
+
+def _footer(shown: _Shown) -> str:
+    return shown.lang._(BOARD_FOOTER, game=shown.game.id)
 
 
 def board_game_id(message: discord.Message) -> int | None:
@@ -246,15 +283,16 @@ def _cell_buttons(shown: _Shown, *, rows: bool) -> list[CellButton]:
     return buttons
 
 
-def _control(game: GameRecord, *, row: int | None) -> GameButton:
-    return GameButton(game.id, "resign" if game.is_active else "rematch", row=row)
+def _control(shown: _Shown, *, row: int | None) -> GameButton:
+    game = shown.game
+    return GameButton(game.id, "resign" if game.is_active else "rematch", row=row, lang=shown.lang)
 
 
 def _board_view(shown: _Shown) -> discord.ui.View:
     view = discord.ui.View(timeout=None)
     for button in _cell_buttons(shown, rows=True):
         view.add_item(button)
-    view.add_item(_control(shown.game, row=shown.board.size))
+    view.add_item(_control(shown, row=shown.board.size))
     return view
 
 
@@ -263,15 +301,15 @@ def _board_layout(shown: _Shown, note: str | None, *, buttons: bool) -> discord.
     ``buttons``), and the footer. 35 components for 5x5, under Discord's 40."""
     game, size = shown.game, shown.board.size
     board: discord.ui.Container[discord.ui.LayoutView] = discord.ui.Container(
-        discord.ui.TextDisplay(f"### {_title(size)}\n{_board_text(shown, note)}"),
+        discord.ui.TextDisplay(f"### {_title(size, shown.lang)}\n{_board_text(shown, note)}"),
         accent_colour=_colour(game),
     )
     if buttons:
         cells = _cell_buttons(shown, rows=False)
         for row in range(size):
             board.add_item(discord.ui.ActionRow(*cells[row * size : (row + 1) * size]))
-        board.add_item(discord.ui.ActionRow(_control(game, row=None)))
-    board.add_item(discord.ui.TextDisplay(LAYOUT_FOOTER.format(game.id)))
+        board.add_item(discord.ui.ActionRow(_control(shown, row=None)))
+    board.add_item(discord.ui.TextDisplay(LAYOUT_FOOTER.format(_footer(shown))))
     view = discord.ui.LayoutView(timeout=None)
     view.add_item(board)
     return view
@@ -288,18 +326,21 @@ def board_reply(game: GameRecord, note: str | None = None) -> Reply:
 
 def retired_board_reply(game: GameRecord) -> Reply:
     """An older board message, once a newer one carries the game: no buttons, a pointer."""
-    shown, note = _Shown.of(game), "*This board moved to a newer message below.*"
+    shown = _Shown.of(game)
+    note = "*" + shown.lang._("This board moved to a newer message below.") + "*"
     if uses_layout(game.size):
         return Reply(view=_board_layout(shown, note, buttons=False))
     return Reply(embed=_board_embed(shown, note), view=discord.ui.View(timeout=None))
 
 
 def move_note(game: GameRecord, cell: int | None, ai_cell: int | None) -> str | None:
+    lang = i18n.language(game.language)
     parts = []
     if cell is not None:
-        parts.append(f"Last move: {cell_name(cell, game.size)}.")
+        parts.append(lang._("Last move: {cell}.", cell=cell_name(cell, game.size)))
     if ai_cell is not None:
-        parts.append(f"🤖 I played **{cell_name(ai_cell, game.size)}**.")
+        played = f"**{cell_name(ai_cell, game.size)}**"
+        parts.append("🤖 " + lang._("I played {cell}.", cell=played))
     return " ".join(parts) or None
 
 
@@ -327,35 +368,51 @@ def _message(
     return Reply(content=text, view=view, allowed_mentions=mentions)
 
 
-def _board_of(size: int) -> str:
-    """What a challenge says of its board: nothing for the classic 3x3."""
-    if size == DEFAULT_SIZE:
-        return ""
-    return f" on a {size_name(size)} board ({standard_line_length(size)} in a row)"
-
-
 def challenge_reply(challenge: ChallengeRecord) -> Reply:
+    lang = i18n.language(challenge.language)
     challenger = f"**{escape(challenge.challenger_name)}**"
     opponent = f"**{escape(challenge.opponent_name)}**" if challenge.opponent_name else None
-    board = _board_of(challenge.size)
+    board = (
+        ""
+        if challenge.size == DEFAULT_SIZE
+        else " "
+        + lang._(
+            "on a {size} board ({line} in a row)",
+            size=size_name(challenge.size),
+            line=standard_line_length(challenge.size),
+        )
+    )
     match challenge.status:
         case ChallengeStatus.PENDING:
-            buttons = [ChallengeButton(challenge.id, "accept")]
+            buttons = [ChallengeButton(challenge.id, "accept", lang=lang)]
             if challenge.opponent_id is not None:
-                buttons.append(ChallengeButton(challenge.id, "decline"))
-            buttons.append(ChallengeButton(challenge.id, "withdraw"))
+                buttons.append(ChallengeButton(challenge.id, "decline", lang=lang))
+            buttons.append(ChallengeButton(challenge.id, "withdraw", lang=lang))
             expires = timestamp(challenge.expires_at)
             if challenge.opponent_id is None:
                 return _message(
                     challenge.size,
-                    f"⚔️ {challenger} is looking for a tic-tac-toe opponent{board}! "
-                    f"Anyone can accept; the challenge expires {expires}.",
+                    "⚔️ "
+                    + lang._(
+                        "{challenger} is looking for a tic-tac-toe opponent{board}! "
+                        "Anyone can accept; the challenge expires {expires}.",
+                        challenger=challenger,
+                        board=board,
+                        expires=expires,
+                    ),
                     buttons,
                 )
             return _message(
                 challenge.size,
-                f"⚔️ <@{challenge.opponent_id}>, {challenger} challenges you to "
-                f"tic-tac-toe{board}! Accept or decline; the challenge expires {expires}.",
+                "⚔️ "
+                + lang._(
+                    "{opponent}, {challenger} challenges you to tic-tac-toe{board}! Accept or "
+                    "decline; the challenge expires {expires}.",
+                    opponent=f"<@{challenge.opponent_id}>",
+                    challenger=challenger,
+                    board=board,
+                    expires=expires,
+                ),
                 buttons,
                 # The one ping the bot ever makes: the member who was challenged.
                 discord.AllowedMentions(
@@ -366,93 +423,137 @@ def challenge_reply(challenge: ChallengeRecord) -> Reply:
                 ),
             )
         case ChallengeStatus.DECLINED:
-            text = f"{opponent} declined {challenger}'s challenge."
+            text = lang._(
+                "{opponent} declined {challenger}'s challenge.",
+                opponent=opponent,
+                challenger=challenger,
+            )
         case ChallengeStatus.WITHDRAWN:
-            text = f"{challenger} withdrew the challenge."
+            text = lang._("{challenger} withdrew the challenge.", challenger=challenger)
         case ChallengeStatus.EXPIRED:
-            text = f"⌛ {challenger}'s challenge expired: nobody accepted in time."
+            text = "⌛ " + lang._(
+                "{challenger}'s challenge expired: nobody accepted in time.",
+                challenger=challenger,
+            )
         case ChallengeStatus.ACCEPTED:
-            text = f"{challenger}'s challenge was accepted."
+            text = lang._("{challenger}'s challenge was accepted.", challenger=challenger)
     return _message(challenge.size, text, [])
 
 
 def retired_challenge_reply(challenge: ChallengeRecord) -> Reply:
     """An older message of a challenge shown again below: no buttons, a pointer."""
+    lang = i18n.language(challenge.language)
     challenger = f"**{escape(challenge.challenger_name)}**"
     return _message(
-        challenge.size, f"⚔️ {challenger}'s challenge moved to a newer message below.", []
+        challenge.size,
+        "⚔️ "
+        + lang._("{challenger}'s challenge moved to a newer message below.", challenger=challenger),
+        [],
     )
 
 
 # -- stats, leaderboard, help -------------------------------------------------------------------
 
 
+def _record(lang: Language, wins: int, losses: int, draws: int) -> str:
+    return lang._("{wins} W · {losses} L · {draws} D", wins=wins, losses=losses, draws=draws)
+
+
 def stats_reply(
-    stats: PlayerStats, name: str, difficulties: tuple[str, ...], *, in_server: bool = True
+    stats: PlayerStats,
+    name: str,
+    difficulties: tuple[str, ...],
+    lang: Language,
+    *,
+    in_server: bool = True,
 ) -> Reply:
     """A member's stats in this server, or (``in_server=False``) in all their DMs."""
     embed = discord.Embed(
-        title=f"Tic-tac-toe stats: {escape(name)} ({size_name(stats.size)})", colour=LIVE_COLOUR
+        title=lang._(
+            "Tic-tac-toe stats: {name} ({size})", name=escape(name), size=size_name(stats.size)
+        ),
+        colour=LIVE_COLOUR,
     )
     members = stats.against(VS_MEMBER)
-    rating = f"{stats.rating:.0f} Elo" if stats.rating is not None else "unrated"
+    rating = (
+        lang._("{rating} Elo", rating=f"{stats.rating:.0f}")
+        if stats.rating is not None
+        else lang._("unrated")
+    )
     embed.add_field(
-        name="Against members",
-        value=f"{members.wins} W · {members.losses} L · {members.draws} D ({rating})",
+        name=lang._("Against members"),
+        value=f"{_record(lang, members.wins, members.losses, members.draws)} ({rating})",
         inline=False,
     )
     for difficulty in difficulties:
         record = stats.against(difficulty)
         embed.add_field(
-            name=f"Against the bot ({difficulty})",
-            value=f"{record.wins} W · {record.losses} L · {record.draws} D",
+            name=lang._("Against the bot ({difficulty})", difficulty=difficulty),
+            value=_record(lang, record.wins, record.losses, record.draws),
             inline=True,
         )
     if not any(record.games for record in stats.records.values()):
-        where = "in this server" if in_server else "outside servers"
-        embed.description = f"No finished games yet {where} on {size_name(stats.size)} boards."
+        embed.description = (
+            lang._(
+                "No finished games yet in this server on {size} boards.",
+                size=size_name(stats.size),
+            )
+            if in_server
+            else lang._(
+                "No finished games yet outside servers on {size} boards.",
+                size=size_name(stats.size),
+            )
+        )
     return Reply(embed=embed)
 
 
-def leaderboard_reply(rows: list[Rating], size: int = DEFAULT_SIZE) -> Reply:
-    embed = discord.Embed(title=f"Tic-tac-toe leaderboard ({size_name(size)})", colour=LIVE_COLOUR)
+def leaderboard_reply(rows: list[Rating], lang: Language, size: int = DEFAULT_SIZE) -> Reply:
+    embed = discord.Embed(
+        title=lang._("Tic-tac-toe leaderboard ({size})", size=size_name(size)),
+        colour=LIVE_COLOUR,
+    )
     if not rows:
-        embed.description = (
-            f"Nobody is rated yet on {size_name(size)} boards: ratings come from games between "
-            "members (games against the bot don't count)."
+        embed.description = lang._(
+            "Nobody is rated yet on {size} boards: ratings come from games between members "
+            "(games against the bot don't count).",
+            size=size_name(size),
         )
         return Reply(embed=embed)
     medals = ["🥇", "🥈", "🥉"]
     lines = []
     for rank, row in enumerate(rows, start=1):
         badge = medals[rank - 1] if rank <= len(medals) else f"{rank}."
-        lines.append(
-            f"{badge} <@{row.user_id}>: **{row.rating:.0f}** "
-            f"({row.wins} W · {row.losses} L · {row.draws} D)"
-        )
+        record = _record(lang, row.wins, row.losses, row.draws)
+        lines.append(f"{badge} <@{row.user_id}>: **{row.rating:.0f}** ({record})")
     embed.description = "\n".join(lines)
     embed.set_footer(
-        text=f"Elo from games between members on {size_name(size)} boards; games against the "
-        "bot don't count."
+        text=lang._(
+            "Elo from games between members on {size} boards; games against the bot don't count.",
+            size=size_name(size),
+        )
     )
     return Reply(embed=embed)
 
 
-_DEFAULT = size_name(DEFAULT_SIZE)
-_SIZES = ", ".join(size_label(size) for size in BOARD_SIZES)
-HELP_TEXT = f"""\
+HELP_TEXT = N_("""\
 **Play a member:** `/ttt start opponent:@someone` (or leave `opponent` out: anyone can accept). \
 The challenger plays ❌ and moves first.
-**Play the bot:** `/ttt vs-ai difficulty:minimax first:me` (`random`, `smart` or `minimax`).
-**Board sizes:** add `size:4` or `size:5` to either: {_SIZES}; {_DEFAULT} if you leave it out. \
+**Play the bot:** `/ttt vs-ai difficulty:minimax first:me` ({difficulties}).
+**Board sizes:** add `size:4` or `size:5` to either: {sizes}; {default} if you leave it out. \
 Each size has its own stats and leaderboard.
 **Move:** click a cell, or `/ttt move cell:B2` (letter = column, number = row; numbers count \
-the cells row by row from 1, so `1`-`9` on {_DEFAULT}).
+the cells row by row from 1, so `1`-`9` on {default}).
 **Other commands:** `/ttt board` shows the board again, `/ttt resign`, \
 `/ttt stats [member] [size]`, `/ttt leaderboard [size]`, and `/ttt end` for moderators (counts \
 for nobody).
-One game per channel; a player who doesn't move in time loses the game."""
+One game per channel; a player who doesn't move in time loses the game.""")
 
 
-def help_reply() -> Reply:
-    return Reply(embed=discord.Embed(title="Tic-tac-toe", description=HELP_TEXT))
+def help_reply(lang: Language, difficulties: tuple[str, ...]) -> Reply:
+    text = lang._(
+        HELP_TEXT,
+        difficulties=", ".join(f"`{name}`" for name in difficulties),
+        sizes=", ".join(size_label(size, lang) for size in BOARD_SIZES),
+        default=size_name(DEFAULT_SIZE),
+    )
+    return Reply(embed=discord.Embed(title=lang._("Tic-tac-toe"), description=text))

@@ -18,8 +18,9 @@ import aiohttp
 import discord
 from discord import app_commands
 
-from bot import render
+from bot import i18n, render
 from bot.components import GAME_ACTION_ID, ID_FORMATS, walk
+from bot.i18n import N_, Language
 from bot.service import UserError
 from bot.storage.base import ChallengeRecord, GameRecord, ReplyRoute
 
@@ -30,7 +31,7 @@ log = logging.getLogger(__name__)
 
 # An unexpected error may strike after a change was saved (a reply that failed, a connection
 # that dropped): the apology cannot say that nothing changed, so it says where to look.
-APOLOGY = (
+APOLOGY = N_(
     "Sorry, something went wrong on my side, so I can't tell whether that went through: "
     "`/ttt board` shows where the game stands."
 )
@@ -161,24 +162,31 @@ async def report_error(interaction: discord.Interaction[Any], error: Exception) 
 async def _report(bot: TTTBot, interaction: discord.Interaction[Any], error: Exception) -> None:
     if isinstance(error, app_commands.CommandInvokeError):
         error = error.original
+    lang = private_language(interaction)
     try:
         if isinstance(error, UserError):
             await show_changed(bot, interaction, error.changed)
-            await send_ephemeral(interaction, error.sentence(render.escape))
+            await send_ephemeral(interaction, error.sentence(lang, render.escape))
         elif isinstance(error, app_commands.MissingPermissions):
-            await send_ephemeral(interaction, "Only members who can manage messages can do that.")
+            await send_ephemeral(
+                interaction, lang._("Only members who can manage messages can do that.")
+            )
         elif isinstance(error, app_commands.NoPrivateMessage):
             await send_ephemeral(
                 interaction,
-                "That only works in a server: the leaderboard and `/ttt end` belong to "
-                "a server's channels.",
+                lang._(
+                    "That only works in a server: the leaderboard and `/ttt end` belong to "
+                    "a server's channels."
+                ),
             )
         elif isinstance(error, app_commands.TransformerError):
             # Discord only sends values from the command's choices; this one was hand-made.
             log.info("refused a hand-made option value %r", error.value)
-            await send_ephemeral(interaction, "That isn't one of the choices: pick from the list.")
+            await send_ephemeral(
+                interaction, lang._("That isn't one of the choices: pick from the list.")
+            )
         elif isinstance(error, app_commands.AppCommandError):  # a check
-            await send_ephemeral(interaction, f"That didn't work: {error}")
+            await send_ephemeral(interaction, lang._("That didn't work: {error}", error=error))
         else:
             log.error(
                 "unexpected error handling %s by user %s in channel %s",
@@ -187,7 +195,7 @@ async def _report(bot: TTTBot, interaction: discord.Interaction[Any], error: Exc
                 interaction.channel_id,
                 exc_info=error,
             )
-            await send_ephemeral(interaction, APOLOGY)
+            await send_ephemeral(interaction, lang._(APOLOGY))
     except Exception:
         # Reporting must never raise: this runs as the last handler of a failed interaction.
         log.exception("could not tell user %s about an error", interaction.user.id)
@@ -266,6 +274,16 @@ async def edit_message(
         log.warning("could not edit message %s in channel %s: %s", message_id, channel_id, error)
         return False
     return True
+
+
+def private_language(interaction: discord.Interaction[Any]) -> Language:
+    """The language of what only the interaction's user sees: their Discord client's."""
+    return i18n.for_locale(interaction.locale)
+
+
+def public_language(interaction: discord.Interaction[Any]) -> Language:
+    """The language of what the channel sees: the server's; outside servers, the user's."""
+    return i18n.for_locale(interaction.guild_locale or interaction.locale)
 
 
 def reaches_channel(interaction: discord.Interaction[Any]) -> bool:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal, TypeVar, get_args
 
 from bot.clock import Clock
+from bot.i18n import ENGLISH, N_, Language
 from bot.storage.base import (
     EVERY_GUILD,
     AlreadyRematchedError,
@@ -35,9 +36,9 @@ from bot.storage.base import (
 )
 from game import (
     BOARD_SIZES,
+    COLUMN_LETTERS,
     DEFAULT_SIZE,
     Board,
-    GameError,
     InvalidCellError,
     Mark,
     cell_name,
@@ -45,6 +46,8 @@ from game import (
     standard_line_length,
 )
 from game.ai import STRATEGIES, get_strategy
+from game.board import quote_input
+from game.errors import IllegalMoveError
 from game.search import SearchBudget
 
 log = logging.getLogger(__name__)
@@ -64,9 +67,11 @@ SEARCHED_FROM_SIZE = 5
 class UserError(Exception):
     """A failure the user caused: a sentence to show them.
 
-    Member names go in ``names`` and ``{}`` slots of ``template`` rather than into the text,
-    so that whoever shows the sentence can escape them for its medium (:meth:`sentence`);
-    ``str()`` fills them in as they are, for logs and tests.
+    ``template`` is an English message of the catalogues (extracted from ``UserError(...)``
+    calls). Member names and other values go in ``names`` and ``{}`` slots rather than into
+    the text, so that whoever shows the sentence translates the template and escapes the names
+    for its medium (:meth:`sentence`); ``str()`` fills them in as they are, in English, for logs
+    and tests.
 
     ``changed`` is a game or challenge whose stored state this attempt did change as a side
     effect (a turn found to have timed out, a challenge found expired), so that the caller can
@@ -84,8 +89,8 @@ class UserError(Exception):
         self.names = names
         self.changed = changed
 
-    def sentence(self, escape: Callable[[str], str]) -> str:
-        return self.template.format(*(escape(name) for name in self.names))
+    def sentence(self, lang: Language, escape: Callable[[str], str]) -> str:
+        return lang.gettext(self.template).format(*(escape(name) for name in self.names))
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,11 +149,23 @@ TOKEN_LIFETIME = 15 * 60 - 30
 # old: one write per channel every few minutes of play, not one per click.
 ROUTE_REFRESH_AFTER = 5 * 60
 
-BUSY_GAME = "There is already a game in this channel: finish it first, or play in another channel."
-BUSY_CHALLENGE = "There is already an open challenge in this channel: wait for it to be answered."
-NO_GAME = "There is no game in this channel. Start one with `/ttt start` or `/ttt vs-ai`."
-CHANGED = "The board changed while you were moving: look again and retry."
-NOT_HERE = "That button doesn't belong to this message: use the buttons on the newest board."
+BUSY_GAME = N_(
+    "There is already a game in this channel: finish it first, or play in another channel."
+)
+BUSY_CHALLENGE = N_(
+    "There is already an open challenge in this channel: wait for it to be answered."
+)
+NO_GAME = N_("There is no game in this channel. Start one with `/ttt start` or `/ttt vs-ai`.")
+CHANGED = N_("The board changed while you were moving: look again and retry.")
+NOT_HERE = N_("That button doesn't belong to this message: use the buttons on the newest board.")
+
+# Why a challenge no longer takes answers, by its status.
+CLOSED_CHALLENGE = {
+    ChallengeStatus.ACCEPTED: N_("This challenge is closed: it was accepted."),
+    ChallengeStatus.DECLINED: N_("This challenge is closed: it was declined."),
+    ChallengeStatus.WITHDRAWN: N_("This challenge is closed: it was withdrawn."),
+    ChallengeStatus.EXPIRED: N_("This challenge is closed: it was expired."),
+}
 
 
 class GameService:
@@ -194,7 +211,10 @@ class GameService:
         challenger: Actor,
         opponent: Actor | None,
         size: int = DEFAULT_SIZE,
+        language: str = ENGLISH,
     ) -> ChallengeRecord:
+        """A challenge to ``opponent`` (anyone, if None); ``language``: the catalogue its
+        message and its game's board are shown in."""
         _check_size(size)
         if opponent is not None:
             if opponent.id == self.bot_user.id:
@@ -220,6 +240,7 @@ class GameService:
                     expires_at=now + self.challenge_timeout,
                     created_at=now,
                     size=size,
+                    language=language,
                 )
             )
         except ChannelBusyError:
@@ -237,7 +258,12 @@ class GameService:
             )
         challenger = Actor(challenge.challenger_id, challenge.challenger_name)
         game = self._new_game(
-            challenge.guild_id, challenge.channel_id, challenger, user, size=challenge.size
+            challenge.guild_id,
+            challenge.channel_id,
+            challenger,
+            user,
+            size=challenge.size,
+            language=challenge.language,
         )
         try:
             closed = await self.storage.close_challenge(
@@ -278,7 +304,7 @@ class GameService:
         ):
             raise UserError(NOT_HERE)
         if challenge.status is not ChallengeStatus.PENDING:
-            raise UserError(_literal(f"This challenge is closed: it was {challenge.status.value}."))
+            raise UserError(CLOSED_CHALLENGE[challenge.status])
         if challenge.expires_at <= self.clock.now():
             closed = await self.storage.close_challenge(challenge_id, ChallengeStatus.EXPIRED)
             raise UserError(
@@ -302,17 +328,19 @@ class GameService:
         difficulty: str,
         first: str = "me",
         size: int = DEFAULT_SIZE,
+        language: str = ENGLISH,
     ) -> Started:
-        """Start a game against the bot; if the bot moves first, its move is already made."""
+        """Start a game against the bot; if the bot moves first, its move is already made.
+        ``language``: the catalogue its board is shown in."""
         if difficulty not in DIFFICULTIES:
-            raise UserError(_literal(f"Pick a difficulty: {', '.join(DIFFICULTIES)}."))
+            raise UserError("Pick a difficulty: {}.", ", ".join(DIFFICULTIES))
         if first not in FIRST_PLAYERS:
-            raise UserError(_literal(f"Pick who moves first: {', '.join(FIRST_PLAYERS)}."))
+            raise UserError("Pick who moves first: {}.", ", ".join(FIRST_PLAYERS))
         _check_size(size)
         await self._require_free_channel(channel_id)
         bot_first = first == "bot" or (first == "random" and self._rng.random() < 0.5)
         return await self._start_vs_ai(
-            guild_id, channel_id, user, difficulty, bot_first, None, size
+            guild_id, channel_id, user, difficulty, bot_first, None, size, language
         )
 
     async def _start_vs_ai(
@@ -324,6 +352,7 @@ class GameService:
         bot_first: bool,
         rematch_of: int | None,
         size: int,
+        language: str,
     ) -> Started:
         bot = Actor(self.bot_user.id, f"{self.bot_user.name} ({difficulty})", is_bot=True)
         ai_cell = await self._choose(difficulty, Board(size)) if bot_first else None
@@ -336,6 +365,7 @@ class GameService:
             moves=() if ai_cell is None else (ai_cell,),
             rematch_of=rematch_of,
             size=size,
+            language=language,
         )
         return Started(await self._create(game), ai_cell)
 
@@ -361,9 +391,18 @@ class GameService:
                 bot_first=old.ai_mark is Mark.O,
                 rematch_of=old.id,
                 size=old.size,
+                language=old.language,
             )
         x, o = (Actor(old.player_id(mark), old.player_name(mark)) for mark in (Mark.O, Mark.X))
-        game = self._new_game(old.guild_id, old.channel_id, x, o, rematch_of=old.id, size=old.size)
+        game = self._new_game(
+            old.guild_id,
+            old.channel_id,
+            x,
+            o,
+            rematch_of=old.id,
+            size=old.size,
+            language=old.language,
+        )
         return Started(await self._create(game))
 
     def _new_game(
@@ -378,6 +417,7 @@ class GameService:
         moves: tuple[int, ...] = (),
         rematch_of: int | None = None,
         size: int = DEFAULT_SIZE,
+        language: str = ENGLISH,
     ) -> NewGame:
         """A game starting now, with the first turn's clock running."""
         now = self.clock.now()
@@ -395,6 +435,7 @@ class GameService:
             created_at=now,
             rematch_of=rematch_of,
             size=size,
+            language=language,
         )
 
     async def _create(self, game: NewGame) -> GameRecord:
@@ -506,10 +547,9 @@ class GameService:
         except InvalidCellError as error:
             if isinstance(cell, str) and _on_a_larger_board(cell):
                 raise _off_board(cell, board.size) from None
-            raise UserError("{}", _sentence(error)) from None
-        except GameError as error:
-            # The engine's sentence quotes what the user typed: all of it is escaped.
-            raise UserError("{}", _sentence(error)) from None
+            raise _not_a_cell(error.text, board.size) from None
+        except IllegalMoveError as error:
+            raise _cannot_play(error.board, error.cell) from None
         moves = (*game.moves, index)
         ai_cell = None
         after = board.play(index)
@@ -708,7 +748,7 @@ def size_label(size: int) -> str:
 def _check_size(size: int) -> None:
     if size not in BOARD_SIZES:
         sizes = ", ".join(size_name(side) for side in BOARD_SIZES)
-        raise UserError(_literal(f"Pick a board size: {sizes}."))
+        raise UserError("Pick a board size: {}.", sizes)
 
 
 def _on_a_larger_board(text: str) -> bool:
@@ -723,20 +763,47 @@ def _on_a_larger_board(text: str) -> bool:
 def _off_board(text: str, size: int) -> UserError:
     """A cell of a larger board, typed in a smaller game: say so, and what this board has."""
     cells = size * size
-    board = f"{size_label(size)}: use A1 to {cell_name(cells - 1, size)}, or 1 to {cells}."
-    return UserError("{} is not on this board, which is " + _literal(board), text.strip().upper())
+    return UserError(
+        "{} is not on this board, which is {} ({} in a row): use A1 to {}, or 1 to {}.",
+        text.strip().upper(),
+        size_name(size),
+        str(standard_line_length(size)),
+        cell_name(cells - 1, size),
+        str(cells),
+    )
+
+
+def _not_a_cell(text: str, size: int) -> UserError:
+    """Text that names no cell: what a cell looks like on this board. The text is quoted as
+    typed (escaped when shown)."""
+    return UserError(
+        "{} is not a cell: use a column letter A-{} and a row number 1-{}, like B2, or a "
+        "number 1-{} (the board is {}).",
+        quote_input(text),
+        COLUMN_LETTERS[size - 1],
+        str(size),
+        str(size * size),
+        f"{size}x{size}",
+    )
+
+
+def _cannot_play(board: Board, cell: int) -> UserError:
+    """A real cell this position refuses: the game is over, or the cell is taken."""
+    name = cell_name(cell, board.size)
+    outcome = board.outcome()
+    if outcome is not None and outcome.winner is None:
+        return UserError("Cannot play {}: the game is over, it ended in a draw.", name)
+    if outcome is not None and outcome.winner is not None:
+        return UserError(
+            "Cannot play {}: the game is over, it ended with a win for {}.",
+            name,
+            outcome.winner.value,
+        )
+    taken_by = board[cell]
+    return UserError(
+        "Cannot play {}: it is taken by {}.", name, taken_by.value if taken_by else "?"
+    )
 
 
 def _name(name: str | None) -> str:
     return name or "someone else"
-
-
-def _literal(text: str) -> str:
-    """``text`` as a UserError template: braces doubled, since it holds no name slot."""
-    return text.replace("{", "{{").replace("}", "}}")
-
-
-def _sentence(error: GameError) -> str:
-    """The engine's message as one sentence for Discord (it may carry a board drawing)."""
-    first_line = str(error).splitlines()[0]
-    return first_line[0].upper() + first_line[1:] + "."

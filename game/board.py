@@ -143,7 +143,7 @@ def geometry(size: int = DEFAULT_SIZE, line_length: int | None = None) -> Geomet
     )
 
 
-def _quote(text: str) -> str:
+def quote_input(text: str) -> str:
     """``text`` quoted for an error message, on one line: a newline or a quote in it is
     escaped, so the message cannot be cut short or broken by what was typed."""
     shown = text if len(text) <= 20 else text[:20] + "…"
@@ -199,8 +199,8 @@ def parse_cell(text: str, size: int = DEFAULT_SIZE) -> int:
             return number - 1
     raise InvalidCellError(
         text,
-        f"{_quote(text)} is not a cell: use a column letter A-{last_column} and a row number "
-        f"1-{size}, like B2, or a number 1-{size * size} (the board is {size}x{size})",
+        f"{quote_input(text)} is not a cell: use a column letter A-{last_column} and a row "
+        f"number 1-{size}, like B2, or a number 1-{size * size} (the board is {size}x{size})",
     )
 
 
@@ -287,7 +287,7 @@ class Board:
         if not 3 <= size <= len(COLUMN_LETTERS) or any(len(row) != size for row in rows):
             raise InvalidBoardError(
                 text,
-                f"{_quote(text)} is not a board: give 3 rows of 3 cells separated by '/', "
+                f"{quote_input(text)} is not a board: give 3 rows of 3 cells separated by '/', "
                 "each cell X, O or '.', like X.O/.X./...",
             )
         x_mask = o_mask = 0
@@ -298,12 +298,12 @@ class Board:
                 o_mask |= 1 << index
             elif char != ".":
                 raise InvalidBoardError(
-                    text, f"{_quote(text)} is not a board: {char!r} is not X, O or '.'"
+                    text, f"{quote_input(text)} is not a board: {char!r} is not X, O or '.'"
                 )
         try:
             geo = geometry(size, line_length)
         except ValueError as error:
-            raise InvalidBoardError(text, f"{_quote(text)} is not a board: {error}") from None
+            raise InvalidBoardError(text, f"{quote_input(text)} is not a board: {error}") from None
         board = cls._with_geometry(x_mask, o_mask, geo)
         board._check_reachable(text)
         return board
@@ -313,22 +313,25 @@ class Board:
         if x_count not in (o_count, o_count + 1):
             raise InvalidBoardError(
                 text,
-                f"{_quote(text)} has {x_count} X and {o_count} O: X moves first and the players "
-                "alternate, so X has as many marks as O or one more",
+                f"{quote_input(text)} has {x_count} X and {o_count} O: X moves first and the "
+                "players alternate, so X has as many marks as O or one more",
             )
         x_lines = self._geometry.lines_of(self._x)
         o_lines = self._geometry.lines_of(self._o)
         if x_lines and o_lines:
-            raise InvalidBoardError(text, f"{_quote(text)} has two winners: no game reaches it")
+            raise InvalidBoardError(
+                text, f"{quote_input(text)} has two winners: no game reaches it"
+            )
         if x_lines and x_count == o_count:
-            raise InvalidBoardError(text, f"{_quote(text)} has a move by O after X won")
+            raise InvalidBoardError(text, f"{quote_input(text)} has a move by O after X won")
         if o_lines and x_count > o_count:
-            raise InvalidBoardError(text, f"{_quote(text)} has a move by X after O won")
+            raise InvalidBoardError(text, f"{quote_input(text)} has a move by X after O won")
         winning_lines = x_lines or o_lines
         # Two lines are only reachable when one last mark completed both of them.
         if winning_lines and not set.intersection(*(set(line) for line in winning_lines)):
             raise InvalidBoardError(
-                text, f"{_quote(text)} has two separate winning lines: the game ended at the first"
+                text,
+                f"{quote_input(text)} has two separate winning lines: the game ended at the first",
             )
 
     # -- the position -------------------------------------------------------------------

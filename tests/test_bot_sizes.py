@@ -13,8 +13,9 @@ import pytest
 
 from bot import respond
 from bot.components import CHALLENGE_ID, GAME_ACTION_ID
-from bot.render import EMPTY_EMOJI, MARK_EMOJI, ROW_EMOJI, WINNING_EMOJI
-from bot.service import size_label, size_name
+from bot.i18n import ENGLISH_LANGUAGE
+from bot.render import EMPTY_EMOJI, MARK_EMOJI, ROW_EMOJI, WINNING_EMOJI, size_label
+from bot.service import size_name
 from game import Board, Mark, cell_name, parse_cell
 from game.ai import MinimaxStrategy
 from tests.bot_harness import (
@@ -131,7 +132,7 @@ async def test_a_full_game_at_each_size_against_each_difficulty(
         assert all(button["disabled"] for button in cell_buttons(final))
         assert the_control(final, "rematch")
         if size != 3:
-            assert f"Tic-tac-toe {size_label(size)}" in text
+            assert f"Tic-tac-toe {size_label(size, ENGLISH_LANGUAGE)}" in text
 
 
 # -- between members: challenge, game, rematch, stats and the leaderboard ---------------------

@@ -14,21 +14,20 @@ from typing import TYPE_CHECKING, Any
 
 import discord
 from discord import app_commands
+from discord.app_commands import locale_str
 from discord.ext import commands
 
 from bot import render, respond
 from bot.components import CELL_ID, ID_FORMATS, walk
+from bot.i18n import N_
 from bot.service import (
     CHANGED,
     DIFFICULTIES,
-    FIRST_PLAYERS,
     NOT_HERE,
     OUTSIDE_SERVERS,
     Actor,
     Clicked,
     UserError,
-    size_label,
-    size_name,
 )
 from bot.storage.base import ChallengeRecord, GameRecord
 from game import BOARD_SIZES, DEFAULT_SIZE, cell_name, parse_cell
@@ -63,8 +62,18 @@ def _choices(values: tuple[str, ...]) -> list[app_commands.Choice[str]]:
     return [app_commands.Choice(name=value, value=value) for value in values]
 
 
-SIZE_CHOICES = [app_commands.Choice(name=size_label(size), value=size) for size in BOARD_SIZES]
-SIZE_HELP = f"Board size; default {size_name(DEFAULT_SIZE)}"
+# Command and option texts are locale_str: Babel extracts them, and the command translator
+# (bot.i18n) gives Discord each language's.
+SIZE_CHOICES = [
+    app_commands.Choice(name=locale_str(render.SIZE_LABELS[size]), value=size)
+    for size in BOARD_SIZES
+]
+SIZE_HELP = locale_str("Board size; default 3\N{MULTIPLICATION SIGN}3")
+FIRST_CHOICES = [
+    app_commands.Choice(name=locale_str("me"), value="me"),
+    app_commands.Choice(name=locale_str("bot"), value="bot"),
+    app_commands.Choice(name=locale_str("random"), value="random"),
+]
 
 
 def _size(choice: app_commands.Choice[int] | None) -> int:
@@ -75,8 +84,8 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     # Usable wherever the app is: servers that added the bot, and, installed to a member's own
     # account, DMs, group DMs and servers without the bot.
     ttt = app_commands.Group(
-        name="ttt",
-        description="Play tic-tac-toe in this channel",
+        name=locale_str("ttt"),
+        description=locale_str("Play tic-tac-toe in this channel"),
         allowed_contexts=app_commands.AppCommandContext(
             guild=True, dm_channel=True, private_channel=True
         ),
@@ -112,9 +121,13 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
 
     # -- starting --------------------------------------------------------------------------
 
-    @ttt.command(name="start", description="Challenge a member, or anyone in this channel")
+    @ttt.command(
+        name=locale_str("start"),
+        description=locale_str("Challenge a member, or anyone in this channel"),
+    )
+    @app_commands.rename(opponent=locale_str("opponent"), size=locale_str("size"))
     @app_commands.describe(
-        opponent="Who to challenge; leave it out to let anyone accept", size=SIZE_HELP
+        opponent=locale_str("Who to challenge; leave it out to let anyone accept"), size=SIZE_HELP
     )
     @app_commands.choices(size=SIZE_CHOICES)
     async def start(
@@ -131,16 +144,20 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
                 actor(interaction.user),
                 actor(opponent) if opponent is not None else None,
                 _size(size),
+                respond.public_language(interaction).code,
             )
             await self._post_challenge(interaction, challenge)
 
-    @ttt.command(name="vs-ai", description="Play against me")
+    @ttt.command(name=locale_str("vs-ai"), description=locale_str("Play against me"))
+    @app_commands.rename(
+        difficulty=locale_str("difficulty"), first=locale_str("first"), size=locale_str("size")
+    )
     @app_commands.describe(
-        difficulty="How well I play",
-        first="Who moves first (and plays X); default: you",
+        difficulty=locale_str("How well I play"),
+        first=locale_str("Who moves first (and plays X); default: you"),
         size=SIZE_HELP,
     )
-    @app_commands.choices(difficulty=_choices(DIFFICULTIES), first=_choices(FIRST_PLAYERS))
+    @app_commands.choices(difficulty=_choices(DIFFICULTIES), first=FIRST_CHOICES)
     @app_commands.choices(size=SIZE_CHOICES)
     async def vs_ai(
         self,
@@ -158,14 +175,21 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
                 difficulty.value,
                 first.value if first else "me",
                 _size(size),
+                respond.public_language(interaction).code,
             )
             note = render.move_note(started.game, None, started.ai_cell)
             await self._post_board(interaction, started.game, note)
 
     # -- playing ---------------------------------------------------------------------------
 
-    @ttt.command(name="move", description="Play a cell, like B2 (letter = column, number = row)")
-    @app_commands.describe(cell="A1 to C3 (or 1 to 9); to D4 or E5 (16, 25) on larger boards")
+    @ttt.command(
+        name=locale_str("move"),
+        description=locale_str("Play a cell, like B2 (letter = column, number = row)"),
+    )
+    @app_commands.rename(cell=locale_str("cell"))
+    @app_commands.describe(
+        cell=locale_str("A1 to C3 (or 1 to 9); to D4 or E5 (16, 25) on larger boards")
+    )
     async def move(self, interaction: discord.Interaction[Any], cell: str) -> None:
         async with self._handling(interaction):
             _, channel_id = place(interaction)
@@ -198,8 +222,8 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         return [app_commands.Choice(name=name, value=name) for name in matching[:25]]
 
     @ttt.command(
-        name="board",
-        description="Show this channel's game (or open challenge) again, at the bottom",
+        name=locale_str("board"),
+        description=locale_str("Show this channel's game (or open challenge) again, at the bottom"),
     )
     async def board(self, interaction: discord.Interaction[Any]) -> None:
         async with self._handling(interaction):
@@ -210,7 +234,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
             else:
                 await self._post_challenge(interaction, shown)
 
-    @ttt.command(name="resign", description="Give up this channel's game")
+    @ttt.command(name=locale_str("resign"), description=locale_str("Give up this channel's game"))
     async def resign(self, interaction: discord.Interaction[Any]) -> None:
         async with self._handling(interaction):
             _, channel_id = place(interaction)
@@ -218,7 +242,8 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
             await self._post_board(interaction, game, None)
 
     @ttt.command(
-        name="end", description="Moderators: end this channel's game; it counts for nobody"
+        name=locale_str("end"),
+        description=locale_str("Moderators: end this channel's game; it counts for nobody"),
     )
     # Discord applies default_member_permissions to top-level commands only, so the /ttt group
     # stays visible to everyone and this check is what guards /ttt end.
@@ -300,9 +325,11 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     # -- stats -----------------------------------------------------------------------------
 
     @ttt.command(
-        name="stats", description="Wins, losses and draws in this server (in DMs: in all DMs)"
+        name=locale_str("stats"),
+        description=locale_str("Wins, losses and draws in this server (in DMs: in all DMs)"),
     )
-    @app_commands.describe(member="Whose stats; default: yours", size=SIZE_HELP)
+    @app_commands.rename(member=locale_str("member"), size=locale_str("size"))
+    @app_commands.describe(member=locale_str("Whose stats; default: yours"), size=SIZE_HELP)
     @app_commands.choices(size=SIZE_CHOICES)
     async def stats(
         self,
@@ -320,11 +347,16 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
                     stats,
                     who.display_name,
                     DIFFICULTIES,
+                    respond.public_language(interaction),
                     in_server=interaction.guild_id is not None,
                 ),
             )
 
-    @ttt.command(name="leaderboard", description="Members ranked by Elo from games between members")
+    @ttt.command(
+        name=locale_str("leaderboard"),
+        description=locale_str("Members ranked by Elo from games between members"),
+    )
+    @app_commands.rename(size=locale_str("size"))
     @app_commands.describe(size=SIZE_HELP)
     @app_commands.choices(size=SIZE_CHOICES)
     @app_commands.check(in_a_server)
@@ -334,12 +366,16 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         async with self._handling(interaction):
             guild_id, _ = place(interaction)
             rows = await self.bot.service.leaderboard(guild_id, _size(size))
-            await respond.post(interaction, render.leaderboard_reply(rows, _size(size)))
+            reply = render.leaderboard_reply(
+                rows, respond.public_language(interaction), _size(size)
+            )
+            await respond.post(interaction, reply)
 
-    @ttt.command(name="help", description="How to play")
+    @ttt.command(name=locale_str("help"), description=locale_str("How to play"))
     async def help(self, interaction: discord.Interaction[Any]) -> None:
         async with self._handling(interaction):
-            await respond.post(interaction, render.help_reply(), ephemeral=True)
+            reply = render.help_reply(respond.private_language(interaction), DIFFICULTIES)
+            await respond.post(interaction, reply, ephemeral=True)
 
     # -- buttons (see bot.components) ---------------------------------------------------
 
@@ -358,14 +394,14 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         custom_id = str(data.get("custom_id", ""))
         on_message = _custom_ids(interaction.message) if interaction.message else set()
         if not any(form.parse(custom_id) for form in ID_FORMATS):
-            sentence = "That button does nothing: use the buttons on the newest board."
+            sentence = N_("That button does nothing: use the buttons on the newest board.")
         elif custom_id in on_message:
             return  # discord.py routes it to the DynamicItem
         elif CELL_ID.parse(custom_id) and any(CELL_ID.parse(other) for other in on_message):
             # A cell drawn at an older ply, on a board since redrawn.
             sentence = CHANGED
         else:
-            sentence = "That button is no longer on this message: use the newest board."
+            sentence = N_("That button is no longer on this message: use the newest board.")
         log.info("answered an unroutable click on %r by user %s", custom_id, interaction.user.id)
         await respond.report_error(interaction, UserError(sentence))
 

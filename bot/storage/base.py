@@ -76,6 +76,7 @@ class GameSetup:
     ai_mark: Mark | None = None
     size: int = DEFAULT_SIZE
     rematch_of: int | None = None
+    language: str = "en"  # the catalogue its public messages are shown in (bot.i18n)
 
     @property
     def against_ai(self) -> bool:
@@ -139,6 +140,7 @@ class NewChallenge:
     expires_at: float
     created_at: float
     size: int = DEFAULT_SIZE  # the board the game it starts is played on
+    language: str = "en"  # the catalogue its message is shown in (bot.i18n)
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,6 +158,7 @@ class ChallengeRecord:
     game_id: int | None  # the game it started, once accepted
     created_at: float
     size: int = DEFAULT_SIZE
+    language: str = "en"
 
 
 @dataclass(frozen=True, slots=True)

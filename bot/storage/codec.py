@@ -83,6 +83,7 @@ def new_challenge_values(challenge: NewChallenge) -> tuple[Any, ...]:
         challenge.expires_at,
         challenge.created_at,
         challenge.size,
+        challenge.language,
     )
 
 

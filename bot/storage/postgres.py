@@ -332,7 +332,8 @@ class PostgresStorage:
             row = await self._pool.fetchrow(
                 "INSERT INTO challenges (guild_id, channel_id, challenger_id,"
                 " challenger_name, opponent_id, opponent_name, status, expires_at,"
-                " created_at, size) VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9)"
+                " created_at, size, language)"
+                " VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9, $10)"
                 f" RETURNING {codec.CHALLENGE_COLUMNS}",
                 *codec.new_challenge_values(challenge),
             )
@@ -538,8 +539,8 @@ async def _insert_game(db: _Connection, game: NewGame) -> GameRecord:
     row = await db.fetchrow(
         "INSERT INTO games (guild_id, channel_id, x_id, o_id, x_name, o_name, ai_difficulty,"
         " ai_mark, size, moves, status, deadline, version, created_at, updated_at,"
-        " rematch_of) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'active', $11, 1, $12,"
-        f" $12, $13) RETURNING {codec.GAME_COLUMNS}",
+        " rematch_of, language) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'active',"
+        f" $11, 1, $12, $12, $13, $14) RETURNING {codec.GAME_COLUMNS}",
         game.guild_id,
         game.channel_id,
         game.x_id,
@@ -553,6 +554,7 @@ async def _insert_game(db: _Connection, game: NewGame) -> GameRecord:
         game.deadline,
         game.created_at,
         game.rematch_of,
+        game.language,
     )
     assert row is not None
     return codec.game(row)

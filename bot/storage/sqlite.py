@@ -604,7 +604,7 @@ def _insert_challenge(db: sqlite3.Connection, challenge: NewChallenge) -> Challe
         cursor = db.execute(
             "INSERT INTO challenges (guild_id, channel_id, challenger_id,"
             " challenger_name, opponent_id, opponent_name, status, expires_at,"
-            " created_at, size) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
+            " created_at, size, language) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
             codec.new_challenge_values(challenge),
         )
     except sqlite3.IntegrityError as error:
@@ -654,7 +654,8 @@ def _insert_game(db: sqlite3.Connection, game: NewGame) -> GameRecord:
         cursor = db.execute(
             "INSERT INTO games (guild_id, channel_id, x_id, o_id, x_name, o_name, ai_difficulty,"
             " ai_mark, size, moves, status, deadline, version, created_at, updated_at,"
-            " rematch_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, 1, ?, ?, ?)",
+            " rematch_of, language)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, 1, ?, ?, ?, ?)",
             (
                 game.guild_id,
                 game.channel_id,
@@ -670,6 +671,7 @@ def _insert_game(db: sqlite3.Connection, game: NewGame) -> GameRecord:
                 game.created_at,
                 game.created_at,
                 game.rematch_of,
+                game.language,
             ),
         )
     except sqlite3.IntegrityError as error:

@@ -1,0 +1,169 @@
+"""The bot's languages: the catalogues hold every message the code marks, each translated in
+every language with the same placeholders, command names localised within Discord's rules;
+and, end to end, each member reads their own language while public messages follow the
+server's."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import discord
+import pytest
+from babel.messages.catalog import Catalog, Message
+from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
+from babel.messages.pofile import read_po
+
+from bot import i18n
+from bot.client import TTTBot
+from bot.cogs.ttt import TicTacToeCog
+from bot.config import Settings, parse_database_url
+from tests.bot_harness import BotHarness, cell_id, text_of
+from tests.discord_sim import DiscordSim
+
+REPO = Path(__file__).resolve().parent.parent
+# Discord's rule for command and option names (lower case where the script has case).
+NAME = re.compile(r"^[-_\w]{1,32}$")
+
+
+def catalogue(code: str) -> Catalog:
+    with (i18n.LOCALES_DIR / code / "LC_MESSAGES" / f"{i18n.DOMAIN}.po").open("rb") as po:
+        return read_po(po, locale=code, domain=i18n.DOMAIN)
+
+
+def template() -> Catalog:
+    with i18n.TEMPLATE.open("rb") as pot:
+        return read_po(pot)
+
+
+def marked_in_code() -> set[str]:
+    """What ``pybabel extract`` finds in the bot's code now (singulars; plurals by singular)."""
+    keywords = {**DEFAULT_KEYWORDS, **i18n.KEYWORDS}
+    found = set()
+    for _, _, message, _, _ in extract_from_dir(
+        str(REPO / "bot"), method_map=[("**.py", "python")], keywords=keywords
+    ):
+        found.add(message[0] if isinstance(message, tuple) else message)
+    return found
+
+
+def ids(catalog: Catalog) -> set[str]:
+    return {_singular(message) for message in catalog if message.id}
+
+
+def _singular(message: Message) -> str:
+    return message.id[0] if isinstance(message.id, tuple) else str(message.id)
+
+
+def placeholders(text: str) -> set[str]:
+    return {field for _, field, _, _ in string.Formatter().parse(text) if field is not None}
+
+
+def translations(message: Message) -> Iterator[str]:
+    if isinstance(message.string, tuple):
+        yield from message.string
+    else:
+        yield str(message.string)
+
+
+def test_the_template_holds_exactly_what_the_code_marks() -> None:
+    """Regenerate it with the README's pybabel extract command when this fails."""
+    assert ids(template()) == marked_in_code()
+    assert len(marked_in_code()) > 100
+
+
+@pytest.mark.parametrize("code", i18n.LANGUAGES)
+def test_every_message_is_translated_with_the_same_placeholders(code: str) -> None:
+    translated = catalogue(code)
+    missing, broken = [], []
+    for message in template():
+        if not message.id:
+            continue
+        found = translated.get(message.id)
+        if found is None or found.fuzzy or not all(translations(found)):
+            missing.append(_singular(message))
+            continue
+        english = placeholders(_singular(message))
+        if isinstance(message.id, tuple):
+            english |= placeholders(message.id[1])
+        for text in translations(found):
+            if placeholders(text) - english or not placeholders(text) <= english:
+                broken.append(f"{_singular(message)!r} -> {text!r}")
+    assert missing == [], f"{code}: {len(missing)} messages not translated"
+    assert broken == []
+
+
+async def test_localised_command_names_follow_discords_rules() -> None:
+    settings = Settings(token="t", database=parse_database_url("sqlite:///:memory:"))
+    bot = TTTBot(settings)
+    await bot.add_cog(TicTacToeCog(bot))
+    translator = i18n.CommandTranslator()
+    names: dict[str, list[str]] = {}
+    for command in bot.tree.get_commands():
+        payload = await command.get_translated_payload(bot.tree, translator)
+        for locale, name in _names(payload):
+            assert NAME.fullmatch(name), name
+            assert name == name.lower(), name
+            names.setdefault(locale, []).append(name)
+    # Every covered locale names the 9 subcommands and their 9 options (a name the same as
+    # English, like French "stats", is not sent), and /ttt itself stays /ttt.
+    assert set(names) == {locale.value for locale in i18n.CATALOGUES}
+    for localised in names.values():
+        assert len(localised) >= 17
+        assert "ttt" not in localised
+
+
+def _names(payload: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    localised = payload.get("name_localizations") or {}
+    yield from localised.items()
+    for option in payload.get("options") or []:
+        yield from _names(option)
+
+
+def test_every_covered_discord_locale_reads_its_catalogue() -> None:
+    for locale, code in i18n.CATALOGUES.items():
+        assert i18n.for_locale(locale).code == code
+    assert i18n.for_locale(discord.Locale.korean).code == i18n.ENGLISH
+    assert i18n.for_locale(None).code == i18n.ENGLISH
+
+
+async def test_each_member_reads_their_language_and_the_board_the_servers(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    s.guild.locale = "fr"
+    s.alice.locale = "de"
+    s.bob.locale = "ja"
+    async with harness.running():
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        mistake = await sim.slash(s.alice, s.channel, "ttt move", cell="Z9")
+        watching = await sim.slash(s.bob, s.channel, "ttt move", cell="B2")
+        unknown = await sim.slash(s.carol, s.channel, "ttt move", cell="B2")
+        helped = await sim.slash(s.alice, s.channel, "ttt help")
+        # A move: the board stays French whoever plays.
+        assert started.message is not None
+        moved = await sim.click(s.alice, started.message, cell_id(started.message, "A1"))
+        registered = sim.commands()
+    french, german = i18n.language("fr"), i18n.language("de")
+    # Public: the board in the server's language; cell names as everywhere.
+    board = text_of(started)
+    assert board.startswith("\nMorpion\n")
+    assert "Partie #" in board
+    assert "Morpion" in text_of(moved)
+    assert french._("Last move: {cell}.", cell="A1") in text_of(moved)
+    # Private: each member's own language, the English for a locale not covered (Carol's).
+    assert mistake.ephemeral
+    assert text_of(mistake).startswith('"Z9" ist kein Feld')
+    assert text_of(watching) == "あなたはこのゲームのプレイヤーではありません。観戦はできます。"
+    assert text_of(unknown) == "You are not playing in this game: you can watch, though."
+    assert text_of(helped).startswith(f"\n{german._('Tic-tac-toe')}\n")
+    assert "/ttt zug feld:B2" in text_of(helped)
+    # Discord gets every command's names and descriptions in every covered language.
+    ttt = next(command for command in registered if command["name"] == "ttt")
+    move = next(option for option in ttt["options"] if option["name"] == "move")
+    assert move["name_localizations"]["de"] == "zug"
+    assert move["name_localizations"]["ja"] == "打つ"
+    assert move["description_localizations"]["fr"].startswith("Joue une case")
