@@ -1,4 +1,5 @@
-"""Everything the bot shows, in one place: boards, challenges, stats, the leaderboard, help.
+"""Everything the bot shows, in one place: boards, challenges, reviews, hints, stats, the
+leaderboard, help.
 
 Each function returns a :class:`Reply`; handlers only choose how to send it. Names are escaped
 (markdown and mentions) and every reply says exactly whom it may ping.
@@ -19,7 +20,7 @@ from typing import Any
 import discord
 
 from bot.components import CellButton, ChallengeButton, GameButton, walk
-from bot.service import size_label, size_name
+from bot.service import Hint, Review, size_label, size_name
 from bot.storage.base import (
     VS_MEMBER,
     ChallengeRecord,
@@ -30,6 +31,7 @@ from bot.storage.base import (
     Rating,
 )
 from game import BOARD_SIZES, DEFAULT_SIZE, Board, Mark, cell_name, standard_line_length
+from game.ai import DIFFICULTIES, is_solved
 
 MARK_EMOJI = {Mark.X: "❌", Mark.O: "⭕"}
 WINNING_EMOJI = {Mark.X: "❎", Mark.O: "🅾️"}
@@ -182,6 +184,9 @@ def _colour(game: GameRecord) -> discord.Colour:
     return LIVE_COLOUR if game.is_active else (WIN_COLOUR if game.winner else OVER_COLOUR)
 
 
+ASSISTED = "💡 Assisted: a hint was used, so this game counts in no stats."
+
+
 def _board_text(shown: _Shown, note: str | None) -> str:
     """The players, the grid and the status: an embed's description, or a layout's text."""
     game = shown.game
@@ -192,6 +197,8 @@ def _board_text(shown: _Shown, note: str | None) -> str:
         "",
         _status_line(shown),
     ]
+    if game.assisted:
+        lines.append(ASSISTED)
     if note:
         lines.append(note)
     return "\n".join(lines)
@@ -246,21 +253,25 @@ def _cell_buttons(shown: _Shown, *, rows: bool) -> list[CellButton]:
     return buttons
 
 
-def _control(game: GameRecord, *, row: int | None) -> GameButton:
-    return GameButton(game.id, "resign" if game.is_active else "rematch", row=row)
+def _controls(game: GameRecord, *, row: int | None) -> list[GameButton]:
+    """The control row: Resign while the game is live; Rematch and Review once it is over (a
+    review of a live game would tell the player to move how to play)."""
+    actions = ["resign"] if game.is_active else ["rematch", "review"]
+    return [GameButton(game.id, action, row=row) for action in actions]
 
 
 def _board_view(shown: _Shown) -> discord.ui.View:
     view = discord.ui.View(timeout=None)
     for button in _cell_buttons(shown, rows=True):
         view.add_item(button)
-    view.add_item(_control(shown.game, row=shown.board.size))
+    for control in _controls(shown.game, row=shown.board.size):
+        view.add_item(control)
     return view
 
 
 def _board_layout(shown: _Shown, note: str | None, *, buttons: bool) -> discord.ui.LayoutView:
-    """One container: the title and text, the cells in rows and the control (with
-    ``buttons``), and the footer. 35 components for 5x5, under Discord's 40."""
+    """One container: the title and text, the cells in rows and the control row (with
+    ``buttons``), and the footer. At most 36 components for 5x5, under Discord's 40."""
     game, size = shown.game, shown.board.size
     board: discord.ui.Container[discord.ui.LayoutView] = discord.ui.Container(
         discord.ui.TextDisplay(f"### {_title(size)}\n{_board_text(shown, note)}"),
@@ -270,7 +281,7 @@ def _board_layout(shown: _Shown, note: str | None, *, buttons: bool) -> discord.
         cells = _cell_buttons(shown, rows=False)
         for row in range(size):
             board.add_item(discord.ui.ActionRow(*cells[row * size : (row + 1) * size]))
-        board.add_item(discord.ui.ActionRow(_control(game, row=None)))
+        board.add_item(discord.ui.ActionRow(*_controls(game, row=None)))
     board.add_item(discord.ui.TextDisplay(LAYOUT_FOOTER.format(game.id)))
     view = discord.ui.LayoutView(timeout=None)
     view.add_item(board)
@@ -278,8 +289,8 @@ def _board_layout(shown: _Shown, note: str | None, *, buttons: bool) -> discord.
 
 
 def board_reply(game: GameRecord, note: str | None = None) -> Reply:
-    """The game's board message: the grid and status, and the cell buttons with Resign or
-    Rematch."""
+    """The game's board message: the grid and status, and the cell buttons with Resign, or
+    Rematch and Review."""
     shown = _Shown.of(game)
     if uses_layout(game.size):
         return Reply(view=_board_layout(shown, note, buttons=True))
@@ -301,6 +312,55 @@ def move_note(game: GameRecord, cell: int | None, ai_cell: int | None) -> str | 
     if ai_cell is not None:
         parts.append(f"🤖 I played **{cell_name(ai_cell, game.size)}**.")
     return " ".join(parts) or None
+
+
+def last_answer_note(game: GameRecord) -> str | None:
+    """The note a live game against the bot was last shown with: on the player's turn, the
+    last move is the bot's answer, and the one before it the player's move (if any)."""
+    if game.ai_mark is None or not game.moves:
+        return None
+    moves = game.moves
+    return move_note(game, moves[-2] if len(moves) > 1 else None, moves[-1])
+
+
+# -- reviews and hints ----------------------------------------------------------------------
+
+
+def review_reply(review: Review) -> Reply:
+    """A finished game move by move, for the member who asked: who played, how it ended, and
+    one sentence a move. At most 25 moves of at most about 90 characters each: well within
+    an embed description's 4,096."""
+    game = review.game
+    shown = _Shown.of(game)
+    lines = [
+        f"{player(game, Mark.X)} (X) vs {player(game, Mark.O)} (O), {size_label(game.size)}",
+        _status_line(shown),
+    ]
+    if game.assisted:
+        lines.append(ASSISTED)
+    lines.append("")
+    lines.extend(move.sentence for move in review.moves)
+    if not review.moves:
+        lines.append("No move was played.")
+    embed = discord.Embed(
+        title=f"Review of game #{game.id}", description="\n".join(lines), colour=_colour(game)
+    )
+    if is_solved(shown.board):
+        embed.set_footer(text="Every move is judged against perfect play.")
+    else:
+        embed.set_footer(
+            text="Every move is judged by a search, which calls a move a mistake only when it "
+            "proves it."
+        )
+    return Reply(embed=embed)
+
+
+def hint_reply(hint: Hint) -> Reply:
+    """The best move, for the player alone."""
+    cell = cell_name(hint.cell, hint.game.size)
+    return Reply(
+        content=f"Hint: {cell}. This game is assisted now, so it counts in no stats.",
+    )
 
 
 # -- challenges -------------------------------------------------------------------------------
@@ -411,6 +471,7 @@ def stats_reply(
     if not any(record.games for record in stats.records.values()):
         where = "in this server" if in_server else "outside servers"
         embed.description = f"No finished games yet {where} on {size_name(stats.size)} boards."
+    embed.set_footer(text="Games in which a hint was used (/ttt hint) count in no stats.")
     return Reply(embed=embed)
 
 
@@ -440,14 +501,22 @@ def leaderboard_reply(rows: list[Rating], size: int = DEFAULT_SIZE) -> Reply:
 
 _DEFAULT = size_name(DEFAULT_SIZE)
 _SIZES = ", ".join(size_label(size) for size in BOARD_SIZES)
+_LEVELS = "\n".join(f"- `{level.name}`: {level.description}" for level in DIFFICULTIES)
 HELP_TEXT = f"""\
 **Play a member:** `/ttt start opponent:@someone` (or leave `opponent` out: anyone can accept). \
 The challenger plays ❌ and moves first.
-**Play the bot:** `/ttt vs-ai difficulty:minimax first:me` (`random`, `smart` or `minimax`).
+**Play the bot:** `/ttt vs-ai difficulty:casual first:me`, at one of these levels, \
+weakest first:
+{_LEVELS}
 **Board sizes:** add `size:4` or `size:5` to either: {_SIZES}; {_DEFAULT} if you leave it out. \
 Each size has its own stats and leaderboard.
 **Move:** click a cell, or `/ttt move cell:B2` (letter = column, number = row; numbers count \
 the cells row by row from 1, so `1`-`9` on {_DEFAULT}).
+**Hint:** `/ttt hint` shows you alone the best move in a game against me; the game then \
+counts in no stats.
+**Review:** the **Review** button on a finished board, or `/ttt review [game]` (the number on \
+its board; the channel's last game if you leave it out), goes through a game move by move, \
+for you alone: which moves kept the result, which missed a win, which threw the game away.
 **Other commands:** `/ttt board` shows the board again, `/ttt resign`, \
 `/ttt stats [member] [size]`, `/ttt leaderboard [size]`, and `/ttt end` for moderators (counts \
 for nobody).

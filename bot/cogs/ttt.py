@@ -32,6 +32,7 @@ from bot.service import (
 )
 from bot.storage.base import ChallengeRecord, GameRecord
 from game import BOARD_SIZES, DEFAULT_SIZE, cell_name, parse_cell
+from game.ai import DIFFICULTIES as LEVELS
 
 if TYPE_CHECKING:
     from bot.client import TTTBot
@@ -61,6 +62,14 @@ def in_a_server(interaction: discord.Interaction[Any]) -> bool:
 
 def _choices(values: tuple[str, ...]) -> list[app_commands.Choice[str]]:
     return [app_commands.Choice(name=value, value=value) for value in values]
+
+
+# The levels weakest first, each with its line: Discord shows a choice's name (100 characters
+# at most), so the description goes in it.
+DIFFICULTY_CHOICES = [
+    app_commands.Choice(name=f"{level.name} — {level.description}", value=level.name)
+    for level in LEVELS
+]
 
 
 SIZE_CHOICES = [app_commands.Choice(name=size_label(size), value=size) for size in BOARD_SIZES]
@@ -136,11 +145,11 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
 
     @ttt.command(name="vs-ai", description="Play against me")
     @app_commands.describe(
-        difficulty="How well I play",
+        difficulty="How well I play, weakest first",
         first="Who moves first (and plays X); default: you",
         size=SIZE_HELP,
     )
-    @app_commands.choices(difficulty=_choices(DIFFICULTIES), first=_choices(FIRST_PLAYERS))
+    @app_commands.choices(difficulty=DIFFICULTY_CHOICES, first=_choices(FIRST_PLAYERS))
     @app_commands.choices(size=SIZE_CHOICES)
     async def vs_ai(
         self,
@@ -229,6 +238,35 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
             _, channel_id = place(interaction)
             game = await self.bot.service.end_in_channel(channel_id)
             await self._post_board(interaction, game, None)
+
+    # -- hints and reviews -----------------------------------------------------------------
+
+    @ttt.command(
+        name="hint",
+        description="Against me: the best move, for you alone (the game then counts in no stats)",
+    )
+    async def hint(self, interaction: discord.Interaction[Any]) -> None:
+        async with self._handling(interaction):
+            _, channel_id = place(interaction)
+            hint = await self.bot.service.hint_in_channel(channel_id, actor(interaction.user))
+            await respond.post(interaction, render.hint_reply(hint), ephemeral=True)
+            game = hint.game
+            if hint.newly_assisted and game.message_id is not None:
+                # Everyone watching the board sees that the game is assisted from now on.
+                board = render.board_reply(game, render.last_answer_note(game))
+                await self._edit(interaction, channel_id, game.message_id, board)
+
+    @ttt.command(name="review", description="A finished game move by move, for you alone")
+    @app_commands.describe(
+        game="Its number, as on its board (Game #12); default: this channel's last game"
+    )
+    async def review(
+        self, interaction: discord.Interaction[Any], game: app_commands.Range[int, 1] | None = None
+    ) -> None:
+        async with self._handling(interaction):
+            _, channel_id = place(interaction)
+            review = await self.bot.service.review(channel_id, game)
+            await respond.post(interaction, render.review_reply(review), ephemeral=True)
 
     async def _post_board(
         self, interaction: discord.Interaction[Any], game: GameRecord, note: str | None
@@ -414,6 +452,15 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
                 started = await self.bot.service.rematch(game_id, actor(interaction.user), clicked)
                 note = render.move_note(started.game, None, started.ai_cell)
                 await self._post_board(interaction, started.game, note)
+            except Exception as error:
+                await respond.report_error(interaction, error)
+
+    async def review_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
+        async with self._handling(interaction):
+            try:
+                clicked = _on_board(interaction, game_id)
+                review = await self.bot.service.review(clicked.channel_id, game_id)
+                await respond.post(interaction, render.review_reply(review), ephemeral=True)
             except Exception as error:
                 await respond.report_error(interaction, error)
 
