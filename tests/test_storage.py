@@ -974,7 +974,7 @@ async def test_a_database_from_before_board_sizes_keeps_everything_as_3x3(
         assert (await storage.player_stats(GUILD, ALICE)).against(VS_MEMBER) == Record(3, 1, 0)
 
 
-# What a database from before migration 0005 (hints) holds: a finished game, which had none.
+# What a database from before migration 0006 (hints) holds: a finished game, which had none.
 BEFORE_HINTS = (
     "INSERT INTO games (guild_id, channel_id, x_id, o_id, x_name, o_name, size, moves, status,"
     " winner, end_reason, version, created_at, updated_at)"
@@ -986,8 +986,8 @@ BEFORE_HINTS = (
 async def test_a_database_from_before_hints_keeps_its_games_unassisted(
     dialect: str, request: pytest.FixtureRequest
 ) -> None:
-    async with _migrated_from(5, BEFORE_HINTS, dialect, request) as storage:
-        assert 5 in await storage.schema_versions()
+    async with _migrated_from(6, BEFORE_HINTS, dialect, request) as storage:
+        assert 6 in await storage.schema_versions()
         old = await storage.finished_game_in_channel(CHANNEL)
         assert old is not None
         assert (old.moves, old.winner, old.assisted) == ((0, 3, 1, 4, 2), Mark.X, False)
