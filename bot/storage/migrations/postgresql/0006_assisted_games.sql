@@ -1,4 +1,4 @@
--- The difficulty ladder's hints and reviews: what SQLite's 0005 means. A game against the bot
+-- The difficulty ladder's hints and reviews: what SQLite's 0006 means. A game against the bot
 -- in which its player asked for a hint is "assisted": shown as such, and counted in nobody's
 -- stats (a win the bot handed over is no win). A game starts with no hint, as every game
 -- before this migration had: the default.
