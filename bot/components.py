@@ -64,7 +64,8 @@ _SMALL = r"[0-9]{1,2}"
 CELL_ID = IdFormat("cell", ("game", ROW_ID), ("ply", _SMALL), ("cell", _SMALL))
 # Boards drawn before the ply was added: their clicks still play, on the current position.
 LEGACY_CELL_ID = IdFormat("cell", ("game", ROW_ID), ("cell", _SMALL))
-GAME_ACTION_ID = IdFormat(("action", "resign|rematch"), ("game", ROW_ID))
+# A board's controls: Resign, Rematch, and Review (``ttt:review:<game>``, since the review).
+GAME_ACTION_ID = IdFormat(("action", "resign|rematch|review"), ("game", ROW_ID))
 CHALLENGE_ID = IdFormat("challenge", ("challenge", ROW_ID), ("action", "accept|decline|withdraw"))
 ID_FORMATS = (CELL_ID, LEGACY_CELL_ID, GAME_ACTION_ID, CHALLENGE_ID)
 
@@ -83,6 +84,8 @@ class ClickHandler(Protocol):
     async def rematch_clicked(
         self, interaction: discord.Interaction[Any], game_id: int
     ) -> None: ...
+
+    async def review_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None: ...
 
     async def challenge_clicked(
         self, interaction: discord.Interaction[Any], challenge_id: int, action: str
@@ -196,22 +199,26 @@ class _ActionButton(_Routed, template=r"(?!)"):
 
 
 class GameButton(_ActionButton, template=GAME_ACTION_ID.template):
-    """The board's control, in the row after the cells: **Resign** while the game is live,
-    **Rematch** once it is over."""
+    """The board's controls, in the row after the cells: **Resign** while the game is live,
+    **Rematch** and **Review** once it is over."""
 
     id_format = GAME_ACTION_ID
     target = "game"
     actions: ClassVar[Mapping[str, Look]] = {
         "resign": (N_("Resign"), "🏳️", discord.ButtonStyle.danger),
         "rematch": (N_("Rematch"), "🔁", discord.ButtonStyle.primary),
+        "review": (N_("Review"), "🔍", discord.ButtonStyle.secondary),
     }
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         handler = _handler(interaction)
-        if self.action == "resign":
-            await handler.resign_clicked(interaction, self.target_id)
-        else:
-            await handler.rematch_clicked(interaction, self.target_id)
+        match self.action:
+            case "resign":
+                await handler.resign_clicked(interaction, self.target_id)
+            case "rematch":
+                await handler.rematch_clicked(interaction, self.target_id)
+            case _:
+                await handler.review_clicked(interaction, self.target_id)
 
 
 class ChallengeButton(_ActionButton, template=CHALLENGE_ID.template):

@@ -27,12 +27,22 @@ from babel.messages.pofile import read_po
 from babel.support import Translations
 from discord import app_commands
 
+from game.ai import describe
+
 LOCALES_DIR = Path(__file__).parent / "locales"
 TEMPLATE = LOCALES_DIR / "tttbot.pot"
 # The marks pybabel extract looks for, beside gettext's own (``_`` among them): the argument
 # positions of the message, and of its plural.
 # ``UserError(template, ...)``: a refusal's sentence is its first argument.
-KEYWORDS = {"n_": (1, 2), "N_": None, "locale_str": None, "UserError": None}
+# ``Difficulty(name, description)`` in game/ai.py: the levels' lines (the engine stays free of
+# any translation machinery; only the extraction reads it).
+KEYWORDS = {
+    "n_": (1, 2),
+    "N_": None,
+    "locale_str": None,
+    "UserError": None,
+    "Difficulty": (2,),
+}
 DOMAIN = "tttbot"
 ENGLISH = "en"
 
@@ -47,6 +57,7 @@ CATALOGUES: Mapping[discord.Locale, str] = {
 }
 LANGUAGES = tuple(sorted(set(CATALOGUES.values())))  # the translated ones
 ALL_LANGUAGES = (ENGLISH, *LANGUAGES)
+CHOICE_NAME_LIMIT = 100  # Discord's, for a choice's name in any language
 
 
 def N_(message: str) -> str:
@@ -117,5 +128,10 @@ class CommandTranslator(app_commands.Translator):
         code = CATALOGUES.get(locale)
         if code is None:
             return None
-        translated = language(code).gettext(string.message)
+        lang = language(code)
+        level = string.extras.get("level")
+        if level is not None:
+            # A level's choice: its name, and its line from the engine's descriptions.
+            return f"{level} — {lang.gettext(describe(level))}"[:CHOICE_NAME_LIMIT]
+        translated = lang.gettext(string.message)
         return None if translated == string.message else translated

@@ -1,4 +1,5 @@
-"""Everything the bot shows, in one place: boards, challenges, stats, the leaderboard, help.
+"""Everything the bot shows, in one place: boards, challenges, reviews, hints, stats, the
+leaderboard, help.
 
 Each function returns a :class:`Reply`; handlers only choose how to send it. Names are escaped
 (markdown and mentions) and every reply says exactly whom it may ping.
@@ -12,6 +13,7 @@ keeping one form per game means no edit ever has to change it.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,7 +23,7 @@ import discord
 from bot import i18n
 from bot.components import CellButton, ChallengeButton, GameButton, walk
 from bot.i18n import N_, Language
-from bot.service import size_name
+from bot.service import Hint, Review, size_name
 from bot.storage.base import (
     VS_MEMBER,
     ChallengeRecord,
@@ -32,6 +34,8 @@ from bot.storage.base import (
     Rating,
 )
 from game import BOARD_SIZES, DEFAULT_SIZE, Board, Mark, cell_name, standard_line_length
+from game.ai import DIFFICULTIES, describe, is_solved
+from game.review import MoveReview, Verdict
 
 MARK_EMOJI = {Mark.X: "❌", Mark.O: "⭕"}
 WINNING_EMOJI = {Mark.X: "❎", Mark.O: "🅾️"}
@@ -213,6 +217,9 @@ def _colour(game: GameRecord) -> discord.Colour:
     return LIVE_COLOUR if game.is_active else (WIN_COLOUR if game.winner else OVER_COLOUR)
 
 
+ASSISTED = N_("Assisted: a hint was used, so this game counts in no stats.")
+
+
 def _board_text(shown: _Shown, note: str | None) -> str:
     """The players, the grid and the status: an embed's description, or a layout's text."""
     game = shown.game
@@ -223,6 +230,8 @@ def _board_text(shown: _Shown, note: str | None) -> str:
         "",
         _status_line(shown),
     ]
+    if game.assisted:
+        lines.append("💡 " + shown.lang._(ASSISTED))
     if note:
         lines.append(note)
     return "\n".join(lines)
@@ -283,22 +292,25 @@ def _cell_buttons(shown: _Shown, *, rows: bool) -> list[CellButton]:
     return buttons
 
 
-def _control(shown: _Shown, *, row: int | None) -> GameButton:
-    game = shown.game
-    return GameButton(game.id, "resign" if game.is_active else "rematch", row=row, lang=shown.lang)
+def _controls(shown: _Shown, *, row: int | None) -> list[GameButton]:
+    """The control row: Resign while the game is live; Rematch and Review once it is over (a
+    review of a live game would tell the player to move how to play)."""
+    actions = ["resign"] if shown.game.is_active else ["rematch", "review"]
+    return [GameButton(shown.game.id, action, row=row, lang=shown.lang) for action in actions]
 
 
 def _board_view(shown: _Shown) -> discord.ui.View:
     view = discord.ui.View(timeout=None)
     for button in _cell_buttons(shown, rows=True):
         view.add_item(button)
-    view.add_item(_control(shown, row=shown.board.size))
+    for control in _controls(shown, row=shown.board.size):
+        view.add_item(control)
     return view
 
 
 def _board_layout(shown: _Shown, note: str | None, *, buttons: bool) -> discord.ui.LayoutView:
-    """One container: the title and text, the cells in rows and the control (with
-    ``buttons``), and the footer. 35 components for 5x5, under Discord's 40."""
+    """One container: the title and text, the cells in rows and the control row (with
+    ``buttons``), and the footer. At most 36 components for 5x5, under Discord's 40."""
     game, size = shown.game, shown.board.size
     board: discord.ui.Container[discord.ui.LayoutView] = discord.ui.Container(
         discord.ui.TextDisplay(f"### {_title(size, shown.lang)}\n{_board_text(shown, note)}"),
@@ -308,7 +320,7 @@ def _board_layout(shown: _Shown, note: str | None, *, buttons: bool) -> discord.
         cells = _cell_buttons(shown, rows=False)
         for row in range(size):
             board.add_item(discord.ui.ActionRow(*cells[row * size : (row + 1) * size]))
-        board.add_item(discord.ui.ActionRow(_control(shown, row=None)))
+        board.add_item(discord.ui.ActionRow(*_controls(shown, row=None)))
     board.add_item(discord.ui.TextDisplay(LAYOUT_FOOTER.format(_footer(shown))))
     view = discord.ui.LayoutView(timeout=None)
     view.add_item(board)
@@ -316,8 +328,8 @@ def _board_layout(shown: _Shown, note: str | None, *, buttons: bool) -> discord.
 
 
 def board_reply(game: GameRecord, note: str | None = None) -> Reply:
-    """The game's board message: the grid and status, and the cell buttons with Resign or
-    Rematch."""
+    """The game's board message: the grid and status, and the cell buttons with Resign, or
+    Rematch and Review."""
     shown = _Shown.of(game)
     if uses_layout(game.size):
         return Reply(view=_board_layout(shown, note, buttons=True))
@@ -342,6 +354,105 @@ def move_note(game: GameRecord, cell: int | None, ai_cell: int | None) -> str | 
         played = f"**{cell_name(ai_cell, game.size)}**"
         parts.append("🤖 " + lang._("I played {cell}.", cell=played))
     return " ".join(parts) or None
+
+
+def last_answer_note(game: GameRecord) -> str | None:
+    """The note a live game against the bot was last shown with: on the player's turn, the
+    last move is the bot's answer, and the one before it the player's move (if any)."""
+    if game.ai_mark is None or not game.moves:
+        return None
+    moves = game.moves
+    return move_note(game, moves[-2] if len(moves) > 1 else None, moves[-1])
+
+
+# -- reviews and hints ----------------------------------------------------------------------
+
+
+def review_reply(review: Review, lang: Language) -> Reply:
+    """A finished game move by move, for the member who asked, in their language: who played,
+    how it ended, and one sentence a move. At most 25 moves of at most about 90 characters
+    each: well within an embed description's 4,096."""
+    game = review.game
+    shown = dataclasses.replace(_Shown.of(game), lang=lang)
+    lines = [
+        lang._(
+            "{x} (X) vs {o} (O), {size}",
+            x=player(game, Mark.X),
+            o=player(game, Mark.O),
+            size=size_label(game.size, lang),
+        ),
+        _status_line(shown),
+    ]
+    if game.assisted:
+        lines.append("💡 " + lang._(ASSISTED))
+    lines.append("")
+    lines.extend(move_sentence(move, lang) for move in review.moves)
+    if not review.moves:
+        lines.append(lang._("No move was played."))
+    embed = discord.Embed(
+        title=lang._("Review of game #{game}", game=game.id),
+        description="\n".join(lines),
+        colour=_colour(game),
+    )
+    if is_solved(shown.board):
+        embed.set_footer(text=lang._("Every move is judged against perfect play."))
+    else:
+        embed.set_footer(
+            text=lang._(
+                "Every move is judged by a search, which calls a move a mistake only when it "
+                "proves it."
+            )
+        )
+    return Reply(embed=embed)
+
+
+def move_sentence(move: MoveReview, lang: Language) -> str:
+    """``game.review``'s sentence for a move (the engine's, word for word, in English), in
+    ``lang``: one whole sentence a case, so that each language can order it its own way."""
+    size = move.position.size
+    mark, other = move.mark.value, move.mark.other.value
+    head = f"{move.number}. {mark} {cell_name(move.cell, size)} — "
+    if move.verdict is Verdict.GOOD:
+        outcome = move.position.play(move.cell).outcome()
+        if outcome is None and move.value_after == 0:
+            return head + lang._("draw.")
+        if outcome is None:
+            winner = mark if move.value_after > 0 else other
+            return head + lang._("{mark} wins.", mark=winner)
+        if outcome.winner is None:
+            return head + lang._("the game ends in a draw.")
+        return head + lang._("{mark} wins the game.", mark=outcome.winner.value)
+    assert move.better is not None  # a move that lost value names one that kept it
+    better = cell_name(move.better, size)
+    at_once = move.position.play(move.better).winner is move.mark
+    if move.value_before == 0:
+        text = N_("blunder: the game was a draw, now {other} wins. {better} kept the draw.")
+    elif move.value_after < 0 and at_once:
+        text = N_("blunder: the game was a win for {mark}, now {other} wins. {better} won at once.")
+    elif move.value_after < 0:
+        text = N_(
+            "blunder: the game was a win for {mark}, now {other} wins. {better} kept the win."
+        )
+    elif at_once:
+        text = N_("missed win: the game was a win for {mark}, now a draw. {better} won at once.")
+    else:
+        text = N_("missed win: the game was a win for {mark}, now a draw. {better} kept the win.")
+    return head + lang._(text, mark=mark, other=other, better=better)
+
+
+def hint_reply(hint: Hint, lang: Language) -> Reply:
+    """The best move, for the player alone."""
+    cell = cell_name(hint.cell, hint.game.size)
+    return Reply(
+        content=lang._(
+            "Hint: {cell}. This game is assisted now, so it counts in no stats.", cell=cell
+        ),
+    )
+
+
+def level_description(name: str, lang: Language) -> str:
+    """A level's one line (the engine's, extracted with Babel from ``game/ai.py``)."""
+    return lang.gettext(describe(name))
 
 
 # -- challenges -------------------------------------------------------------------------------
@@ -504,6 +615,7 @@ def stats_reply(
                 size=size_name(stats.size),
             )
         )
+    embed.set_footer(text=lang._("Games in which a hint was used (/ttt hint) count in no stats."))
     return Reply(embed=embed)
 
 
@@ -538,21 +650,30 @@ def leaderboard_reply(rows: list[Rating], lang: Language, size: int = DEFAULT_SI
 HELP_TEXT = N_("""\
 **Play a member:** `/ttt start opponent:@someone` (or leave `opponent` out: anyone can accept). \
 The challenger plays ❌ and moves first.
-**Play the bot:** `/ttt vs-ai difficulty:minimax first:me` ({difficulties}).
+**Play the bot:** `/ttt vs-ai difficulty:casual first:me`, at one of these levels, \
+weakest first:
+{levels}
 **Board sizes:** add `size:4` or `size:5` to either: {sizes}; {default} if you leave it out. \
 Each size has its own stats and leaderboard.
 **Move:** click a cell, or `/ttt move cell:B2` (letter = column, number = row; numbers count \
 the cells row by row from 1, so `1`-`9` on {default}).
+**Hint:** `/ttt hint` shows you alone the best move in a game against me; the game then \
+counts in no stats.
+**Review:** the **Review** button on a finished board, or `/ttt review [game]` (the number on \
+its board; the channel's last game if you leave it out), goes through a game move by move, \
+for you alone: which moves kept the result, which missed a win, which threw the game away.
 **Other commands:** `/ttt board` shows the board again, `/ttt resign`, \
 `/ttt stats [member] [size]`, `/ttt leaderboard [size]`, and `/ttt end` for moderators (counts \
 for nobody).
 One game per channel; a player who doesn't move in time loses the game.""")
 
 
-def help_reply(lang: Language, difficulties: tuple[str, ...]) -> Reply:
+def help_reply(lang: Language) -> Reply:
     text = lang._(
         HELP_TEXT,
-        difficulties=", ".join(f"`{name}`" for name in difficulties),
+        levels="\n".join(
+            f"- `{name}`: {level_description(name, lang)}" for name, _ in DIFFICULTIES
+        ),
         sizes=", ".join(size_label(size, lang) for size in BOARD_SIZES),
         default=size_name(DEFAULT_SIZE),
     )

@@ -247,7 +247,7 @@ def _shows_live_state(message: discord.Message) -> bool:
 def _acts_on_live_state(custom_id: str) -> bool:
     action = GAME_ACTION_ID.parse(custom_id)
     if action is not None:
-        return action["action"] != "rematch"
+        return action["action"] == "resign"  # Rematch and Review are on finished boards
     return any(form.parse(custom_id) for form in ID_FORMATS)
 
 

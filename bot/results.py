@@ -4,6 +4,8 @@ Pure: it reads a finished :class:`GameRecord` and the players' current ratings a
 rows to add; each storage engine only writes them, in the transaction that finishes the game.
 
 - A game a moderator ended counts for nobody.
+- An assisted game (its player asked the bot for a hint) counts for nobody: the bot's own
+  advice does not win a record against it.
 - A game against the bot counts for the human, per difficulty, and never for Elo (so the bot
   cannot be farmed for rating).
 - A game with the same member on both sides counts for nothing.
@@ -101,7 +103,7 @@ def tally(game: GameRecord, ratings: Mapping[int, float]) -> Tally:
     ``INITIAL_RATING``."""
     if game.is_active:
         raise ValueError(f"game {game.id} is still going: only a finished game counts")
-    if game.end_reason is EndReason.ENDED:
+    if game.end_reason is EndReason.ENDED or game.assisted:
         return Tally()
     if game.ai_mark is not None:
         if game.ai_difficulty is None:  # the schema pairs the two; a record without is corrupt
@@ -140,5 +142,8 @@ def tally(game: GameRecord, ratings: Mapping[int, float]) -> Tally:
 
 def _counts_for_members(game: GameRecord) -> bool:
     return (
-        game.ai_mark is None and game.end_reason is not EndReason.ENDED and game.x_id != game.o_id
+        game.ai_mark is None
+        and game.end_reason is not EndReason.ENDED
+        and not game.assisted
+        and game.x_id != game.o_id
     )

@@ -45,22 +45,25 @@ from game import (
     parse_cell,
     standard_line_length,
 )
-from game.ai import STRATEGIES, get_strategy
+from game.ai import DIFFICULTIES as LEVELS
+from game.ai import get_strategy
 from game.board import quote_input
 from game.errors import IllegalMoveError
+from game.review import MoveReview, best_move, review_game
 from game.search import SearchBudget
 
 log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 
-# The bot's difficulties are the engine's strategies, weakest first.
-DIFFICULTIES: tuple[str, ...] = tuple(STRATEGIES)
+# The bot's difficulties are the engine's levels, weakest first (the order they are offered in).
+DIFFICULTIES: tuple[str, ...] = tuple(level.name for level in LEVELS)
 # Who moves first (and plays X) in a game against the bot.
 FirstPlayer = Literal["me", "bot", "random"]
 FIRST_PLAYERS: tuple[FirstPlayer, ...] = get_args(FirstPlayer)
 # The engine's players answer 3x3 and 4x4 by lookup or rules in microseconds; on larger boards
-# they may search for their whole budget (0.3 s by default), which must not hold the event loop.
+# they may search for their whole budget (0.3 s by default), which must not hold the event loop:
+# nor may a hint there (as long), or a review (a search per position, about a second a game).
 SEARCHED_FROM_SIZE = 5
 
 
@@ -125,6 +128,21 @@ class Started:
 
 
 @dataclass(frozen=True, slots=True)
+class Review:
+    """A finished game and what each of its moves did to its value, in order."""
+
+    game: GameRecord
+    moves: tuple[MoveReview, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Hint:
+    game: GameRecord  # as saved with the hint: assisted
+    cell: int  # the best move for the player to move
+    newly_assisted: bool  # the first hint of the game: its board does not say so yet
+
+
+@dataclass(frozen=True, slots=True)
 class Swept:
     """Games and challenges a sweep acts on: those it settled (lost on time, expired), or
     those it must show (saved without their message)."""
@@ -158,6 +176,7 @@ BUSY_CHALLENGE = N_(
 NO_GAME = N_("There is no game in this channel. Start one with `/ttt start` or `/ttt vs-ai`.")
 CHANGED = N_("The board changed while you were moving: look again and retry.")
 NOT_HERE = N_("That button doesn't belong to this message: use the buttons on the newest board.")
+HINT_CHANGED = N_("The game changed while I was thinking: ask for a hint again.")
 
 # Why a challenge no longer takes answers, by its status.
 CLOSED_CHALLENGE = {
@@ -560,12 +579,9 @@ class GameService:
         return MoveResult(saved, index, ai_cell)
 
     async def _choose(self, difficulty: str, board: Board) -> int:
-        """The bot's move at ``difficulty``: searched in a worker thread on the boards where
-        the engine searches, so that other games are answered meanwhile."""
+        """The bot's move at ``difficulty``."""
         strategy = get_strategy(difficulty, self._rng, self.search_budget)
-        if board.size >= SEARCHED_FROM_SIZE:
-            return await asyncio.to_thread(strategy.choose, board)
-        return strategy.choose(board)
+        return await _think(board.size, lambda: strategy.choose(board))
 
     def _advance(self, game: GameRecord, moves: tuple[int, ...]) -> GameRecord:
         """``game`` with ``moves`` played: finished if the board is, else the next deadline."""
@@ -595,11 +611,12 @@ class GameService:
             updated_at=self.clock.now(),
         )
 
-    async def _save(self, game: GameRecord) -> GameRecord:
+    async def _save(self, game: GameRecord, refusal: str = CHANGED) -> GameRecord:
+        """Save ``game`` over the version it was read at; ``refusal`` if that moved on."""
         saved = await self.storage.save_game(game)
         if saved is None:
             self._live.pop(game.id, None)
-            raise UserError(CHANGED)
+            raise UserError(refusal)
         return self._remember(saved)
 
     async def _check_clock(self, game: GameRecord) -> GameRecord:
@@ -680,6 +697,55 @@ class GameService:
         await self.storage.set_unseen_game(channel_id, None)
         return await self.storage.get_game(route.unseen_game_id)
 
+    # -- hints and reviews ---------------------------------------------------------------
+
+    async def hint_in_channel(self, channel_id: int, user: Actor) -> Hint:
+        """``/ttt hint``: the best move for ``user`` in the channel's game against the bot,
+        which from then on is assisted (counted in no stats). The flag is saved, as a move is,
+        over the version the hint was worked out for, before the hint is shown: a hint that
+        could not be recorded is not given."""
+        game = await self.game_in_channel(channel_id)
+        if not game.against_ai:
+            raise UserError(
+                "Hints are only for games against me: between members, you're on your own."
+            )
+        mark = game.mark_of(user.id)
+        if mark is None:
+            raise UserError("You are not playing in this game, so there is no hint for you.")
+        game = await self._check_clock(game)
+        board = game.board
+        if board.turn is not mark:
+            raise UserError("It is not your turn: waiting for {}.", game.player_name(board.turn))
+        budget = self.search_budget
+        cell = await _think(board.size, lambda: best_move(board, budget))
+        if game.assisted:
+            return Hint(self._remember(game), cell, newly_assisted=False)
+        helped = dataclasses.replace(game, assisted=True, updated_at=self.clock.now())
+        return Hint(await self._save(helped, HINT_CHANGED), cell, newly_assisted=True)
+
+    async def review(self, channel_id: int, number: int | None = None) -> Review:
+        """Every move of the finished game ``number`` of this channel (by default its last
+        finished one), judged. Anyone who can see the channel may: the game is public there.
+        A live game is refused: its review would be a hint for the player to move."""
+        game = await self.storage.finished_game_in_channel(channel_id, number)
+        if game is None:
+            raise await self._not_reviewable(channel_id, number)
+        moves, size = game.moves, game.size
+        return Review(game, await _think(size, lambda: review_game(moves, size)))
+
+    async def _not_reviewable(self, channel_id: int, number: int | None) -> UserError:
+        """Why there is no finished game ``number`` in this channel to review."""
+        if number is None:
+            return UserError("No game has finished in this channel yet: play one, then review it.")
+        game = await self.storage.get_game(number)
+        if game is None:
+            return UserError("There is no game #{}: its number is on its board.", str(number))
+        if game.channel_id != channel_id:
+            return UserError(
+                "Game #{} was played in another channel: review it there.", str(number)
+            )
+        return UserError("Game #{} is still going: review it once it is over.", str(number))
+
     async def board_in_channel(self, channel_id: int) -> Board | None:
         """The position of the channel's live game, if there is one (for autocomplete)."""
         game = await self.storage.live_game_in_channel(channel_id)
@@ -733,6 +799,14 @@ class GameService:
     ) -> list[Rating]:
         _check_size(size)
         return await self.storage.leaderboard(guild_id, limit, size=size)
+
+
+async def _think(size: int, work: Callable[[], _T]) -> _T:
+    """The engine's ``work`` (a move, a hint, a review) on a ``size`` board: in a worker thread
+    on the boards where the engine searches, so that other games are answered meanwhile."""
+    if size >= SEARCHED_FROM_SIZE:
+        return await asyncio.to_thread(work)
+    return work()
 
 
 def size_name(size: int) -> str:

@@ -184,6 +184,7 @@ async def test_slash_options_are_the_documented_contract(
     subcommands = {option["name"]: option for option in ttt["options"]}
     assert set(subcommands) == {
         "start", "vs-ai", "move", "board", "resign", "stats", "leaderboard", "help", "end",
+        "hint", "review",
     }  # fmt: skip
     vs_ai = {option["name"]: option for option in subcommands["vs-ai"]["options"]}
     difficulties = [c["value"] for c in vs_ai["difficulty"]["choices"]]

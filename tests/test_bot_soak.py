@@ -566,8 +566,10 @@ def count_problems(tables: Tables) -> list[str]:
     finished = [game for game in tables.games if game["status"] == "finished"]
     for game in sorted(finished, key=lambda game: (game["updated_at"], game["id"])):
         guild, size, winner = game["guild_id"], game["size"], game["winner"]
-        if game["end_reason"] == "ended" or game["x_id"] == game["o_id"]:
-            continue  # a moderator's end counts for nobody; nor does a game against oneself
+        if game["end_reason"] == "ended" or game["assisted"] or game["x_id"] == game["o_id"]:
+            # A moderator's end counts for nobody; nor does a game with a hint (the soak asks
+            # for none), nor one against oneself.
+            continue
         if game["ai_mark"] is not None:
             (human,) = human_marks(game)
             key = (guild, side_id(game, human), size, game["ai_difficulty"])

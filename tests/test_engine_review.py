@@ -15,6 +15,7 @@ from game import Board, IllegalMoveError, InvalidCellError, Mark, cell_name, rea
 from game.ai import evaluate
 from game.review import MoveReview, Verdict, best_move, position_value, review_game
 from game.search import SearchBudget, ThreatSearch
+from tests import known_games
 
 
 def sentences(moves: list[str], size: int = 3) -> list[str]:
@@ -39,29 +40,11 @@ def test_docstring_examples_hold(module: ModuleType) -> None:
 
 
 def test_a_blunder_that_lets_a_line_through() -> None:
-    # O must block A3 (X holds A1 and A2); B1 lets X complete the column.
-    assert sentences(["A1", "B2", "A2", "B1", "A3"]) == [
-        "1. X A1 — draw.",
-        "2. O B2 — draw.",
-        "3. X A2 — draw.",
-        "4. O B1 — blunder: the game was a draw, now X wins. A3 kept the draw.",
-        "5. X A3 — X wins the game.",
-    ]
+    assert sentences(known_games.BLUNDER) == known_games.BLUNDER_REVIEW
 
 
 def test_a_missed_win_at_once_then_a_draw() -> None:
-    # After O's A3, X wins at C2 (row 2 with A2 and B2); C1 blocks O's diagonal instead.
-    assert sentences(["B2", "A1", "A2", "A3", "C1", "C2", "B3", "B1", "C3"]) == [
-        "1. X B2 — draw.",
-        "2. O A1 — draw.",
-        "3. X A2 — draw.",
-        "4. O A3 — blunder: the game was a draw, now X wins. C2 kept the draw.",
-        "5. X C1 — missed win: the game was a win for X, now a draw. C2 won at once.",
-        "6. O C2 — draw.",
-        "7. X B3 — draw.",
-        "8. O B1 — draw.",
-        "9. X C3 — the game ends in a draw.",
-    ]
+    assert sentences(known_games.MISSED_WIN) == known_games.MISSED_WIN_REVIEW
 
 
 def test_a_missed_win_that_needed_a_fork() -> None:

@@ -5,6 +5,7 @@ server's."""
 
 from __future__ import annotations
 
+import random
 import re
 import string
 from collections.abc import Iterator
@@ -17,10 +18,12 @@ from babel.messages.catalog import Catalog, Message
 from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
 from babel.messages.pofile import read_po
 
-from bot import i18n
+from bot import i18n, render
 from bot.client import TTTBot
 from bot.cogs.ttt import TicTacToeCog
 from bot.config import Settings, parse_database_url
+from game import Board
+from game.review import Verdict, review_game
 from tests.bot_harness import BotHarness, cell_id, text_of
 from tests.discord_sim import DiscordSim
 
@@ -43,9 +46,8 @@ def marked_in_code() -> set[str]:
     """What ``pybabel extract`` finds in the bot's code now (singulars; plurals by singular)."""
     keywords = {**DEFAULT_KEYWORDS, **i18n.KEYWORDS}
     found = set()
-    for _, _, message, _, _ in extract_from_dir(
-        str(REPO / "bot"), method_map=[("**.py", "python")], keywords=keywords
-    ):
+    method_map = [("bot/**.py", "python"), ("game/ai.py", "python")]  # as babel.cfg
+    for _, _, message, _, _ in extract_from_dir(str(REPO), method_map, keywords=keywords):
         found.add(message[0] if isinstance(message, tuple) else message)
     return found
 
@@ -167,3 +169,21 @@ async def test_each_member_reads_their_language_and_the_board_the_servers(
     assert move["name_localizations"]["de"] == "zug"
     assert move["name_localizations"]["ja"] == "打つ"
     assert move["description_localizations"]["fr"].startswith("Joue une case")
+
+
+def test_the_bots_review_sentences_in_english_are_the_engines_word_for_word() -> None:
+    """The bot words each move itself (so that every language can); in English it must say
+    exactly what ``game.review`` says, in every case: good moves, game-ending ones, blunders
+    and missed wins, won at once or kept."""
+    rng = random.Random(7)
+    seen = set()
+    for size in (3, 3, 3, 4):
+        for _ in range(150 if size == 3 else 10):
+            board, moves = Board(size), []
+            while not board.is_over:
+                moves.append(rng.choice(board.legal_moves))
+                board = board.play(moves[-1])
+            for move in review_game(moves, size):
+                assert render.move_sentence(move, i18n.ENGLISH_LANGUAGE) == move.sentence
+                seen.add((move.verdict, move.value_before, move.value_after))
+    assert {verdict for verdict, _, _ in seen} == set(Verdict)

@@ -140,6 +140,13 @@ async def fill(storage: Storage) -> Made:
         None,
         EndReason.DRAW,
     )
+    # Assisted games (a hint was asked for): one finished, which counts for nobody, one live.
+    for winner in (Mark.O, None):
+        game = await storage.create_game(vs_ai(DAVE, "casual", Mark.X, next(channel)))
+        helped = await storage.save_game(replace(game, assisted=True))
+        assert helped is not None
+        if winner is not None:
+            await finish(helped, winner, EndReason.LINE)
     await storage.create_challenge(new_challenge(next(channel), BOB, CAROL, size=5))
     # Challenges: pending (named and open), and closed every way.
     pending = await storage.create_challenge(new_challenge(next(channel), DAVE, CAROL))

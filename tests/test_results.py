@@ -34,6 +34,7 @@ def game(
     ai_difficulty: str | None = None,
     status: GameStatus = GameStatus.FINISHED,
     size: int = 3,
+    assisted: bool = False,
 ) -> GameRecord:
     return GameRecord(
         id=7,
@@ -56,6 +57,7 @@ def game(
         created_at=0.0,
         updated_at=0.0,
         rematch_of=None,
+        assisted=assisted,
     )
 
 
@@ -147,6 +149,15 @@ def test_a_game_a_moderator_ended_counts_for_nobody(ai_mark: Mark | None) -> Non
     )
     assert rated_players(ended) == ()
     assert tally(ended, {ALICE: 1300.0, BOB: 1100.0}) == Tally()
+
+
+@pytest.mark.parametrize("winner", [Mark.X, Mark.O, None])
+def test_an_assisted_game_counts_for_nobody(winner: Mark | None) -> None:
+    """A hint from the bot makes the game count in no record: not even the loss."""
+    reason = EndReason.DRAW if winner is None else EndReason.LINE
+    helped = game(winner, reason, o_id=BOT, ai_mark=Mark.O, ai_difficulty="minimax", assisted=True)
+    assert rated_players(helped) == ()
+    assert tally(helped, {}) == Tally()
 
 
 def test_the_same_member_on_both_sides_counts_for_nothing(

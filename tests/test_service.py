@@ -9,11 +9,26 @@ import pytest
 
 from bot.clock import ManualClock
 from bot.service import Actor, Clicked, GameService, UserError
-from bot.storage.base import EndReason, ShardSlice
+from bot.storage.base import EVERY_GUILD, EndReason, NewGame, ShardSlice
 from bot.storage.sqlite import SqliteStorage
+from game import Mark
 
 GUILD, CHANNEL = 10, 20
 ALICE = Actor(101, "alice")
+
+
+def make_service(
+    storage: SqliteStorage, clock: ManualClock, shards: ShardSlice = EVERY_GUILD
+) -> GameService:
+    """A process's service on ``storage``: several on one storage are several processes."""
+    return GameService(
+        storage,
+        clock,
+        bot_user=Actor(999, "tttbot", is_bot=True),
+        turn_timeout=300,
+        challenge_timeout=120,
+        shards=shards,
+    )
 
 
 @pytest.fixture
@@ -21,13 +36,7 @@ async def service() -> AsyncIterator[GameService]:
     clock = ManualClock(1_700_000_000.0)
     storage = await SqliteStorage.open(":memory:", clock)
     try:
-        yield GameService(
-            storage,
-            clock,
-            bot_user=Actor(999, "tttbot", is_bot=True),
-            turn_timeout=300,
-            challenge_timeout=120,
-        )
+        yield make_service(storage, clock)
     finally:
         await storage.close()
 
@@ -71,14 +80,7 @@ async def test_a_process_settles_and_posts_only_its_own_shards_guilds() -> None:
     storage = await SqliteStorage.open(":memory:", clock)
     try:
         on_shard = {
-            shard: GameService(
-                storage,
-                clock,
-                bot_user=Actor(999, "tttbot", is_bot=True),
-                turn_timeout=300,
-                challenge_timeout=120,
-                shards=ShardSlice(2, frozenset({shard})),
-            )
+            shard: make_service(storage, clock, ShardSlice(2, frozenset({shard})))
             for shard in (0, 1)
         }
         # Guilds 0 << 22 and 1 << 22: Discord routes them to shards 0 and 1 of 2.
@@ -105,16 +107,7 @@ async def test_a_game_moved_on_by_another_process_is_played_from_the_database() 
     storage = await SqliteStorage.open(":memory:", clock)
     bob = Actor(102, "bob")
     try:
-        here, elsewhere = (
-            GameService(
-                storage,
-                clock,
-                bot_user=Actor(999, "tttbot", is_bot=True),
-                turn_timeout=300,
-                challenge_timeout=120,
-            )
-            for _ in range(2)
-        )
+        here, elsewhere = (make_service(storage, clock) for _ in range(2))
         challenge = await here.challenge(GUILD, CHANNEL, ALICE, bob)
         await here.set_challenge_message(challenge.id, 555)
         _, game = await here.accept(challenge.id, bob, Clicked(CHANNEL, 555))
@@ -134,5 +127,51 @@ async def test_a_game_moved_on_by_another_process_is_played_from_the_database() 
         stored = await storage.get_game(game.id)
         assert stored is not None
         assert (stored.moves, stored.end_reason) == ((0, 1, 4), EndReason.RESIGN)
+    finally:
+        await storage.close()
+
+
+async def test_a_hint_on_the_bots_turn_is_refused_and_marks_nothing(service: GameService) -> None:
+    """The bot answers in the same save as the player's move, so Discord never shows its turn;
+    a game stored that way still gets no hint."""
+    now = service.clock.now()
+    waiting = await service.storage.create_game(
+        NewGame(
+            guild_id=GUILD,
+            channel_id=CHANNEL,
+            x_id=ALICE.id,
+            x_name=ALICE.name,
+            o_id=999,
+            o_name="tttbot (smart)",
+            ai_difficulty="smart",
+            ai_mark=Mark.O,
+            moves=(4,),
+            deadline=now + 300,
+            created_at=now,
+        )
+    )
+    with pytest.raises(UserError) as refused:
+        await service.hint_in_channel(CHANNEL, ALICE)
+    assert str(refused.value) == "It is not your turn: waiting for tttbot (smart)."
+    assert await service.storage.get_game(waiting.id) == waiting
+
+
+async def test_a_hint_given_by_another_process_stays_on_the_game_played_here() -> None:
+    """A process's copy of a live game from before another process's hint is behind: the
+    move played here is saved over the stored, assisted game, and keeps the flag."""
+    clock = ManualClock(1_700_000_000.0)
+    storage = await SqliteStorage.open(":memory:", clock)
+    try:
+        here, elsewhere = (make_service(storage, clock) for _ in range(2))
+        started = await here.start_vs_ai(GUILD, CHANNEL, ALICE, "minimax")
+        hint = await elsewhere.hint_in_channel(CHANNEL, ALICE)
+        assert (hint.cell, hint.newly_assisted, hint.game.assisted) == (0, True, True)
+        played = await here.move_on_board(started.game.id, ALICE, 4, Clicked(CHANNEL, 555), 0)
+        assert played.game.assisted
+        again = await here.hint_in_channel(CHANNEL, ALICE)
+        assert (again.newly_assisted, again.game.version) == (False, played.game.version)
+        finished = await here.resign_in_channel(CHANNEL, ALICE)
+        assert finished.assisted
+        assert (await storage.player_stats(GUILD, ALICE.id)).records == {}
     finally:
         await storage.close()

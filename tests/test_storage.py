@@ -455,6 +455,51 @@ async def test_overdue_games_boundary_and_order(storage: Storage) -> None:
     assert await storage.overdue_games(T0 - 11) == []
 
 
+async def test_a_game_saved_as_assisted_stays_so_and_counts_for_nobody(
+    storage: Storage,
+) -> None:
+    game = await storage.create_game(vs_ai(ALICE, "minimax", Mark.O))
+    assert not game.assisted
+    # A hint is a compare-and-set like a move: the flag with the version it was asked on.
+    helped = await storage.save_game(replace(game, assisted=True, updated_at=T0 + 3))
+    assert helped is not None
+    assert (helped.assisted, helped.version, helped.moves) == (True, 2, ())
+    assert await storage.save_game(replace(game, assisted=True)) is None  # a stale version
+    assert await storage.get_game(game.id) == helped
+    assert await storage.live_game_in_channel(CHANNEL) == helped
+    played = await storage.save_game(moved(helped, 4, 0))
+    assert played is not None
+    assert played.assisted  # later moves keep it
+    done = await storage.save_game(finished(played, Mark.X, EndReason.LINE))
+    assert done is not None
+    assert done.assisted
+    # Neither the win nor anything else of it counts; an unassisted game beside it does.
+    await finish(storage, vs_ai(ALICE, "minimax", Mark.O, OTHER_CHANNEL), None, EndReason.DRAW)
+    stats = await storage.player_stats(GUILD, ALICE)
+    assert stats.records == {"minimax": Record(draws=1)}
+
+
+async def test_a_channels_finished_games_by_number_and_the_last_one(storage: Storage) -> None:
+    assert await storage.finished_game_in_channel(CHANNEL) is None
+    first = await finish(storage, new_game(), Mark.X, EndReason.LINE)
+    second = await finish(storage, new_game(x_id=BOB, o_id=ALICE), None, EndReason.DRAW)
+    elsewhere = await finish(storage, new_game(OTHER_CHANNEL), Mark.O, EndReason.RESIGN)
+    live = await storage.create_game(new_game())
+    # The last one to finish here, not a live one, nor the last one anywhere.
+    assert await storage.finished_game_in_channel(CHANNEL) == second
+    assert await storage.finished_game_in_channel(OTHER_CHANNEL) == elsewhere
+    assert await storage.finished_game_in_channel(CHANNEL, first.id) == first
+    assert await storage.finished_game_in_channel(CHANNEL, second.id) == second
+    # Another channel's game, a live one, and numbers no game has: none.
+    assert await storage.finished_game_in_channel(CHANNEL, elsewhere.id) is None
+    assert await storage.finished_game_in_channel(CHANNEL, live.id) is None
+    for number in (live.id + 1000, 0, -1, 2**63, 10**20):
+        assert await storage.finished_game_in_channel(CHANNEL, number) is None
+    done = await storage.save_game(finished(live, Mark.X, EndReason.RESIGN))
+    assert done is not None
+    assert await storage.finished_game_in_channel(CHANNEL) == done
+
+
 # -- stats and ratings ---------------------------------------------------------------------
 
 
@@ -849,20 +894,21 @@ OLD_MIGRATIONS_TABLE = (
 
 
 @asynccontextmanager
-async def _database_before_sizes(
-    dialect: str, request: pytest.FixtureRequest
+async def _database_before(
+    version: int, rows: tuple[str, ...], dialect: str, request: pytest.FixtureRequest
 ) -> AsyncIterator[Opener]:
-    """A database at schema version 2 holding :data:`BEFORE_SIZES`; opening it migrates it."""
-    older = [(version, sql) for version, sql in migration_files(dialect) if version < 3]
+    """A database at the schema before migration ``version``, holding ``rows``; opening it
+    migrates it."""
+    older = [(number, sql) for number, sql in migration_files(dialect) if number < version]
     if dialect == "sqlite":
         path = str(request.getfixturevalue("tmp_path") / "old.sqlite3")
         with closing(sqlite3.connect(path)) as lite, lite:
             lite.execute(OLD_MIGRATIONS_TABLE)
-            for version, sql in older:
+            for number, sql in older:
                 for statement in split_statements(sql):
                     lite.execute(statement)
-                lite.execute("INSERT INTO schema_migrations VALUES (?, 0)", (version,))
-            for statement in BEFORE_SIZES:
+                lite.execute("INSERT INTO schema_migrations VALUES (?, 0)", (number,))
+            for statement in rows:
                 lite.execute(statement)
         yield lambda: SqliteStorage.open(path, ManualClock(T0))
         return
@@ -872,26 +918,38 @@ async def _database_before_sizes(
         db = await asyncpg.connect(url)
         try:
             await db.execute(OLD_MIGRATIONS_TABLE)
-            for version, sql in older:
+            for number, sql in older:
                 await db.execute(sql)
-                await db.execute("INSERT INTO schema_migrations VALUES ($1, 0)", version)
-            for statement in BEFORE_SIZES:
+                await db.execute("INSERT INTO schema_migrations VALUES ($1, 0)", number)
+            for statement in rows:
                 await db.execute(statement)
         finally:
             await db.close()
         yield lambda: PostgresStorage.open(url, ManualClock(T0), pool_size=2)
 
 
-@pytest.mark.parametrize(
+@asynccontextmanager
+async def _migrated_from(
+    version: int, rows: tuple[str, ...], dialect: str, request: pytest.FixtureRequest
+) -> AsyncIterator[MigratedStorage]:
+    """The storage opened on :func:`_database_before`'s database: migrated from there."""
+    async with (
+        _database_before(version, rows, dialect, request) as open_storage,
+        opened(open_storage) as storage,
+    ):
+        yield storage
+
+
+every_dialect = pytest.mark.parametrize(
     "dialect", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 )
+
+
+@every_dialect
 async def test_a_database_from_before_board_sizes_keeps_everything_as_3x3(
     dialect: str, request: pytest.FixtureRequest
 ) -> None:
-    async with (
-        _database_before_sizes(dialect, request) as open_storage,
-        opened(open_storage) as storage,
-    ):
+    async with _migrated_from(3, BEFORE_SIZES, dialect, request) as storage:
         assert 3 in await storage.schema_versions()
         challenge = await storage.pending_challenge_in_channel(CHANNEL)
         assert challenge is not None
@@ -914,6 +972,31 @@ async def test_a_database_from_before_board_sizes_keeps_everything_as_3x3(
         assert (await storage.player_stats(GUILD, ALICE)).rating == 1234.5
         await finish(storage, new_game(), Mark.X, EndReason.LINE)
         assert (await storage.player_stats(GUILD, ALICE)).against(VS_MEMBER) == Record(3, 1, 0)
+
+
+# What a database from before migration 0006 (hints) holds: a finished game, which had none.
+BEFORE_HINTS = (
+    "INSERT INTO games (guild_id, channel_id, x_id, o_id, x_name, o_name, size, moves, status,"
+    " winner, end_reason, version, created_at, updated_at)"
+    " VALUES (10, 20, 101, 102, 'alice', 'bob', 3, '0,3,1,4,2', 'finished', 'X', 'line', 6, 0, 0)",
+)
+
+
+@every_dialect
+async def test_a_database_from_before_hints_keeps_its_games_unassisted(
+    dialect: str, request: pytest.FixtureRequest
+) -> None:
+    async with _migrated_from(6, BEFORE_HINTS, dialect, request) as storage:
+        assert 6 in await storage.schema_versions()
+        old = await storage.finished_game_in_channel(CHANNEL)
+        assert old is not None
+        assert (old.moves, old.winner, old.assisted) == ((0, 3, 1, 4, 2), Mark.X, False)
+        # A game started now begins unassisted too, and takes the flag when saved with it.
+        game = await storage.create_game(vs_ai(ALICE, "smart", Mark.O))
+        assert not game.assisted
+        helped = await storage.save_game(replace(game, assisted=True))
+        assert helped is not None
+        assert helped.assisted
 
 
 async def test_close_challenge_rejects_nonsense(storage: Storage) -> None:

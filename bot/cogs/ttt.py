@@ -31,6 +31,7 @@ from bot.service import (
 )
 from bot.storage.base import ChallengeRecord, GameRecord
 from game import BOARD_SIZES, DEFAULT_SIZE, cell_name, parse_cell
+from game.ai import DIFFICULTIES as LEVELS
 
 if TYPE_CHECKING:
     from bot.client import TTTBot
@@ -73,6 +74,16 @@ FIRST_CHOICES = [
     app_commands.Choice(name=locale_str("me"), value="me"),
     app_commands.Choice(name=locale_str("bot"), value="bot"),
     app_commands.Choice(name=locale_str("random"), value="random"),
+]
+# The levels weakest first, each with its line: Discord shows a choice's name (100 characters
+# at most), so the description goes in it (translated by the command translator, which reads
+# the level from the extras).
+DIFFICULTY_CHOICES = [
+    app_commands.Choice(
+        name=locale_str(f"{level.name} — {level.description}", level=level.name),
+        value=level.name,
+    )
+    for level in LEVELS
 ]
 
 
@@ -153,11 +164,11 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         difficulty=locale_str("difficulty"), first=locale_str("first"), size=locale_str("size")
     )
     @app_commands.describe(
-        difficulty=locale_str("How well I play"),
+        difficulty=locale_str("How well I play, weakest first"),
         first=locale_str("Who moves first (and plays X); default: you"),
         size=SIZE_HELP,
     )
-    @app_commands.choices(difficulty=_choices(DIFFICULTIES), first=FIRST_CHOICES)
+    @app_commands.choices(difficulty=DIFFICULTY_CHOICES, first=FIRST_CHOICES)
     @app_commands.choices(size=SIZE_CHOICES)
     async def vs_ai(
         self,
@@ -254,6 +265,43 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
             _, channel_id = place(interaction)
             game = await self.bot.service.end_in_channel(channel_id)
             await self._post_board(interaction, game, None)
+
+    # -- hints and reviews -----------------------------------------------------------------
+
+    @ttt.command(
+        name=locale_str("hint"),
+        description=locale_str(
+            "Against me: the best move, for you alone (the game then counts in no stats)"
+        ),
+    )
+    async def hint(self, interaction: discord.Interaction[Any]) -> None:
+        async with self._handling(interaction):
+            _, channel_id = place(interaction)
+            hint = await self.bot.service.hint_in_channel(channel_id, actor(interaction.user))
+            reply = render.hint_reply(hint, respond.private_language(interaction))
+            await respond.post(interaction, reply, ephemeral=True)
+            game = hint.game
+            if hint.newly_assisted and game.message_id is not None:
+                # Everyone watching the board sees that the game is assisted from now on.
+                board = render.board_reply(game, render.last_answer_note(game))
+                await self._edit(interaction, channel_id, game.message_id, board)
+
+    @ttt.command(
+        name=locale_str("review"),
+        description=locale_str("A finished game move by move, for you alone"),
+    )
+    @app_commands.rename(game=locale_str("game"))
+    @app_commands.describe(
+        game=locale_str("Its number, as on its board (Game #12); default: this channel's last game")
+    )
+    async def review(
+        self, interaction: discord.Interaction[Any], game: app_commands.Range[int, 1] | None = None
+    ) -> None:
+        async with self._handling(interaction):
+            _, channel_id = place(interaction)
+            review = await self.bot.service.review(channel_id, game)
+            reply = render.review_reply(review, respond.private_language(interaction))
+            await respond.post(interaction, reply, ephemeral=True)
 
     async def _post_board(
         self, interaction: discord.Interaction[Any], game: GameRecord, note: str | None
@@ -374,7 +422,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     @ttt.command(name=locale_str("help"), description=locale_str("How to play"))
     async def help(self, interaction: discord.Interaction[Any]) -> None:
         async with self._handling(interaction):
-            reply = render.help_reply(respond.private_language(interaction), DIFFICULTIES)
+            reply = render.help_reply(respond.private_language(interaction))
             await respond.post(interaction, reply, ephemeral=True)
 
     # -- buttons (see bot.components) ---------------------------------------------------
@@ -450,6 +498,16 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
                 started = await self.bot.service.rematch(game_id, actor(interaction.user), clicked)
                 note = render.move_note(started.game, None, started.ai_cell)
                 await self._post_board(interaction, started.game, note)
+            except Exception as error:
+                await respond.report_error(interaction, error)
+
+    async def review_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
+        async with self._handling(interaction):
+            try:
+                clicked = _on_board(interaction, game_id)
+                review = await self.bot.service.review(clicked.channel_id, game_id)
+                reply = render.review_reply(review, respond.private_language(interaction))
+                await respond.post(interaction, reply, ephemeral=True)
             except Exception as error:
                 await respond.report_error(interaction, error)
 

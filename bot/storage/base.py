@@ -119,6 +119,8 @@ class GameRecord(GameSetup):
     version: int  # bumped by every save: the optimistic lock for concurrent clicks
     created_at: float
     updated_at: float
+    # Its player asked the bot for a hint (a game against the bot only): it counts for nobody.
+    assisted: bool = False
 
     @property
     def board(self) -> Board:
@@ -250,8 +252,9 @@ class Storage(Protocol):
         ...
 
     async def save_game(self, game: GameRecord) -> GameRecord | None:
-        """Write ``game``'s moves, status, winner, end reason and deadline, if the stored row
-        still has ``game.version`` and is active; return it with the version bumped, else None.
+        """Write ``game``'s moves, status, winner, end reason, deadline and ``assisted``, if
+        the stored row still has ``game.version`` and is active; return it with the version
+        bumped, else None.
 
         When the save finishes the game, stats and ratings are recorded in the same
         transaction, so a game counts exactly once.
@@ -260,6 +263,14 @@ class Storage(Protocol):
 
     async def set_game_message(self, game_id: int, message_id: int) -> None:
         """Record the live board message (does not bump the version)."""
+        ...
+
+    async def finished_game_in_channel(
+        self, channel_id: int, game_id: int | None = None
+    ) -> GameRecord | None:
+        """The finished game ``game_id`` if it was played in ``channel_id``; without
+        ``game_id``, the channel's last finished game. None if there is no such game (for any
+        int: ids come from what members type)."""
         ...
 
     async def overdue_games(self, now: float, shards: ShardSlice = EVERY_GUILD) -> list[GameRecord]:

@@ -58,7 +58,8 @@ def increments(score: results.Score) -> tuple[int, int, int]:
 
 def saved_game_values(game: GameRecord) -> tuple[Any, ...]:
     """The values of a game's compare-and-set UPDATE, in both engines' order: moves, status,
-    winner, end_reason, deadline, updated_at, then the id and the version it must still have."""
+    winner, end_reason, deadline, updated_at, assisted, then the id and the version it must
+    still have."""
     return (
         moves_text(game.moves),
         game.status.value,
@@ -66,6 +67,7 @@ def saved_game_values(game: GameRecord) -> tuple[Any, ...]:
         None if game.end_reason is None else game.end_reason.value,
         game.deadline,
         game.updated_at,
+        game.assisted,
         game.id,
         game.version,
     )
@@ -97,6 +99,8 @@ def game(row: Row) -> GameRecord:
         status=GameStatus(values["status"]),
         winner=_optional_mark(values["winner"]),
         end_reason=None if end_reason is None else EndReason(end_reason),
+        # SQLite keeps a flag as 0 or 1.
+        assisted=bool(values["assisted"]),
     )
     return GameRecord(**values)
 
@@ -124,6 +128,10 @@ def reply_route_values(route: ReplyRoute) -> tuple[Any, ...]:
     """The values of both engines' route upsert: channel, token, expiry, message."""
     return route.channel_id, route.token, route.expires_at, route.message_id
 
+
+# The columns that hold a flag: SQLite keeps it as 0 or 1, PostgreSQL as a boolean, which a
+# copy from SQLite must be given.
+FLAG_COLUMNS = frozenset({"assisted"})
 
 # A channel without a reply route: the bot is in it, and may post there itself.
 WITHOUT_ROUTE = "channel_id NOT IN (SELECT channel_id FROM reply_routes)"

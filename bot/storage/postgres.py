@@ -296,8 +296,8 @@ class PostgresStorage:
         # players.
         row = await db.fetchrow(
             "UPDATE games SET moves = $1, status = $2, winner = $3, end_reason = $4,"
-            " deadline = $5, version = version + 1, updated_at = $6"
-            " WHERE id = $7 AND version = $8 AND status = 'active'"
+            " deadline = $5, version = version + 1, updated_at = $6, assisted = $7"
+            " WHERE id = $8 AND version = $9 AND status = 'active'"
             f" RETURNING {codec.GAME_COLUMNS}",
             *codec.saved_game_values(game),
         )
@@ -306,6 +306,23 @@ class PostgresStorage:
     async def set_game_message(self, game_id: int, message_id: int) -> None:
         await self._pool.execute(
             "UPDATE games SET message_id = $1 WHERE id = $2", message_id, game_id
+        )
+
+    async def finished_game_in_channel(
+        self, channel_id: int, game_id: int | None = None
+    ) -> GameRecord | None:
+        if game_id is None:
+            return codec.first(
+                await self._games(
+                    "channel_id = $1 AND status = 'finished' ORDER BY id DESC LIMIT 1", channel_id
+                )
+            )
+        if not codec.is_row_id(game_id):
+            return None
+        return codec.first(
+            await self._games(
+                "id = $1 AND channel_id = $2 AND status = 'finished'", game_id, channel_id
+            )
         )
 
     async def overdue_games(self, now: float, shards: ShardSlice = EVERY_GUILD) -> list[GameRecord]:

@@ -180,6 +180,17 @@ class _Database:
             )
         )
 
+    def finished_game_in_channel(self, channel_id: int, game_id: int | None) -> GameRecord | None:
+        if game_id is None:
+            return codec.first(
+                self._games(
+                    "channel_id = ? AND status = 'finished' ORDER BY id DESC LIMIT 1", channel_id
+                )
+            )
+        return codec.first(
+            self._games("id = ? AND channel_id = ? AND status = 'finished'", game_id, channel_id)
+        )
+
     def overdue_games(self, now: float, shards: ShardSlice) -> list[GameRecord]:
         return self._games(
             f"status = 'active' AND deadline <= ? AND {_in_shards(shards)} ORDER BY deadline, id",
@@ -480,6 +491,13 @@ class SqliteStorage:
     async def set_game_message(self, game_id: int, message_id: int) -> None:
         await self._run(self._database.set_game_message, game_id, message_id)
 
+    async def finished_game_in_channel(
+        self, channel_id: int, game_id: int | None = None
+    ) -> GameRecord | None:
+        if game_id is not None and not codec.is_row_id(game_id):
+            return None
+        return await self._run(self._database.finished_game_in_channel, channel_id, game_id)
+
     async def overdue_games(self, now: float, shards: ShardSlice = EVERY_GUILD) -> list[GameRecord]:
         return await self._run(self._database.overdue_games, now, shards)
 
@@ -583,7 +601,7 @@ def _exists(db: sqlite3.Connection, sql: str, *params: Any) -> bool:
 def _save_game(db: sqlite3.Connection, game: GameRecord) -> GameRecord | None:
     cursor = db.execute(
         "UPDATE games SET moves = ?, status = ?, winner = ?, end_reason = ?,"
-        " deadline = ?, version = version + 1, updated_at = ?"
+        " deadline = ?, version = version + 1, updated_at = ?, assisted = ?"
         " WHERE id = ? AND version = ? AND status = 'active'",
         codec.saved_game_values(game),
     )

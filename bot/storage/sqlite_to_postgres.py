@@ -13,11 +13,13 @@ from __future__ import annotations
 import sqlite3
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 
 from bot.clock import Clock
 from bot.config import ConfigError, DatabaseUrl
+from bot.storage import codec
 from bot.storage.connect import open_postgres
 from bot.storage.migrations import migration_files
 from bot.storage.postgres import COPIED_COLUMNS, ID_TABLES, NotEmptyError, Snapshot
@@ -34,9 +36,12 @@ def read_sqlite(path: Path) -> Snapshot:
         with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as db:
             _check_schema(db, where)
             rows = {
-                table: db.execute(
-                    f"SELECT {', '.join(columns)} FROM {table} ORDER BY rowid"
-                ).fetchall()
+                table: [
+                    _typed(columns, row)
+                    for row in db.execute(
+                        f"SELECT {', '.join(columns)} FROM {table} ORDER BY rowid"
+                    )
+                ]
                 for table, columns in COPIED_COLUMNS.items()
             }
             # AUTOINCREMENT's high-water marks: ids handed out by rows deleted since.
@@ -48,6 +53,14 @@ def read_sqlite(path: Path) -> Snapshot:
     except sqlite3.Error as error:
         raise ConfigError(f"cannot read {where}: {error}") from None
     return Snapshot(rows=rows, highest_ids=highest_ids)
+
+
+def _typed(columns: tuple[str, ...], row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A SQLite row as PostgreSQL's columns take it: flags (0 or 1 in SQLite) as booleans."""
+    return tuple(
+        bool(value) if column in codec.FLAG_COLUMNS else value
+        for column, value in zip(columns, row, strict=True)
+    )
 
 
 def _check_schema(db: sqlite3.Connection, where: str) -> None:
