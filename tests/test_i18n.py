@@ -106,23 +106,30 @@ async def test_localised_command_names_follow_discords_rules() -> None:
     names: dict[str, list[str]] = {}
     for command in bot.tree.get_commands():
         payload = await command.get_translated_payload(bot.tree, translator)
-        for locale, name in _names(payload):
+        for locale, name in _localised(payload, "name"):
             assert NAME.fullmatch(name), name
             assert name == name.lower(), name
             names.setdefault(locale, []).append(name)
-    # Every covered locale names the 9 subcommands and their 9 options (a name the same as
+        # Descriptions and choices: 1 to 100 characters in every language, as Discord allows.
+        for _, text in _localised(payload, "description"):
+            assert 1 <= len(text) <= 100, text
+    # Every covered locale names the 11 subcommands and their 10 options (a name the same as
     # English, like French "stats", is not sent), and /ttt itself stays /ttt.
     assert set(names) == {locale.value for locale in i18n.CATALOGUES}
     for localised in names.values():
-        assert len(localised) >= 17
+        assert len(localised) >= 19
         assert "ttt" not in localised
 
 
-def _names(payload: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    localised = payload.get("name_localizations") or {}
-    yield from localised.items()
+def _localised(payload: dict[str, Any], field: str) -> Iterator[tuple[str, str]]:
+    """Every ``<field>_localizations`` entry of a command, its options and their choices
+    (choices' names count as descriptions here: they are text, not identifiers)."""
+    yield from (payload.get(f"{field}_localizations") or {}).items()
+    if field == "description":
+        for choice in payload.get("choices") or []:
+            yield from (choice.get("name_localizations") or {}).items()
     for option in payload.get("options") or []:
-        yield from _names(option)
+        yield from _localised(option, field)
 
 
 def test_every_covered_discord_locale_reads_its_catalogue() -> None:
