@@ -356,7 +356,6 @@ class GameService:
         if first not in FIRST_PLAYERS:
             raise UserError("Pick who moves first: {}.", ", ".join(FIRST_PLAYERS))
         _check_size(size)
-        await self._require_free_channel(channel_id)
         bot_first = first == "bot" or (first == "random" and self._rng.random() < 0.5)
         return await self._start_vs_ai(
             guild_id, channel_id, user, difficulty, bot_first, None, size, language
@@ -374,7 +373,12 @@ class GameService:
         language: str,
     ) -> Started:
         bot = Actor(self.bot_user.id, f"{self.bot_user.name} ({difficulty})", is_bot=True)
-        ai_cell = await self._choose(difficulty, Board(size)) if bot_first else None
+        ai_cell = None
+        if bot_first:
+            # Not for nothing: the opening move may be a search. Otherwise the database's
+            # refusal of a second occupant says the channel is busy, one round trip sooner.
+            await self._require_free_channel(channel_id)
+            ai_cell = await self._choose(difficulty, Board(size))
         game = self._new_game(
             guild_id,
             channel_id,
@@ -400,7 +404,6 @@ class GameService:
             raise UserError("This game is still going: finish it before a rematch.")
         if old.mark_of(user.id) is None:
             raise UserError("Only the players of this game can start a rematch.")
-        await self._require_free_channel(old.channel_id)
         if old.ai_mark is not None and old.ai_difficulty is not None:
             return await self._start_vs_ai(
                 old.guild_id,

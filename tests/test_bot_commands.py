@@ -356,7 +356,9 @@ async def test_rematch_swaps_sides_once(sim: DiscordSim, harness: BotHarness) ->
         again = await sim.click(s.bob, board, rematch)
         assert again.message is not None
         assert "❌ **bob** vs ⭕ **alice**" in text_of(again.message)
-        refused(await sim.click(s.alice, board, rematch), "There is already a game in this channel")
+        refused(
+            await sim.click(s.alice, board, rematch), "A rematch of this game was already started."
+        )
         await sim.slash(s.bob, s.channel, "ttt resign")
         refused(
             await sim.click(s.alice, board, rematch), "A rematch of this game was already started."
