@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from bot.components import GAME_ACTION_ID
 from tests.bot_harness import (
     BotHarness,
@@ -143,9 +145,12 @@ async def test_a_timeout_in_a_group_dm_edits_the_board_through_the_latest_token(
 
 
 @both_engines
+@pytest.mark.parametrize("next_command", ["ttt stats", "ttt move"])
 async def test_a_timeout_with_no_token_left_is_shown_by_the_next_interaction_there(
-    sim: DiscordSim, harness: BotHarness
+    sim: DiscordSim, harness: BotHarness, next_command: str
 ) -> None:
+    """Whatever comes next there: an answer (the game follows it), or a refusal (there is no
+    game to move in any more: the game comes first, then the refusal)."""
     s = sim.seed
     group = sim.group_dm("friends", s.alice, s.bob)
     sim.install_for_user(s.alice)
@@ -157,9 +162,13 @@ async def test_a_timeout_with_no_token_left_is_shown_by_the_next_interaction_the
         bot.wake_sweeper()
         await bot.sweep()
         assert is_live(board)  # nothing could show it
-        shown = await sim.slash(s.alice, group, "ttt stats")
-        result = await sim.wait_for(lambda: shown.followups, 5)
-        assert "⭕ **bob** ran out of time: ❌ **alice** wins." in text_of(result[0])
+        options = {"cell": "A1"} if next_command == "ttt move" else {}
+        shown = await sim.slash(s.alice, group, next_command, options=options)
+        await sim.wait_for(lambda: shown.followups, 5)
+        texts = [text_of(message) for message in [shown.message, *shown.followups] if message]
+        assert sum("⭕ **bob** ran out of time: ❌ **alice** wins." in text for text in texts) == 1
+        if next_command == "ttt move":
+            assert any("There is no game in this channel" in text for text in texts)
         # Shown once: the next interaction does not show it again.
         again = await sim.slash(s.alice, group, "ttt stats")
     assert again.followups == []

@@ -111,9 +111,15 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         """Every handler: counted for shutdown, and answered within Discord's deadline; in a
         channel the bot is not in, followed by a game that ended there unseen."""
         async with self.bot.in_flight(), respond.answering(interaction):
-            yield
+            failed: Exception | None = None
+            try:
+                yield
+            except Exception as error:  # reported by the caller, after the unseen game
+                failed = error
             if not respond.reaches_channel(interaction) and interaction.channel_id is not None:
                 await self._show_unseen(interaction, interaction.channel_id)
+            if failed is not None:
+                raise failed
 
     async def _show_unseen(self, interaction: discord.Interaction[Any], channel_id: int) -> None:
         """A game here ran out of time when no interaction's token could edit its board: its
