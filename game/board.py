@@ -287,8 +287,8 @@ class Board:
         if not 3 <= size <= len(COLUMN_LETTERS) or any(len(row) != size for row in rows):
             raise InvalidBoardError(
                 text,
-                f"{quote_input(text)} is not a board: give 3 rows of 3 cells separated by '/', "
-                "each cell X, O or '.', like X.O/.X./...",
+                f"{quote_input(text)} is not a board: give N rows of N cells (N from 3 to "
+                f"{len(COLUMN_LETTERS)}) separated by '/', each cell X, O or '.', like X.O/.X./...",
             )
         x_mask = o_mask = 0
         for index, char in enumerate("".join(rows).upper()):

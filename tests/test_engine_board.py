@@ -240,3 +240,9 @@ def test_an_error_quotes_what_was_typed_on_one_line() -> None:
     message = str(caught.value)
     assert "\n" not in message
     assert message.startswith('"B2\\n\\"@everyone" is not a cell')
+
+
+def test_a_malformed_board_string_says_what_shape_any_size_takes() -> None:
+    """Not only 3x3's: a 5x5 string with a row too short is told N rows of N cells."""
+    with pytest.raises(InvalidBoardError, match=r"N rows of N cells \(N from 3 to 9\)"):
+        Board.from_string("...../...../...../...../....")
