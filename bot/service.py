@@ -817,11 +817,6 @@ def size_name(size: int) -> str:
     return f"{size}\N{MULTIPLICATION SIGN}{size}"
 
 
-def size_label(size: int) -> str:
-    """A board size with its rule, as the size choices and messages put it."""
-    return f"{size_name(size)} ({standard_line_length(size)} in a row)"
-
-
 def _check_size(size: int) -> None:
     if size not in BOARD_SIZES:
         sizes = ", ".join(size_name(side) for side in BOARD_SIZES)

@@ -17,8 +17,9 @@ import pytest
 import bot.service
 from bot import respond
 from bot.components import GAME_ACTION_ID
-from bot.render import ASSISTED
-from bot.service import NO_GAME, size_label, size_name
+from bot.i18n import ENGLISH_LANGUAGE
+from bot.render import ASSISTED, size_label
+from bot.service import NO_GAME, size_name
 from game import Board, cell_name, parse_cell
 from game.ai import DIFFICULTIES
 from game.review import best_move, review_game
@@ -49,7 +50,7 @@ from tests.known_games import (
 from tests.test_bot_games import is_live
 from tests.test_bot_sizes import challenge_and_accept
 
-MEMBERS = f"❌ **alice** (X) vs ⭕ **bob** (O), {size_label(3)}"
+MEMBERS = f"❌ **alice** (X) vs ⭕ **bob** (O), {size_label(3, ENGLISH_LANGUAGE)}"
 _T = TypeVar("_T")
 HINT_SENTENCE = "Hint: {}. This game is assisted now, so it counts in no stats."
 
@@ -228,7 +229,7 @@ async def test_a_whole_5x5_game_is_reviewed_within_discords_limits(
         ix = await sim.slash(s.carol, s.channel, "ttt review")
     _, header, moves = await review_of(ix)
     assert header == [
-        f"❌ **alice** (X) vs ⭕ **bob** (O), {size_label(5)}",
+        f"❌ **alice** (X) vs ⭕ **bob** (O), {size_label(5, ENGLISH_LANGUAGE)}",
         "🤝 It's a draw.",
     ]
     assert moves == FULL_5X5_REVIEW
@@ -272,7 +273,10 @@ async def test_only_a_finished_board_offers_review_at_every_size(
         review = await sim.click(s.bob, board, button_id(board, GAME_ACTION_ID, action="review"))
     assert Board.from_moves(moves, size) == board_of(board)
     _, header, lines = await review_of(review)
-    assert header[0] == f"❌ **alice** (X) vs ⭕ **tttbot (random)** (O), {size_label(size)}"
+    assert (
+        header[0]
+        == f"❌ **alice** (X) vs ⭕ **tttbot (random)** (O), {size_label(size, ENGLISH_LANGUAGE)}"
+    )
     assert lines == [move.sentence for move in review_game(moves, size)]
 
 

@@ -59,10 +59,6 @@ def in_a_server(interaction: discord.Interaction[Any]) -> bool:
     return True
 
 
-def _choices(values: tuple[str, ...]) -> list[app_commands.Choice[str]]:
-    return [app_commands.Choice(name=value, value=value) for value in values]
-
-
 # Command and option texts are locale_str: Babel extracts them, and the command translator
 # (bot.i18n) gives Discord each language's.
 SIZE_CHOICES = [
