@@ -25,7 +25,7 @@ from bot.config import ConfigError, Settings
 from bot.i18n import CommandTranslator
 from bot.service import Actor, GameService, Swept, UserError
 from bot.stalls import watch_stalls
-from bot.storage.base import EVERY_GUILD, ShardSlice, Storage
+from bot.storage.base import EVERY_GUILD, ReplyRoute, ShardSlice, Storage
 from bot.storage.connect import open_storage
 from game.search import SearchBudget
 
@@ -406,10 +406,11 @@ class TTTBot(commands.AutoShardedBot):
             if message_id is not None:
                 await self.service.set_challenge_message(challenge.id, message_id)
         for game in settled.games:
-            shown = game.message_id is not None and await self.edit_shown(
-                game.channel_id, game.message_id, render.board_reply(game)
+            route = await self.service.reply_route(game.channel_id)
+            shown = game.message_id is not None and await self._edit_by(
+                route, game.channel_id, game.message_id, render.board_reply(game)
             )
-            if not shown and await self.service.reply_route(game.channel_id) is not None:
+            if not shown and route is not None:  # the next interaction there shows it
                 await self.service.note_unseen(game)
         for challenge in settled.challenges:
             if challenge.message_id is not None:
@@ -428,12 +429,19 @@ class TTTBot(commands.AutoShardedBot):
         if reaches:
             return await respond.edit_message(self, channel_id, message_id, reply)
         route = await self.service.reply_route(channel_id)
-        if route is not None:
-            return await respond.edit_through(self, route, message_id, reply, self.clock.now())
-        if reaches is None:  # a channel the bot is in: it never needed a route there
+        if route is None and reaches is not None:
+            log.info("no way to edit message %s in channel %s yet", message_id, channel_id)
+            return False
+        return await self._edit_by(route, channel_id, message_id, reply)
+
+    async def _edit_by(
+        self, route: ReplyRoute | None, channel_id: int, message_id: int, reply: render.Reply
+    ) -> bool:
+        """Edit through the channel when it has no route (the bot is in it), else through the
+        route's token."""
+        if route is None:
             return await respond.edit_message(self, channel_id, message_id, reply)
-        log.info("no way to edit message %s in channel %s yet", message_id, channel_id)
-        return False
+        return await respond.edit_through(self, route, message_id, reply, self.clock.now())
 
     async def _post(self, channel_id: int, reply: render.Reply) -> int | None:
         """Post a message outside an interaction; its id, or None (logged) if that failed."""
