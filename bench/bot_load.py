@@ -398,17 +398,19 @@ async def run(args: argparse.Namespace) -> None:
         if args.database_url:
             targets.append(TTTBot(args.database_url, args.database_url.split(":", 1)[0]))
         targets.append(BareBot())
-        sim = DiscordSim(response_deadline=DEADLINE, interaction_timeout=DEADLINE)
-        sim.spec_checks = False
-        await sim.start()
-        try:
-            guild = sim.add_guild("load")
-            results = []
-            for target in targets:
-                print(f"measuring {target.name}...", flush=True)
+        results = []
+        for target in targets:
+            print(f"measuring {target.name}...", flush=True)
+            # A server of its own for each bot: the one measured last would otherwise pay for
+            # every message and record the earlier runs left in the server's memory.
+            sim = DiscordSim(response_deadline=DEADLINE, interaction_timeout=DEADLINE)
+            sim.spec_checks = False
+            await sim.start()
+            try:
+                guild = sim.add_guild("load")
                 results.append(await bench_target(sim, guild, target, args, folder))
-        finally:
-            await sim.stop()
+            finally:
+                await sim.stop()
     report(results, args)
 
 

@@ -12,18 +12,32 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import marshal
 import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
     from .server import DiscordSim
 
 JSON = dict[str, Any]
+J = TypeVar("J")
 
 DISCORD_EPOCH_MS = 1420070400000
+
+
+def copy_json(value: J) -> J:
+    """A deep copy of JSON data (dicts, lists, strings, numbers, booleans, None). ``marshal``
+    copies it in C, about five times faster than ``copy.deepcopy``: the load benchmark's driver
+    spent a third of its time copying messages, which took CPU from the bot under test."""
+    data: Any = value
+    try:
+        return cast("J", marshal.loads(marshal.dumps(data)))
+    except ValueError:  # not plain JSON data after all
+        return copy.deepcopy(value)
+
 
 # Message flag bits the simulator interprets.
 FLAG_SUPPRESS_EMBEDS = 1 << 2
@@ -470,10 +484,10 @@ class SimMessage:
     def snapshot(self) -> MessageVersion:
         return MessageVersion(
             content=self.content,
-            embeds=copy.deepcopy(self.embeds),
-            components=copy.deepcopy(self.components),
+            embeds=copy_json(self.embeds),
+            components=copy_json(self.components),
             flags=self.flags,
-            allowed_mentions=copy.deepcopy(self.allowed_mentions),
+            allowed_mentions=copy_json(self.allowed_mentions),
             edited_at=self.edited_at,
         )
 
@@ -484,9 +498,9 @@ class SimMessage:
             "type": self.type,
             "content": self.content,
             "author": self.author.payload(),
-            "embeds": copy.deepcopy(self.embeds),
-            "components": copy.deepcopy(self.components),
-            "attachments": copy.deepcopy(self.attachments),
+            "embeds": copy_json(self.embeds),
+            "components": copy_json(self.components),
+            "attachments": copy_json(self.attachments),
             "flags": self.flags,
             "timestamp": iso(self.created_at),
             "edited_timestamp": iso(self.edited_at) if self.edited_at else None,

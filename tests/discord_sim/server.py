@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import functools
 import itertools
 import json
@@ -89,6 +88,7 @@ from .models import (
     SimUsageError,
     SimUser,
     SnowflakeFactory,
+    copy_json,
     iso,
 )
 
@@ -562,9 +562,9 @@ class DiscordSim:
 
     def commands(self, guild: SimGuild | int | None = None) -> list[JSON]:
         if guild is None:
-            return copy.deepcopy(self._global_commands)
+            return copy_json(self._global_commands)
         gid = guild if isinstance(guild, int) else guild.id
-        return copy.deepcopy(self._guild_commands.get(gid, []))
+        return copy_json(self._guild_commands.get(gid, []))
 
     def take_violations(self) -> list[str]:
         """Return and clear the recorded violations (for tests that provoke them on purpose)."""
@@ -699,10 +699,10 @@ class DiscordSim:
             channel=channel,
             author=author,
             content=str(body.get("content") or ""),
-            embeds=copy.deepcopy(body.get("embeds") or []),
-            components=copy.deepcopy(body.get("components") or []),
+            embeds=copy_json(body.get("embeds") or []),
+            components=copy_json(body.get("components") or []),
             flags=flags,
-            allowed_mentions=copy.deepcopy(body.get("allowed_mentions")),
+            allowed_mentions=copy_json(body.get("allowed_mentions")),
             attachments=self._attachments(files),
             tts=bool(body.get("tts")),
         )
@@ -780,8 +780,8 @@ class DiscordSim:
             msg.edits.append(msg.snapshot())
             msg.edited_at = time.time()
         msg.content = str(state["content"] or "")
-        msg.embeds = copy.deepcopy(state["embeds"])
-        msg.components = copy.deepcopy(state["components"])
+        msg.embeds = copy_json(state["embeds"])
+        msg.components = copy_json(state["components"])
         msg.flags = int(state["flags"]) & ~FLAG_LOADING
         if "attachments" in body or files:
             kept = [
@@ -791,7 +791,7 @@ class DiscordSim:
             ]
             msg.attachments = kept + self._attachments(files)
         if "allowed_mentions" in body:
-            msg.allowed_mentions = copy.deepcopy(body["allowed_mentions"])
+            msg.allowed_mentions = copy_json(body["allowed_mentions"])
 
     async def _dispatch_message_event(
         self, event: str, msg: SimMessage, data: JSON | None = None
@@ -803,7 +803,7 @@ class DiscordSim:
         for session in self.live_sessions():
             if not session.covers(guild) or not session.intents & intent:
                 continue
-            payload = copy.deepcopy(data) if data is not None else msg.payload()
+            payload = copy_json(data) if data is not None else msg.payload()
             can_read = (
                 session.intents & INTENT_MESSAGE_CONTENT
                 or msg.author is self.bot_user
@@ -1206,7 +1206,7 @@ class DiscordSim:
         return self._guild_commands.setdefault(guild.id, [])
 
     def _stored_command(self, data: JSON, guild_id: str | None, existing: list[JSON]) -> JSON:
-        out = copy.deepcopy(data)
+        out = copy_json(data)
         out.setdefault("type", 1)
         out.setdefault("description", "")
         perms = out.get("default_member_permissions")
@@ -1225,7 +1225,7 @@ class DiscordSim:
 
     async def _list_commands(self, call: _Call, app_id: str, guild_id: str | None = None) -> Reply:
         scope = self._command_scope(app_id, guild_id)
-        return 200, copy.deepcopy(scope)
+        return 200, copy_json(scope)
 
     async def _put_commands(self, call: _Call, app_id: str, guild_id: str | None = None) -> Reply:
         scope = self._command_scope(app_id, guild_id)
@@ -1234,7 +1234,7 @@ class DiscordSim:
             return self._reject(f"{call.method} {call.path}", problems)
         stored = [self._stored_command(c, guild_id, scope) for c in call.body]
         scope[:] = stored
-        return 200, copy.deepcopy(stored)
+        return 200, copy_json(stored)
 
     async def _post_command(self, call: _Call, app_id: str, guild_id: str | None = None) -> Reply:
         scope = self._command_scope(app_id, guild_id)
@@ -1246,9 +1246,9 @@ class DiscordSim:
         replaced = [i for i, c in enumerate(scope) if c["id"] == stored["id"]]
         if replaced:
             scope[replaced[0]] = stored
-            return 200, copy.deepcopy(stored)
+            return 200, copy_json(stored)
         scope.append(stored)
-        return 201, copy.deepcopy(stored)
+        return 201, copy_json(stored)
 
     def _find_command(self, app_id: str, ids: tuple[str, ...]) -> tuple[list[JSON], int]:
         guild_id, command_id = (ids[0], ids[1]) if len(ids) == 2 else (None, ids[0])
@@ -1260,7 +1260,7 @@ class DiscordSim:
 
     async def _get_command(self, call: _Call, app_id: str, *ids: str) -> Reply:
         scope, index = self._find_command(app_id, ids)
-        return 200, copy.deepcopy(scope[index])
+        return 200, copy_json(scope[index])
 
     async def _patch_command(self, call: _Call, app_id: str, *ids: str) -> Reply:
         scope, index = self._find_command(app_id, ids)
@@ -1270,7 +1270,7 @@ class DiscordSim:
             return self._reject(f"{call.method} {call.path}", problems)
         merged["version"] = str(self.snowflakes.next())
         scope[index] = merged
-        return 200, copy.deepcopy(merged)
+        return 200, copy_json(merged)
 
     async def _delete_command(self, call: _Call, app_id: str, *ids: str) -> Reply:
         scope, index = self._find_command(app_id, ids)
@@ -1392,7 +1392,7 @@ class DiscordSim:
         if problems:
             record.rejected = "invalid"
             return self._reject(context, problems)
-        record.modal = copy.deepcopy(data)
+        record.modal = copy_json(data)
         return self._callback_reply(record, call, {"type": 9})
 
     def _webhook_record(
