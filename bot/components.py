@@ -41,13 +41,17 @@ class IdFormat:
             for part in self._parts
         )
         self._pattern = re.compile(self.template)
+        self._format = ":".join(
+            part.replace("{", "{{").replace("}", "}}")
+            if isinstance(part, str)
+            else f"{{{part[0]}}}"
+            for part in self._parts
+        )
 
     def build(self, **values: object) -> str:
         """The custom_id with ``values`` in its fields; a value the template would not match
         raises ValueError, so a button can never carry an id that routes nowhere."""
-        custom_id = ":".join(
-            part if isinstance(part, str) else str(values[part[0]]) for part in self._parts
-        )
+        custom_id = self._format.format_map(values)
         if self._pattern.fullmatch(custom_id) is None:
             raise ValueError(f"{values} do not make a custom_id of the form {self.template}")
         return custom_id
@@ -135,7 +139,7 @@ class CellButton(_Routed, template=CELL_ID.template):
         *,
         row: int | None,
         label: str | None,
-        emoji: str | None,
+        emoji: discord.PartialEmoji | None,
         style: discord.ButtonStyle,
         disabled: bool,
     ) -> CellButton:
@@ -239,12 +243,16 @@ class ChallengeButton(_ActionButton, template=CHALLENGE_ID.template):
 def walk(components: Iterable[discord.Component]) -> Iterator[discord.Component]:
     """Every component of a received message, nested ones too (a components-v2 message holds
     its buttons and text inside containers, rows and sections), depth first."""
-    for component in components:
+    # A stack rather than nested generators: every click walks the message it was on.
+    stack = list(components)
+    stack.reverse()
+    while stack:
+        component = stack.pop()
         yield component
-        yield from walk(getattr(component, "children", ()))
         accessory = getattr(component, "accessory", None)
         if accessory is not None:
-            yield accessory
+            stack.append(accessory)
+        stack.extend(reversed(getattr(component, "children", ())))
 
 
 DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (

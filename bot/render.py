@@ -14,6 +14,7 @@ keeping one form per game means no edit ever has to change it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,8 @@ from game.ai import DIFFICULTIES, describe, is_solved
 from game.review import MoveReview, Verdict
 
 MARK_EMOJI = {Mark.X: "❌", Mark.O: "⭕"}
+# Parsed once: a button given a string parses it again for every cell of every board.
+MARK_BUTTON_EMOJI = {mark: discord.PartialEmoji(name=emoji) for mark, emoji in MARK_EMOJI.items()}
 WINNING_EMOJI = {Mark.X: "❎", Mark.O: "🅾️"}
 EMPTY_EMOJI = "⬜"
 CORNER_EMOJI = "⬛"
@@ -113,6 +116,7 @@ class Reply:
         }
 
 
+@functools.lru_cache(maxsize=4096)  # every board shows both names again
 def escape(name: str) -> str:
     """A member's name made safe to show: no markdown, no mentions."""
     return discord.utils.escape_markdown(discord.utils.escape_mentions(name))
@@ -254,39 +258,44 @@ def _footer(shown: _Shown) -> str:
 
 def board_game_id(message: discord.Message) -> int | None:
     """The game a board message shows, read back from its footer; None if it is no board."""
-    footers = [embed.footer.text or "" for embed in message.embeds]
-    footers += [
-        component.content
-        for component in walk(message.components)
-        if isinstance(component, discord.TextDisplay)
-    ]
-    for footer in footers:
-        for pattern in _BOARD_FOOTERS:
-            match = pattern.fullmatch(footer)
-            if match is not None:
-                return int(match[1])
+    for embed in message.embeds:
+        game_id = _game_in_footer(embed.footer.text or "")
+        if game_id is not None:
+            return game_id
+    for component in walk(message.components):
+        if isinstance(component, discord.TextDisplay):
+            game_id = _game_in_footer(component.content)
+            if game_id is not None:
+                return game_id
+    return None
+
+
+def _game_in_footer(footer: str) -> int | None:
+    for pattern in _BOARD_FOOTERS:
+        match = pattern.fullmatch(footer)
+        if match is not None:
+            return int(match[1])
     return None
 
 
 def _cell_buttons(shown: _Shown, *, rows: bool) -> list[CellButton]:
     """The cells in order; with ``rows``, each placed in its classic message row."""
     game, board = shown.game, shown.board
-    size = board.size
+    size, ply, over = board.size, board.move_count, not game.is_active
     buttons = []
-    for cell in range(size * size):
-        mark = board[cell]
+    for cell, mark in enumerate(board.cells):
         buttons.append(
             CellButton.make(
                 game.id,
-                board.move_count,
+                ply,
                 cell,
                 row=cell // size if rows else None,
                 label=cell_name(cell, size) if mark is None else None,
-                emoji=MARK_EMOJI[mark] if mark else None,
+                emoji=MARK_BUTTON_EMOJI[mark] if mark else None,
                 style=discord.ButtonStyle.success
                 if cell in shown.winning
                 else discord.ButtonStyle.secondary,
-                disabled=mark is not None or not game.is_active,
+                disabled=over or mark is not None,
             )
         )
     return buttons

@@ -154,8 +154,8 @@ class Swept:
 # How long a game or challenge may go without its message before the sweeper posts it: its
 # handler, deferred if slow, has long finished by then.
 UNSHOWN_GRACE = 30.0
-# Live games kept in memory for their next click (about half a kilobyte each); beyond this,
-# the oldest are read from the database again when clicked.
+# Games kept in memory for their next click (about half a kilobyte each): a move while live,
+# a rematch once over. Beyond this, the oldest are read from the database again when clicked.
 LIVE_GAMES_KEPT = 10_000
 # Games outside servers (DMs, group DMs) all count under this guild id: a member's stats there
 # are one record across every DM. No server has it, and it is on shard 0, as DMs are.
@@ -375,9 +375,10 @@ class GameService:
         bot = Actor(self.bot_user.id, f"{self.bot_user.name} ({difficulty})", is_bot=True)
         ai_cell = None
         if bot_first:
-            # Not for nothing: the opening move may be a search. Otherwise the database's
-            # refusal of a second occupant says the channel is busy, one round trip sooner.
-            await self._require_free_channel(channel_id)
+            if size >= SEARCHED_FROM_SIZE:
+                # Not for nothing: a search takes a while. Elsewhere the database's refusal
+                # of a second occupant says the channel is busy, two round trips sooner.
+                await self._require_free_channel(channel_id)
             ai_cell = await self._choose(difficulty, Board(size))
         game = self._new_game(
             guild_id,
@@ -395,7 +396,9 @@ class GameService:
     async def rematch(self, game_id: int, user: Actor, clicked: Clicked) -> Started:
         """A new game between the same players with sides swapped (same difficulty and board
         size)."""
-        old = await self.storage.get_game(game_id)
+        old = self._live.get(game_id)
+        if old is None or old.is_active:  # a finished game is final; a live one may not be
+            old = await self.storage.get_game(game_id)
         if old is None:
             raise UserError("That game no longer exists.")
         if old.channel_id != clicked.channel_id:
@@ -517,7 +520,7 @@ class GameService:
         """``act`` on the live game a board's button names: on the copy in memory if there is
         one, and again on the stored game if that was refused (the copy may be behind)."""
         kept = self._live.get(game_id)
-        if kept is not None and kept.channel_id == clicked.channel_id:
+        if kept is not None and kept.is_active and kept.channel_id == clicked.channel_id:
             try:
                 return await act(kept)
             except UserError as error:
@@ -544,12 +547,12 @@ class GameService:
         return self._remember(game)
 
     def _remember(self, game: GameRecord) -> GameRecord:
-        """Keep ``game``, just read or written, for its next click (if it is still live)."""
+        """Keep ``game``, just read or written, for its next click: a move while it is live,
+        a rematch once it is over."""
         self._live.pop(game.id, None)
-        if game.is_active:
-            self._live[game.id] = game
-            if len(self._live) > LIVE_GAMES_KEPT:
-                del self._live[next(iter(self._live))]  # the least recently saved or read
+        self._live[game.id] = game
+        if len(self._live) > LIVE_GAMES_KEPT:
+            del self._live[next(iter(self._live))]  # the least recently saved or read
         return game
 
     async def _play(

@@ -3,6 +3,7 @@ tests cover everything it can)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 
 import pytest
@@ -175,3 +176,80 @@ async def test_a_hint_given_by_another_process_stays_on_the_game_played_here() -
         assert (await storage.player_stats(GUILD, ALICE.id)).records == {}
     finally:
         await storage.close()
+
+
+async def test_a_rematch_right_after_the_game_reads_nothing_back(
+    service: GameService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The game a click just finished is kept: the Rematch under it needs no read, and the
+    rematch swaps sides and keeps the level."""
+    started = await service.start_vs_ai(GUILD, CHANNEL, ALICE, "smart")
+    finished = await service.resign_on_board(started.game.id, ALICE, Clicked(CHANNEL, 555))
+    assert not finished.is_active
+
+    async def no_read(game_id: int) -> None:
+        raise AssertionError(f"game {game_id} was read from storage")
+
+    monkeypatch.setattr(service.storage, "get_game", no_read)
+    again = await service.rematch(finished.id, ALICE, Clicked(CHANNEL, 555))
+    assert (again.game.rematch_of, again.game.ai_difficulty) == (finished.id, "smart")
+    assert (again.game.o_id, again.game.ai_mark) == (ALICE.id, Mark.X)
+
+
+async def test_a_rematch_of_a_game_another_process_finished_reads_the_stored_game() -> None:
+    """A process's copy of a live game may be behind one another process finished: a rematch
+    then goes by the stored game, not by the copy that says it is still going."""
+    clock = ManualClock(1_700_000_000.0)
+    storage = await SqliteStorage.open(":memory:", clock)
+    try:
+        here, elsewhere = (make_service(storage, clock) for _ in range(2))
+        started = await here.start_vs_ai(GUILD, CHANNEL, ALICE, "minimax")
+        await elsewhere.resign_in_channel(CHANNEL, ALICE)
+        again = await here.rematch(started.game.id, ALICE, Clicked(CHANNEL, 555))
+        assert again.game.rematch_of == started.game.id
+    finally:
+        await storage.close()
+
+
+async def test_a_kept_finished_game_is_not_played_on(service: GameService) -> None:
+    """A click on the board of a game that is over, kept for its rematch, is answered as the
+    stored game says: over, shown with its result, and nothing saved."""
+    started = await service.start_vs_ai(GUILD, CHANNEL, ALICE, "smart")
+    finished = await service.resign_on_board(started.game.id, ALICE, Clicked(CHANNEL, 555))
+    for click in (
+        service.move_on_board(finished.id, ALICE, 4, Clicked(CHANNEL, 555), None),
+        service.resign_on_board(finished.id, ALICE, Clicked(CHANNEL, 555)),
+    ):
+        with pytest.raises(UserError) as refused:
+            await click
+        assert str(refused.value).startswith("This game is over.")
+        assert refused.value.changed == finished
+    assert await service.storage.get_game(finished.id) == finished
+
+
+async def test_a_bot_first_game_in_a_busy_channel_is_refused_by_the_database(
+    service: GameService,
+) -> None:
+    """On the boards the bot does not search, its opening move is made before the channel is
+    checked: the database refuses the second game, with the same sentence, and keeps the
+    first."""
+    first = await service.start_vs_ai(GUILD, CHANNEL, ALICE, "smart")
+    for size in (3, 4):
+        with pytest.raises(UserError) as refused:
+            await service.start_vs_ai(GUILD, CHANNEL, ALICE, "minimax", first="bot", size=size)
+        assert str(refused.value) == (
+            "There is already a game in this channel: finish it first, or play in another channel."
+        )
+    assert await service.storage.live_game_in_channel(CHANNEL) == first.game
+
+
+async def test_a_game_record_s_position_follows_its_moves(service: GameService) -> None:
+    """The position a record works out once is its own: a record made from it with other
+    moves has the position of those, and records compare by what is stored only."""
+    started = await service.start_vs_ai(GUILD, CHANNEL, ALICE, "smart")
+    game = started.game
+    assert str(game.board) == ".../.../..."
+    moved = dataclasses.replace(game, moves=(4, 0))
+    assert str(moved.board) == "O../.X./..."
+    assert str(game.board) == ".../.../..."
+    assert dataclasses.replace(moved, moves=()) == game

@@ -122,9 +122,16 @@ class GameRecord(GameSetup):
     # Its player asked the bot for a hint (a game against the bot only): it counts for nobody.
     assisted: bool = False
 
+    # The position its moves make, worked out on first use: a click reads it several times.
+    _board: Board | None = field(default=None, init=False, repr=False, compare=False)
+
     @property
     def board(self) -> Board:
-        return Board.from_moves(self.moves, self.size)
+        board = self._board
+        if board is None:
+            board = Board.from_moves(self.moves, self.size)
+            object.__setattr__(self, "_board", board)  # a cache, not a change: frozen holds
+        return board
 
     @property
     def is_active(self) -> bool:

@@ -19,7 +19,9 @@ from bot.storage.base import (
 )
 from game import Mark
 
-GAME_COLUMNS = ", ".join(field.name for field in fields(GameRecord))
+# A record's columns are its fields set at construction (a field that is not is a cache).
+GAME_FIELDS = tuple(field.name for field in fields(GameRecord) if field.init)
+GAME_COLUMNS = ", ".join(GAME_FIELDS)
 CHALLENGE_COLUMNS = ", ".join(field.name for field in fields(ChallengeRecord))
 
 _R = TypeVar("_R", GameRecord, ChallengeRecord)

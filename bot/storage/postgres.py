@@ -73,7 +73,7 @@ _Connection = asyncpg.Connection | PoolConnectionProxy
 # foreign keys, with the columns both engines' schemas share (schema_migrations is each
 # database's own).
 COPIED_COLUMNS: dict[str, tuple[str, ...]] = {
-    "games": tuple(field.name for field in fields(GameRecord)),
+    "games": codec.GAME_FIELDS,
     "challenges": tuple(field.name for field in fields(ChallengeRecord)),
     "channel_occupants": ("channel_id", "game_id", "challenge_id"),
     "player_stats": ("guild_id", "user_id", "size", "opponent", "wins", "losses", "draws"),

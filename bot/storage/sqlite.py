@@ -599,19 +599,17 @@ def _exists(db: sqlite3.Connection, sql: str, *params: Any) -> bool:
 
 
 def _save_game(db: sqlite3.Connection, game: GameRecord) -> GameRecord | None:
-    cursor = db.execute(
+    # RETURNING reads back the stored row rather than echoing the argument: message_id may
+    # have moved on since the caller read the game, and stats must use the stored players.
+    row = db.execute(
         "UPDATE games SET moves = ?, status = ?, winner = ?, end_reason = ?,"
         " deadline = ?, version = version + 1, updated_at = ?, assisted = ?"
-        " WHERE id = ? AND version = ? AND status = 'active'",
+        f" WHERE id = ? AND version = ? AND status = 'active' RETURNING {codec.GAME_COLUMNS}",
         codec.saved_game_values(game),
-    )
-    if cursor.rowcount == 0:
+    ).fetchone()
+    if row is None:
         return None
-    # Read back rather than echo the argument: message_id may have moved on since the caller
-    # read the game, and stats must use the stored players.
-    saved = _select_game(db, game.id)
-    if saved is None:  # pragma: no cover - the UPDATE just matched it
-        raise RuntimeError(f"game {game.id} vanished inside its own transaction")
+    saved = codec.game(row)
     if saved.status is GameStatus.FINISHED:
         _write_tally(db, saved)
     return saved
