@@ -243,6 +243,23 @@ async def test_a_database_in_a_missing_folder_is_one_clear_error(tmp_path: Path)
         await open_storage(url, SystemClock())
 
 
+async def test_a_sqlite_library_too_old_for_the_statements_is_one_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python's sqlite3 uses the system's library, which may predate UPDATE ... RETURNING
+    (3.35): the bot says so at start, not at the first move, and creates no file."""
+    monkeypatch.setattr(sqlite3, "sqlite_version_info", (3, 31, 1))
+    monkeypatch.setattr(sqlite3, "sqlite_version", "3.31.1")
+    path = tmp_path / "ttt.sqlite3"
+    with pytest.raises(ConfigError) as caught:
+        await open_storage(parse_database_url(f"sqlite:///{path}"), SystemClock())
+    assert str(caught.value) == (
+        "DATABASE_URL: this Python's SQLite library is 3.31.1; tttbot needs 3.35.0 or newer"
+        " (or PostgreSQL)"
+    )
+    assert not path.exists()
+
+
 async def test_a_file_that_is_not_a_database_is_one_clear_error(tmp_path: Path) -> None:
     junk = tmp_path / "notes.txt"
     junk.write_text("this is not a database\n" * 100)

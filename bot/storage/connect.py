@@ -16,7 +16,7 @@ from bot.clock import Clock
 from bot.config import POSTGRESQL, ConfigError, DatabaseUrl
 from bot.storage.base import SchemaTooNewError, Storage
 from bot.storage.postgres import CONNECT_TIMEOUT_SECONDS, PostgresStorage
-from bot.storage.sqlite import SqliteStorage
+from bot.storage.sqlite import OLDEST_SQLITE, SqliteStorage
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,12 @@ async def open_storage(database: DatabaseUrl, clock: Clock) -> Storage:
 
 async def _open_sqlite(database: DatabaseUrl, clock: Clock) -> SqliteStorage:
     path = database.path
+    if sqlite3.sqlite_version_info < OLDEST_SQLITE:
+        oldest = ".".join(map(str, OLDEST_SQLITE))
+        raise ConfigError(
+            f"DATABASE_URL: this Python's SQLite library is {sqlite3.sqlite_version}; tttbot"
+            f" needs {oldest} or newer (or PostgreSQL)"
+        )
     if path != ":memory:" and not Path(path).parent.is_dir():
         raise ConfigError(f"DATABASE_URL: the folder of {path} does not exist")
     try:

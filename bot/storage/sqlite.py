@@ -50,6 +50,8 @@ log = logging.getLogger(__name__)
 
 # Another process (a second bot instance, a backup) may hold the write lock briefly.
 BUSY_TIMEOUT_SECONDS = 10.0
+# The oldest SQLite library the statements here run on: UPDATE ... RETURNING came in 3.35.
+OLDEST_SQLITE = (3, 35, 0)
 OPEN_RETRY = 0.05
 
 P = ParamSpec("P")
