@@ -581,7 +581,8 @@ class GameService:
         if not after.is_over and game.ai_mark is after.turn and game.ai_difficulty:
             ai_cell = await self._choose(game.ai_difficulty, after)
             moves = (*moves, ai_cell)
-        saved = await self._save(self._advance(game, moves))
+            after = after.play(ai_cell)
+        saved = await self._save(self._advance(game, moves, after))
         return MoveResult(saved, index, ai_cell)
 
     async def _choose(self, difficulty: str, board: Board) -> int:
@@ -589,23 +590,26 @@ class GameService:
         strategy = get_strategy(difficulty, self._rng, self.search_budget)
         return await _think(board.size, lambda: strategy.choose(board))
 
-    def _advance(self, game: GameRecord, moves: tuple[int, ...]) -> GameRecord:
-        """``game`` with ``moves`` played: finished if the board is, else the next deadline."""
+    def _advance(self, game: GameRecord, moves: tuple[int, ...], board: Board) -> GameRecord:
+        """``game`` with ``moves`` played, which make ``board``: finished if the board is,
+        else the next deadline."""
         now = self.clock.now()
-        outcome = Board.from_moves(moves, game.size).outcome()
+        outcome = board.outcome()
         if outcome is None:
-            return dataclasses.replace(
+            advanced = dataclasses.replace(
                 game, moves=moves, deadline=now + self.turn_timeout, updated_at=now
             )
-        return dataclasses.replace(
-            game,
-            moves=moves,
-            status=GameStatus.FINISHED,
-            winner=outcome.winner,
-            end_reason=EndReason.LINE if outcome.winner else EndReason.DRAW,
-            deadline=None,
-            updated_at=now,
-        )
+        else:
+            advanced = dataclasses.replace(
+                game,
+                moves=moves,
+                status=GameStatus.FINISHED,
+                winner=outcome.winner,
+                end_reason=EndReason.LINE if outcome.winner else EndReason.DRAW,
+                deadline=None,
+                updated_at=now,
+            )
+        return advanced.knowing(board)
 
     def _finish(self, game: GameRecord, winner: Mark | None, reason: EndReason) -> GameRecord:
         return dataclasses.replace(
@@ -623,7 +627,8 @@ class GameService:
         if saved is None:
             self._live.pop(game.id, None)
             raise UserError(refusal)
-        return self._remember(saved)
+        # The save wrote game's moves: their position is the one game already knows.
+        return self._remember(saved.knowing(game.board))
 
     async def _check_clock(self, game: GameRecord) -> GameRecord:
         """Settle a turn whose time ran out before anything else happens to the game."""

@@ -12,7 +12,7 @@ from bot.clock import ManualClock
 from bot.service import Actor, Clicked, GameService, UserError
 from bot.storage.base import EVERY_GUILD, EndReason, NewGame, ShardSlice
 from bot.storage.sqlite import SqliteStorage
-from game import Mark
+from game import Board, Mark
 
 GUILD, CHANNEL = 10, 20
 ALICE = Actor(101, "alice")
@@ -253,3 +253,7 @@ async def test_a_game_record_s_position_follows_its_moves(service: GameService) 
     assert str(moved.board) == "O../.X./..."
     assert str(game.board) == ".../.../..."
     assert dataclasses.replace(moved, moves=()) == game
+    with pytest.raises(ValueError, match="is not the position of moves"):
+        game.knowing(moved.board)
+    played = await service.move_on_board(game.id, ALICE, 4, Clicked(CHANNEL, 555), 0)
+    assert played.game.board == Board.from_moves(played.game.moves)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Protocol
+from typing import Protocol, Self
 
 from game import DEFAULT_SIZE, Board, Mark
 
@@ -132,6 +132,14 @@ class GameRecord(GameSetup):
             board = Board.from_moves(self.moves, self.size)
             object.__setattr__(self, "_board", board)  # a cache, not a change: frozen holds
         return board
+
+    def knowing(self, board: Board) -> Self:
+        """This record, told the position its moves make: ``board``, just played by the
+        caller, so that no one works it out again from the moves."""
+        if board.size != self.size or board.move_count != len(self.moves):
+            raise ValueError(f"{board!r} is not the position of moves {self.moves}")
+        object.__setattr__(self, "_board", board)
+        return self
 
     @property
     def is_active(self) -> bool:
