@@ -2,10 +2,14 @@
 
     python -m bench.bare_bot        # DISCORD_TOKEN, DISCORD_API_BASE_URL, DISCORD_GATEWAY_URL
 
-It is built as tttbot is (``Intents.none()``, a ``DynamicItem`` button, one slash command that
-posts it, no cache of its own) and does the least a game bot could: each click edits the
-message with a counter and the same button. ``bench/bot_load.py`` runs it and tttbot under the
-same load; the ratio of the two is what the benchmark reports.
+It is built as tttbot is (``Intents.none()``, ``DynamicItem`` buttons, slash commands that post
+them, no cache of its own) and does the least a game bot could: ``/start`` posts one button,
+and each click edits the message with a counter and the same button. ``bench/bot_load.py`` runs
+it and tttbot under the same load; the ratio of the two is what the benchmark reports.
+
+``/board`` posts what a tttbot board carries, an embed and ten buttons (nine cells and a
+control), and each click on a cell edits it with the same shape and no rules, no storage: a
+second yardstick, which tells discord.py's cost for the message apart from the bot's own.
 """
 
 from __future__ import annotations
@@ -51,6 +55,51 @@ def counter_view(count: int) -> discord.ui.View:
     return view
 
 
+CELL_TEMPLATE = r"bare:(?P<count>[0-9]+):(?P<cell>[0-8])"
+CELL_NAMES = [f"{column}{row}" for row in "123" for column in "ABC"]
+
+
+class CellButton(discord.ui.DynamicItem[discord.ui.Button[Any]], template=CELL_TEMPLATE):
+    def __init__(self, count: int, cell: int) -> None:
+        super().__init__(
+            discord.ui.Button(
+                label=CELL_NAMES[cell], custom_id=f"bare:{count}:{cell}", row=cell // 3
+            )
+        )
+        self.count = count
+
+    @classmethod
+    async def from_custom_id(
+        cls, interaction: discord.Interaction, item: discord.ui.Item[Any], match: re.Match[str], /
+    ) -> CellButton:
+        return cls(int(match["count"]), int(match["cell"]))
+
+    async def callback(self, interaction: discord.Interaction) -> None:
+        await interaction.response.edit_message(
+            embed=board_embed(self.count + 1), view=board_view(self.count + 1)
+        )
+
+
+def board_embed(count: int) -> discord.Embed:
+    grid = "\n".join(" ".join("⬜" for _ in range(3)) for _ in range(3))
+    embed = discord.Embed(
+        title="Tic-tac-toe",
+        description=f"❌ **player** vs ⭕ **bare bot**\n\n{grid}\n\n{count} clicks so far.",
+    )
+    embed.set_footer(text=f"Game {count}")
+    return embed
+
+
+def board_view(count: int) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    for cell in range(9):
+        view.add_item(CellButton(count, cell))
+    control = CounterButton(count)
+    control.item.row = 3
+    view.add_item(control)
+    return view
+
+
 class BareBot(discord.Client):
     def __init__(self) -> None:
         super().__init__(intents=discord.Intents.none())
@@ -60,8 +109,12 @@ class BareBot(discord.Client):
         async def start(interaction: discord.Interaction) -> None:
             await interaction.response.send_message("clicked 0 times", view=counter_view(0))
 
+        @self.tree.command(name="board", description="Post a board of ten buttons")
+        async def board(interaction: discord.Interaction) -> None:
+            await interaction.response.send_message(embed=board_embed(0), view=board_view(0))
+
     async def setup_hook(self) -> None:
-        self.add_dynamic_items(CounterButton)
+        self.add_dynamic_items(CounterButton, CellButton)
         await self.tree.sync()
 
 

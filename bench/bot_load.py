@@ -5,7 +5,10 @@
 
 The local Discord-compatible server (``tests/discord_sim``, its OpenAPI checks off) runs in
 this process with the load driver; each bot is a real process of its own: ``python -m bot``,
-and ``python -m bench.bare_bot``, whose button only edits its message. For each it measures:
+and ``python -m bench.bare_bot``, whose button only edits its message (measured twice: a
+message of one button, the yardstick the ratio is taken against, and a board of an embed and
+ten buttons, as tttbot's, which tells discord.py's cost for the message apart from the bot's
+own). For each it measures:
 
 * saturation: a closed loop, ``--in-flight`` channels each clicking again as soon as the last
   click was answered (against the bot at ``minimax`` for tttbot; a new game, or a rematch,
@@ -164,6 +167,21 @@ class BareBot(Target):
 
     def next_click(self, message: SimMessage, rng: random.Random) -> str:
         return str(message.buttons()[0]["custom_id"])
+
+
+class BareBoardBot(BareBot):
+    """The bare bot's ``/board``: an embed and ten buttons, as a tttbot board has, edited
+    with the same shape on every click (no rules, no storage)."""
+
+    name = "bare discord.py, a board"
+
+    async def start_game(self, sim: DiscordSim, user: SimUser, channel: SimChannel) -> SimMessage:
+        ix = await sim.slash(user, channel, "board", timeout=30)
+        assert ix.message is not None, ix.content
+        return ix.message
+
+    def next_click(self, message: SimMessage, rng: random.Random) -> str:
+        return str(rng.choice(message.buttons()[:9])["custom_id"])
 
 
 class Running:
@@ -372,13 +390,16 @@ def report(results: list[Result], args: argparse.Namespace) -> None:
         "RSS with live games MB",
         lambda r: f"{r.loaded_rss_mb:.1f} ({r.live_games:,} games)" if r.live_games else "",
     )
-    bare = results[-1]
-    for result in results[:-1]:
+    board, bare = results[-2:]
+    for result in results[:-2]:
         print(
             f"\n{result.name}: {result.saturation.rate / bare.saturation.rate:.2f}x the bare "
             f"bot's throughput; CPU per interaction "
             f"{result.saturation.cpu_ms_per_interaction():.2f} ms against "
             f"{bare.saturation.cpu_ms_per_interaction():.2f} ms"
+            f"\n  against the bare bot's board: "
+            f"{result.saturation.rate / board.saturation.rate:.2f}x its throughput; CPU "
+            f"{board.saturation.cpu_ms_per_interaction():.2f} ms"
         )
 
 
@@ -397,7 +418,7 @@ async def run(args: argparse.Namespace) -> None:
         targets: list[Target] = [sqlite]
         if args.database_url:
             targets.append(TTTBot(args.database_url, args.database_url.split(":", 1)[0]))
-        targets.append(BareBot())
+        targets += [BareBoardBot(), BareBot()]
         results = []
         for target in targets:
             print(f"measuring {target.name}...", flush=True)

@@ -61,10 +61,11 @@ def test_load_benchmark_runs_both_bots_and_reports_every_figure() -> None:
     for figure in ("interactions/s", "latency p50", "bot CPU ms", "errors", "stall", "RSS"):
         assert figure in table
     assert "the bare bot's throughput" in table
+    assert "against the bare bot's board" in table
     errors = table.split("| errors (unanswered in 3 s, or not an edit) / overruns | ")[1]
-    tttbot, bare = errors.split(" | ")[:2]
-    assert tttbot.startswith("0 / "), tttbot  # every interaction answered, and well
-    assert bare.startswith("0 / "), bare
+    tttbot, board, bare = errors.split("\n")[0].rstrip(" |").split(" | ")
+    for bot in (tttbot, board, bare):
+        assert bot.startswith("0 / "), bot  # every interaction answered, and well
 
 
 def run_ladder(*arguments: str) -> str:
