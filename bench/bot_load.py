@@ -33,9 +33,10 @@ import signal
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 from bench.samples import percentile
 from bot.components import CELL_ID, GAME_ACTION_ID
@@ -98,6 +99,8 @@ class Target:
 
     name = ""
     module = ""
+    command = ""  # the slash command that opens a game (or posts a button)
+    options: ClassVar[Mapping[str, str]] = {}
     # Both register their commands at start, so that the server this run started knows
     # them (tttbot would skip it on a database that has seen these definitions before).
     arguments: tuple[str, ...] = ()
@@ -112,7 +115,9 @@ class Target:
         }
 
     async def start_game(self, sim: DiscordSim, user: SimUser, channel: SimChannel) -> SimMessage:
-        raise NotImplementedError
+        ix = await sim.slash(user, channel, self.command, options=self.options, timeout=30)
+        assert ix.message is not None, ix.content
+        return ix.message
 
     def next_click(self, message: SimMessage, rng: random.Random) -> str:
         raise NotImplementedError
@@ -120,6 +125,8 @@ class Target:
 
 class TTTBot(Target):
     module = "bot"
+    command = "ttt vs-ai"
+    options: ClassVar[Mapping[str, str]] = {"difficulty": "minimax"}
     arguments = ("--sync",)
 
     def __init__(self, database_url: str, label: str) -> None:
@@ -135,11 +142,6 @@ class TTTBot(Target):
             "LOG_LEVEL": "DEBUG",  # the stall lines; the bot logs nothing per interaction
             "DISCORD_LOG_LEVEL": "INFO",
         }
-
-    async def start_game(self, sim: DiscordSim, user: SimUser, channel: SimChannel) -> SimMessage:
-        ix = await sim.slash(user, channel, "ttt vs-ai", difficulty="minimax", timeout=30)
-        assert ix.message is not None, ix.content
-        return ix.message
 
     def next_click(self, message: SimMessage, rng: random.Random) -> str:
         free = [
@@ -159,11 +161,7 @@ class TTTBot(Target):
 class BareBot(Target):
     name = "bare discord.py"
     module = "bench.bare_bot"
-
-    async def start_game(self, sim: DiscordSim, user: SimUser, channel: SimChannel) -> SimMessage:
-        ix = await sim.slash(user, channel, "start", timeout=30)
-        assert ix.message is not None, ix.content
-        return ix.message
+    command = "start"
 
     def next_click(self, message: SimMessage, rng: random.Random) -> str:
         return str(message.buttons()[0]["custom_id"])
@@ -174,11 +172,7 @@ class BareBoardBot(BareBot):
     with the same shape on every click (no rules, no storage)."""
 
     name = "bare discord.py, a board"
-
-    async def start_game(self, sim: DiscordSim, user: SimUser, channel: SimChannel) -> SimMessage:
-        ix = await sim.slash(user, channel, "board", timeout=30)
-        assert ix.message is not None, ix.content
-        return ix.message
+    command = "board"
 
     def next_click(self, message: SimMessage, rng: random.Random) -> str:
         return str(rng.choice(message.buttons()[:9])["custom_id"])
