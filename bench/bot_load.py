@@ -341,8 +341,10 @@ async def bench_target(
         prefix = re.sub(r"[^a-z]", "", target.name)[:8]
         channels = await load.open_games(guild, args.in_flight, prefix)
         await load.closed_loop(channels, args.warmup)
-        saturation = await measured(running, lambda: load.closed_loop(channels, args.seconds))
+        # The steady rate first: after saturation, the disk is still writing back what it
+        # wrote, and that would be measured as the steady rate's latency.
         steady = await measured(running, lambda: load.open_loop(channels, args.rate, args.seconds))
+        saturation = await measured(running, lambda: load.closed_loop(channels, args.seconds))
         result = Result(target.name, saturation, steady, idle_rss)
         if isinstance(target, TTTBot) and args.live_games:
             await load.open_games(guild, args.live_games, prefix + "live")
