@@ -4,18 +4,19 @@
     python -m bench.bot_load --database-url URL     # tttbot on that (empty) database too
 
 The local Discord-compatible server (``tests/discord_sim``, its OpenAPI checks off) runs in
-this process with the load driver; each bot is a real process of its own: ``python -m bot``,
+this process with the load driver, a fresh one for each bot; each bot is a real process of its
+own: ``python -m bot``,
 and ``python -m bench.bare_bot``, whose button only edits its message (measured twice: a
 message of one button, the yardstick the ratio is taken against, and a board of an embed and
 ten buttons, as tttbot's, which tells discord.py's cost for the message apart from the bot's
 own). For each it measures:
 
-* saturation: a closed loop, ``--in-flight`` channels each clicking again as soon as the last
-  click was answered (against the bot at ``minimax`` for tttbot; a new game, or a rematch,
-  when one ends): interactions a second, latency, and the bot's CPU per interaction;
 * a steady ``--rate`` interactions a second (an open loop): latency p50/p95/p99;
+* then saturation: a closed loop, ``--in-flight`` channels each clicking again as soon as the
+  last click was answered (against the bot at ``minimax`` for tttbot; a new game, or a
+  rematch, when one ends): interactions a second, latency, and the bot's CPU per interaction;
 * errors: an interaction unanswered within 3 s, or answered with anything but an edit;
-* the longest event-loop stall (both bots log stalls from 10 ms: ``bot/stalls.py``);
+* the longest event-loop stall (every bot logs stalls from 10 ms: ``bot/stalls.py``);
 * tttbot's memory, idle and with ``--live-games`` games under way.
 
 Latency runs from the moment the server sends INTERACTION_CREATE to the moment the bot's

@@ -156,7 +156,7 @@ class Swept:
 UNSHOWN_GRACE = 30.0
 # Games kept in memory for their next click (about half a kilobyte each): a move while live,
 # a rematch once over. Beyond this, the oldest are read from the database again when clicked.
-LIVE_GAMES_KEPT = 10_000
+GAMES_KEPT = 10_000
 # Games outside servers (DMs, group DMs) all count under this guild id: a member's stats there
 # are one record across every DM. No server has it, and it is on shard 0, as DMs are.
 OUTSIDE_SERVERS = 0
@@ -219,7 +219,7 @@ class GameService:
         # first and is copied here after it committed; the copy is only ever a guess, since
         # another process may have moved on: the compare-and-set of each save still decides,
         # and a click refused on the copy is tried again on the stored game.
-        self._live: dict[int, GameRecord] = {}
+        self._kept: dict[int, GameRecord] = {}
 
     # -- challenges ----------------------------------------------------------------------
 
@@ -396,7 +396,7 @@ class GameService:
     async def rematch(self, game_id: int, user: Actor, clicked: Clicked) -> Started:
         """A new game between the same players with sides swapped (same difficulty and board
         size)."""
-        old = self._live.get(game_id)
+        old = self._kept.get(game_id)
         if old is None or old.is_active:  # a finished game is final; a live one may not be
             old = await self.storage.get_game(game_id)
         if old is None:
@@ -519,14 +519,14 @@ class GameService:
     ) -> _T:
         """``act`` on the live game a board's button names: on the copy in memory if there is
         one, and again on the stored game if that was refused (the copy may be behind)."""
-        kept = self._live.get(game_id)
+        kept = self._kept.get(game_id)
         if kept is not None and kept.is_active and kept.channel_id == clicked.channel_id:
             try:
                 return await act(kept)
             except UserError as error:
                 if error.changed is not None:  # the refusal itself changed the stored game
                     raise
-                self._live.pop(game_id, None)
+                self._kept.pop(game_id, None)
         return await act(await self.game_on_board(game_id, clicked))
 
     async def game_on_board(self, game_id: int, clicked: Clicked) -> GameRecord:
@@ -549,10 +549,10 @@ class GameService:
     def _remember(self, game: GameRecord) -> GameRecord:
         """Keep ``game``, just read or written, for its next click: a move while it is live,
         a rematch once it is over."""
-        self._live.pop(game.id, None)
-        self._live[game.id] = game
-        if len(self._live) > LIVE_GAMES_KEPT:
-            del self._live[next(iter(self._live))]  # the least recently saved or read
+        self._kept.pop(game.id, None)
+        self._kept[game.id] = game
+        if len(self._kept) > GAMES_KEPT:
+            del self._kept[next(iter(self._kept))]  # the least recently saved or read
         return game
 
     async def _play(
@@ -625,7 +625,7 @@ class GameService:
         """Save ``game`` over the version it was read at; ``refusal`` if that moved on."""
         saved = await self.storage.save_game(game)
         if saved is None:
-            self._live.pop(game.id, None)
+            self._kept.pop(game.id, None)
             raise UserError(refusal)
         # The save wrote game's moves: their position is the one game already knows.
         return self._remember(saved.knowing(game.board))
@@ -644,7 +644,7 @@ class GameService:
 
     async def _time_out(self, game: GameRecord) -> GameRecord | None:
         loser = game.board.turn
-        self._live.pop(game.id, None)
+        self._kept.pop(game.id, None)
         return await self.storage.save_game(self._finish(game, loser.other, EndReason.TIMEOUT))
 
     async def resign_in_channel(self, channel_id: int, user: Actor) -> GameRecord:

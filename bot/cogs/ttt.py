@@ -125,7 +125,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
             return
         message_id = await respond.post(interaction, render.board_reply(game))
         if message_id is not None:
-            await self.bot.service.remember_route(channel_id, interaction.token, message_id)
+            await self._remember_route(interaction, channel_id, message_id)
 
     async def cog_app_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
