@@ -675,6 +675,24 @@ async def test_a_game_counts_once_even_if_finished_twice(storage: Storage) -> No
     assert alice.rated_games == bob.rated_games == 2
 
 
+async def test_a_game_against_the_bot_counts_once_even_if_finished_twice(
+    storage: Storage,
+) -> None:
+    # Unrated, so its stats may be written by another path than a rated game's: the same rule.
+    game = await storage.create_game(vs_ai(ALICE, "smart", Mark.O))
+    ending = finished(game, Mark.X, EndReason.LINE)
+    assert await storage.save_game(ending) is not None
+    assert await storage.save_game(ending) is None
+    other = await storage.create_game(vs_ai(ALICE, "smart", Mark.O, OTHER_CHANNEL))
+    results = await asyncio.gather(
+        storage.save_game(finished(other, Mark.X, EndReason.LINE)),
+        storage.save_game(finished(other, Mark.O, EndReason.TIMEOUT)),
+    )
+    assert sum(r is not None for r in results) == 1
+    stats = await storage.player_stats(GUILD, ALICE)
+    assert stats.against("smart") in (Record(wins=2), Record(wins=1, losses=1))
+
+
 # -- rematches -----------------------------------------------------------------------------
 
 

@@ -262,8 +262,8 @@ class PostgresStorage:
 
     async def create_game(self, game: NewGame) -> GameRecord:
         try:
-            async with self._transaction() as db:
-                return await _insert_game(db, game)
+            # One statement, atomic on its own: no BEGIN and COMMIT round trips around it.
+            return await _insert_game(self._pool, game)
         except asyncpg.UniqueViolationError as error:
             _raise_refusal(error, game.channel_id, game.rematch_of)
             raise
@@ -281,6 +281,8 @@ class PostgresStorage:
             # A move that does not end the game is the one statement: its own transaction,
             # one round trip.
             return await self._save_game(self._pool, game)
+        if not results.rated_players(game):
+            return await self._save_unrated_finish(game)
         async with self._transaction() as db:
             saved = await self._save_game(db, game)
             if saved is not None:
@@ -300,6 +302,34 @@ class PostgresStorage:
             " WHERE id = $8 AND version = $9 AND status = 'active'"
             f" RETURNING {codec.GAME_COLUMNS}",
             *codec.saved_game_values(game),
+        )
+        return None if row is None else codec.game(row)
+
+    async def _save_unrated_finish(self, game: GameRecord) -> GameRecord | None:
+        """The last move of a game that rates nobody (against the bot, say): its stats read
+        nothing, so they are added by the save's own statement, one round trip, and only if
+        the compare-and-set matched. Tallied from ``game`` rather than the stored row: a
+        matching version means the same players, which nothing changes after creation."""
+        records = sorted(results.tally(game, {}).records, key=lambda r: (r.user_id, r.opponent))
+        rows = [
+            (r.guild_id, r.user_id, r.size, r.opponent, *codec.increments(r.score)) for r in records
+        ]
+        columns = [list(column) for column in zip(*rows, strict=True)] if rows else [[]] * 7
+        row = await self._pool.fetchrow(
+            "WITH saved AS ("
+            " UPDATE games SET moves = $1, status = $2, winner = $3, end_reason = $4,"
+            " deadline = $5, version = version + 1, updated_at = $6, assisted = $7"
+            " WHERE id = $8 AND version = $9 AND status = 'active'"
+            f" RETURNING {codec.GAME_COLUMNS}"
+            "), counted AS ("
+            " INSERT INTO player_stats (guild_id, user_id, size, opponent, wins, losses, draws)"
+            " SELECT * FROM unnest($10::BIGINT[], $11::BIGINT[], $12::INTEGER[], $13::TEXT[],"
+            " $14::INTEGER[], $15::INTEGER[], $16::INTEGER[])"
+            " WHERE EXISTS (SELECT FROM saved)"
+            f" ON CONFLICT (guild_id, user_id, size, opponent) DO UPDATE SET {_ADD_SCORE}"
+            f") SELECT {codec.GAME_COLUMNS} FROM saved",
+            *codec.saved_game_values(game),
+            *columns,
         )
         return None if row is None else codec.game(row)
 
@@ -552,7 +582,7 @@ def _raise_refusal(
         raise ChannelBusyError(busy) from error
 
 
-async def _insert_game(db: _Connection, game: NewGame) -> GameRecord:
+async def _insert_game(db: _Connection | asyncpg.Pool, game: NewGame) -> GameRecord:
     row = await db.fetchrow(
         "INSERT INTO games (guild_id, channel_id, x_id, o_id, x_name, o_name, ai_difficulty,"
         " ai_mark, size, moves, status, deadline, version, created_at, updated_at,"
