@@ -84,7 +84,8 @@ def uses_layout(size: int) -> bool:
 @dataclass
 class Reply:
     """One message. A components-v2 one has only its ``view`` (a ``LayoutView``): neither
-    content nor embed."""
+    content nor embed. Shown through :mod:`bot.respond`, its view is emptied: a reply is sent
+    once, and only a failed one is tried again another way."""
 
     content: str | None = None
     embed: discord.Embed | None = None

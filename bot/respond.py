@@ -96,7 +96,26 @@ async def post(
 ) -> int | None:
     """Answer with a new message (public: a board, a challenge, stats; or for the user alone);
     the id of the message shown, or None if it could not be shown (logged: whatever it shows
-    is already saved, and the caller or the sweeper shows it another way)."""
+    is already saved, and the caller or the sweeper shows it another way). Once shown, the
+    reply is spent (see :func:`_spend`)."""
+    message_id = await _post(interaction, reply, ephemeral=ephemeral)
+    if message_id is not None:
+        _spend(reply)
+    return message_id
+
+
+def _spend(reply: render.Reply) -> None:
+    """Empty a reply's View once the message is sent. A View and its items point at each
+    other, so a dropped one waits for a full garbage collection; under load those meet tens
+    of thousands of such objects at once and stall the loop for 20-40 ms. Emptied, it is
+    freed as soon as it is dropped. A reply is only ever reused after it failed."""
+    if reply.view is not None:
+        reply.view.clear_items()
+
+
+async def _post(
+    interaction: discord.Interaction[Any], reply: render.Reply, *, ephemeral: bool
+) -> int | None:
     kwargs = reply.send_kwargs()
     async with _lock(interaction):
         interaction.extras[_TRIED] = True
@@ -133,7 +152,8 @@ async def _original_if_sent(
 
 
 async def update(interaction: discord.Interaction[Any], reply: render.Reply) -> bool:
-    """Answer a click by editing the message it is on; False if that failed (logged)."""
+    """Answer a click by editing the message it is on; False if that failed (logged). Once
+    shown, the reply is spent (see :func:`_spend`)."""
     async with _lock(interaction):
         interaction.extras[_TRIED] = True
         try:
@@ -144,7 +164,8 @@ async def update(interaction: discord.Interaction[Any], reply: render.Reply) -> 
         except ANSWER_FAILURES as error:
             log.warning("could not update message of interaction %s: %s", interaction.id, error)
             return False
-        return True
+    _spend(reply)
+    return True
 
 
 async def send_ephemeral(interaction: discord.Interaction[Any], text: str) -> None:

@@ -1,0 +1,68 @@
+"""What a click leaves in memory once answered: nothing that waits for the garbage collector.
+
+discord.py builds, for each click, objects that point at each other (the interaction and its
+response; a View and its items). Left as cycles, they pile up until a full collection, which
+under load stalls the loop for tens of milliseconds; the bot breaks them once a click is
+answered (``bot.components._drop_cycles``, ``bot.respond._spend``), so that reference counting
+frees them at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import discord
+
+from bot.components import GAME_ACTION_ID
+from tests.bot_harness import BotHarness, button_id, cell_id, free_cells
+from tests.discord_sim import DiscordSim
+
+# Every kind of object discord.py builds for an interaction and its answer that can be in a
+# cycle: the interaction, its response, and Views with their items.
+PER_CLICK = (discord.Interaction, discord.InteractionResponse, discord.ui.View, discord.ui.Item)
+
+
+@contextmanager
+def unreachable_kept() -> Iterator[list[object]]:
+    """Within the block, what the collector finds unreachable is kept (``DEBUG_SAVEALL``)
+    instead of freed; the list given is filled with it on leaving."""
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    found: list[object] = []
+    try:
+        yield found
+        gc.collect()
+        found.extend(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+
+
+async def test_answered_clicks_leave_nothing_for_the_garbage_collector(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        ix = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        assert ix.message is not None
+        message = ix.message
+        await bot.in_flight.wait_idle(patience=5)
+        with unreachable_kept() as unreachable:
+            while free_cells(message) and "Rematch" not in str(message.buttons()):
+                ix = await sim.click(s.alice, message, cell_id(message, free_cells(message)[0]))
+                assert ix.message is not None
+                message = ix.message
+            # A rematch answers with a new message rather than an edit.
+            ix = await sim.click(
+                s.alice, message, button_id(message, GAME_ACTION_ID, action="rematch")
+            )
+            assert ix.response_type == 4
+            await bot.in_flight.wait_idle(patience=5)
+            # The click's task ends, and its done callbacks run, a turn or two of the loop on.
+            for _ in range(3):
+                await asyncio.sleep(0)
+        left = sorted(type(o).__qualname__ for o in unreachable if isinstance(o, PER_CLICK))
+    assert left == []
