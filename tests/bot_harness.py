@@ -31,7 +31,7 @@ import pytest
 
 from bot.client import TTTBot
 from bot.clock import ManualClock
-from bot.components import CELL_ID, CHALLENGE_ID, IdFormat
+from bot.components import CELL_ID, CHALLENGE_ID, GAME_ACTION_ID, IdFormat
 from bot.config import POSTGRESQL, SQLITE, DatabaseUrl, Settings, parse_database_url
 from bot.storage.postgres import PostgresStorage
 from bot.storage.sqlite import SqliteStorage
@@ -234,6 +234,15 @@ def text_of(message: SimMessage | InteractionRecord) -> str:
             parts.append(f"{field['name']}: {field['value']}")
         parts.append((embed.get("footer") or {}).get("text", ""))
     return "\n".join(parts)
+
+
+def is_live(message: SimMessage) -> bool:
+    """Whether the board shows a game still being played (its Resign button)."""
+    return any(
+        (fields := GAME_ACTION_ID.parse(button["custom_id"])) is not None
+        and fields["action"] == "resign"
+        for button in message.buttons()
+    )
 
 
 def free_cells(message: SimMessage) -> list[str]:

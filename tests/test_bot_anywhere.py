@@ -13,11 +13,11 @@ import re
 
 import pytest
 
-from bot.components import GAME_ACTION_ID
 from tests.bot_harness import (
     BotHarness,
     both_engines,
     cell_id,
+    is_live,
     refused,
     start_member_game,
     text_of,
@@ -42,14 +42,6 @@ def token_edits(sim: DiscordSim, message: SimMessage) -> list[str]:
         if r.method == "PATCH"
         and re.fullmatch(rf"/webhooks/[0-9]+/[^/]+/messages/{message.id}", r.path)
     ]
-
-
-def is_live(message: SimMessage) -> bool:
-    return any(
-        (fields := GAME_ACTION_ID.parse(button["custom_id"])) is not None
-        and fields["action"] == "resign"
-        for button in message.buttons()
-    )
 
 
 async def idle(sim: DiscordSim, harness: BotHarness, seconds: float) -> None:

@@ -19,6 +19,7 @@ from tests.bot_harness import (
     cell_buttons,
     cell_id,
     free_cells,
+    is_live,
     shown_board,
     start_member_game,
     text_of,
@@ -26,14 +27,6 @@ from tests.bot_harness import (
 from tests.discord_sim import DiscordSim, SimMessage, SimUser
 
 pytestmark = both_engines
-
-
-def is_live(message: SimMessage) -> bool:
-    return any(
-        (fields := GAME_ACTION_ID.parse(b["custom_id"])) is not None
-        and fields["action"] == "resign"
-        for b in message.buttons()
-    )
 
 
 def finished(sim: DiscordSim, message_id: int) -> SimMessage | None:

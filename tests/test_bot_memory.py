@@ -15,9 +15,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import discord
+import pytest
 
 from bot.components import GAME_ACTION_ID
-from tests.bot_harness import BotHarness, button_id, cell_id, free_cells
+from tests.bot_harness import BotHarness, button_id, cell_id, free_cells, is_live
 from tests.discord_sim import DiscordSim
 
 # Every kind of object discord.py builds for an interaction and its answer that can be in a
@@ -41,17 +42,18 @@ def unreachable_kept() -> Iterator[list[object]]:
         gc.garbage.clear()
 
 
+@pytest.mark.parametrize("size", [3, 5])  # 5x5: a components-v2 message, Views nested
 async def test_answered_clicks_leave_nothing_for_the_garbage_collector(
-    sim: DiscordSim, harness: BotHarness
+    sim: DiscordSim, harness: BotHarness, size: int
 ) -> None:
     s = sim.seed
     async with harness.running() as bot:
-        ix = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        ix = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax", size=size)
         assert ix.message is not None
         message = ix.message
-        await bot.in_flight.wait_idle(patience=5)
+        assert await bot.in_flight.wait_idle(patience=5)
         with unreachable_kept() as unreachable:
-            while free_cells(message) and "Rematch" not in str(message.buttons()):
+            while is_live(message):
                 ix = await sim.click(s.alice, message, cell_id(message, free_cells(message)[0]))
                 assert ix.message is not None
                 message = ix.message
@@ -60,7 +62,7 @@ async def test_answered_clicks_leave_nothing_for_the_garbage_collector(
                 s.alice, message, button_id(message, GAME_ACTION_ID, action="rematch")
             )
             assert ix.response_type == 4
-            await bot.in_flight.wait_idle(patience=5)
+            assert await bot.in_flight.wait_idle(patience=5)
             # The click's task ends, and its done callbacks run, a turn or two of the loop on.
             for _ in range(3):
                 await asyncio.sleep(0)

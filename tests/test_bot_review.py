@@ -32,6 +32,7 @@ from tests.bot_harness import (
     cell_buttons,
     cell_id,
     free_cells,
+    is_live,
     refused,
     text_of,
 )
@@ -47,7 +48,6 @@ from tests.known_games import (
     PERFECT_DRAW,
     PERFECT_DRAW_REVIEW,
 )
-from tests.test_bot_games import is_live
 from tests.test_bot_sizes import challenge_and_accept
 
 MEMBERS = f"❌ **alice** (X) vs ⭕ **bob** (O), {size_label(3, ENGLISH_LANGUAGE)}"

@@ -26,6 +26,7 @@ from tests.bot_harness import (
     cell_buttons,
     cell_id,
     free_cells,
+    is_live,
     refused,
     shown_board,
     size_of,
@@ -33,7 +34,6 @@ from tests.bot_harness import (
 )
 from tests.discord_sim import DiscordSim, InteractionRecord, SimMessage, SimTimeout, SimUser
 from tests.discord_sim.models import FLAG_COMPONENTS_V2
-from tests.test_bot_games import is_live
 
 GRID_MARKS = {
     **{emoji: mark.value for mark, emoji in MARK_EMOJI.items()},
