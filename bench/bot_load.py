@@ -325,14 +325,29 @@ async def start_process(sim: DiscordSim, target: Target, guild: SimGuild, folder
             stdout=log_file,
             stderr=log_file,
         )
-    await sim.wait_for(
-        lambda: (
-            sim.identifies > identifies
-            and sum(1 for r in sim.requests if r.method == "PUT") > syncs_before
-        ),
-        timeout=60,
+    ready = asyncio.ensure_future(
+        sim.wait_for(
+            lambda: (
+                sim.identifies > identifies
+                and sum(1 for r in sim.requests if r.method == "PUT") > syncs_before
+            ),
+            timeout=60,
+        )
     )
+    exited = asyncio.ensure_future(process.wait())
+    # A bot that cannot start (a database URL that names no database, say) says why at once.
+    await asyncio.wait({ready, exited}, return_when=asyncio.FIRST_COMPLETED)
+    if exited.done():
+        ready.cancel()
+        raise SystemExit(_exit_report(exited.result(), log_path, "before it was ready"))
+    exited.cancel()
+    ready.result()
     return Running(process, log_path)
+
+
+def _exit_report(code: int, log_path: Path, when: str) -> str:
+    tail = log_path.read_text(errors="replace").splitlines()[-20:]
+    return f"the bot exited with {code} {when}; its log ended with:\n" + "\n".join(tail)
 
 
 async def stop_process(running: Running) -> None:
@@ -340,8 +355,7 @@ async def stop_process(running: Running) -> None:
         running.process.send_signal(signal.SIGTERM)
     code = await asyncio.wait_for(running.process.wait(), 30)
     if code != 0:
-        tail = running.log_path.read_text(errors="replace").splitlines()[-20:]
-        raise SystemExit(f"the bot exited with {code}; its log ended with:\n" + "\n".join(tail))
+        raise SystemExit(_exit_report(code, running.log_path, "when stopped"))
 
 
 async def bench_target(
