@@ -296,13 +296,7 @@ class PostgresStorage:
         # RETURNING reads back the stored row rather than echoing the argument: message_id
         # may have moved on since the caller read the game, and stats must use the stored
         # players.
-        row = await db.fetchrow(
-            "UPDATE games SET moves = $1, status = $2, winner = $3, end_reason = $4,"
-            " deadline = $5, version = version + 1, updated_at = $6, assisted = $7"
-            " WHERE id = $8 AND version = $9 AND status = 'active'"
-            f" RETURNING {codec.GAME_COLUMNS}",
-            *codec.saved_game_values(game),
-        )
+        row = await db.fetchrow(_SAVE_GAME, *codec.saved_game_values(game))
         return None if row is None else codec.game(row)
 
     async def _save_unrated_finish(self, game: GameRecord) -> GameRecord | None:
@@ -310,18 +304,10 @@ class PostgresStorage:
         nothing, so they are added by the save's own statement, one round trip, and only if
         the compare-and-set matched. Tallied from ``game`` rather than the stored row: a
         matching version means the same players, which nothing changes after creation."""
-        records = sorted(results.tally(game, {}).records, key=lambda r: (r.user_id, r.opponent))
-        rows = [
-            (r.guild_id, r.user_id, r.size, r.opponent, *codec.increments(r.score)) for r in records
-        ]
+        rows = _record_rows(results.tally(game, {}))
         columns = [list(column) for column in zip(*rows, strict=True)] if rows else [[]] * 7
         row = await self._pool.fetchrow(
-            "WITH saved AS ("
-            " UPDATE games SET moves = $1, status = $2, winner = $3, end_reason = $4,"
-            " deadline = $5, version = version + 1, updated_at = $6, assisted = $7"
-            " WHERE id = $8 AND version = $9 AND status = 'active'"
-            f" RETURNING {codec.GAME_COLUMNS}"
-            "), counted AS ("
+            f"WITH saved AS ({_SAVE_GAME}), counted AS ("
             " INSERT INTO player_stats (guild_id, user_id, size, opponent, wins, losses, draws)"
             " SELECT * FROM unnest($10::BIGINT[], $11::BIGINT[], $12::INTEGER[], $13::TEXT[],"
             " $14::INTEGER[], $15::INTEGER[], $16::INTEGER[])"
@@ -640,10 +626,7 @@ async def _write_tally(db: _Connection, game: GameRecord) -> None:
         "INSERT INTO player_stats (guild_id, user_id, size, opponent, wins, losses, draws)"
         " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (guild_id, user_id, size, opponent)"
         f" DO UPDATE SET {_ADD_SCORE}",
-        [
-            (r.guild_id, r.user_id, r.size, r.opponent, *codec.increments(r.score))
-            for r in sorted(counted.records, key=lambda r: (r.user_id, r.opponent))
-        ],
+        _record_rows(counted),
     )
     await db.executemany(
         "UPDATE ratings SET rating = $4, games = games + 1, wins = wins + $5,"
@@ -655,6 +638,23 @@ async def _write_tally(db: _Connection, game: GameRecord) -> None:
         ],
     )
 
+
+def _record_rows(counted: results.Tally) -> list[tuple[Any, ...]]:
+    """The player_stats rows (guild_id, user_id, size, opponent, wins, losses, draws) a
+    finished game adds, in key order."""
+    return [
+        (r.guild_id, r.user_id, r.size, r.opponent, *codec.increments(r.score))
+        for r in sorted(counted.records, key=lambda r: (r.user_id, r.opponent))
+    ]
+
+
+# A move's compare-and-set, $1 to $9 in codec.saved_game_values' order.
+_SAVE_GAME = (
+    "UPDATE games SET moves = $1, status = $2, winner = $3, end_reason = $4,"
+    " deadline = $5, version = version + 1, updated_at = $6, assisted = $7"
+    " WHERE id = $8 AND version = $9 AND status = 'active'"
+    f" RETURNING {codec.GAME_COLUMNS}"
+)
 
 # An upsert's update of a player's wins, losses and draws by the row it tried to insert.
 _ADD_SCORE = (
