@@ -10,6 +10,8 @@ it and tttbot under the same load; the ratio of the two is what the benchmark re
 ``/board`` posts what a tttbot board carries, an embed and ten buttons (nine cells and a
 control), and each click on a cell edits it with the same shape and no rules, no storage: a
 second yardstick, which tells discord.py's cost for the message apart from the bot's own.
+``/rawboard`` is that board with its clicks answered from the raw gateway payload, beside
+discord.py rather than through it (``bench.bot_load --raw-board``): what such a path saves.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import re
 import signal
 from typing import Any
 
+import aiohttp
 import discord
+import orjson
 import yarl
 from discord import app_commands
 
@@ -100,6 +104,22 @@ def board_view(count: int) -> discord.ui.View:
     return view
 
 
+RAW_PREFIX = "raw:"
+
+
+def raw_board(count: int) -> dict[str, Any]:
+    """``/rawboard``'s message as the JSON Discord takes: the bare board's embed and buttons,
+    with ids discord.py routes nowhere (``raw:<count>:<cell>``)."""
+    cells = [
+        {"type": 2, "style": 2, "label": CELL_NAMES[cell], "custom_id": f"raw:{count}:{cell}"}
+        for cell in range(9)
+    ]
+    rows = [{"type": 1, "components": cells[row * 3 : row * 3 + 3]} for row in range(3)]
+    control = {"type": 2, "style": 2, "label": str(count), "custom_id": f"raw:{count}:9"}
+    rows.append({"type": 1, "components": [control]})
+    return {"embeds": [board_embed(count).to_dict()], "components": rows}
+
+
 class BareBot(discord.Client):
     def __init__(self) -> None:
         super().__init__(intents=discord.Intents.none())
@@ -113,9 +133,50 @@ class BareBot(discord.Client):
         async def board(interaction: discord.Interaction) -> None:
             await interaction.response.send_message(embed=board_embed(0), view=board_view(0))
 
+        @self.tree.command(name="rawboard", description="The board, clicks answered raw")
+        async def rawboard(interaction: discord.Interaction) -> None:
+            await self._answer_raw(str(interaction.id), interaction.token, 4, 0)
+
+        self._raw_answers: set[asyncio.Task[None]] = set()
+
+    def answer_clicks_raw(self) -> None:
+        """Answer ``/rawboard``'s clicks from the gateway payload itself, before discord.py
+        builds anything for them (no Interaction, Message or View): what a bot could save by
+        bypassing discord.py's objects on its hot path. Private API, for measuring only."""
+        parse = self._connection.parsers["INTERACTION_CREATE"]
+
+        def parse_raw_first(data: dict[str, Any]) -> None:
+            custom_id = str(data.get("data", {}).get("custom_id", ""))
+            if data.get("type") != 3 or not custom_id.startswith(RAW_PREFIX):
+                parse(data)
+                return
+            count = int(custom_id.split(":")[1]) + 1
+            task = asyncio.create_task(self._answer_raw(data["id"], data["token"], 7, count))
+            self._raw_answers.add(task)
+            task.add_done_callback(self._raw_answers.discard)
+
+        self._connection.parsers["INTERACTION_CREATE"] = parse_raw_first
+
+    async def _answer_raw(self, interaction_id: str, token: str, kind: int, count: int) -> None:
+        # Straight to the callback route, as discord.py's own answers go (not through the bot
+        # token's rate limiter, which would queue every answer in one bucket).
+        url = f"{discord.http.Route.BASE}/interactions/{interaction_id}/{token}/callback"
+        async with self._raw_session.post(
+            url,
+            data=orjson.dumps({"type": kind, "data": raw_board(count)}),
+            headers={"Content-Type": "application/json"},
+        ) as response:
+            response.raise_for_status()
+
     async def setup_hook(self) -> None:
         self.add_dynamic_items(CounterButton, CellButton)
+        self._raw_session = aiohttp.ClientSession()
+        self.answer_clicks_raw()
         await self.tree.sync()
+
+    async def close(self) -> None:
+        await super().close()
+        await self._raw_session.close()
 
 
 async def run(token: str) -> None:

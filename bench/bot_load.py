@@ -185,6 +185,14 @@ class BareBoardBot(BareBot):
         return str(rng.choice(message.buttons()[:9])["custom_id"])
 
 
+class RawBoardBot(BareBoardBot):
+    """The bare bot's ``/rawboard`` (``--raw-board``): the same board, its clicks answered
+    from the raw gateway payload, beside discord.py rather than through it."""
+
+    name = "bare, a board answered raw"
+    command = "rawboard"
+
+
 class Running:
     """A bot process, its log, and its CPU and memory as /proc shows them."""
 
@@ -446,6 +454,8 @@ async def run(args: argparse.Namespace) -> None:
         targets: list[Target] = [sqlite]
         if args.database_url:
             targets.append(TTTBot(args.database_url, args.database_url.split(":", 1)[0]))
+        if args.raw_board:
+            targets.append(RawBoardBot())
         targets += [BareBoardBot(), BareBot()]
         results = []
         for target in targets:
@@ -472,6 +482,11 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3.0, help="before measuring")
     parser.add_argument("--live-games", type=int, default=10_000, help="for the memory figure")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--raw-board",
+        action="store_true",
+        help="also the bare board with its clicks answered from the raw gateway payload",
+    )
     asyncio.run(run(parser.parse_args()))
 
 

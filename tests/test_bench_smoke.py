@@ -42,14 +42,14 @@ def test_moves_benchmark_runs_and_reports_every_figure() -> None:
     assert moves_per_second > 0  # games were really played
 
 
-def test_load_benchmark_runs_both_bots_and_reports_every_figure() -> None:
+def test_load_benchmark_runs_every_bot_and_reports_every_figure() -> None:
     result = subprocess.run(
         [
             sys.executable,
             "-m",
             "bench.bot_load",
             *("--seconds", "1", "--warmup", "0.5", "--in-flight", "4"),
-            *("--rate", "20", "--live-games", "20"),
+            *("--rate", "20", "--live-games", "20", "--raw-board"),
         ],
         capture_output=True,
         text=True,
@@ -63,8 +63,8 @@ def test_load_benchmark_runs_both_bots_and_reports_every_figure() -> None:
     assert "the bare bot's throughput" in table
     assert "against the bare bot's board" in table
     errors = table.split("| errors (unanswered in 3 s, or not an edit) / overruns | ")[1]
-    tttbot, board, bare = errors.split("\n")[0].rstrip(" |").split(" | ")
-    for bot in (tttbot, board, bare):
+    tttbot, raw, board, bare = errors.split("\n")[0].rstrip(" |").split(" | ")
+    for bot in (tttbot, raw, board, bare):
         assert bot.startswith("0 / "), bot  # every interaction answered, and well
 
 
