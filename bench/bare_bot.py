@@ -138,6 +138,7 @@ class BareBot(discord.Client):
             await self._answer_raw(str(interaction.id), interaction.token, 4, 0)
 
         self._raw_answers: set[asyncio.Task[None]] = set()
+        self._raw_session = aiohttp.ClientSession()
 
     def answer_clicks_raw(self) -> None:
         """Answer ``/rawboard``'s clicks from the gateway payload itself, before discord.py
@@ -170,7 +171,6 @@ class BareBot(discord.Client):
 
     async def setup_hook(self) -> None:
         self.add_dynamic_items(CounterButton, CellButton)
-        self._raw_session = aiohttp.ClientSession()
         self.answer_clicks_raw()
         await self.tree.sync()
 
