@@ -150,6 +150,7 @@ async def test_a_timeout_with_no_token_left_is_shown_by_the_next_interaction_the
     async with harness.running(turn_timeout=1200) as bot:
         board = await start_member_game(sim, group)
         await sim.click(s.alice, board, cell_id(board, "B2"))
+        assert await bot.in_flight.wait_idle(patience=5)  # the click's token is saved
         await idle(sim, harness, 1201)
         # The sweep itself, not a wake-up of the sweeper as well: the background one could
         # settle the game while this one found nothing, and note it unseen after the slash.

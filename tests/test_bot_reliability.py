@@ -154,6 +154,7 @@ async def test_a_cell_button_forged_onto_another_channel_s_message_changes_nothi
     s = sim.seed
     async with harness.running() as bot:
         board = await start_member_game(sim)
+        assert await bot.in_flight.wait_idle(patience=5)  # the board's message id is saved
         game = await bot.service.storage.live_game_in_channel(s.channel.id)
         assert game is not None
         elsewhere = await sim.slash(s.carol, s.other_channel, "ttt vs-ai", difficulty="random")
@@ -404,6 +405,7 @@ async def test_a_challenge_whose_answer_never_arrived_is_shown_again(
         assert again.message is not None
         assert not again.ephemeral
         assert "challenges you to tic-tac-toe" in (again.message.content or "")
+        assert await bot.in_flight.wait_idle(patience=5)  # it records the message after
         shown = await bot.service.storage.get_challenge(pending.id)
         assert shown is not None
         assert shown.message_id == again.message.id

@@ -599,19 +599,23 @@ class DiscordSim:
         (default ``interaction_timeout``) and with :class:`SimClientDied` if a client run by
         :meth:`running` dies meanwhile."""
         limit = self.interaction_timeout if timeout is None else timeout
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + limit
-        while True:
-            event = self._change_event()
+        # One timer for the whole wait rather than an asyncio.wait_for (a task and a timer)
+        # at each change: with many waiters, every change wakes them all.
+        try:
+            async with asyncio.timeout(limit):
+                while True:
+                    event = self._change_event()
+                    self._raise_if_client_died()
+                    value = predicate()
+                    if value:
+                        return value
+                    await event.wait()
+        except TimeoutError:
             self._raise_if_client_died()
-            value = predicate()
+            value = predicate()  # a last look, as of the deadline
             if value:
                 return value
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise SimTimeout(self._timeout_message(what or "the condition", limit))
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(event.wait(), remaining)
+            raise SimTimeout(self._timeout_message(what or "the condition", limit)) from None
 
     def _timeout_message(self, what: str, limit: float) -> str:
         lines = [f"timed out after {limit} s waiting for {what}"]
