@@ -2,14 +2,15 @@
 
     python -m bench.bot_load                        # tttbot on SQLite on disk, and the yardstick
     python -m bench.bot_load --database-url URL     # tttbot on that (empty) database too
+    python -m bench.bot_load --raw-board            # and the board answered around discord.py
 
 The local Discord-compatible server (``tests/discord_sim``, its OpenAPI checks off) runs in
 this process with the load driver, a fresh one for each bot; each bot is a real process of its
-own: ``python -m bot``,
-and ``python -m bench.bare_bot``, whose button only edits its message (measured twice: a
-message of one button, the yardstick the ratio is taken against, and a board of an embed and
-ten buttons, as tttbot's, which tells discord.py's cost for the message apart from the bot's
-own). For each it measures:
+own: ``python -m bot``, and ``python -m bench.bare_bot``, whose button only edits its message
+(measured twice: a message of one button, the yardstick the ratio is taken against, and a
+board of an embed and ten buttons, as tttbot's, which tells discord.py's cost for the message
+apart from the bot's own; with ``--raw-board``, a third time: that board with its clicks
+answered from the raw gateway payload, beside discord.py). For each it measures:
 
 * a steady ``--rate`` interactions a second (an open loop): latency p50/p95/p99;
 * then saturation: a closed loop, ``--in-flight`` channels each clicking again as soon as the
