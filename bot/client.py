@@ -22,6 +22,7 @@ from bot import render, respond
 from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS, ClickHandler
 from bot.config import ConfigError, Settings
+from bot.cycles import release_response
 from bot.i18n import CommandTranslator
 from bot.service import Actor, GameService, Swept, UserError
 from bot.stalls import watch_stalls
@@ -126,6 +127,7 @@ class TTTCommandTree(app_commands.CommandTree["TTTBot"]):
                 interaction,
                 UserError("The {} option doesn't name anyone here: pick from the list.", name),
             )
+        release_response(interaction)  # discord.py answers nothing more for a refusal
         return False
 
     async def on_error(
@@ -134,9 +136,11 @@ class TTTCommandTree(app_commands.CommandTree["TTTBot"]):
         # discord.py calls this after the command's own handlers. A cog's commands are answered
         # by its cog_app_command_error; this answers the rest (a command Discord still lists
         # but this process does not know, a signature that no longer matches).
-        if isinstance(getattr(interaction.command, "binding", None), commands.Cog):
-            return
-        await respond.report_error(interaction, error)
+        try:
+            if not isinstance(getattr(interaction.command, "binding", None), commands.Cog):
+                await respond.report_error(interaction, error)
+        finally:
+            release_response(interaction)
 
 
 # The bot never joins voice: discord.py's warnings about missing voice libraries are noise.
@@ -222,6 +226,12 @@ class TTTBot(commands.AutoShardedBot):
         self._heartbeat: asyncio.Task[None] | None = None
         self._stall_watch: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
+
+    async def on_app_command_completion(
+        self, interaction: discord.Interaction[TTTBot], command: object
+    ) -> None:
+        # Dispatched once a command has returned without an error: it is answered.
+        release_response(interaction)
 
     async def login(self, token: str) -> None:
         # Pointed here rather than in __init__: these are process-wide, and login is the

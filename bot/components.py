@@ -9,13 +9,13 @@ the stored game.
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, cast
 
 import discord
 
+from bot.cycles import empty_view, release_response
 from bot.i18n import ENGLISH_LANGUAGE, N_, Language
 
 if TYPE_CHECKING:
@@ -132,35 +132,14 @@ class _Routed(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"(?!)"):
         raise NotImplementedError
 
 
-# What nests items in a View (a components-v2 one): each holds its children, each child points
-# back at it.
-_NESTING = (discord.ui.Container, discord.ui.ActionRow, discord.ui.Section)
-
-
-def empty_view(view: discord.ui.View | discord.ui.LayoutView) -> None:
-    """Empty ``view`` and everything nested in it. A View and its items point at each other
-    (its children and their view, a container's children and their parent), so a dropped View
-    waits for a full garbage collection; emptied, reference counting frees it at once."""
-    for nested in list(view.walk_children()):
-        if isinstance(nested, _NESTING):
-            nested.clear_items()
-    view.clear_items()
-
-
 def _drop_cycles(item: discord.ui.Item[Any], interaction: discord.Interaction[Any]) -> None:
-    """Once a click is answered, break the reference cycles discord.py left: the View it
-    rebuilt from the clicked message to route the click (see :func:`empty_view`), and the
-    interaction with its cached response (which points back at it). Left in
-    place, each click's objects wait for a full garbage collection, which under load meets
-    tens of thousands of them at once and stalls the loop for 20-40 ms; broken, reference
-    counting frees them as soon as the click is done. Nothing uses either afterwards:
-    discord.py only logs what the callback raised."""
+    """Once a click is answered, break the cycles discord.py left (see :mod:`bot.cycles`): the
+    View it rebuilt from the clicked message to route the click, and the interaction with its
+    cached response. Nothing uses either afterwards: discord.py only logs what the callback
+    raised."""
     if item.view is not None:
         empty_view(item.view)
-    # discord.py 2.7 caches the response in this slot; no public call releases it.
-    # tests/test_bot_memory.py fails if a click leaves either cycle behind.
-    with contextlib.suppress(AttributeError):
-        delattr(interaction, "_cs_response")
+    release_response(interaction)
 
 
 class CellButton(_Routed, template=CELL_ID.template):

@@ -19,7 +19,8 @@ import discord
 from discord import app_commands
 
 from bot import i18n, render
-from bot.components import GAME_ACTION_ID, ID_FORMATS, empty_view, walk
+from bot.components import GAME_ACTION_ID, ID_FORMATS, walk
+from bot.cycles import empty_view
 from bot.i18n import N_, Language
 from bot.service import UserError
 from bot.storage.base import ChallengeRecord, GameRecord, ReplyRoute
@@ -105,7 +106,7 @@ async def post(
 
 
 def _spend(reply: render.Reply) -> None:
-    """Empty a reply's View once the message is sent (:func:`bot.components.empty_view`): a
+    """Empty a reply's View once the message is sent (:func:`bot.cycles.empty_view`): a
     View left in cycles waits for a full garbage collection, and under load those meet tens of
     thousands of such objects at once and stall the loop for 20-40 ms. A reply is only ever
     reused after it failed."""

@@ -176,6 +176,12 @@ def refused(ix: InteractionRecord, sentence: str) -> None:
     assert ix.message.interaction_user is not None
 
 
+def drop_resolved_users(data: JSON) -> None:
+    """A ``tamper`` for :meth:`DiscordSim.slash`: user options naming nobody Discord resolved."""
+    data["resolved"].pop("users", None)
+    data["resolved"].pop("members", None)
+
+
 def cell_buttons(message: SimMessage) -> list[JSON]:
     """A board message's cell buttons, in cell order."""
     buttons = [b for b in message.buttons() if CELL_ID.parse(b["custom_id"]) is not None]

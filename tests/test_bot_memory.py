@@ -1,10 +1,10 @@
-"""What a click leaves in memory once answered: nothing that waits for the garbage collector.
+"""What a click or a command leaves in memory once answered: nothing that waits for the garbage
+collector.
 
-discord.py builds, for each click, objects that point at each other (the interaction and its
-response; a View and its items). Left as cycles, they pile up until a full collection, which
-under load stalls the loop for tens of milliseconds; the bot breaks them once a click is
-answered (``bot.components._drop_cycles``, ``bot.respond._spend``), so that reference counting
-frees them at once.
+discord.py builds, for each interaction, objects that point at each other (the interaction and
+its response; a View and its items). Left as cycles, they pile up until a full collection,
+which under load stalls the loop for tens of milliseconds; the bot breaks them once an
+interaction is answered (``bot.cycles``), so that reference counting frees them at once.
 """
 
 from __future__ import annotations
@@ -18,7 +18,14 @@ import discord
 import pytest
 
 from bot.components import GAME_ACTION_ID
-from tests.bot_harness import BotHarness, button_id, cell_id, free_cells, is_live
+from tests.bot_harness import (
+    BotHarness,
+    button_id,
+    cell_id,
+    drop_resolved_users,
+    free_cells,
+    is_live,
+)
 from tests.discord_sim import DiscordSim
 
 # Every kind of object discord.py builds for an interaction and its answer that can be in a
@@ -64,6 +71,34 @@ async def test_answered_clicks_leave_nothing_for_the_garbage_collector(
             assert ix.response_type == 4
             assert await bot.in_flight.wait_idle(patience=5)
             # The click's task ends, and its done callbacks run, a turn or two of the loop on.
+            for _ in range(3):
+                await asyncio.sleep(0)
+        left = sorted(type(o).__qualname__ for o in unreachable if isinstance(o, PER_CLICK))
+    assert left == []
+
+
+async def test_answered_commands_leave_nothing_for_the_garbage_collector(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        await sim.slash(s.alice, s.channel, "ttt help")
+        assert await bot.in_flight.wait_idle(patience=5)
+        with unreachable_kept() as unreachable:
+            ix = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+            assert ix.message is not None
+            await sim.slash(s.alice, s.channel, "ttt stats")
+            await sim.slash(s.alice, s.channel, "ttt move", cell="A1")
+            # Refused: a sentence for the user, through the command's error handlers.
+            refused = await sim.slash(s.alice, s.channel, "ttt move", cell="A1")
+            assert refused.ephemeral
+            await sim.slash(s.alice, s.channel, "ttt resign")
+            # Refused before the command runs: an option naming nobody.
+            forged = await sim.slash(
+                s.alice, s.channel, "ttt start", opponent=s.bob, tamper=drop_resolved_users
+            )
+            assert forged.ephemeral
+            assert await bot.in_flight.wait_idle(patience=5)
             for _ in range(3):
                 await asyncio.sleep(0)
         left = sorted(type(o).__qualname__ for o in unreachable if isinstance(o, PER_CLICK))

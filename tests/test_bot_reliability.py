@@ -24,6 +24,7 @@ from tests.bot_harness import (
     button_id,
     cell_buttons,
     cell_id,
+    drop_resolved_users,
     refused,
     shown_board,
     start_member_game,
@@ -73,11 +74,6 @@ def option_value(name: str, value: object) -> Callable[[JSON], None]:
                 option["value"] = value
 
     return tamper
-
-
-def drop_resolved_users(data: JSON) -> None:
-    data["resolved"].pop("users", None)
-    data["resolved"].pop("members", None)
 
 
 @pytest.mark.parametrize(
