@@ -109,6 +109,8 @@ async def test_a_timeout_in_the_bots_own_dm(sim: DiscordSim, harness: BotHarness
         started = await sim.slash(s.carol, dm, "ttt vs-ai", difficulty="random", first="me")
         board = started.message
         assert board is not None
+        # The board's message id is saved after the answer.
+        assert await bot.in_flight.wait_idle(patience=5)
         await idle(sim, harness, 301)
         bot.wake_sweeper()
         final = await sim.wait_for(lambda: None if is_live(board) else board, 5)
@@ -127,6 +129,7 @@ async def test_a_timeout_in_a_group_dm_edits_the_board_through_the_latest_token(
     async with harness.running() as bot:
         board = await start_member_game(sim, group)
         await sim.click(s.alice, board, cell_id(board, "B2"))
+        assert await bot.in_flight.wait_idle(patience=5)
         await idle(sim, harness, 301)
         bot.wake_sweeper()
         final = await sim.wait_for(lambda: None if is_live(board) else board, 5)
@@ -150,7 +153,8 @@ async def test_a_timeout_with_no_token_left_is_shown_by_the_next_interaction_the
     async with harness.running(turn_timeout=1200) as bot:
         board = await start_member_game(sim, group)
         await sim.click(s.alice, board, cell_id(board, "B2"))
-        assert await bot.in_flight.wait_idle(patience=5)  # the click's token is saved
+        # The click's token is saved.
+        assert await bot.in_flight.wait_idle(patience=5)
         await idle(sim, harness, 1201)
         # The sweep itself, not a wake-up of the sweeper as well: the background one could
         # settle the game while this one found nothing, and note it unseen after the slash.

@@ -128,10 +128,11 @@ async def test_accepting_an_expired_challenge_shows_it_expired(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
-    async with harness.running():
+    async with harness.running() as bot:
         ix = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
         message = ix.message
         assert message is not None
+        assert await bot.in_flight.wait_idle(patience=5)
         harness.clock.advance(500)  # before any sweep
         late = await sim.click(s.bob, message, button_id(message, CHALLENGE_ID, action="accept"))
         assert late.response_type == 7

@@ -215,6 +215,7 @@ async def test_an_idle_player_loses_by_timeout(sim: DiscordSim, harness: BotHarn
         started = await start_member_game(sim)
         board = (await sim.click(s.alice, started, cell_id(started, "B2"))).message
         assert board is not None
+        assert await bot.in_flight.wait_idle(patience=5)
         harness.clock.advance(299)
         bot.wake_sweeper()
         await bot.sweep()
@@ -231,10 +232,11 @@ async def test_a_move_after_the_deadline_is_refused_and_settles_the_game(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
-    async with harness.running():
+    async with harness.running() as bot:
         started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
         board = started.message
         assert board is not None
+        assert await bot.in_flight.wait_idle(patience=5)
         harness.clock.advance(301)  # the sweeper has not run: the click finds it out
         late = await sim.click(s.alice, board, cell_id(board, "B2"))
         assert late.response_type == 7  # the board shows the timeout in place...
@@ -270,6 +272,8 @@ async def test_a_challenge_expires(sim: DiscordSim, harness: BotHarness) -> None
         challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
         message = challenge.message
         assert message is not None
+        # The challenge's message id is saved after the answer.
+        assert await bot.in_flight.wait_idle(patience=5)
         harness.clock.advance(121)
         bot.wake_sweeper()
         await sim.wait_for(lambda: "expired" in (sim.message(message.id).content or ""))

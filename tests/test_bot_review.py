@@ -323,8 +323,10 @@ async def test_a_hint_is_private_marks_the_game_assisted_and_it_counts_for_nobod
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
-    async with harness.running():
+    async with harness.running() as bot:
         board = await vs_bot(sim, "minimax")
+        # The board's message id, which the hint edits.
+        assert await bot.in_flight.wait_idle(patience=5)
         messages = len(public(sim, s.channel))
         hint = await private_answer(await sim.slash(s.alice, s.channel, "ttt hint"))
         assert hint.content == HINT_SENTENCE.format(cell_name(best_move(Board())))
@@ -359,9 +361,10 @@ async def test_a_hint_is_private_marks_the_game_assisted_and_it_counts_for_nobod
 
 async def test_a_5x5_hint_is_the_searchs_move(sim: DiscordSim, harness: BotHarness) -> None:
     s = sim.seed
-    async with harness.running():
+    async with harness.running() as bot:
         board = await vs_bot(sim, "smart", 5)
         await sim.click(s.alice, board, cell_id(board, "C3"))
+        assert await bot.in_flight.wait_idle(patience=5)
         hint = await private_answer(await sim.slash(s.alice, s.channel, "ttt hint"))
         # The bot searches on the harness's node budget: the same move as here, every run.
         expected = best_move(board_of(board), TEST_SEARCH_BUDGET)
@@ -434,6 +437,8 @@ async def test_a_5x5_review_and_hint_run_off_the_event_loop_and_answer_privately
         hint = await while_held(sim.slash(s.alice, s.channel, "ttt hint"))
         assert hint.response_type == 5
         assert (await private_answer(hint)).content.startswith("Hint: ")
+        # The hint's handler then marks the board assisted: after that, not on top of Resign.
+        await sim.wait_for(lambda: ASSISTED in text_of(board))
         await sim.click(s.alice, board, button_id(board, GAME_ACTION_ID, action="resign"))
         click = await while_held(
             sim.click(s.carol, board, button_id(board, GAME_ACTION_ID, action="review"))

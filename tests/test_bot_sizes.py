@@ -266,6 +266,8 @@ async def test_a_5x5_turn_that_runs_out_is_settled_on_its_board(
     s = sim.seed
     async with harness.running() as bot:
         _, board = await challenge_and_accept(sim, s.alice, s.bob, 5)
+        # The board's message id is saved after the answer.
+        assert await bot.in_flight.wait_idle(patience=5)
         harness.clock.advance(301)
         bot.wake_sweeper()
         await sim.wait_for(lambda: not is_live(board))
