@@ -55,6 +55,8 @@ from game.search import SearchBudget
 log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
+# A game's moves and its board size: what its review depends on.
+_ReviewKey = tuple[tuple[int, ...], int]
 
 # The bot's difficulties are the engine's levels, weakest first (the order they are offered in).
 DIFFICULTIES: tuple[str, ...] = tuple(level.name for level in LEVELS)
@@ -157,6 +159,11 @@ UNSHOWN_GRACE = 30.0
 # Games kept in memory for their next click (about half a kilobyte each): a move while live,
 # a rematch once over. Beyond this, the oldest are read from the database again when clicked.
 GAMES_KEPT = 10_000
+# Searched reviews (5x5) kept in memory, by the moves they judge: a finished game's review never
+# changes, and costs about a second of search in a thread that holds the interpreter's lock for
+# much of it, slowing every other answer meanwhile. A game reviewed again (by a second
+# spectator, or the same click repeated) is searched once. A 5x5 review is about 10-20 KB.
+REVIEWS_KEPT = 64
 # Games outside servers (DMs, group DMs) all count under this guild id: a member's stats there
 # are one record across every DM. No server has it, and it is on shard 0, as DMs are.
 OUTSIDE_SERVERS = 0
@@ -220,6 +227,8 @@ class GameService:
         # another process may have moved on: the compare-and-set of each save still decides,
         # and a click refused on the copy is tried again on the stored game.
         self._kept: dict[int, GameRecord] = {}
+        # Searched reviews done or under way, the most recently asked for last.
+        self._reviews: dict[_ReviewKey, asyncio.Future[tuple[MoveReview, ...]]] = {}
 
     # -- challenges ----------------------------------------------------------------------
 
@@ -742,7 +751,22 @@ class GameService:
         if game is None:
             raise await self._not_reviewable(channel_id, number)
         moves, size = game.moves, game.size
-        return Review(game, await _think(size, lambda: review_game(moves, size)))
+        if size < SEARCHED_FROM_SIZE:
+            return Review(game, review_game(moves, size))
+        return Review(game, await self._searched_review(moves, size))
+
+    async def _searched_review(self, moves: tuple[int, ...], size: int) -> tuple[MoveReview, ...]:
+        """The review of ``moves`` on a ``size`` board, searched once however many ask for it,
+        together or later (see :data:`REVIEWS_KEPT`)."""
+        key = (moves, size)
+        review = self._reviews.pop(key, None)
+        if review is None or (review.done() and (review.cancelled() or review.exception())):
+            review = asyncio.ensure_future(_think(size, lambda: review_game(moves, size)))
+        self._reviews[key] = review
+        if len(self._reviews) > REVIEWS_KEPT:
+            del self._reviews[next(iter(self._reviews))]  # the least recently asked for
+        # Shielded: one asker going away (a shutdown) must not stop the others' review.
+        return await asyncio.shield(review)
 
     async def _not_reviewable(self, channel_id: int, number: int | None) -> UserError:
         """Why there is no finished game ``number`` in this channel to review."""

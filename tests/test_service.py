@@ -3,16 +3,21 @@ tests cover everything it can)."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import threading
 from collections.abc import AsyncIterator
 
 import pytest
 
+import bot.service
 from bot.clock import ManualClock
 from bot.service import Actor, Clicked, GameService, UserError
 from bot.storage.base import EVERY_GUILD, EndReason, NewGame, ShardSlice
 from bot.storage.sqlite import SqliteStorage
 from game import Board, Mark
+from game.review import MoveReview, review_game
+from game.search import SearchBudget
 
 GUILD, CHANNEL = 10, 20
 ALICE = Actor(101, "alice")
@@ -257,3 +262,34 @@ async def test_a_game_record_s_position_follows_its_moves(service: GameService) 
         game.knowing(moved.board)
     played = await service.move_on_board(game.id, ALICE, 4, Clicked(CHANNEL, 555), 0)
     assert played.game.board == Board.from_moves(played.game.moves)
+
+
+async def test_a_5x5_review_is_searched_once_however_often_it_is_asked_for(
+    service: GameService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two spectators asking together, then one asking again: one search, one review. Each
+    is about a second of search on 5x5; a repeated Review click must not cost another."""
+    started = await service.start_vs_ai(GUILD, CHANNEL, ALICE, "smart", size=5)
+    await service.move_in_channel(CHANNEL, ALICE, "C3")
+    await service.resign_in_channel(CHANNEL, ALICE)
+    searched: list[tuple[int, ...]] = []
+    searching, release = threading.Event(), threading.Event()
+
+    def counted(moves: tuple[int, ...], size: int) -> tuple[MoveReview, ...]:
+        searched.append(moves)
+        searching.set()
+        assert release.wait(10)
+        return review_game(moves, size, budget=SearchBudget(seconds=None, nodes=500))
+
+    monkeypatch.setattr(bot.service, "review_game", counted)
+    together = asyncio.gather(service.review(CHANNEL), service.review(CHANNEL))
+    assert await asyncio.to_thread(searching.wait, 10)
+    # Time for the second asker to join the search under way (slower, it finds it done: one
+    # search either way).
+    await asyncio.sleep(0.05)
+    release.set()
+    first, second = await together
+    again = await service.review(CHANNEL, started.game.id)
+    assert len(searched) == 1
+    assert first.moves == second.moves == again.moves
+    assert len(first.moves) == 2  # alice's C3 and the bot's answer
