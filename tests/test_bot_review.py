@@ -444,13 +444,13 @@ async def test_a_5x5_review_and_hint_run_off_the_event_loop_and_answer_privately
             sim.click(s.carol, board, button_id(board, GAME_ACTION_ID, action="review"))
         )
         assert click.response_type == 6
+        clicked = await review_of(click)  # the follow-up, once the search is done
         # The same game asked for again: its review is kept, answered at once, unsearched.
         typed = await sim.slash(s.carol, s.channel, "ttt review")
         assert typed.response_type == 4
-        reviews = [await review_of(ix) for ix in (click, typed)]
-    assert reviews[0] == reviews[1]
+        assert await review_of(typed) == clicked
     # Resigned before a move, after the hint: nothing to judge, and assisted.
-    _, header, moves = reviews[0]
+    _, header, moves = clicked
     assert header[1:] == ["🏳️ ❌ **alice** resigned: ⭕ **tttbot (random)** wins.", f"💡 {ASSISTED}"]
     assert moves == ["No move was played."]
     assert len(threads) == 2  # the hint's search and the review's
