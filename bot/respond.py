@@ -43,6 +43,10 @@ DEFER_AFTER = 1.5
 ANSWER_FAILURES = (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError)
 _LOCK = "tttbot.answer_lock"
 _TRIED = "tttbot.answer_tried"
+# A first answer whose connection dropped: Discord may have applied it all the same.
+_UNSURE = "tttbot.answer_unsure"
+# ...and Discord, asked, said it had.
+_ACKNOWLEDGED = "tttbot.answer_acknowledged"
 _SHOWN = "tttbot.games_shown"
 
 
@@ -120,8 +124,12 @@ async def _post(
     kwargs = reply.send_kwargs()
     async with _lock(interaction):
         interaction.extras[_TRIED] = True
+        first: bool | None = None
         try:
-            if not interaction.response.is_done():
+            first = await _first_answer_due(interaction)
+            if first is None:
+                return None
+            if first:
                 callback = await interaction.response.send_message(**kwargs, ephemeral=ephemeral)
                 return callback.message_id
             if _thinking(interaction):
@@ -134,22 +142,43 @@ async def _post(
             return sent.id
         except ANSWER_FAILURES as error:
             log.warning("could not answer interaction %s: %s", interaction.id, error)
-            return await _original_if_sent(interaction, error)
+            if first and _outcome_unknown(interaction, error):
+                # Asked now, so that the message is not posted again by whoever handles this.
+                message = await _acknowledged_after_all(interaction)
+                return message.id if message is not None else None
+            return None
 
 
-async def _original_if_sent(
-    interaction: discord.Interaction[Any], error: BaseException
-) -> int | None:
-    """After a dropped connection the answer may have gone through all the same: ask Discord
-    for it, so that it is not posted twice. An HTTP error status means it did not."""
+async def _first_answer_due(interaction: discord.Interaction[Any]) -> bool | None:
+    """True if the next answer is the interaction's first; False if it has one (the next goes
+    as a follow-up, or edits it); None if that cannot be known: a first answer dropped with
+    its connection, which Discord says it does not have. Left unanswered then, rather than
+    risk answering twice."""
+    if interaction.response.is_done() or interaction.extras.get(_ACKNOWLEDGED):
+        return False
+    if not interaction.extras.get(_UNSURE):
+        return True
+    return False if await _acknowledged_after_all(interaction) is not None else None
+
+
+def _outcome_unknown(interaction: discord.Interaction[Any], error: BaseException) -> bool:
+    """Whether a first answer that failed with ``error`` may have reached Discord all the same
+    (a dropped connection, a timeout; an HTTP error status means it did not); noted if so."""
     if isinstance(error, discord.HTTPException):
-        return None
+        return False
+    interaction.extras[_UNSURE] = True
+    return True
+
+
+async def _acknowledged_after_all(interaction: discord.Interaction[Any]) -> discord.Message | None:
+    """After a first answer whose connection dropped, what Discord has of it, if anything."""
     try:
         message = await interaction.original_response()
     except ANSWER_FAILURES:
         return None
     log.info("the answer to interaction %s went through after all", interaction.id)
-    return message.id
+    interaction.extras[_ACKNOWLEDGED] = True
+    return message
 
 
 async def update(interaction: discord.Interaction[Any], reply: render.Reply) -> bool:
@@ -157,13 +186,19 @@ async def update(interaction: discord.Interaction[Any], reply: render.Reply) -> 
     shown, the reply is spent (see :func:`_spend`)."""
     async with _lock(interaction):
         interaction.extras[_TRIED] = True
+        first: bool | None = None
         try:
-            if not interaction.response.is_done():
+            first = await _first_answer_due(interaction)
+            if first is None:
+                return False
+            if first:
                 await interaction.response.edit_message(**reply.edit_kwargs())
-            else:  # deferred: the original response is the clicked message
+            else:  # deferred or answered: the original response is the clicked message
                 await interaction.edit_original_response(**reply.edit_kwargs())
         except ANSWER_FAILURES as error:
             log.warning("could not update message of interaction %s: %s", interaction.id, error)
+            if first:
+                _outcome_unknown(interaction, error)
             return False
     _spend(reply)
     return True

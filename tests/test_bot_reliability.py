@@ -458,6 +458,54 @@ async def test_an_answer_lost_after_it_was_applied_is_not_shown_twice(
         assert sim.messages(s.channel) == [ix.message]
 
 
+async def test_a_refusal_after_an_answer_that_dropped_once_applied_is_not_a_second_answer(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A late move: the board is updated to show the timeout (Discord applies it, but the
+    connection drops before the bot hears so), then the player is told why. That sentence
+    must come as a follow-up: a second first answer is refused as answering twice."""
+    s = sim.seed
+    async with harness.running() as bot:
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        board = started.message
+        assert board is not None
+        assert await bot.in_flight.wait_idle(patience=5)
+        harness.clock.advance(301)
+        sim.faults.add(CALLBACK, reset="after")
+        late = await sim.click(s.alice, board, cell_id(board, "B2"))
+        assert late.response_type == 7
+        assert "ran out of time" in text_of(board)
+        (why,) = await late.wait_followups(1)
+        assert why.ephemeral
+        assert "Too late: alice's time ran out" in (why.content or "")
+        assert await bot.in_flight.wait_idle(patience=5)
+    assert sim.take_violations() == []
+
+
+async def test_a_refusal_after_an_answer_that_dropped_unapplied_answers_nothing_more(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The same, the connection dropping before Discord applied the update: Discord, asked,
+    has no answer, and the bot gives none rather than risk a second (the dropped one may yet
+    land). The board still shows the timeout, edited through the channel."""
+    s = sim.seed
+    async with harness.running() as bot:
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        board = started.message
+        assert board is not None
+        assert await bot.in_flight.wait_idle(patience=5)
+        harness.clock.advance(301)
+        sim.faults.add(CALLBACK, reset="before")
+        with pytest.raises(SimTimeout):
+            await sim.click(s.alice, board, cell_id(board, "B2"), timeout=2)
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert "ran out of time" in text_of(sim.message(board.id))
+    # The slash command's answer, and the click's dropped one: no second.
+    callbacks = [call.fault for call in sim.requests if call.path.endswith("/callback")]
+    assert callbacks == [None, "reset-before"]
+    assert sim.take_violations() == []
+
+
 @both_engines
 async def test_a_move_whose_answer_dropped_still_shows_on_the_board(
     sim: DiscordSim, harness: BotHarness
