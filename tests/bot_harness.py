@@ -149,6 +149,18 @@ class _ErrorCollector(logging.Handler):
         self.messages.append(f"{record.name}: {record.getMessage()}")
 
 
+async def board_out_of_time(sim: DiscordSim, harness: BotHarness, bot: TTTBot) -> SimMessage:
+    """alice's board against the bot, her turn's time run out and the sweeper not yet run:
+    the next click there finds it out."""
+    s = sim.seed
+    started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+    assert started.message is not None, started.content
+    # The board's message id is saved after the answer.
+    assert await bot.in_flight.wait_idle(patience=5)
+    harness.clock.advance(301)
+    return started.message
+
+
 async def start_member_game(
     sim: DiscordSim,
     channel: SimChannel | None = None,

@@ -14,6 +14,7 @@ from game import Board, Mark
 from tests.bot_harness import (
     BotHarness,
     board_of,
+    board_out_of_time,
     both_engines,
     button_id,
     cell_buttons,
@@ -233,11 +234,7 @@ async def test_a_move_after_the_deadline_is_refused_and_settles_the_game(
 ) -> None:
     s = sim.seed
     async with harness.running() as bot:
-        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
-        board = started.message
-        assert board is not None
-        assert await bot.in_flight.wait_idle(patience=5)
-        harness.clock.advance(301)  # the sweeper has not run: the click finds it out
+        board = await board_out_of_time(sim, harness, bot)
         late = await sim.click(s.alice, board, cell_id(board, "B2"))
         assert late.response_type == 7  # the board shows the timeout in place...
         assert late.message is not None

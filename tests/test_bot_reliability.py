@@ -20,6 +20,7 @@ from bot.config import POSTGRESQL
 from bot.storage.base import GameRecord
 from tests.bot_harness import (
     BotHarness,
+    board_out_of_time,
     both_engines,
     button_id,
     cell_buttons,
@@ -466,11 +467,7 @@ async def test_a_refusal_after_an_answer_that_dropped_once_applied_is_not_a_seco
     must come as a follow-up: a second first answer is refused as answering twice."""
     s = sim.seed
     async with harness.running() as bot:
-        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
-        board = started.message
-        assert board is not None
-        assert await bot.in_flight.wait_idle(patience=5)
-        harness.clock.advance(301)
+        board = await board_out_of_time(sim, harness, bot)
         sim.faults.add(CALLBACK, reset="after")
         late = await sim.click(s.alice, board, cell_id(board, "B2"))
         assert late.response_type == 7
@@ -490,11 +487,7 @@ async def test_a_refusal_after_an_answer_that_dropped_unapplied_answers_nothing_
     land). The board still shows the timeout, edited through the channel."""
     s = sim.seed
     async with harness.running() as bot:
-        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
-        board = started.message
-        assert board is not None
-        assert await bot.in_flight.wait_idle(patience=5)
-        harness.clock.advance(301)
+        board = await board_out_of_time(sim, harness, bot)
         sim.faults.add(CALLBACK, reset="before")
         with pytest.raises(SimTimeout):
             await sim.click(s.alice, board, cell_id(board, "B2"), timeout=2)
