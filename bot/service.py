@@ -55,6 +55,8 @@ from game.search import SearchBudget
 log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 # A game's moves and its board size: what its review depends on.
 _ReviewKey = tuple[tuple[int, ...], int]
 
@@ -558,10 +560,7 @@ class GameService:
     def _remember(self, game: GameRecord) -> GameRecord:
         """Keep ``game``, just read or written, for its next click: a move while it is live,
         a rematch once it is over."""
-        self._kept.pop(game.id, None)
-        self._kept[game.id] = game
-        if len(self._kept) > GAMES_KEPT:
-            del self._kept[next(iter(self._kept))]  # the least recently saved or read
+        _keep_latest(self._kept, game.id, game, GAMES_KEPT)
         return game
 
     async def _play(
@@ -759,12 +758,10 @@ class GameService:
         """The review of ``moves`` on a ``size`` board, searched once however many ask for it,
         together or later (see :data:`REVIEWS_KEPT`)."""
         key = (moves, size)
-        review = self._reviews.pop(key, None)
+        review = self._reviews.get(key)
         if review is None or (review.done() and (review.cancelled() or review.exception())):
             review = asyncio.ensure_future(_think(size, lambda: review_game(moves, size)))
-        self._reviews[key] = review
-        if len(self._reviews) > REVIEWS_KEPT:
-            del self._reviews[next(iter(self._reviews))]  # the least recently asked for
+        _keep_latest(self._reviews, key, review, REVIEWS_KEPT)
         # Shielded: one asker going away (a shutdown) must not stop the others' review.
         return await asyncio.shield(review)
 
@@ -847,6 +844,15 @@ async def _think(size: int, work: Callable[[], _T]) -> _T:
 def size_name(size: int) -> str:
     """How a board size is named to people: 4 and a multiplication sign and 4."""
     return f"{size}\N{MULTIPLICATION SIGN}{size}"
+
+
+def _keep_latest(kept: dict[_K, _V], key: _K, value: _V, limit: int) -> None:
+    """Put ``value`` in ``kept`` as its most recent entry (dicts keep their order), dropping
+    the least recent beyond ``limit``."""
+    kept.pop(key, None)
+    kept[key] = value
+    if len(kept) > limit:
+        del kept[next(iter(kept))]
 
 
 def _check_size(size: int) -> None:
