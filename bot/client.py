@@ -23,6 +23,7 @@ from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS, ClickHandler
 from bot.config import ConfigError, Settings
 from bot.cycles import release_response
+from bot.fast_clicks import FastCellClicks
 from bot.i18n import CommandTranslator
 from bot.service import Actor, GameService, Swept, UserError
 from bot.stalls import watch_stalls
@@ -221,6 +222,7 @@ class TTTBot(commands.AutoShardedBot):
         self.sweep_interval = sweep_interval
         self.search_budget = search_budget
         self.in_flight = InFlight()
+        self.fast_clicks = FastCellClicks(self)
         self._sweeper: asyncio.Task[None] | None = None
         self._closing: asyncio.Task[None] | None = None
         self._heartbeat: asyncio.Task[None] | None = None
@@ -256,6 +258,7 @@ class TTTBot(commands.AutoShardedBot):
         self.add_dynamic_items(*DYNAMIC_ITEMS)
         for extension in EXTENSIONS:
             await self.load_extension(extension)
+        self.fast_clicks.install()
         if self.force_sync or self.syncs_commands:
             await self.sync_commands(force=self.force_sync)
         else:
@@ -319,6 +322,7 @@ class TTTBot(commands.AutoShardedBot):
                 heartbeat = Path(self.settings.heartbeat_file)
                 await asyncio.to_thread(heartbeat.unlink, missing_ok=True)
             await super().close()
+            await self.fast_clicks.close()
         finally:
             storage = getattr(self, "storage", None)
             if storage is not None:

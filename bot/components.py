@@ -17,6 +17,7 @@ import discord
 
 from bot.cycles import empty_view, release_response
 from bot.i18n import ENGLISH_LANGUAGE, N_, Language
+from bot.storage.base import GameRecord
 
 if TYPE_CHECKING:
     from bot.client import TTTBot
@@ -95,6 +96,8 @@ class ClickHandler(Protocol):
     async def challenge_clicked(
         self, interaction: discord.Interaction[Any], challenge_id: int, action: str
     ) -> None: ...
+
+    async def adopt_board(self, game: GameRecord, message_id: int, *, reaches: bool) -> None: ...
 
 
 def _handler(interaction: discord.Interaction[Any]) -> ClickHandler:

@@ -116,6 +116,18 @@ class Reply:
             "allowed_mentions": self.allowed_mentions,
         }
 
+    def edit_payload(self) -> dict[str, Any]:
+        """The JSON of an edit of a classic (embed) message, as :meth:`edit_kwargs` has
+        discord.py send it: for answers sent without discord.py's objects
+        (:mod:`bot.fast_clicks`)."""
+        assert not isinstance(self.view, discord.ui.LayoutView), "a classic message only"
+        return {
+            "content": self.content,
+            "embeds": [self.embed.to_dict()] if self.embed is not None else [],
+            "components": self.view.to_components() if self.view is not None else [],
+            "allowed_mentions": self.allowed_mentions.to_dict(),
+        }
+
 
 @functools.lru_cache(maxsize=4096)  # every board shows both names again
 def escape(name: str) -> str:
@@ -260,18 +272,19 @@ def _footer(shown: _Shown) -> str:
 def board_game_id(message: discord.Message) -> int | None:
     """The game a board message shows, read back from its footer; None if it is no board."""
     for embed in message.embeds:
-        game_id = _game_in_footer(embed.footer.text or "")
+        game_id = game_in_footer(embed.footer.text or "")
         if game_id is not None:
             return game_id
     for component in walk(message.components):
         if isinstance(component, discord.TextDisplay):
-            game_id = _game_in_footer(component.content)
+            game_id = game_in_footer(component.content)
             if game_id is not None:
                 return game_id
     return None
 
 
-def _game_in_footer(footer: str) -> int | None:
+def game_in_footer(footer: str) -> int | None:
+    """The game a board's footer names, or None if it is no board's footer."""
     for pattern in _BOARD_FOOTERS:
         match = pattern.fullmatch(footer)
         if match is not None:

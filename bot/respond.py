@@ -47,18 +47,27 @@ _TRIED = "tttbot.answer_tried"
 _UNSURE = "tttbot.answer_unsure"
 # ...and Discord, asked, said it had.
 _ACKNOWLEDGED = "tttbot.answer_acknowledged"
+# Discord refused a first answer as "Unknown interaction" (too late, or gone): nothing more can
+# go through the interaction.
+_GONE = "tttbot.interaction_gone"
+UNKNOWN_INTERACTION = 10062  # Discord's error code
 _SHOWN = "tttbot.games_shown"
 
 
 @contextlib.asynccontextmanager
-async def answering(interaction: discord.Interaction[Any]) -> AsyncIterator[None]:
+async def answering(
+    interaction: discord.Interaction[Any], *, received_at: float | None = None
+) -> AsyncIterator[None]:
     """Handle ``interaction`` knowing it will be answered in time: if no answer went out
     ``DEFER_AFTER`` seconds in (a locked database, a slow or rate-limited Discord), it is
-    deferred, and the answer functions below then finish it with an edit or a follow-up."""
+    deferred, and the answer functions below then finish it with an edit or a follow-up.
+    ``received_at``: the event loop's time when its handling began, if before now (a click
+    :mod:`bot.fast_clicks` hands on)."""
+    loop = asyncio.get_running_loop()
     # A timer, not a sleeping task: most interactions are answered long before it fires.
     deferring: list[asyncio.Task[None]] = []
-    timer = asyncio.get_running_loop().call_later(
-        DEFER_AFTER,
+    timer = loop.call_at(
+        (loop.time() if received_at is None else received_at) + DEFER_AFTER,
         lambda: deferring.append(asyncio.create_task(_defer(interaction), name="ttt-defer")),
     )
     try:
@@ -154,6 +163,8 @@ async def _first_answer_due(interaction: discord.Interaction[Any]) -> bool | Non
     as a follow-up, or edits it); None if that cannot be known: a first answer dropped with
     its connection, which Discord says it does not have. Left unanswered then, rather than
     risk answering twice."""
+    if interaction.extras.get(_GONE):
+        return None
     if interaction.response.is_done() or interaction.extras.get(_ACKNOWLEDGED):
         return False
     if not interaction.extras.get(_UNSURE):
@@ -161,9 +172,26 @@ async def _first_answer_due(interaction: discord.Interaction[Any]) -> bool | Non
     return False if await _acknowledged_after_all(interaction) is not None else None
 
 
+def note_first_answer_unsure(interaction: discord.Interaction[Any]) -> None:
+    """Note that a first answer to ``interaction`` was sent another way (:mod:`bot.fast_clicks`)
+    and its connection dropped: Discord may have it. The next answer asks first."""
+    interaction.extras[_TRIED] = True
+    interaction.extras[_UNSURE] = True
+
+
+def note_interaction_gone(interaction: discord.Interaction[Any]) -> None:
+    """Note that a first answer to ``interaction`` was sent another way (:mod:`bot.fast_clicks`)
+    and Discord refused it as an unknown interaction: no answer goes through it any more."""
+    interaction.extras[_TRIED] = True
+    interaction.extras[_GONE] = True
+
+
 def _outcome_unknown(interaction: discord.Interaction[Any], error: BaseException) -> bool:
     """Whether a first answer that failed with ``error`` may have reached Discord all the same
-    (a dropped connection, a timeout; an HTTP error status means it did not); noted if so."""
+    (a dropped connection, a timeout; an HTTP error status means it did not); noted if so, as
+    is an interaction Discord no longer knows."""
+    if isinstance(error, discord.NotFound) and error.code == UNKNOWN_INTERACTION:
+        interaction.extras[_GONE] = True
     if isinstance(error, discord.HTTPException):
         return False
     interaction.extras[_UNSURE] = True

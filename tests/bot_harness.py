@@ -106,6 +106,8 @@ class BotHarness:
                 store = bot._connection._view_store
                 assert store._synced_message_views == {}
                 assert store._views == {}
+                # Every click bot.fast_clicks handed on reached the cog, which took it.
+                assert bot.fast_clicks.handed_on == {}
         finally:
             for logger in watched:
                 logger.removeHandler(errors)

@@ -103,10 +103,13 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         self.bot = bot
 
     @contextlib.asynccontextmanager
-    async def _handling(self, interaction: discord.Interaction[Any]) -> AsyncIterator[None]:
-        """Every handler: counted for shutdown, and answered within Discord's deadline; in a
-        channel the bot is not in, followed by a game that ended there unseen."""
-        async with self.bot.in_flight(), respond.answering(interaction):
+    async def _handling(
+        self, interaction: discord.Interaction[Any], *, received_at: float | None = None
+    ) -> AsyncIterator[None]:
+        """Every handler: counted for shutdown, and answered within Discord's deadline (counted
+        from ``received_at``, if its handling began earlier); in a channel the bot is not in,
+        followed by a game that ended there unseen."""
+        async with self.bot.in_flight(), respond.answering(interaction, received_at=received_at):
             failed: Exception | None = None
             try:
                 yield
@@ -340,17 +343,21 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     async def _adopt_board(
         self, interaction: discord.Interaction[Any], game: GameRecord, message_id: int
     ) -> None:
+        await self.adopt_board(game, message_id, reaches=respond.reaches_channel(interaction))
+        await self._remember_route(interaction, game.channel_id, message_id)
+
+    async def adopt_board(self, game: GameRecord, message_id: int, *, reaches: bool) -> None:
         """Make ``message_id`` the game's live board and take the buttons off the previous
         one, so that only one board of a game can be clicked. A click on an older board (a
-        client that has not caught up) adopts that board in the same way."""
+        client that has not caught up) adopts that board in the same way. ``reaches``: the
+        bot can post and edit in the game's channel (:func:`bot.respond.reaches_channel`)."""
         previous = game.message_id
         if previous != message_id:
             await self.bot.service.set_board_message(game.id, message_id)
             if previous is not None:
-                await self._edit(
-                    interaction, game.channel_id, previous, render.retired_board_reply(game)
+                await self.bot.edit_shown(
+                    game.channel_id, previous, render.retired_board_reply(game), reaches=reaches
                 )
-        await self._remember_route(interaction, game.channel_id, message_id)
 
     async def _edit(
         self,
@@ -458,12 +465,23 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     async def cell_clicked(
         self, interaction: discord.Interaction[Any], game_id: int, ply: int | None, cell: int
     ) -> None:
-        async with self._handling(interaction):
+        # Most clicks are answered by bot.fast_clicks, which hands on the rest: those it began
+        # go on from where it stopped, the move played (or refused) once.
+        handed_on = self.bot.fast_clicks.take(interaction.id)
+        received_at = None if handed_on is None else handed_on.received_at
+        async with self._handling(interaction, received_at=received_at):
             try:
-                clicked = _on_board(interaction, game_id)
-                result = await self.bot.service.move_on_board(
-                    game_id, actor(interaction.user), cell, clicked, ply
-                )
+                if handed_on is None:
+                    clicked = _on_board(interaction, game_id)
+                    result = await self.bot.service.move_on_board(
+                        game_id, actor(interaction.user), cell, clicked, ply
+                    )
+                else:
+                    if handed_on.answer_unsure:
+                        respond.note_first_answer_unsure(interaction)
+                    if handed_on.gone:
+                        respond.note_interaction_gone(interaction)
+                    result = await handed_on.moving
                 note = render.move_note(result.game, result.cell, result.ai_cell)
                 await self._update_board(interaction, result.game, note)
             except Exception as error:

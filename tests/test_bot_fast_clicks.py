@@ -1,0 +1,236 @@
+"""The hot path (bot/fast_clicks.py): plain cell clicks answered from the gateway payload, and
+every other click handed on to discord.py with what was already done, the move played once.
+
+The rest of the suite runs through it too: every plain click of every test is answered here.
+These tests say which clicks are, and what happens to a click handed on part way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import re
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from bot import respond
+from bot.client import TTTBot
+from bot.fast_clicks import CellClick, cell_click
+from bot.service import Actor, Clicked, MoveResult
+from tests.bot_harness import (
+    BotHarness,
+    refused,
+    shown_board,
+    start_member_game,
+    text_of,
+)
+from tests.bot_harness import cell_id as cell_button
+from tests.discord_sim import DiscordSim, SimUser
+
+CALLBACK = "POST /interactions/{id}/{token}/callback"
+JSON = dict[str, Any]
+
+
+def callbacks(sim: DiscordSim) -> list[str | None]:
+    """The fault each interaction callback met, in order (None: none)."""
+    return [call.fault for call in sim.requests if call.path.endswith("/callback")]
+
+
+def count_moves(bot: TTTBot) -> list[int]:
+    """Count the service's moves on boards (one entry per call)."""
+    calls: list[int] = []
+    move = bot.service.move_on_board
+
+    async def counted(
+        game_id: int, user: Actor, cell: int, clicked: Clicked, ply: int | None
+    ) -> MoveResult:
+        calls.append(cell)
+        return await move(game_id, user, cell, clicked, ply)
+
+    bot.service.move_on_board = counted  # type: ignore[method-assign]
+    return calls
+
+
+async def test_a_plain_click_is_answered_from_its_payload(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        moves = count_moves(bot)
+        ix = await sim.click(s.alice, board, cell_button(board, "B2"))
+        assert ix.response_type == 7
+        assert ix.message is not None
+        assert shown_board(ix.message) == ".../.X./..."
+        assert "bob" in text_of(ix.message)
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert bot.fast_clicks.answered == 1
+        assert moves == [4]
+        # Without asking Discord to send the message back, unlike discord.py's answers.
+        (answer,) = [call for call in sim.requests if call.path.endswith("/callback")][-1:]
+        assert answer.status == 204
+    assert sim.take_violations() == []
+
+
+async def test_its_answer_is_the_one_discord_py_sends(sim: DiscordSim, harness: BotHarness) -> None:
+    """The same move on two boards alike, answered here and (its first answer refused once)
+    by discord.py: the same message, but for the game's number."""
+    s = sim.seed
+    async with harness.running() as bot:
+        fast = await start_member_game(sim)
+        handed = await start_member_game(sim, channel=s.other_channel)
+        answered = await sim.click(s.alice, fast, cell_button(fast, "B2"))
+        sim.faults.add(CALLBACK, status=500, count=1)
+        retried = await sim.click(s.alice, handed, cell_button(handed, "B2"))
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert bot.fast_clicks.answered == 1
+    assert retried.response_type == answered.response_type == 7
+    assert callbacks(sim)[-3:] == [None, "status", None]
+
+    shown = []
+    for ix in (answered, retried):
+        click = cell_click(ix.payload)
+        assert click is not None
+        message = ix.message
+        assert message is not None
+        seen = (message.content, message.embeds, message.components, message.allowed_mentions)
+        number = str(click.game_id)
+        ids = re.sub(rf"(ttt:[a-z]+):{number}\b", r"\1:N", repr(seen))
+        shown.append(ids.replace(f"#{number} ", "#N "))
+    assert shown[0] == shown[1]
+
+
+async def test_a_refused_click_is_answered_by_discord_py_the_move_tried_once(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        moves = count_moves(bot)
+        ix = await sim.click(s.bob, board, cell_button(board, "B2"))  # alice's turn
+        refused(ix, "It is not your turn: waiting for alice.")
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert moves == [4]
+        assert bot.fast_clicks.answered == 0
+
+
+async def test_a_slow_move_is_handed_on_and_deferred_in_time(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        move = bot.service.move_on_board
+
+        async def slow(
+            game_id: int, user: Actor, cell: int, clicked: Clicked, ply: int | None
+        ) -> MoveResult:
+            await asyncio.sleep(respond.DEFER_AFTER + 0.5)
+            return await move(game_id, user, cell, clicked, ply)
+
+        bot.service.move_on_board = slow  # type: ignore[method-assign]
+        ix = await sim.click(s.alice, board, cell_button(board, "B2"))
+        assert ix.response_type == 6  # deferred, then the message edited
+        await sim.wait_for(lambda: shown_board(sim.message(board.id)) == ".../.X./...")
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert bot.fast_clicks.answered == 0
+    assert sim.take_violations() == []
+
+
+async def test_an_answer_dropped_after_discord_applied_it_is_not_sent_twice(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The connection drops after Discord took the answer: handed on unsure, discord.py's
+    interaction asks Discord, which has it, and the move is not answered again."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        moves = count_moves(bot)
+        sim.faults.add(CALLBACK, reset="after")
+        ix = await sim.click(s.alice, board, cell_button(board, "B2"))
+        assert ix.response_type == 7
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert shown_board(sim.message(board.id)) == ".../.X./..."
+        assert moves == [4]
+        assert bot.fast_clicks.answered == 0
+        nxt = await sim.click(s.bob, sim.message(board.id), cell_button(board, "A1"))
+        assert nxt.response_type == 7
+    assert callbacks(sim)[-2:] == ["reset-after", None]
+    assert sim.take_violations() == []
+
+
+# -- which payloads are answered here ------------------------------------------------------
+
+
+async def clicked_payload(sim: DiscordSim, harness: BotHarness, user: SimUser) -> JSON:
+    """The INTERACTION_CREATE payload of a click by ``user`` on B2 of a fresh member game."""
+    async with harness.running():
+        board = await start_member_game(sim)
+        ix = await sim.click(user, board, cell_button(board, "B2"))
+    return copy.deepcopy(ix.payload)
+
+
+def _thread_without_thread_rights(data: JSON) -> None:
+    data["channel"]["type"] = 11
+    data["app_permissions"] = str(int(data["app_permissions"]) & ~(1 << 38))
+
+
+TAMPERS: dict[str, Callable[[JSON], object]] = {
+    "a command": lambda data: data.update(type=2),
+    "a select menu": lambda data: data["data"].update(component_type=3),
+    "in a DM": lambda data: data.update(context=1),
+    "in a server the app is only installed by the user in": lambda data: data.update(
+        authorizing_integration_owners={"1": data["member"]["user"]["id"]}
+    ),
+    "in a channel the bot cannot write in": lambda data: data.update(
+        app_permissions=str(int(data["app_permissions"]) & ~(1 << 11))
+    ),
+    "in a thread the bot cannot write in": _thread_without_thread_rights,
+    "on another game's board": lambda data: data["data"].update(
+        custom_id=data["data"]["custom_id"].replace(":cell:", ":cell:9")
+    ),
+    "a button the message does not have": lambda data: data["message"].update(components=[]),
+    "a board drawn before buttons named their ply": lambda data: data["data"].update(
+        custom_id="ttt:cell:1:4"
+    ),
+    "on a message without a board's footer (a components-v2 board)": lambda data: data[
+        "message"
+    ].update(embeds=[]),
+    "without a member": lambda data: data.pop("member"),
+    "with a message that is no object": lambda data: data.update(message="x"),
+}
+
+
+async def test_a_plain_click_payload_is_read_as_the_click(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    data = await clicked_payload(sim, harness, s.alice)
+    click = cell_click(data)
+    assert isinstance(click, CellClick)
+    assert (click.ply, click.cell) == (0, 4)
+    assert click.user == Actor(s.alice.id, "alice")
+    assert click.clicked == Clicked(s.channel.id, int(data["message"]["id"]))
+    assert click.interaction_id == int(data["id"])
+    data["member"]["nick"] = "Al"
+    assert cell_click(data) == CellClick(
+        click.interaction_id,
+        click.token,
+        click.game_id,
+        click.ply,
+        click.cell,
+        Actor(s.alice.id, "Al"),
+        click.clicked,
+    )
+
+
+@pytest.mark.parametrize("tamper", TAMPERS.values(), ids=TAMPERS.keys())
+async def test_other_payloads_are_left_to_discord_py(
+    sim: DiscordSim, harness: BotHarness, tamper: Callable[[JSON], object]
+) -> None:
+    data = await clicked_payload(sim, harness, sim.seed.alice)
+    assert cell_click(data) is not None
+    tamper(data)
+    assert cell_click(data) is None
