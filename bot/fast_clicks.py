@@ -34,7 +34,6 @@ import orjson
 
 from bot import render
 from bot.components import CELL_ID
-from bot.cycles import empty_view
 from bot.respond import DEFER_AFTER
 from bot.service import Actor, Clicked, MoveResult
 
@@ -233,15 +232,12 @@ class FastCellClicks:
                 return
             result = moving.result()
             try:
-                reply = render.board_reply(
-                    result.game, render.move_note(result.game, result.cell, result.ai_cell)
-                )
-                body = orjson.dumps({"type": 7, "data": reply.edit_payload()})
+                note = render.move_note(result.game, result.cell, result.ai_cell)
+                board = render.board_payload(result.game, note)
+                body = orjson.dumps({"type": 7, "data": board})
             except Exception:  # the cog draws it again, and reports what fails
                 await self._hand_on(data, HandedOn(moving, received_at))
                 return
-            if reply.view is not None:
-                empty_view(reply.view)  # see bot.respond._spend
             try:
                 answer = await self._post(click, body)
             except Exception:

@@ -22,7 +22,7 @@ from typing import Any
 import discord
 
 from bot import i18n
-from bot.components import CellButton, ChallengeButton, GameButton, walk
+from bot.components import CELL_ID, GAME_ACTION_ID, CellButton, ChallengeButton, GameButton, walk
 from bot.i18n import N_, Language
 from bot.service import Hint, Review, size_name
 from bot.storage.base import (
@@ -114,18 +114,6 @@ class Reply:
             "embeds": [self.embed] if self.embed is not None else [],
             "view": self.view,
             "allowed_mentions": self.allowed_mentions,
-        }
-
-    def edit_payload(self) -> dict[str, Any]:
-        """The JSON of an edit of a classic (embed) message, as :meth:`edit_kwargs` has
-        discord.py send it: for answers sent without discord.py's objects
-        (:mod:`bot.fast_clicks`)."""
-        assert not isinstance(self.view, discord.ui.LayoutView), "a classic message only"
-        return {
-            "content": self.content,
-            "embeds": [self.embed.to_dict()] if self.embed is not None else [],
-            "components": self.view.to_components() if self.view is not None else [],
-            "allowed_mentions": self.allowed_mentions.to_dict(),
         }
 
 
@@ -292,34 +280,64 @@ def game_in_footer(footer: str) -> int | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class _CellLook:
+    """How one cell's button looks: :func:`_cell_buttons` makes it a ``CellButton``,
+    :func:`board_payload` its JSON."""
+
+    cell: int
+    label: str | None
+    mark: Mark | None
+    style: discord.ButtonStyle
+    disabled: bool
+
+
+def _cell_looks(shown: _Shown) -> list[_CellLook]:
+    """The cells in order."""
+    board, over = shown.board, not shown.game.is_active
+    return [
+        _CellLook(
+            cell,
+            label=cell_name(cell, board.size) if mark is None else None,
+            mark=mark,
+            style=discord.ButtonStyle.success
+            if cell in shown.winning
+            else discord.ButtonStyle.secondary,
+            disabled=over or mark is not None,
+        )
+        for cell, mark in enumerate(board.cells)
+    ]
+
+
 def _cell_buttons(shown: _Shown, *, rows: bool) -> list[CellButton]:
     """The cells in order; with ``rows``, each placed in its classic message row."""
-    game, board = shown.game, shown.board
-    size, ply, over = board.size, board.move_count, not game.is_active
-    buttons = []
-    for cell, mark in enumerate(board.cells):
-        buttons.append(
-            CellButton.make(
-                game.id,
-                ply,
-                cell,
-                row=cell // size if rows else None,
-                label=cell_name(cell, size) if mark is None else None,
-                emoji=MARK_BUTTON_EMOJI[mark] if mark else None,
-                style=discord.ButtonStyle.success
-                if cell in shown.winning
-                else discord.ButtonStyle.secondary,
-                disabled=over or mark is not None,
-            )
+    game, size, ply = shown.game, shown.board.size, shown.board.move_count
+    return [
+        CellButton.make(
+            game.id,
+            ply,
+            look.cell,
+            row=look.cell // size if rows else None,
+            label=look.label,
+            emoji=MARK_BUTTON_EMOJI[look.mark] if look.mark else None,
+            style=look.style,
+            disabled=look.disabled,
         )
-    return buttons
+        for look in _cell_looks(shown)
+    ]
+
+
+def _control_actions(shown: _Shown) -> list[str]:
+    """The control row: Resign while the game is live; Rematch and Review once it is over (a
+    review of a live game would tell the player to move how to play)."""
+    return ["resign"] if shown.game.is_active else ["rematch", "review"]
 
 
 def _controls(shown: _Shown, *, row: int | None) -> list[GameButton]:
-    """The control row: Resign while the game is live; Rematch and Review once it is over (a
-    review of a live game would tell the player to move how to play)."""
-    actions = ["resign"] if shown.game.is_active else ["rematch", "review"]
-    return [GameButton(shown.game.id, action, row=row, lang=shown.lang) for action in actions]
+    return [
+        GameButton(shown.game.id, action, row=row, lang=shown.lang)
+        for action in _control_actions(shown)
+    ]
 
 
 def _board_view(shown: _Shown) -> discord.ui.View:
@@ -357,6 +375,54 @@ def board_reply(game: GameRecord, note: str | None = None) -> Reply:
     if uses_layout(game.size):
         return Reply(view=_board_layout(shown, note, buttons=True))
     return Reply(embed=_board_embed(shown, note), view=_board_view(shown))
+
+
+def board_payload(game: GameRecord, note: str | None = None) -> dict[str, Any]:
+    """:func:`board_reply`'s classic message as the JSON of an edit, as discord.py would send
+    it: for answers sent without discord.py's objects (:mod:`bot.fast_clicks`), which would
+    spend a third of their time building the View only to turn it into this."""
+    shown = _Shown.of(game)
+    assert not uses_layout(game.size), "a classic board only"
+    size, ply = shown.board.size, shown.board.move_count
+    cells = [
+        _button_json(
+            CELL_ID.build(game=game.id, ply=ply, cell=look.cell),
+            look.label,
+            MARK_EMOJI[look.mark] if look.mark else None,
+            look.style,
+            look.disabled,
+        )
+        for look in _cell_looks(shown)
+    ]
+    controls = []
+    for action in _control_actions(shown):
+        label, emoji, style = GameButton.actions[action]
+        custom_id = GAME_ACTION_ID.build(action=action, game=game.id)
+        controls.append(_button_json(custom_id, shown.lang.gettext(label), emoji, style, False))
+    rows = [cells[start : start + size] for start in range(0, len(cells), size)]
+    return {
+        "content": None,
+        "embeds": [_board_embed(shown, note).to_dict()],
+        "components": [{"type": 1, "components": row} for row in [*rows, controls]],
+        "allowed_mentions": discord.AllowedMentions.none().to_dict(),
+    }
+
+
+def _button_json(
+    custom_id: str, label: str | None, emoji: str | None, style: discord.ButtonStyle, disabled: bool
+) -> dict[str, Any]:
+    """A button as discord.py's ``Button.to_component_dict`` writes it."""
+    button: dict[str, Any] = {
+        "type": discord.ComponentType.button.value,
+        "style": style.value,
+        "disabled": disabled,
+        "custom_id": custom_id,
+    }
+    if label is not None:
+        button["label"] = label
+    if emoji is not None:
+        button["emoji"] = {"id": None, "name": emoji}
+    return button
 
 
 def retired_board_reply(game: GameRecord) -> Reply:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -74,19 +75,30 @@ async def test_a_plain_click_is_answered_from_its_payload(
     assert sim.take_violations() == []
 
 
-async def test_its_answer_is_the_one_discord_py_sends(sim: DiscordSim, harness: BotHarness) -> None:
-    """The same move on two boards alike, answered here and (its first answer refused once)
-    by discord.py: the same message, but for the game's number."""
+@pytest.mark.parametrize(
+    "moves", [["B2"], ["B2", "A1", "B1", "A3", "B3"]], ids=["a live board", "a won board"]
+)
+async def test_its_answer_is_the_one_discord_py_sends(
+    sim: DiscordSim, harness: BotHarness, moves: list[str]
+) -> None:
+    """The same moves on two boards alike, the last answered here and (its first answer
+    refused once) by discord.py: the same message, but for the game's number."""
     s = sim.seed
     async with harness.running() as bot:
         fast = await start_member_game(sim)
         handed = await start_member_game(sim, channel=s.other_channel)
-        answered = await sim.click(s.alice, fast, cell_button(fast, "B2"))
-        sim.faults.add(CALLBACK, status=500, count=1)
-        retried = await sim.click(s.alice, handed, cell_button(handed, "B2"))
+        for turn, cell in enumerate(moves):
+            player = s.alice if turn % 2 == 0 else s.bob
+            if turn == len(moves) - 1:
+                sim.faults.add(CALLBACK, status=500, count=1, skip=1)  # the second board's
+            on_fast, on_handed = sim.message(fast.id), sim.message(handed.id)
+            answered = await sim.click(player, on_fast, cell_button(on_fast, cell))
+            retried = await sim.click(player, on_handed, cell_button(on_handed, cell))
         assert await bot.in_flight.wait_idle(patience=5)
-        assert bot.fast_clicks.answered == 1
+        assert bot.fast_clicks.answered == 2 * len(moves) - 1
     assert retried.response_type == answered.response_type == 7
+    assert answered.message is not None
+    assert ("alice** wins with B1 B2 B3!" in text_of(answered.message)) is (len(moves) == 5)
     assert callbacks(sim)[-3:] == [None, "status", None]
 
     shown = []
@@ -97,7 +109,8 @@ async def test_its_answer_is_the_one_discord_py_sends(sim: DiscordSim, harness: 
         assert message is not None
         seen = (message.content, message.embeds, message.components, message.allowed_mentions)
         number = str(click.game_id)
-        ids = re.sub(rf"(ttt:[a-z]+):{number}\b", r"\1:N", repr(seen))
+        as_sent = json.dumps(seen, sort_keys=True, ensure_ascii=False)  # keys in any order
+        ids = re.sub(rf"(ttt:[a-z]+):{number}\b", r"\1:N", as_sent)
         shown.append(ids.replace(f"#{number} ", "#N "))
     assert shown[0] == shown[1]
 
