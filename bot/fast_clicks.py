@@ -253,7 +253,16 @@ class FastCellClicks:
                 await self._hand_on(data, handed_on)
                 return
             self.answered += 1
-            await bot.click_handler.adopt_board(result.game, click.clicked.message_id, reaches=True)
+            try:
+                await bot.click_handler.adopt_board(
+                    result.game, click.clicked.message_id, reaches=True
+                )
+            except Exception:  # the move is saved and shown; only the older board may linger
+                log.exception(
+                    "could not make message %s the board of game %s",
+                    click.clicked.message_id,
+                    click.game_id,
+                )
 
     async def _post(self, click: CellClick, body: bytes) -> _Answer:
         """Answer ``click`` by editing its message, as discord.py would (without asking
