@@ -212,14 +212,20 @@ class _ActionButton(_Routed, template=r"(?!)"):
         lang: Language = ENGLISH_LANGUAGE,
     ) -> None:
         if button is None:
-            label, emoji, style = self.actions[action]
-            custom_id = self.id_format.build(action=action, **{self.target: target_id})
+            custom_id, (label, emoji, style) = self.look(target_id, action, lang)
             button = discord.ui.Button(
-                custom_id=custom_id, label=lang.gettext(label), emoji=emoji, style=style, row=row
+                custom_id=custom_id, label=label, emoji=emoji, style=style, row=row
             )
         super().__init__(button)
         self.target_id = target_id
         self.action = action
+
+    @classmethod
+    def look(cls, target_id: int, action: str, lang: Language) -> tuple[str, Look]:
+        """The custom_id of ``action`` on ``target_id``, and its look in ``lang``."""
+        label, emoji, style = cls.actions[action]
+        custom_id = cls.id_format.build(action=action, **{cls.target: target_id})
+        return custom_id, (lang.gettext(label), emoji, style)
 
     @classmethod
     def from_fields(cls, fields: Mapping[str, str], button: discord.ui.Button[Any]) -> Self:

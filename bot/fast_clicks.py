@@ -32,9 +32,8 @@ import aiohttp
 import discord
 import orjson
 
-from bot import render
+from bot import render, respond
 from bot.components import CELL_ID
-from bot.respond import DEFER_AFTER
 from bot.service import Actor, Clicked, MoveResult
 
 if TYPE_CHECKING:
@@ -125,19 +124,15 @@ def _cell_click(data: Mapping[str, Any]) -> CellClick | None:
 def _reaches_channel(data: Mapping[str, Any]) -> bool:
     """:func:`bot.respond.reaches_channel` for a server channel, read from the payload."""
     allowed = discord.Permissions(int(data["app_permissions"]))
-    thread = (data.get("channel") or {}).get("type") in _THREAD_TYPES
-    writes = allowed.send_messages_in_threads if thread else allowed.send_messages
-    return allowed.view_channel and writes
+    in_thread = (data.get("channel") or {}).get("type") in _THREAD_TYPES
+    return respond.may_write(allowed, in_thread=in_thread)
 
 
 def _board_game_id(message: Mapping[str, Any]) -> int | None:
     """:func:`bot.render.board_game_id` of a classic message, read from the payload; None for
     a components-v2 one, which has no embeds."""
-    for embed in message.get("embeds") or ():
-        game_id = render.game_in_footer(str((embed.get("footer") or {}).get("text", "")))
-        if game_id is not None:
-            return game_id
-    return None
+    embeds = message.get("embeds") or ()
+    return render.game_in_footers(str((e.get("footer") or {}).get("text", "")) for e in embeds)
 
 
 def _custom_ids(components: list[Mapping[str, Any]]) -> Iterator[str]:
@@ -153,8 +148,10 @@ class HandedOn:
 
     moving: asyncio.Future[MoveResult]  # the move, under way or done (or refused)
     received_at: float  # the event loop's time when the click arrived
-    answer_unsure: bool = False  # an answer was sent and its connection dropped
-    gone: bool = False  # Discord refused an answer as an unknown interaction (too late)
+    # An answer was sent and its connection dropped (Discord may have taken it), or Discord
+    # refused it as an unknown interaction (too late): see bot.respond.note_first_answer_failed.
+    answer_unsure: bool = False
+    gone: bool = False
     taken: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -226,7 +223,7 @@ class FastCellClicks:
             )
             # Past DEFER_AFTER the click needs deferring, and a refusal a private sentence in
             # the user's language: discord.py's interaction and bot.respond do those.
-            await asyncio.wait({moving}, timeout=DEFER_AFTER)
+            await asyncio.wait({moving}, timeout=respond.DEFER_AFTER)
             if not moving.done() or moving.cancelled() or moving.exception() is not None:
                 await self._hand_on(data, HandedOn(moving, received_at))
                 return
@@ -281,7 +278,7 @@ class FastCellClicks:
                     await response.text(),
                 )
                 return _Answer.GONE if response.status == 404 else _Answer.REFUSED
-        except (aiohttp.ClientError, OSError, TimeoutError) as error:
+        except respond.ANSWER_FAILURES as error:
             log.warning("could not answer interaction %s: %r", click.interaction_id, error)
             return _Answer.UNSURE
 

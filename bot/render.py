@@ -16,13 +16,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import discord
 
 from bot import i18n
-from bot.components import CELL_ID, GAME_ACTION_ID, CellButton, ChallengeButton, GameButton, walk
+from bot.components import CELL_ID, CellButton, ChallengeButton, GameButton, walk
 from bot.i18n import N_, Language
 from bot.service import Hint, Review, size_name
 from bot.storage.base import (
@@ -259,24 +260,18 @@ def _footer(shown: _Shown) -> str:
 
 def board_game_id(message: discord.Message) -> int | None:
     """The game a board message shows, read back from its footer; None if it is no board."""
-    for embed in message.embeds:
-        game_id = game_in_footer(embed.footer.text or "")
-        if game_id is not None:
-            return game_id
-    for component in walk(message.components):
-        if isinstance(component, discord.TextDisplay):
-            game_id = game_in_footer(component.content)
-            if game_id is not None:
-                return game_id
-    return None
+    texts = [embed.footer.text or "" for embed in message.embeds]
+    texts += [c.content for c in walk(message.components) if isinstance(c, discord.TextDisplay)]
+    return game_in_footers(texts)
 
 
-def game_in_footer(footer: str) -> int | None:
-    """The game a board's footer names, or None if it is no board's footer."""
-    for pattern in _BOARD_FOOTERS:
-        match = pattern.fullmatch(footer)
-        if match is not None:
-            return int(match[1])
+def game_in_footers(texts: Iterable[str]) -> int | None:
+    """The game the first board footer among ``texts`` names; None if none is one."""
+    for text in texts:
+        for pattern in _BOARD_FOOTERS:
+            match = pattern.fullmatch(text)
+            if match is not None:
+                return int(match[1])
     return None
 
 
@@ -396,9 +391,8 @@ def board_payload(game: GameRecord, note: str | None = None) -> dict[str, Any]:
     ]
     controls = []
     for action in _control_actions(shown):
-        label, emoji, style = GameButton.actions[action]
-        custom_id = GAME_ACTION_ID.build(action=action, game=game.id)
-        controls.append(_button_json(custom_id, shown.lang.gettext(label), emoji, style, False))
+        custom_id, (label, emoji, style) = GameButton.look(game.id, action, shown.lang)
+        controls.append(_button_json(custom_id, label, emoji, style, False))
     rows = [cells[start : start + size] for start in range(0, len(cells), size)]
     return {
         "content": None,

@@ -172,30 +172,29 @@ async def _first_answer_due(interaction: discord.Interaction[Any]) -> bool | Non
     return False if await _acknowledged_after_all(interaction) is not None else None
 
 
-def note_first_answer_unsure(interaction: discord.Interaction[Any]) -> None:
-    """Note that a first answer to ``interaction`` was sent another way (:mod:`bot.fast_clicks`)
-    and its connection dropped: Discord may have it. The next answer asks first."""
-    interaction.extras[_TRIED] = True
-    interaction.extras[_UNSURE] = True
-
-
-def note_interaction_gone(interaction: discord.Interaction[Any]) -> None:
-    """Note that a first answer to ``interaction`` was sent another way (:mod:`bot.fast_clicks`)
-    and Discord refused it as an unknown interaction: no answer goes through it any more."""
-    interaction.extras[_TRIED] = True
-    interaction.extras[_GONE] = True
+def note_first_answer_failed(
+    interaction: discord.Interaction[Any], *, unsure: bool, gone: bool
+) -> None:
+    """Note how a first answer to ``interaction`` failed, here or sent another way
+    (:mod:`bot.fast_clicks`): ``unsure``, its connection dropped and Discord may have it (the
+    next answer asks first); ``gone``, Discord refused it as an unknown interaction (no answer
+    goes through it any more). Neither: it was not taken, and the next answer is a first."""
+    if unsure or gone:
+        interaction.extras[_TRIED] = True
+    if unsure:
+        interaction.extras[_UNSURE] = True
+    if gone:
+        interaction.extras[_GONE] = True
 
 
 def _outcome_unknown(interaction: discord.Interaction[Any], error: BaseException) -> bool:
     """Whether a first answer that failed with ``error`` may have reached Discord all the same
-    (a dropped connection, a timeout; an HTTP error status means it did not); noted if so, as
-    is an interaction Discord no longer knows."""
-    if isinstance(error, discord.NotFound) and error.code == UNKNOWN_INTERACTION:
-        interaction.extras[_GONE] = True
-    if isinstance(error, discord.HTTPException):
-        return False
-    interaction.extras[_UNSURE] = True
-    return True
+    (a dropped connection, a timeout; an HTTP error status means it did not); noted, as is an
+    interaction Discord no longer knows."""
+    unsure = not isinstance(error, discord.HTTPException)
+    gone = isinstance(error, discord.NotFound) and error.code == UNKNOWN_INTERACTION
+    note_first_answer_failed(interaction, unsure=unsure, gone=gone)
+    return unsure
 
 
 async def _acknowledged_after_all(interaction: discord.Interaction[Any]) -> discord.Message | None:
@@ -381,13 +380,13 @@ def reaches_channel(interaction: discord.Interaction[Any]) -> bool:
         return True
     if not interaction.is_guild_integration():
         return False
-    allowed = interaction.app_permissions
-    channel = interaction.channel
-    writes = (
-        allowed.send_messages_in_threads
-        if isinstance(channel, discord.Thread)
-        else allowed.send_messages
-    )
+    in_thread = isinstance(interaction.channel, discord.Thread)
+    return may_write(interaction.app_permissions, in_thread=in_thread)
+
+
+def may_write(allowed: discord.Permissions, *, in_thread: bool) -> bool:
+    """Whether the bot, ``allowed`` this in a channel (or a thread), may see and write in it."""
+    writes = allowed.send_messages_in_threads if in_thread else allowed.send_messages
     return allowed.view_channel and writes
 
 

@@ -39,8 +39,8 @@ def callbacks(sim: DiscordSim) -> list[str | None]:
     return [call.fault for call in sim.requests if call.path.endswith("/callback")]
 
 
-def count_moves(bot: TTTBot) -> list[int]:
-    """Count the service's moves on boards (one entry per call)."""
+def count_moves(bot: TTTBot, *, delay: float = 0.0) -> list[int]:
+    """Count the service's moves on boards (one entry per call), each ``delay`` s late."""
     calls: list[int] = []
     move = bot.service.move_on_board
 
@@ -48,6 +48,7 @@ def count_moves(bot: TTTBot) -> list[int]:
         game_id: int, user: Actor, cell: int, clicked: Clicked, ply: int | None
     ) -> MoveResult:
         calls.append(cell)
+        await asyncio.sleep(delay)
         return await move(game_id, user, cell, clicked, ply)
 
     bot.service.move_on_board = counted  # type: ignore[method-assign]
@@ -135,20 +136,13 @@ async def test_a_slow_move_is_handed_on_and_deferred_in_time(
     s = sim.seed
     async with harness.running() as bot:
         board = await start_member_game(sim)
-        move = bot.service.move_on_board
-
-        async def slow(
-            game_id: int, user: Actor, cell: int, clicked: Clicked, ply: int | None
-        ) -> MoveResult:
-            await asyncio.sleep(respond.DEFER_AFTER + 0.5)
-            return await move(game_id, user, cell, clicked, ply)
-
-        bot.service.move_on_board = slow  # type: ignore[method-assign]
+        moves = count_moves(bot, delay=respond.DEFER_AFTER + 0.5)
         ix = await sim.click(s.alice, board, cell_button(board, "B2"))
         assert ix.response_type == 6  # deferred, then the message edited
         await sim.wait_for(lambda: shown_board(sim.message(board.id)) == ".../.X./...")
         assert await bot.in_flight.wait_idle(patience=5)
         assert bot.fast_clicks.answered == 0
+        assert moves == [4]  # played once, though handed on part way
     assert sim.take_violations() == []
 
 

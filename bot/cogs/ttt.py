@@ -477,10 +477,9 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
                         game_id, actor(interaction.user), cell, clicked, ply
                     )
                 else:
-                    if handed_on.answer_unsure:
-                        respond.note_first_answer_unsure(interaction)
-                    if handed_on.gone:
-                        respond.note_interaction_gone(interaction)
+                    respond.note_first_answer_failed(
+                        interaction, unsure=handed_on.answer_unsure, gone=handed_on.gone
+                    )
                     result = await handed_on.moving
                 note = render.move_note(result.game, result.cell, result.ai_cell)
                 await self._update_board(interaction, result.game, note)
