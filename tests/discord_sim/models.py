@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import functools
 import marshal
 import re
 import time
@@ -103,6 +104,7 @@ class SimInteractionLost(SimTimeout):
     resumed: as on Discord, it never reaches the bot (the user sees "interaction failed")."""
 
 
+@functools.lru_cache(maxsize=4096)  # the same message and member times, in every payload
 def iso(ts: float) -> str:
     """Discord's timestamp format (ISO 8601 with microseconds and an explicit UTC offset)."""
     return dt.datetime.fromtimestamp(ts, tz=dt.UTC).isoformat()
@@ -458,7 +460,9 @@ class SimMessage:
     def mentioned_user_ids(self) -> list[int]:
         # Mentions in a text display notify as in content (Discord's component reference:
         # they "ping and send notifications based on" the message's allowed_mentions).
-        return [int(m) for m in _MENTION_RE.findall(self.text)]
+        # Only a components-v2 message has text displays: a classic one's text is its content.
+        text = self.text if self.flags & FLAG_COMPONENTS_V2 else self.content
+        return [int(m) for m in _MENTION_RE.findall(text)]
 
     def iter_components(self) -> Iterator[JSON]:
         """Every component, depth first, in display order."""
@@ -481,11 +485,13 @@ class SimMessage:
                 return button
         raise KeyError(custom_id)
 
-    def snapshot(self) -> MessageVersion:
+    def snapshot(self, *, retiring: bool = False) -> MessageVersion:
+        """The message as it stands. ``retiring``: an edit is about to replace its embeds and
+        components with new lists, so these go into the snapshot as they are, uncopied."""
         return MessageVersion(
             content=self.content,
-            embeds=copy_json(self.embeds),
-            components=copy_json(self.components),
+            embeds=self.embeds if retiring else copy_json(self.embeds),
+            components=self.components if retiring else copy_json(self.components),
             flags=self.flags,
             allowed_mentions=copy_json(self.allowed_mentions),
             edited_at=self.edited_at,

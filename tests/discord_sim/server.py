@@ -781,7 +781,7 @@ class DiscordSim:
         shows as a new message rather than as an edit; like any edit it pings nobody."""
         state = self._merged(msg, body)
         if not fill:
-            msg.edits.append(msg.snapshot())
+            msg.edits.append(msg.snapshot(retiring=True))
             msg.edited_at = time.time()
         msg.content = str(state["content"] or "")
         msg.embeds = copy_json(state["embeds"])
@@ -1294,10 +1294,19 @@ class DiscordSim:
         )
         return _error(401, INVALID_WEBHOOK_TOKEN, "Invalid Webhook Token")
 
-    def _callback_reply(self, record: InteractionRecord, call: _Call, resource: JSON) -> Reply:
+    def _callback_reply(
+        self, record: InteractionRecord, call: _Call, cb_type: int, shown: SimMessage | None = None
+    ) -> Reply:
+        """The callback's answer: nothing, unless the bot asked for the interaction's callback
+        resource (``with_response``), with the message ``shown`` as it now stands. Built only
+        when asked for: a load test's driver would otherwise spend its CPU, which the bot under
+        test competes for, on answers nobody reads."""
         if not call.flag("with_response"):
             return 204, None
         msg = record.message
+        resource: JSON = {"type": cb_type}
+        if shown is not None:
+            resource["message"] = shown.payload()
         return 200, {
             "interaction": {
                 "id": str(record.id),
@@ -1358,22 +1367,18 @@ class DiscordSim:
                 record.channel, self.bot_user, data, call.files, interaction=record
             )
             await self._dispatch_message_event("MESSAGE_CREATE", record.message)
-            return self._callback_reply(
-                record, call, {"type": 4, "message": record.message.payload()}
-            )
+            return self._callback_reply(record, call, 4, record.message)
         if cb_type == 5:
             flags = FLAG_LOADING | int(data.get("flags") or 0) & FLAG_EPHEMERAL
             record.message = self._new_message(
                 record.channel, self.bot_user, {}, [], interaction=record, extra_flags=flags
             )
             await self._dispatch_message_event("MESSAGE_CREATE", record.message)
-            return self._callback_reply(
-                record, call, {"type": 5, "message": record.message.payload()}
-            )
+            return self._callback_reply(record, call, 5, record.message)
         source = record.source_message
         if cb_type == 6:
             record.message = source
-            return self._callback_reply(record, call, {"type": 6})
+            return self._callback_reply(record, call, 6)
         if cb_type == 7:
             assert source is not None
             problems = limits.check_message(self._merged(source, data, call.files))
@@ -1383,7 +1388,7 @@ class DiscordSim:
             self._apply_edit(source, data, call.files)
             record.message = source
             await self._dispatch_message_event("MESSAGE_UPDATE", source)
-            return self._callback_reply(record, call, {"type": 7, "message": source.payload()})
+            return self._callback_reply(record, call, 7, source)
         if cb_type == 8:
             choices = data.get("choices")
             problems = limits.check_choices(choices)
@@ -1391,13 +1396,13 @@ class DiscordSim:
                 record.rejected = "invalid"
                 return self._reject(context, problems)
             record.choices = list(choices or [])
-            return self._callback_reply(record, call, {"type": 8})
+            return self._callback_reply(record, call, 8)
         problems = limits.check_modal(data)
         if problems:
             record.rejected = "invalid"
             return self._reject(context, problems)
         record.modal = copy_json(data)
-        return self._callback_reply(record, call, {"type": 9})
+        return self._callback_reply(record, call, 9)
 
     def _webhook_record(
         self, app_id: str, token: str, what: str, *, probe: bool = False
