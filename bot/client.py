@@ -23,7 +23,7 @@ from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS, ClickHandler
 from bot.config import ConfigError, Settings
 from bot.cycles import release_response
-from bot.fast_clicks import FastCellClicks
+from bot.fast_clicks import FastClicks
 from bot.i18n import CommandTranslator
 from bot.service import Actor, GameService, Swept, UserError
 from bot.stalls import watch_stalls
@@ -222,7 +222,7 @@ class TTTBot(commands.AutoShardedBot):
         self.sweep_interval = sweep_interval
         self.search_budget = search_budget
         self.in_flight = InFlight()
-        self.fast_clicks = FastCellClicks(self)
+        self.fast_clicks = FastClicks(self)
         self._sweeper: asyncio.Task[None] | None = None
         self._closing: asyncio.Task[None] | None = None
         self._heartbeat: asyncio.Task[None] | None = None

@@ -1,18 +1,20 @@
-"""Cell clicks answered straight from the gateway payload: the bot's hot path.
+"""Board clicks answered straight from the gateway payload: the bot's hot path.
 
-A click on a board's cell is most of what the bot answers. For each, discord.py builds an
-``Interaction`` with its ``Message`` (an embed and ten buttons), rebuilds a ``View`` from that
-message to route the click to its ``DynamicItem``, and parses the message Discord sends back
-with the answer: about 0.4 ms of CPU a click, as much as the move itself (``bench/README.md``).
-Here the few fields a move needs are read from the payload, the move is played through the
-service, and the new board is posted as JSON.
+Clicks on a board are most of what the bot answers: a cell, and Rematch when a game is over.
+For each, discord.py builds an ``Interaction`` with its ``Message`` (an embed and ten buttons),
+rebuilds a ``View`` from that message to route the click to its ``DynamicItem``, and parses the
+message Discord sends back with the answer: about 0.4 ms of CPU a click, as much as the move
+itself (``bench/README.md``). Here the few fields a click needs are read from the payload, the
+move (or the rematch) is played through the service, and the board is posted as JSON: the
+clicked message edited for a move, a new message for a rematch.
 
-Only the plain case is answered here: a cell of a classic board, in a server channel the bot can
-see and write in, played without error within ``DEFER_AFTER``, the answer accepted by Discord.
-Everything else goes on through discord.py as if this module had not looked: the payload to
-discord.py's own parser, and what was already done (the move, under way or refused; an answer
-whose connection dropped) to the cog's ``cell_clicked`` through :meth:`FastCellClicks.take`,
-so the rules of answering stay in :mod:`bot.respond`.
+Only the plain case is answered here: a cell or Rematch on a classic board, in a server channel
+the bot can see and write in, played without error within ``DEFER_AFTER``, the answer accepted
+by Discord. Everything else goes on through discord.py as if this module had not looked: the
+payload to discord.py's own parser, and what was already done (the move or the rematch, under
+way or refused; an answer whose connection dropped) to the cog's ``cell_clicked`` or
+``rematch_clicked`` through :meth:`FastClicks.take`, so the rules of answering stay in
+:mod:`bot.respond`.
 
 discord.py has no public hook before it builds an interaction: this replaces the
 ``INTERACTION_CREATE`` entry of its parser table (``ConnectionState.parsers``), private API that
@@ -24,24 +26,30 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import aiohttp
 import discord
 import orjson
 
 from bot import render, respond
-from bot.components import CELL_ID
-from bot.service import Actor, Clicked, MoveResult
+from bot.components import CELL_ID, GAME_ACTION_ID
+from bot.service import Actor, Clicked, MoveResult, Started
+from bot.storage.base import GameRecord
 
 if TYPE_CHECKING:
     from bot.client import TTTBot
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 _COMPONENT_INTERACTION = 3
+# Interaction callback types: a new message, and an edit of the clicked one.
+_NEW_MESSAGE = 4
+_EDIT_MESSAGE = 7
 _BUTTON = 2
 _GUILD_CONTEXT = 0
 _GUILD_INSTALL = "0"  # authorizing_integration_owners' key for an app installed in a server
@@ -61,30 +69,41 @@ HAND_ON_PATIENCE = 5.0
 
 
 @dataclass(frozen=True, slots=True)
-class CellClick:
-    """A click this module answers: who played which cell of which board."""
+class BoardClick:
+    """A click this module answers: who clicked a button of which game's board."""
 
     interaction_id: int
     token: str
     game_id: int
-    ply: int
-    cell: int
     user: Actor
     clicked: Clicked
 
 
-def cell_click(data: Mapping[str, Any]) -> CellClick | None:
+@dataclass(frozen=True, slots=True)
+class CellClick(BoardClick):
+    """A cell played: the board is edited in place."""
+
+    ply: int
+    cell: int
+
+
+@dataclass(frozen=True, slots=True)
+class RematchClick(BoardClick):
+    """Rematch on a finished board: the new game's board is a new message."""
+
+
+def board_click(data: Mapping[str, Any]) -> CellClick | RematchClick | None:
     """The click an ``INTERACTION_CREATE`` payload carries, if it is one answered here: a cell
-    button on the classic board of the game it names, in a server channel the bot can see and
-    write in (elsewhere only the interaction's token reaches the channel). None for anything
-    else, malformed payloads included: discord.py and the cog answer those."""
+    or Rematch button on the classic board of the game it names, in a server channel the bot
+    can see and write in (elsewhere only the interaction's token reaches the channel). None
+    for anything else, malformed payloads included: discord.py and the cog answer those."""
     try:
-        return _cell_click(data)
+        return _board_click(data)
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
 
 
-def _cell_click(data: Mapping[str, Any]) -> CellClick | None:
+def _board_click(data: Mapping[str, Any]) -> CellClick | RematchClick | None:
     inner = data["data"]
     if (
         data["type"] != _COMPONENT_INTERACTION
@@ -93,9 +112,10 @@ def _cell_click(data: Mapping[str, Any]) -> CellClick | None:
     ):
         return None
     custom_id = inner["custom_id"]
-    fields = CELL_ID.parse(custom_id)
+    cell = CELL_ID.parse(custom_id)
+    fields = cell or GAME_ACTION_ID.parse(custom_id)
     guild_id = data.get("guild_id")
-    if fields is None or guild_id is None:
+    if fields is None or guild_id is None or (cell is None and fields["action"] != "rematch"):
         return None
     if (data.get("authorizing_integration_owners") or {}).get(_GUILD_INSTALL) != guild_id:
         return None
@@ -110,15 +130,16 @@ def _cell_click(data: Mapping[str, Any]) -> CellClick | None:
     member = data["member"]
     user = member["user"]
     name = member.get("nick") or user.get("global_name") or user["username"]
-    return CellClick(
-        interaction_id=int(data["id"]),
-        token=str(data["token"]),
-        game_id=game_id,
-        ply=int(fields["ply"]),
-        cell=int(fields["cell"]),
-        user=Actor(int(user["id"]), str(name), is_bot=bool(user.get("bot", False))),
-        clicked=Clicked(int(data["channel_id"]), int(message["id"])),
-    )
+    common: dict[str, Any] = {
+        "interaction_id": int(data["id"]),
+        "token": str(data["token"]),
+        "game_id": game_id,
+        "user": Actor(int(user["id"]), str(name), is_bot=bool(user.get("bot", False))),
+        "clicked": Clicked(int(data["channel_id"]), int(message["id"])),
+    }
+    if cell is None:
+        return RematchClick(**common)
+    return CellClick(**common, ply=int(cell["ply"]), cell=int(cell["cell"]))
 
 
 def _reaches_channel(data: Mapping[str, Any]) -> bool:
@@ -143,10 +164,10 @@ def _custom_ids(components: list[Mapping[str, Any]]) -> Iterator[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class HandedOn:
+class HandedOn(Generic[T]):
     """How far this module got with a click it handed on to discord.py."""
 
-    moving: asyncio.Future[MoveResult]  # the move, under way or done (or refused)
+    work: asyncio.Future[T]  # the move or the rematch, under way or done (or refused)
     received_at: float  # the event loop's time when the click arrived
     # An answer was sent and its connection dropped (Discord may have taken it), or Discord
     # refused it as an unknown interaction (too late): see bot.respond.note_first_answer_failed.
@@ -164,14 +185,15 @@ class _Answer(enum.Enum):
     UNSURE = enum.auto()  # the connection dropped, or timed out: it may have taken it
 
 
-class FastCellClicks:
-    """Answers plain cell clicks before discord.py builds anything for them (see the module)."""
+class FastClicks:
+    """Answers plain board clicks before discord.py builds anything for them (see the
+    module)."""
 
     def __init__(self, bot: TTTBot) -> None:
         self._bot = bot
         self._session: aiohttp.ClientSession | None = None
         self._parse: Callable[[Any], None] | None = None
-        self._handed_on: dict[int, HandedOn] = {}
+        self._handed_on: dict[int, HandedOn[Any]] = {}
         self._answering: set[asyncio.Task[None]] = set()
         self.answered = 0  # clicks answered here, not handed on
 
@@ -189,21 +211,22 @@ class FastCellClicks:
         if self._session is not None:
             await self._session.close()
 
-    def take(self, interaction_id: int) -> HandedOn | None:
-        """What this module did with a click before handing it on, if it did."""
+    def take(self, interaction_id: int) -> HandedOn[Any] | None:
+        """What this module did with a click before handing it on, if it did: a move's
+        :class:`MoveResult` or a rematch's :class:`Started`, as the click's button says."""
         handed_on = self._handed_on.pop(interaction_id, None)
         if handed_on is not None:
             handed_on.taken.set()
         return handed_on
 
     @property
-    def handed_on(self) -> Mapping[int, HandedOn]:
+    def handed_on(self) -> Mapping[int, HandedOn[Any]]:
         """Clicks handed on and not yet taken: the cog takes each as discord.py routes it."""
         return self._handed_on
 
     def _parse_interaction(self, data: Any) -> None:
         assert self._parse is not None
-        click = cell_click(data)
+        click = board_click(data)
         if click is None:
             self._parse(data)
             return
@@ -211,38 +234,42 @@ class FastCellClicks:
         self._answering.add(task)
         task.add_done_callback(self._answering.discard)
 
-    async def _answer(self, click: CellClick, data: Any) -> None:
+    def _play(self, click: CellClick | RematchClick) -> Awaitable[MoveResult | Started]:
+        service = self._bot.service
+        if isinstance(click, CellClick):
+            return service.move_on_board(
+                click.game_id, click.user, click.cell, click.clicked, click.ply
+            )
+        return service.rematch(click.game_id, click.user, click.clicked)
+
+    async def _answer(self, click: CellClick | RematchClick, data: Any) -> None:
         loop = asyncio.get_running_loop()
         received_at = loop.time()
         bot = self._bot
         async with bot.in_flight():
-            moving = asyncio.ensure_future(
-                bot.service.move_on_board(
-                    click.game_id, click.user, click.cell, click.clicked, click.ply
-                )
-            )
+            work = asyncio.ensure_future(self._play(click))
             # Past DEFER_AFTER the click needs deferring, and a refusal a private sentence in
             # the user's language: discord.py's interaction and bot.respond do those.
-            await asyncio.wait({moving}, timeout=respond.DEFER_AFTER)
-            if not moving.done() or moving.cancelled() or moving.exception() is not None:
-                await self._hand_on(data, HandedOn(moving, received_at))
+            await asyncio.wait({work}, timeout=respond.DEFER_AFTER)
+            if not work.done() or work.cancelled() or work.exception() is not None:
+                await self._hand_on(data, HandedOn(work, received_at))
                 return
-            result = moving.result()
+            game, note = _shown(work.result())
             try:
-                note = render.move_note(result.game, result.cell, result.ai_cell)
-                board = render.board_payload(result.game, note)
-                body = orjson.dumps({"type": 7, "data": board})
+                board = render.board_payload(game, note)
+                kind = _EDIT_MESSAGE if isinstance(click, CellClick) else _NEW_MESSAGE
+                body = orjson.dumps({"type": kind, "data": board})
             except Exception:  # the cog draws it again, and reports what fails
-                await self._hand_on(data, HandedOn(moving, received_at))
+                await self._hand_on(data, HandedOn(work, received_at))
                 return
             try:
-                answer = await self._post(click, body)
+                answer, message_id = await self._post(click, body)
             except Exception:
                 log.exception("could not answer interaction %s", click.interaction_id)
-                answer = _Answer.UNSURE  # it may have been sent: the next answer asks first
+                answer, message_id = _Answer.UNSURE, None  # the next answer asks first
             if answer is not _Answer.SHOWN:
                 handed_on = HandedOn(
-                    moving,
+                    work,
                     received_at,
                     answer_unsure=answer is _Answer.UNSURE,
                     gone=answer is _Answer.GONE,
@@ -250,43 +277,49 @@ class FastCellClicks:
                 await self._hand_on(data, handed_on)
                 return
             self.answered += 1
+            if message_id is None:
+                # Shown, but Discord did not say as what: as when discord.py's answer says
+                # nothing, the game stays without a board until the sweeper posts one.
+                log.warning("interaction %s was answered without a message", click.interaction_id)
+                return
             try:
-                await bot.click_handler.adopt_board(
-                    result.game, click.clicked.message_id, reaches=True
-                )
-            except Exception:  # the move is saved and shown; only the older board may linger
-                log.exception(
-                    "could not make message %s the board of game %s",
-                    click.clicked.message_id,
-                    click.game_id,
-                )
+                await bot.click_handler.adopt_board(game, message_id, reaches=True)
+            except Exception:  # the game is saved and shown; only an older board may linger
+                log.exception("could not make message %s the board of game %s", message_id, game.id)
 
-    async def _post(self, click: CellClick, body: bytes) -> _Answer:
-        """Answer ``click`` by editing its message, as discord.py would (without asking
-        Discord to send the message back: nothing reads it)."""
+    async def _post(
+        self, click: CellClick | RematchClick, body: bytes
+    ) -> tuple[_Answer, int | None]:
+        """Answer ``click`` as discord.py would: an edit of the clicked message, without asking
+        Discord to send it back (nothing reads it); a new message, asking for its id. The
+        answer's outcome, and the id of the message it showed (None if Discord sent none)."""
         assert self._session is not None
         route = f"/interactions/{click.interaction_id}/{click.token}/callback"
-        url = discord.http.Route.BASE + route
+        editing = isinstance(click, CellClick)
+        url = discord.http.Route.BASE + route + ("" if editing else "?with_response=true")
         try:
             async with self._session.post(url, data=body) as response:
-                if response.status < 300:
-                    return _Answer.SHOWN
-                log.warning(
-                    "could not answer interaction %s: %s %s",
-                    click.interaction_id,
-                    response.status,
-                    await response.text(),
-                )
-                return _Answer.GONE if response.status == 404 else _Answer.REFUSED
+                if response.status >= 300:
+                    log.warning(
+                        "could not answer interaction %s: %s %s",
+                        click.interaction_id,
+                        response.status,
+                        await response.text(),
+                    )
+                    gone = response.status == 404
+                    return (_Answer.GONE if gone else _Answer.REFUSED), None
+                if editing:
+                    return _Answer.SHOWN, click.clicked.message_id
+                return _Answer.SHOWN, _message_id(await response.read())
         except respond.ANSWER_FAILURES as error:
             log.warning("could not answer interaction %s: %r", click.interaction_id, error)
-            return _Answer.UNSURE
+            return _Answer.UNSURE, None
 
-    async def _hand_on(self, data: Any, handed_on: HandedOn) -> None:
-        """Let discord.py build the interaction and route it to the cog's ``cell_clicked``,
-        which takes ``handed_on`` (a click that passed :func:`cell_click` always gets there).
-        Returns once it did, so that the click counts as in flight all along (shutdown waits
-        for what is in flight)."""
+    async def _hand_on(self, data: Any, handed_on: HandedOn[Any]) -> None:
+        """Let discord.py build the interaction and route it to the cog's ``cell_clicked`` or
+        ``rematch_clicked``, which takes ``handed_on`` (a click that passed
+        :func:`board_click` always gets there). Returns once it did, so that the click counts
+        as in flight all along (shutdown waits for what is in flight)."""
         assert self._parse is not None
         click_id = int(data["id"])
         self._handed_on[click_id] = handed_on
@@ -296,3 +329,19 @@ class FastCellClicks:
         except TimeoutError:
             log.error("discord.py did not route click %s to its button", click_id)
             self._handed_on.pop(click_id, None)
+
+
+def _shown(result: MoveResult | Started) -> tuple[GameRecord, str | None]:
+    """The game a click's answer shows, and the note above its board."""
+    if isinstance(result, MoveResult):
+        return result.game, render.move_note(result.game, result.cell, result.ai_cell)
+    return result.game, render.move_note(result.game, None, result.ai_cell)
+
+
+def _message_id(callback_response: bytes) -> int | None:
+    """The id of the message an interaction callback's response (``with_response``) says the
+    answer showed."""
+    try:
+        return int(orjson.loads(callback_response)["interaction"]["response_message_id"])
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None

@@ -45,7 +45,7 @@ _LOCK = "tttbot.answer_lock"
 _TRIED = "tttbot.answer_tried"
 # A first answer whose connection dropped: Discord may have applied it all the same.
 _UNSURE = "tttbot.answer_unsure"
-# ...and Discord, asked, said it had.
+# ...and Discord, asked, said it had: the message it showed.
 _ACKNOWLEDGED = "tttbot.answer_acknowledged"
 # Discord refused a first answer as "Unknown interaction" (too late, or gone): nothing more can
 # go through the interaction.
@@ -106,13 +106,19 @@ def _thinking(interaction: discord.Interaction[Any]) -> bool:
 
 
 async def post(
-    interaction: discord.Interaction[Any], reply: render.Reply, *, ephemeral: bool = False
+    interaction: discord.Interaction[Any],
+    reply: render.Reply,
+    *,
+    ephemeral: bool = False,
+    again: bool = False,
 ) -> int | None:
     """Answer with a new message (public: a board, a challenge, stats; or for the user alone);
     the id of the message shown, or None if it could not be shown (logged: whatever it shows
     is already saved, and the caller or the sweeper shows it another way). Once shown, the
-    reply is spent (see :func:`_spend`)."""
-    message_id = await _post(interaction, reply, ephemeral=ephemeral)
+    reply is spent (see :func:`_spend`). ``again``: a first answer tried before (by
+    :mod:`bot.fast_clicks`) was this same reply, so if it arrived after all, its message is
+    the one shown, not posted twice."""
+    message_id = await _post(interaction, reply, ephemeral=ephemeral, again=again)
     if message_id is not None:
         _spend(reply)
     return message_id
@@ -128,7 +134,7 @@ def _spend(reply: render.Reply) -> None:
 
 
 async def _post(
-    interaction: discord.Interaction[Any], reply: render.Reply, *, ephemeral: bool
+    interaction: discord.Interaction[Any], reply: render.Reply, *, ephemeral: bool, again: bool
 ) -> int | None:
     kwargs = reply.send_kwargs()
     async with _lock(interaction):
@@ -138,6 +144,9 @@ async def _post(
             first = await _first_answer_due(interaction)
             if first is None:
                 return None
+            acknowledged: discord.Message | None = interaction.extras.get(_ACKNOWLEDGED)
+            if again and acknowledged is not None:
+                return acknowledged.id
             if first:
                 callback = await interaction.response.send_message(**kwargs, ephemeral=ephemeral)
                 return callback.message_id
@@ -165,7 +174,7 @@ async def _first_answer_due(interaction: discord.Interaction[Any]) -> bool | Non
     risk answering twice."""
     if interaction.extras.get(_GONE):
         return None
-    if interaction.response.is_done() or interaction.extras.get(_ACKNOWLEDGED):
+    if interaction.response.is_done() or interaction.extras.get(_ACKNOWLEDGED) is not None:
         return False
     if not interaction.extras.get(_UNSURE):
         return True
@@ -204,7 +213,7 @@ async def _acknowledged_after_all(interaction: discord.Interaction[Any]) -> disc
     except ANSWER_FAILURES:
         return None
     log.info("the answer to interaction %s went through after all", interaction.id)
-    interaction.extras[_ACKNOWLEDGED] = True
+    interaction.extras[_ACKNOWLEDGED] = message
     return message
 
 

@@ -1,5 +1,6 @@
-"""The hot path (bot/fast_clicks.py): plain cell clicks answered from the gateway payload, and
-every other click handed on to discord.py with what was already done, the move played once.
+"""The hot path (bot/fast_clicks.py): plain cell and Rematch clicks answered from the gateway
+payload, and every other click handed on to discord.py with what was already done, the move
+played (or the rematch started) once.
 
 The rest of the suite runs through it too: every plain click of every test is answered here.
 These tests say which clicks are, and what happens to a click handed on part way.
@@ -18,17 +19,20 @@ import pytest
 
 from bot import respond
 from bot.client import TTTBot
-from bot.fast_clicks import CellClick, cell_click
-from bot.service import Actor, Clicked, MoveResult
+from bot.components import CELL_ID, GAME_ACTION_ID
+from bot.fast_clicks import CellClick, RematchClick, board_click
+from bot.service import Actor, Clicked, MoveResult, Started
 from tests.bot_harness import (
     BotHarness,
+    button_id,
+    cell_buttons,
     refused,
     shown_board,
     start_member_game,
     text_of,
 )
 from tests.bot_harness import cell_id as cell_button
-from tests.discord_sim import DiscordSim, SimUser
+from tests.discord_sim import DiscordSim, SimChannel, SimMessage, SimUser
 
 CALLBACK = "POST /interactions/{id}/{token}/callback"
 JSON = dict[str, Any]
@@ -53,6 +57,43 @@ def count_moves(bot: TTTBot, *, delay: float = 0.0) -> list[int]:
 
     bot.service.move_on_board = counted  # type: ignore[method-assign]
     return calls
+
+
+def count_rematches(bot: TTTBot, *, delay: float = 0.0) -> list[int]:
+    """Count the service's rematches (the game each rematches), each ``delay`` s late."""
+    calls: list[int] = []
+    rematch = bot.service.rematch
+
+    async def counted(game_id: int, user: Actor, clicked: Clicked) -> Started:
+        calls.append(game_id)
+        await asyncio.sleep(delay)
+        return await rematch(game_id, user, clicked)
+
+    bot.service.rematch = counted  # type: ignore[method-assign]
+    return calls
+
+
+async def finished_member_board(sim: DiscordSim, channel: SimChannel | None = None) -> SimMessage:
+    """A game between alice and bob that alice resigned: its board, with Rematch on it."""
+    board = await start_member_game(sim, channel=channel)
+    resign = button_id(board, GAME_ACTION_ID, action="resign")
+    assert (await sim.click(sim.seed.alice, board, resign)).response_type == 7
+    return sim.message(board.id)
+
+
+def rematch_button(board: SimMessage) -> str:
+    return button_id(board, GAME_ACTION_ID, action="rematch")
+
+
+def as_shown(message: SimMessage) -> str:
+    """What a board message shows, its game's number replaced by N: two games' boards alike
+    show the same."""
+    number = CELL_ID.parse(cell_buttons(message)[0]["custom_id"])
+    assert number is not None
+    seen = (message.content, message.embeds, message.components, message.allowed_mentions)
+    as_sent = json.dumps(seen, sort_keys=True, ensure_ascii=False)  # keys in any order
+    ids = re.sub(rf"(ttt:[a-z]+):{number['game']}\b", r"\1:N", as_sent)
+    return ids.replace(f"#{number['game']} ", "#N ")
 
 
 async def test_a_plain_click_is_answered_from_its_payload(
@@ -102,18 +143,9 @@ async def test_its_answer_is_the_one_discord_py_sends(
     assert ("alice** wins with B1 B2 B3!" in text_of(answered.message)) is (len(moves) == 5)
     assert callbacks(sim)[-3:] == [None, "status", None]
 
-    shown = []
-    for ix in (answered, retried):
-        click = cell_click(ix.payload)
-        assert click is not None
-        message = ix.message
-        assert message is not None
-        seen = (message.content, message.embeds, message.components, message.allowed_mentions)
-        number = str(click.game_id)
-        as_sent = json.dumps(seen, sort_keys=True, ensure_ascii=False)  # keys in any order
-        ids = re.sub(rf"(ttt:[a-z]+):{number}\b", r"\1:N", as_sent)
-        shown.append(ids.replace(f"#{number} ", "#N "))
-    assert shown[0] == shown[1]
+    assert answered.message is not None
+    assert retried.message is not None
+    assert as_shown(answered.message) == as_shown(retried.message)
 
 
 async def test_a_refused_click_is_answered_by_discord_py_the_move_tried_once(
@@ -168,6 +200,118 @@ async def test_an_answer_dropped_after_discord_applied_it_is_not_sent_twice(
     assert sim.take_violations() == []
 
 
+# -- rematches ------------------------------------------------------------------------------
+
+
+async def test_a_rematch_is_answered_from_its_payload(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await finished_member_board(sim)
+        rematches = count_rematches(bot)
+        before = bot.fast_clicks.answered
+        ix = await sim.click(s.bob, board, rematch_button(board))
+        assert ix.response_type == 4
+        assert ix.message is not None
+        assert not ix.ephemeral
+        assert "❌ **bob** vs ⭕ **alice**" in text_of(ix.message)
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert bot.fast_clicks.answered == before + 1
+        assert len(rematches) == 1
+        # Asked for the message, to make it the new game's board.
+        (answer,) = [call for call in sim.requests if call.path.endswith("/callback")][-1:]
+        assert answer.status == 200
+        game = await bot.service.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert game.message_id == ix.message.id
+        played = await sim.click(s.bob, ix.message, cell_button(ix.message, "B2"))
+        assert played.response_type == 7
+        assert shown_board(sim.message(ix.message.id)) == ".../.X./..."
+    assert sim.take_violations() == []
+
+
+async def test_a_rematch_answered_here_is_the_one_discord_py_sends(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Two finished games alike, each rematched: one answered here, the other (its first
+    answer refused once) by discord.py."""
+    s = sim.seed
+    async with harness.running() as bot:
+        fast = await finished_member_board(sim)
+        handed = await finished_member_board(sim, channel=s.other_channel)
+        rematches = count_rematches(bot)
+        before = bot.fast_clicks.answered
+        answered = await sim.click(s.bob, fast, rematch_button(fast))
+        sim.faults.add(CALLBACK, status=500, count=1)
+        retried = await sim.click(s.bob, handed, rematch_button(handed))
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert bot.fast_clicks.answered == before + 1
+        assert len(rematches) == 2  # each started once
+    assert callbacks(sim)[-3:] == [None, "status", None]
+    assert retried.response_type == answered.response_type == 4
+    assert answered.message is not None
+    assert retried.message is not None
+    assert as_shown(answered.message) == as_shown(retried.message)
+    assert sim.take_violations() == []
+
+
+async def test_a_refused_rematch_is_answered_by_discord_py(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await finished_member_board(sim)
+        rematches = count_rematches(bot)
+        before = bot.fast_clicks.answered
+        ix = await sim.click(s.carol, board, rematch_button(board))
+        refused(ix, "Only the players of this game can start a rematch.")
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert len(rematches) == 1
+        assert bot.fast_clicks.answered == before
+        assert await bot.service.storage.live_game_in_channel(s.channel.id) is None
+
+
+async def test_a_slow_rematch_is_handed_on_and_deferred_in_time(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await finished_member_board(sim)
+        rematches = count_rematches(bot, delay=respond.DEFER_AFTER + 0.5)
+        ix = await sim.click(s.bob, board, rematch_button(board))
+        assert ix.response_type == 6  # deferred, then the board posted as a follow-up
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert len(rematches) == 1
+        game = await bot.service.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert game.message_id is not None
+        assert "❌ **bob** vs ⭕ **alice**" in text_of(sim.message(game.message_id))
+    assert sim.take_violations() == []
+
+
+async def test_a_rematch_dropped_after_discord_showed_it_is_not_posted_twice(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The connection drops after Discord posted the new board: handed on unsure, discord.py's
+    interaction asks Discord, which has it, and that message becomes the board."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await finished_member_board(sim)
+        rematches = count_rematches(bot)
+        sim.faults.add(CALLBACK, reset="after")
+        ix = await sim.click(s.bob, board, rematch_button(board))
+        assert ix.response_type == 4
+        assert ix.message is not None
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert len(rematches) == 1
+        boards = [m for m in sim.messages(s.channel) if "❌ **bob** vs ⭕ **alice**" in text_of(m)]
+        assert boards == [ix.message]  # not posted a second time
+        game = await bot.service.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert game.message_id == ix.message.id
+    assert callbacks(sim)[-1:] == ["reset-after"]
+    assert sim.take_violations() == []
+
+
 # -- which payloads are answered here ------------------------------------------------------
 
 
@@ -182,6 +326,12 @@ async def clicked_payload(sim: DiscordSim, harness: BotHarness, user: SimUser) -
 def _thread_without_thread_rights(data: JSON) -> None:
     data["channel"]["type"] = 11
     data["app_permissions"] = str(int(data["app_permissions"]) & ~(1 << 38))
+
+
+def _resign_instead(data: JSON) -> None:
+    fields = CELL_ID.parse(data["data"]["custom_id"])
+    assert fields is not None
+    data["data"]["custom_id"] = GAME_ACTION_ID.build(action="resign", game=fields["game"])
 
 
 TAMPERS: dict[str, Callable[[JSON], object]] = {
@@ -205,6 +355,7 @@ TAMPERS: dict[str, Callable[[JSON], object]] = {
     "on a message without a board's footer (a components-v2 board)": lambda data: data[
         "message"
     ].update(embeds=[]),
+    "Resign, a button the board has": _resign_instead,
     "without a member": lambda data: data.pop("member"),
     "with a message that is no object": lambda data: data.update(message="x"),
 }
@@ -215,22 +366,43 @@ async def test_a_plain_click_payload_is_read_as_the_click(
 ) -> None:
     s = sim.seed
     data = await clicked_payload(sim, harness, s.alice)
-    click = cell_click(data)
+    click = board_click(data)
     assert isinstance(click, CellClick)
     assert (click.ply, click.cell) == (0, 4)
     assert click.user == Actor(s.alice.id, "alice")
     assert click.clicked == Clicked(s.channel.id, int(data["message"]["id"]))
     assert click.interaction_id == int(data["id"])
     data["member"]["nick"] = "Al"
-    assert cell_click(data) == CellClick(
-        click.interaction_id,
-        click.token,
-        click.game_id,
-        click.ply,
-        click.cell,
-        Actor(s.alice.id, "Al"),
-        click.clicked,
+    assert board_click(data) == CellClick(
+        interaction_id=click.interaction_id,
+        token=click.token,
+        game_id=click.game_id,
+        user=Actor(s.alice.id, "Al"),
+        clicked=click.clicked,
+        ply=click.ply,
+        cell=click.cell,
     )
+
+
+async def test_a_rematch_payload_is_read_as_the_click_and_other_actions_are_not(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        board = await finished_member_board(sim)
+        ix = await sim.click(s.bob, board, rematch_button(board))
+    data = copy.deepcopy(ix.payload)
+    fields = GAME_ACTION_ID.parse(rematch_button(board))
+    assert fields is not None
+    assert board_click(data) == RematchClick(
+        interaction_id=ix.id,
+        token=ix.token,
+        game_id=int(fields["game"]),
+        user=Actor(s.bob.id, "bob"),
+        clicked=Clicked(s.channel.id, board.id),
+    )
+    data["data"]["custom_id"] = button_id(board, GAME_ACTION_ID, action="review")
+    assert board_click(data) is None
 
 
 @pytest.mark.parametrize("tamper", TAMPERS.values(), ids=TAMPERS.keys())
@@ -238,6 +410,6 @@ async def test_other_payloads_are_left_to_discord_py(
     sim: DiscordSim, harness: BotHarness, tamper: Callable[[JSON], object]
 ) -> None:
     data = await clicked_payload(sim, harness, sim.seed.alice)
-    assert cell_click(data) is not None
+    assert board_click(data) is not None
     tamper(data)
-    assert cell_click(data) is None
+    assert board_click(data) is None

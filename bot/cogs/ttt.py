@@ -27,6 +27,8 @@ from bot.service import (
     OUTSIDE_SERVERS,
     Actor,
     Clicked,
+    MoveResult,
+    Started,
     UserError,
 )
 from bot.storage.base import ChallengeRecord, GameRecord
@@ -35,6 +37,7 @@ from game.ai import DIFFICULTIES as LEVELS
 
 if TYPE_CHECKING:
     from bot.client import TTTBot
+    from bot.fast_clicks import HandedOn
 
 log = logging.getLogger(__name__)
 
@@ -309,14 +312,20 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
             await respond.post(interaction, reply, ephemeral=True)
 
     async def _post_board(
-        self, interaction: discord.Interaction[Any], game: GameRecord, note: str | None
+        self,
+        interaction: discord.Interaction[Any],
+        game: GameRecord,
+        note: str | None,
+        *,
+        again: bool = False,
     ) -> None:
         """Reply with the board as a new message, which becomes the game's live board. If the
         reply fails, the saved state shows on the game's board message as it is (or, without
-        one, the sweeper posts it)."""
+        one, the sweeper posts it). ``again``: a first answer that may have arrived was this
+        board (see :func:`bot.respond.post`)."""
         reply = render.board_reply(game, note)
         respond.mark_shown(interaction, game)
-        message_id = await respond.post(interaction, reply)
+        message_id = await respond.post(interaction, reply, again=again)
         if message_id is not None:
             await self._adopt_board(interaction, game, message_id)
         elif game.message_id is not None:
@@ -467,7 +476,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     ) -> None:
         # Most clicks are answered by bot.fast_clicks, which hands on the rest: those it began
         # go on from where it stopped, the move played (or refused) once.
-        handed_on = self.bot.fast_clicks.take(interaction.id)
+        handed_on: HandedOn[MoveResult] | None = self.bot.fast_clicks.take(interaction.id)
         received_at = None if handed_on is None else handed_on.received_at
         async with self._handling(interaction, received_at=received_at):
             try:
@@ -480,7 +489,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
                     respond.note_first_answer_failed(
                         interaction, unsure=handed_on.answer_unsure, gone=handed_on.gone
                     )
-                    result = await handed_on.moving
+                    result = await handed_on.work
                 note = render.move_note(result.game, result.cell, result.ai_cell)
                 await self._update_board(interaction, result.game, note)
             except Exception as error:
@@ -511,12 +520,24 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
             await self._adopt_board(interaction, game, clicked.message_id)
 
     async def rematch_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
-        async with self._handling(interaction):
+        # As with cell_clicked: a rematch bot.fast_clicks began is started once.
+        handed_on: HandedOn[Started] | None = self.bot.fast_clicks.take(interaction.id)
+        received_at = None if handed_on is None else handed_on.received_at
+        async with self._handling(interaction, received_at=received_at):
             try:
-                clicked = _on_board(interaction, game_id)
-                started = await self.bot.service.rematch(game_id, actor(interaction.user), clicked)
+                if handed_on is None:
+                    clicked = _on_board(interaction, game_id)
+                    started = await self.bot.service.rematch(
+                        game_id, actor(interaction.user), clicked
+                    )
+                else:
+                    respond.note_first_answer_failed(
+                        interaction, unsure=handed_on.answer_unsure, gone=handed_on.gone
+                    )
+                    started = await handed_on.work
                 note = render.move_note(started.game, None, started.ai_cell)
-                await self._post_board(interaction, started.game, note)
+                # An answer whose connection dropped was this same board.
+                await self._post_board(interaction, started.game, note, again=handed_on is not None)
             except Exception as error:
                 await respond.report_error(interaction, error)
 
