@@ -19,6 +19,7 @@ from discord.ext import commands
 
 from bot import render, respond
 from bot.components import CELL_ID, ID_FORMATS, walk
+from bot.fast_clicks import HandedOn
 from bot.i18n import N_
 from bot.service import (
     CHANGED,
@@ -37,7 +38,6 @@ from game.ai import DIFFICULTIES as LEVELS
 
 if TYPE_CHECKING:
     from bot.client import TTTBot
-    from bot.fast_clicks import HandedOn
 
 log = logging.getLogger(__name__)
 
