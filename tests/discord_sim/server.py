@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import aiohttp
 import discord
+import orjson
 import yarl
 from aiohttp import web
 
@@ -190,7 +191,7 @@ class _Connection:
             return False
         async with self._lock:
             try:
-                await self.ws.send_str(json.dumps(frame))
+                await self.ws.send_str(orjson.dumps(frame).decode())
             except (ConnectionError, RuntimeError):
                 return False
         return True
@@ -310,7 +311,9 @@ class DiscordSim:
         self._global_commands: list[JSON] = []
         self._guild_commands: dict[int, list[JSON]] = {}
         self._connections: set[_Connection] = set()
-        self._changed: asyncio.Event | None = None
+        # What wait_for() waits on: each predicate, and the future its value goes to.
+        self._waiters: dict[asyncio.Future[Any], Callable[[], Any]] = {}
+        self._checking = False
         self._clients: list[_ClientRun[Any]] = []
         self._runner: web.AppRunner | None = None
         self._routes = self._build_routes()
@@ -578,14 +581,28 @@ class DiscordSim:
     # ------------------------------------------------------------------ waiting
 
     def _notify(self) -> None:
-        if self._changed is not None:
-            self._changed.set()
-            self._changed = None
+        """Something was recorded: look at every waiter's predicate, once the code that
+        recorded it has run its course (the loop's next turn, as a woken task would)."""
+        if not self._checking and self._waiters:
+            self._checking = True
+            asyncio.get_running_loop().call_soon(self._check_waiters)
 
-    def _change_event(self) -> asyncio.Event:
-        if self._changed is None:
-            self._changed = asyncio.Event()
-        return self._changed
+    def _check_waiters(self) -> None:
+        # The predicates are looked at here rather than by each waiting task: every change
+        # would otherwise wake every waiter, and a load test keeps dozens waiting, which made
+        # the server's work per interaction grow with the bot's latency.
+        self._checking = False
+        for future, predicate in list(self._waiters.items()):
+            if future.done():
+                continue
+            try:
+                self._raise_if_client_died()
+                value = predicate()
+            except Exception as error:  # the waiter raises it, as if it had looked itself
+                future.set_exception(error)
+                continue
+            if value:
+                future.set_result(value)
 
     async def wait_for(
         self,
@@ -599,23 +616,23 @@ class DiscordSim:
         (default ``interaction_timeout``) and with :class:`SimClientDied` if a client run by
         :meth:`running` dies meanwhile."""
         limit = self.interaction_timeout if timeout is None else timeout
-        # One timer for the whole wait rather than an asyncio.wait_for (a task and a timer)
-        # at each change: with many waiters, every change wakes them all.
+        self._raise_if_client_died()
+        value = predicate()
+        if value:
+            return value
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._waiters[future] = predicate
         try:
             async with asyncio.timeout(limit):
-                while True:
-                    event = self._change_event()
-                    self._raise_if_client_died()
-                    value = predicate()
-                    if value:
-                        return value
-                    await event.wait()
+                return await future
         except TimeoutError:
             self._raise_if_client_died()
             value = predicate()  # a last look, as of the deadline
             if value:
                 return value
             raise SimTimeout(self._timeout_message(what or "the condition", limit)) from None
+        finally:
+            del self._waiters[future]
 
     def _timeout_message(self, what: str, limit: float) -> str:
         lines = [f"timed out after {limit} s waiting for {what}"]
@@ -961,7 +978,7 @@ class DiscordSim:
             raw = await request.read()
             if raw:
                 try:
-                    body = json.loads(raw)
+                    body = orjson.loads(raw)
                 except ValueError:
                     body = raw.decode(errors="replace")
         return _Call(request.method, path, request.query, request.headers, body, files, arrived)
@@ -994,7 +1011,7 @@ class DiscordSim:
             # aiohttp's json_response would add "; charset=utf-8".
             response = web.Response(
                 status=status,
-                body=json.dumps(body).encode(),
+                body=orjson.dumps(body),
                 headers={"Content-Type": "application/json", **extra},
             )
         # The client may be gone (it hung up during an injected reply delay); aiohttp then
@@ -1652,7 +1669,7 @@ class DiscordSim:
                 if msg.type is not aiohttp.WSMsgType.TEXT:
                     continue
                 try:
-                    frame = json.loads(msg.data)
+                    frame = orjson.loads(msg.data)
                 except ValueError:
                     await conn.close(4002, "Error while decoding payload.")
                     break
