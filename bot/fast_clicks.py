@@ -254,8 +254,8 @@ class FastClicks:
             if not work.done() or work.cancelled() or work.exception() is not None:
                 await self._hand_on(data, HandedOn(work, received_at))
                 return
-            game, note = _shown(work.result())
             try:
+                game, note = _shown(work.result())
                 board = render.board_payload(game, note)
                 kind = _EDIT_MESSAGE if isinstance(click, CellClick) else _NEW_MESSAGE
                 body = orjson.dumps({"type": kind, "data": board})
