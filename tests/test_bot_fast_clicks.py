@@ -140,11 +140,9 @@ async def test_its_answer_is_the_one_discord_py_sends(
         assert bot.fast_clicks.answered == 2 * len(moves) - 1
     assert retried.response_type == answered.response_type == 7
     assert answered.message is not None
+    assert retried.message is not None
     assert ("alice** wins with B1 B2 B3!" in text_of(answered.message)) is (len(moves) == 5)
     assert callbacks(sim)[-3:] == [None, "status", None]
-
-    assert answered.message is not None
-    assert retried.message is not None
     assert as_shown(answered.message) == as_shown(retried.message)
 
 

@@ -485,13 +485,13 @@ class SimMessage:
                 return button
         raise KeyError(custom_id)
 
-    def snapshot(self, *, retiring: bool = False) -> MessageVersion:
-        """The message as it stands. ``retiring``: an edit is about to replace its embeds and
-        components with new lists, so these go into the snapshot as they are, uncopied."""
+    def retire_version(self) -> MessageVersion:
+        """The message as it stands, for its history, as an edit is about to replace its embeds
+        and components with new lists: these go into the history as they are, uncopied."""
         return MessageVersion(
             content=self.content,
-            embeds=self.embeds if retiring else copy_json(self.embeds),
-            components=self.components if retiring else copy_json(self.components),
+            embeds=self.embeds,
+            components=self.components,
             flags=self.flags,
             allowed_mentions=copy_json(self.allowed_mentions),
             edited_at=self.edited_at,

@@ -798,7 +798,7 @@ class DiscordSim:
         shows as a new message rather than as an edit; like any edit it pings nobody."""
         state = self._merged(msg, body)
         if not fill:
-            msg.edits.append(msg.snapshot(retiring=True))
+            msg.edits.append(msg.retire_version())
             msg.edited_at = time.time()
         msg.content = str(state["content"] or "")
         msg.embeds = copy_json(state["embeds"])
