@@ -152,6 +152,13 @@ async def test_button_click_edits_message_in_place(sim: DiscordSim) -> None:
         assert board.button("cell:4")["disabled"] is True
         assert board.button("cell:4")["label"] == "X"
         assert [v.content for v in board.edits] == ["Board"]
+        # The message shares its lists with its history and the payloads it handed out (an
+        # edit replaces them): what the click carried and the version before it still show
+        # the cell free.
+        sent = clicked.payload["message"]["components"]
+        assert [b.get("disabled", False) for b in sent[1]["components"]][1] is False
+        assert board.edits[0].components == sent
+        assert board.components != sent
         with pytest.raises(SimUsageError, match="disabled"):
             await sim.click(s.bob, board, "cell:4")
         with pytest.raises(SimUsageError, match="no component"):

@@ -720,10 +720,10 @@ class DiscordSim:
             channel=channel,
             author=author,
             content=str(body.get("content") or ""),
-            embeds=copy_json(body.get("embeds") or []),
-            components=copy_json(body.get("components") or []),
+            embeds=body.get("embeds") or [],
+            components=body.get("components") or [],
             flags=flags,
-            allowed_mentions=copy_json(body.get("allowed_mentions")),
+            allowed_mentions=body.get("allowed_mentions"),
             attachments=self._attachments(files),
             tts=bool(body.get("tts")),
         )
@@ -801,8 +801,8 @@ class DiscordSim:
             msg.edits.append(msg.retire_version())
             msg.edited_at = time.time()
         msg.content = str(state["content"] or "")
-        msg.embeds = copy_json(state["embeds"])
-        msg.components = copy_json(state["components"])
+        msg.embeds = state["embeds"]
+        msg.components = state["components"]
         msg.flags = int(state["flags"]) & ~FLAG_LOADING
         if "attachments" in body or files:
             kept = [
@@ -812,7 +812,7 @@ class DiscordSim:
             ]
             msg.attachments = kept + self._attachments(files)
         if "allowed_mentions" in body:
-            msg.allowed_mentions = copy_json(body["allowed_mentions"])
+            msg.allowed_mentions = body["allowed_mentions"]
 
     async def _dispatch_message_event(
         self, event: str, msg: SimMessage, data: JSON | None = None
