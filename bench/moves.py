@@ -49,7 +49,7 @@ async def play_one_game(
     """Two members play a game of random moves in ``channel``, from challenge to its end."""
     x, o = Actor(channel * 2, "x"), Actor(channel * 2 + 1, "o")
     challenge = await service.challenge(GUILD, channel, x, o)
-    await service.set_challenge_message(challenge.id, challenge.id)
+    await service.storage.set_challenge_message(challenge.id, challenge.id)
     _, game = await service.accept(challenge.id, o, Clicked(channel, challenge.id))
     while game.is_active:
         board = game.board

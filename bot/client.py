@@ -1,5 +1,6 @@
-"""The bot: a ``commands.Bot`` whose ``setup_hook`` opens storage, loads the cog, registers the
-buttons, syncs commands when they changed, and starts the sweeper that settles timeouts."""
+"""The bot: a ``commands.Bot`` whose ``setup_hook`` opens storage, builds the service and the
+boards, loads the cog, registers the buttons, installs the hot path, syncs commands when they
+changed, and starts the sweeper that settles timeouts."""
 
 from __future__ import annotations
 
@@ -11,23 +12,25 @@ import logging
 import random
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import discord
 import yarl
 from discord import app_commands
 from discord.ext import commands
 
-from bot import render, respond
+from bot.answers import ANSWER_FAILURES, DEFER_AFTER, Answers
+from bot.boards import Boards
 from bot.clock import Clock, SystemClock
-from bot.components import DYNAMIC_ITEMS, ClickHandler
+from bot.components import DYNAMIC_ITEMS
 from bot.config import ConfigError, Settings
 from bot.cycles import release_response
+from bot.errors import Reporter
 from bot.fast_clicks import FastClicks
 from bot.i18n import CommandTranslator
 from bot.service import Actor, GameService, Swept, UserError
 from bot.stalls import watch_stalls
-from bot.storage.base import EVERY_GUILD, ReplyRoute, ShardSlice, Storage
+from bot.storage.base import EVERY_GUILD, ShardSlice, Storage
 from bot.storage.connect import open_storage
 from game.search import SearchBudget
 
@@ -124,8 +127,8 @@ class TTTCommandTree(app_commands.CommandTree["TTTBot"]):
         if interaction.type is discord.InteractionType.autocomplete:
             await interaction.response.autocomplete([])
         else:
-            await respond.report_error(
-                interaction,
+            await self.client.reporter.report(
+                self.client.answers.begin(interaction),
                 UserError("The {} option doesn't name anyone here: pick from the list.", name),
             )
         release_response(interaction)  # discord.py answers nothing more for a refusal
@@ -139,7 +142,7 @@ class TTTCommandTree(app_commands.CommandTree["TTTBot"]):
         # but this process does not know, a signature that no longer matches).
         try:
             if not isinstance(getattr(interaction.command, "binding", None), commands.Cog):
-                await respond.report_error(interaction, error)
+                await self.client.reporter.report(self.client.answers.begin(interaction), error)
         finally:
             release_response(interaction)
 
@@ -164,11 +167,11 @@ class _AnswerFailuresAreWarnings(logging.Filter):
     """discord.py sends autocomplete choices itself and logs a failure to send them at ERROR,
     with a traceback. When the network or Discord failed (a dropped connection, a late
     answer), that is no bug of the bot's: it is a one-line WARNING naming the failure, as
-    every other failed answer is (``bot.respond``)."""
+    every other failed answer is (``bot.answers``)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        if record.levelno >= logging.ERROR and isinstance(error, respond.ANSWER_FAILURES):
+        if record.levelno >= logging.ERROR and isinstance(error, ANSWER_FAILURES):
             record.levelno, record.levelname = logging.WARNING, "WARNING"
             record.msg, record.args = f"{record.getMessage()}: {error}", None
             record.exc_info = record.exc_text = None
@@ -185,6 +188,8 @@ class TTTBot(commands.AutoShardedBot):
 
     storage: Storage
     service: GameService
+    boards: Boards
+    reporter: Reporter
 
     def __init__(
         self,
@@ -194,6 +199,7 @@ class TTTBot(commands.AutoShardedBot):
         rng: random.Random | None = None,
         force_sync: bool = False,
         sweep_interval: float = 5.0,
+        defer_after: float = DEFER_AFTER,
         search_budget: SearchBudget | None = None,
         **options: Any,
     ) -> None:
@@ -222,7 +228,8 @@ class TTTBot(commands.AutoShardedBot):
         self.sweep_interval = sweep_interval
         self.search_budget = search_budget
         self.in_flight = InFlight()
-        self.fast_clicks = FastClicks(self)
+        self.answers = Answers(defer_after=defer_after)
+        self.fast_clicks = FastClicks(self.answers, self.in_flight)
         self._sweeper: asyncio.Task[None] | None = None
         self._closing: asyncio.Task[None] | None = None
         self._heartbeat: asyncio.Task[None] | None = None
@@ -254,11 +261,18 @@ class TTTBot(commands.AutoShardedBot):
             shards=self.own_shards,
             search_budget=self.search_budget,
         )
+        self.boards = Boards(self.storage, self, self.clock, self.own_shards)
+        self.reporter = Reporter(self.boards, self.in_flight)
         await self.tree.set_translator(CommandTranslator())
         self.add_dynamic_items(*DYNAMIC_ITEMS)
         for extension in EXTENSIONS:
             await self.load_extension(extension)
-        self.fast_clicks.install()
+        self.fast_clicks.install(
+            self._connection.parsers,
+            service=self.service,
+            boards=self.boards,
+            user_agent=self.http.user_agent,
+        )
         if self.force_sync or self.syncs_commands:
             await self.sync_commands(force=self.force_sync)
         else:
@@ -361,10 +375,6 @@ class TTTBot(commands.AutoShardedBot):
             gateway = yarl.URL(self.settings.gateway_url)
         await super().launch_shard(gateway, shard_id, initial=initial)
 
-    @property
-    def click_handler(self) -> ClickHandler:
-        return cast(ClickHandler, self.get_cog("TicTacToe"))
-
     # -- commands ---------------------------------------------------------------------------
 
     async def sync_commands(self, *, force: bool = False) -> bool:
@@ -410,64 +420,8 @@ class TTTBot(commands.AutoShardedBot):
         """Settle what ran out of time and show it on the messages concerned; post what was
         saved without its message."""
         settled = await self.service.settle_overdue()
-        unshown = await self.service.unshown()
-        for game in unshown.games:
-            message_id = await self._post(game.channel_id, render.board_reply(game))
-            if message_id is not None:
-                await self.service.set_board_message(game.id, message_id)
-        for challenge in unshown.challenges:
-            message_id = await self._post(challenge.channel_id, render.challenge_reply(challenge))
-            if message_id is not None:
-                await self.service.set_challenge_message(challenge.id, message_id)
-        for game in settled.games:
-            route = await self.service.reply_route(game.channel_id)
-            shown = game.message_id is not None and await self._edit_by(
-                route, game.channel_id, game.message_id, render.board_reply(game)
-            )
-            if not shown and route is not None:  # the next interaction there shows it
-                await self.service.note_unseen(game)
-        for challenge in settled.challenges:
-            if challenge.message_id is not None:
-                await self.edit_shown(
-                    challenge.channel_id, challenge.message_id, render.challenge_reply(challenge)
-                )
+        await self.boards.show_swept(settled)
         return settled
-
-    async def edit_shown(
-        self, channel_id: int, message_id: int, reply: render.Reply, *, reaches: bool | None = None
-    ) -> bool:
-        """Edit one of the bot's messages outside an interaction: through the channel where
-        the bot is in it, else through the latest interaction token there while it is valid.
-        ``reaches``: what an interaction at hand said about the channel (None: look it up).
-        False if it could not (logged where it failed)."""
-        if reaches:
-            return await respond.edit_message(self, channel_id, message_id, reply)
-        route = await self.service.reply_route(channel_id)
-        if route is None and reaches is not None:
-            log.info("no way to edit message %s in channel %s yet", message_id, channel_id)
-            return False
-        return await self._edit_by(route, channel_id, message_id, reply)
-
-    async def _edit_by(
-        self, route: ReplyRoute | None, channel_id: int, message_id: int, reply: render.Reply
-    ) -> bool:
-        """Edit through the channel when it has no route (the bot is in it), else through the
-        route's token."""
-        if route is None:
-            return await respond.edit_message(self, channel_id, message_id, reply)
-        return await respond.edit_through(self, route, message_id, reply, self.clock.now())
-
-    async def _post(self, channel_id: int, reply: render.Reply) -> int | None:
-        """Post a message outside an interaction; its id, or None (logged) if that failed."""
-        try:
-            message = await self.get_partial_messageable(channel_id).send(**reply.send_kwargs())
-        except respond.ANSWER_FAILURES as error:
-            log.warning("could not post in channel %s: %s", channel_id, error)
-            return None
-        log.info(
-            "posted message %s, saved earlier without it, in channel %s", message.id, channel_id
-        )
-        return message.id
 
     async def _beat_forever(self, path: Path) -> None:
         """Touch ``path`` every few seconds while the gateway is up: ``python -m

@@ -1,26 +1,22 @@
-"""The message components, as ``DynamicItem``s: each ``custom_id`` names what it acts on.
+"""The buttons' custom_ids, and the ``DynamicItem`` classes that route a click by its custom_id.
 
 Every custom_id format is one :class:`IdFormat`: the ``DynamicItem`` template that routes a click
-and the ids put on buttons both come from it, so they cannot drift apart. discord.py routes a
-click to the class whose template matches, so buttons keep working after a restart and no View
-is kept per game. The callbacks only hand the click to the cog: the rules are checked against
-the stored game.
+and the ids :mod:`bot.render` puts on buttons both come from it, so they cannot drift apart.
+discord.py routes a click to the class whose template matches, so buttons keep working after a
+restart and no View is kept per game. The callbacks only hand the click to the cog (found by
+name, typed by :class:`ClickHandler`): the rules are checked against the stored game.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, cast
+from typing import Any, Protocol, Self, cast
 
 import discord
+from discord.ext import commands
 
 from bot.cycles import empty_view, release_response
-from bot.i18n import ENGLISH_LANGUAGE, N_, Language
-from bot.storage.base import GameRecord
-
-if TYPE_CHECKING:
-    from bot.client import TTTBot
 
 PREFIX = "ttt"
 ROW_ID = r"[0-9]{1,20}"  # a game's or a challenge's id
@@ -76,11 +72,12 @@ CHALLENGE_ID = IdFormat("challenge", ("challenge", ROW_ID), ("action", "accept|d
 ID_FORMATS = (CELL_ID, LEGACY_CELL_ID, GAME_ACTION_ID, CHALLENGE_ID)
 
 
-# How an action's button looks: its label, emoji and style.
-Look = tuple[str, str | None, discord.ButtonStyle]
+COG_NAME = "TicTacToe"
 
 
 class ClickHandler(Protocol):
+    """What answers the clicks these buttons route: the ``TicTacToe`` cog."""
+
     async def cell_clicked(
         self, interaction: discord.Interaction[Any], game_id: int, ply: int | None, cell: int
     ) -> None: ...
@@ -97,17 +94,23 @@ class ClickHandler(Protocol):
         self, interaction: discord.Interaction[Any], challenge_id: int, action: str
     ) -> None: ...
 
-    async def adopt_board(self, game: GameRecord, message_id: int, *, reaches: bool) -> None: ...
 
-
-def _handler(interaction: discord.Interaction[Any]) -> ClickHandler:
-    bot = cast("TTTBot", interaction.client)
-    return bot.click_handler
+def click_handler(interaction: discord.Interaction[Any]) -> ClickHandler:
+    """The cog that answers a click, found as discord.py finds cogs: by name."""
+    bot = cast(commands.Bot, interaction.client)  # these buttons are only registered on one
+    handler = bot.get_cog(COG_NAME)
+    if handler is None:  # pragma: no cover - the cog is loaded before the gateway connects
+        raise RuntimeError(f"the {COG_NAME} cog is not loaded")
+    return cast(ClickHandler, handler)
 
 
 class _Routed(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"(?!)"):
     """A button discord.py routes to by its custom_id's fields. Never registered itself (its
-    template matches nothing): each subclass names its own template and reads its fields."""
+    template matches nothing): each subclass names its own template and what it calls."""
+
+    def __init__(self, fields: Mapping[str, str], button: discord.ui.Button[Any]) -> None:
+        super().__init__(button)
+        self.fields = fields
 
     @classmethod
     async def from_custom_id(
@@ -118,15 +121,11 @@ class _Routed(discord.ui.DynamicItem[discord.ui.Button[Any]], template=r"(?!)"):
     ) -> Self:
         # Each template is only ever put on buttons.
         assert isinstance(item, discord.ui.Button)
-        return cls.from_fields(match.groupdict(), item)
-
-    @classmethod
-    def from_fields(cls, fields: Mapping[str, str], button: discord.ui.Button[Any]) -> Self:
-        raise NotImplementedError
+        return cls(match.groupdict(), item)
 
     async def callback(self, interaction: discord.Interaction[Any]) -> None:
         try:
-            await self.clicked(_handler(interaction), interaction)
+            await self.clicked(click_handler(interaction), interaction)
         finally:
             _drop_cycles(self, interaction)
 
@@ -146,127 +145,41 @@ def _drop_cycles(item: discord.ui.Item[Any], interaction: discord.Interaction[An
 
 
 class CellButton(_Routed, template=CELL_ID.template):
-    def __init__(
-        self, game_id: int, ply: int | None, cell: int, button: discord.ui.Button[Any]
-    ) -> None:
-        super().__init__(button)
-        self.game_id = game_id
-        self.ply = ply
-        self.cell = cell
-
-    @classmethod
-    def make(
-        cls,
-        game_id: int,
-        ply: int,
-        cell: int,
-        *,
-        row: int | None,
-        label: str | None,
-        emoji: discord.PartialEmoji | None,
-        style: discord.ButtonStyle,
-        disabled: bool,
-    ) -> CellButton:
-        button: discord.ui.Button[Any] = discord.ui.Button(
-            custom_id=CELL_ID.build(game=game_id, ply=ply, cell=cell),
-            label=label,
-            emoji=emoji,
-            style=style,
-            disabled=disabled,
-            row=row,
-        )
-        return cls(game_id, ply, cell, button)
-
-    @classmethod
-    def from_fields(cls, fields: Mapping[str, str], button: discord.ui.Button[Any]) -> Self:
-        return cls(int(fields["game"]), int(fields["ply"]), int(fields["cell"]), button)
-
     async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
-        await handler.cell_clicked(interaction, self.game_id, self.ply, self.cell)
+        fields = self.fields
+        game, ply, cell = int(fields["game"]), int(fields["ply"]), int(fields["cell"])
+        await handler.cell_clicked(interaction, game, ply, cell)
 
 
-class LegacyCellButton(CellButton, template=LEGACY_CELL_ID.template):
+class LegacyCellButton(_Routed, template=LEGACY_CELL_ID.template):
     """A cell of a board drawn before cell buttons named their ply."""
 
-    @classmethod
-    def from_fields(cls, fields: Mapping[str, str], button: discord.ui.Button[Any]) -> Self:
-        return cls(int(fields["game"]), None, int(fields["cell"]), button)
+    async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
+        fields = self.fields
+        await handler.cell_clicked(interaction, int(fields["game"]), None, int(fields["cell"]))
 
 
-class _ActionButton(_Routed, template=r"(?!)"):
-    """A button whose custom_id is an ``action`` on one game or challenge: the shared part of
-    :class:`GameButton` and :class:`ChallengeButton`. Never registered itself; each subclass
-    names its own format, target field and actions."""
-
-    id_format: ClassVar[IdFormat]
-    target: ClassVar[str]  # the IdFormat field holding the row id
-    actions: ClassVar[Mapping[str, Look]]
-
-    def __init__(
-        self,
-        target_id: int,
-        action: str,
-        button: discord.ui.Button[Any] | None = None,
-        *,
-        row: int | None = None,
-        lang: Language = ENGLISH_LANGUAGE,
-    ) -> None:
-        if button is None:
-            custom_id, (label, emoji, style) = self.look(target_id, action, lang)
-            button = discord.ui.Button(
-                custom_id=custom_id, label=label, emoji=emoji, style=style, row=row
-            )
-        super().__init__(button)
-        self.target_id = target_id
-        self.action = action
-
-    @classmethod
-    def look(cls, target_id: int, action: str, lang: Language) -> tuple[str, Look]:
-        """The custom_id of ``action`` on ``target_id``, and its look in ``lang``."""
-        label, emoji, style = cls.actions[action]
-        custom_id = cls.id_format.build(action=action, **{cls.target: target_id})
-        return custom_id, (lang.gettext(label), emoji, style)
-
-    @classmethod
-    def from_fields(cls, fields: Mapping[str, str], button: discord.ui.Button[Any]) -> Self:
-        return cls(int(fields[cls.target]), fields["action"], button)
-
-
-class GameButton(_ActionButton, template=GAME_ACTION_ID.template):
-    """The board's controls, in the row after the cells: **Resign** while the game is live,
-    **Rematch** and **Review** once it is over."""
-
-    id_format = GAME_ACTION_ID
-    target = "game"
-    actions: ClassVar[Mapping[str, Look]] = {
-        "resign": (N_("Resign"), "🏳️", discord.ButtonStyle.danger),
-        "rematch": (N_("Rematch"), "🔁", discord.ButtonStyle.primary),
-        "review": (N_("Review"), "🔍", discord.ButtonStyle.secondary),
-    }
+class GameButton(_Routed, template=GAME_ACTION_ID.template):
+    """The board's controls: **Resign** while the game is live, **Rematch** and **Review**
+    once it is over."""
 
     async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
-        match self.action:
+        game_id = int(self.fields["game"])
+        match self.fields["action"]:
             case "resign":
-                await handler.resign_clicked(interaction, self.target_id)
+                await handler.resign_clicked(interaction, game_id)
             case "rematch":
-                await handler.rematch_clicked(interaction, self.target_id)
+                await handler.rematch_clicked(interaction, game_id)
             case _:
-                await handler.review_clicked(interaction, self.target_id)
+                await handler.review_clicked(interaction, game_id)
 
 
-class ChallengeButton(_ActionButton, template=CHALLENGE_ID.template):
+class ChallengeButton(_Routed, template=CHALLENGE_ID.template):
     """**Accept**, **Decline** or **Withdraw** on a challenge message."""
 
-    id_format = CHALLENGE_ID
-    target = "challenge"
-    actions: ClassVar[Mapping[str, Look]] = {
-        "accept": (N_("Accept"), None, discord.ButtonStyle.success),
-        "decline": (N_("Decline"), None, discord.ButtonStyle.secondary),
-        "withdraw": (N_("Withdraw"), None, discord.ButtonStyle.danger),
-    }
-
     async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
-        await handler.challenge_clicked(interaction, self.target_id, self.action)
+        fields = self.fields
+        await handler.challenge_clicked(interaction, int(fields["challenge"]), fields["action"])
 
 
 def walk(components: Iterable[discord.Component]) -> Iterator[discord.Component]:

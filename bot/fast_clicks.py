@@ -5,16 +5,17 @@ For each, discord.py builds an ``Interaction`` with its ``Message`` (an embed an
 rebuilds a ``View`` from that message to route the click to its ``DynamicItem``, and parses the
 message Discord sends back with the answer: about 0.4 ms of CPU a click, as much as the move
 itself (``bench/README.md``). Here the few fields a click needs are read from the payload, the
-move (or the rematch) is played through the service, and the board is posted as JSON: the
-clicked message edited for a move, a new message for a rematch.
+move (or the rematch) is played through the service, and the board :mod:`bot.render` draws is
+sent as the JSON discord.py would send: the clicked message edited for a move, a new message
+for a rematch.
 
-Only the plain case is answered here: a cell or Rematch on a classic board, in a server channel
-the bot can see and write in, played without error within ``DEFER_AFTER``, the answer accepted
-by Discord. Everything else goes on through discord.py as if this module had not looked: the
-payload to discord.py's own parser, and what was already done (the move or the rematch, under
-way or refused; an answer whose connection dropped) to the cog's ``cell_clicked`` or
-``rematch_clicked`` through :meth:`FastClicks.take`, so the rules of answering stay in
-:mod:`bot.respond`.
+Only the plain case is answered here: a cell or Rematch on a board, in a server channel the
+bot can see and write in, played without error within the deferral deadline, the answer
+accepted by Discord. Everything else goes on through discord.py as if this module had not
+looked: the payload to discord.py's own parser, with the interaction's
+:class:`~bot.answers.AnswerState` (the move or the rematch under way or refused, an answer
+whose connection dropped) handed on through :meth:`bot.answers.Answers.hand_on`, so the
+handler that discord.py routes it to goes on from there.
 
 discord.py has no public hook before it builds an interaction: this replaces the
 ``INTERACTION_CREATE`` entry of its parser table (``ConnectionState.parsers``), private API that
@@ -24,27 +25,24 @@ discord.py has no public hook before it builds an interaction: this replaces the
 from __future__ import annotations
 
 import asyncio
-import enum
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any
 
 import aiohttp
 import discord
 import orjson
 
-from bot import render, respond
+from bot import render
+from bot.answers import ANSWER_FAILURES, Answers, AnswerState, Failure, First, judge
+from bot.boards import Boards, may_write
 from bot.components import CELL_ID, GAME_ACTION_ID
-from bot.service import Actor, Clicked, MoveResult, Started
+from bot.service import Actor, Clicked, GameService, MoveResult, Started
 from bot.storage.base import GameRecord
 
-if TYPE_CHECKING:
-    from bot.client import TTTBot
-
 log = logging.getLogger(__name__)
-
-T = TypeVar("T")
 
 _COMPONENT_INTERACTION = 3
 # Interaction callback types: a new message, and an edit of the clicked one.
@@ -62,10 +60,8 @@ _THREAD_TYPES = frozenset(
     )
 )
 # Beyond Discord's 3 s for a first answer, an answer still on its way may yet have arrived: the
-# click is handed on unsure, and asked about (bot.respond).
+# click is handed on unsure, and asked about (bot.answers).
 ANSWER_TIMEOUT = aiohttp.ClientTimeout(total=10)
-# discord.py routes a click it is handed within a few turns of the event loop.
-HAND_ON_PATIENCE = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +90,7 @@ class RematchClick(BoardClick):
 
 def board_click(data: Mapping[str, Any]) -> CellClick | RematchClick | None:
     """The click an ``INTERACTION_CREATE`` payload carries, if it is one answered here: a cell
-    or Rematch button on the classic board of the game it names, in a server channel the bot
+    or Rematch button on the board of the game it names, in a server channel the bot
     can see and write in (elsewhere only the interaction's token reaches the channel). None
     for anything else, malformed payloads included: discord.py and the cog answer those."""
     try:
@@ -125,7 +121,9 @@ def _board_click(data: Mapping[str, Any]) -> CellClick | RematchClick | None:
     game_id = int(fields["game"])
     # As discord.py routes a click: only to a button the message has. And as the cog checks:
     # only on the board of the game the button names.
-    if _board_game_id(message) != game_id or custom_id not in _custom_ids(message["components"]):
+    if render.board_game_id_in(message) != game_id or custom_id not in _custom_ids(
+        message["components"]
+    ):
         return None
     member = data["member"]
     user = member["user"]
@@ -143,17 +141,10 @@ def _board_click(data: Mapping[str, Any]) -> CellClick | RematchClick | None:
 
 
 def _reaches_channel(data: Mapping[str, Any]) -> bool:
-    """:func:`bot.respond.reaches_channel` for a server channel, read from the payload."""
+    """:func:`bot.boards.reaches_channel` for a server channel, read from the payload."""
     allowed = discord.Permissions(int(data["app_permissions"]))
     in_thread = (data.get("channel") or {}).get("type") in _THREAD_TYPES
-    return respond.may_write(allowed, in_thread=in_thread)
-
-
-def _board_game_id(message: Mapping[str, Any]) -> int | None:
-    """:func:`bot.render.board_game_id` of a classic message, read from the payload; None for
-    a components-v2 one, which has no embeds."""
-    embeds = message.get("embeds") or ()
-    return render.game_in_footers(str((e.get("footer") or {}).get("text", "")) for e in embeds)
+    return may_write(allowed, in_thread=in_thread)
 
 
 def _custom_ids(components: list[Mapping[str, Any]]) -> Iterator[str]:
@@ -163,66 +154,43 @@ def _custom_ids(components: list[Mapping[str, Any]]) -> Iterator[str]:
         yield from _custom_ids(component.get("components") or [])
 
 
-@dataclass(frozen=True, slots=True)
-class HandedOn(Generic[T]):
-    """How far this module got with a click it handed on to discord.py."""
-
-    work: asyncio.Future[T]  # the move or the rematch, under way or done (or refused)
-    received_at: float  # the event loop's time when the click arrived
-    # An answer was sent and its connection dropped (Discord may have taken it), or Discord
-    # refused it as an unknown interaction (too late): see bot.respond.note_first_answer_failed.
-    answer_unsure: bool = False
-    gone: bool = False
-    taken: asyncio.Event = field(default_factory=asyncio.Event)
-
-
-class _Answer(enum.Enum):
-    SHOWN = enum.auto()
-    # Discord answered with an error and did not take the answer: discord.py answers instead,
-    # retrying as it does (a 5xx, a 429)...
-    REFUSED = enum.auto()
-    GONE = enum.auto()  # ...unless it no longer knows the interaction (too late)
-    UNSURE = enum.auto()  # the connection dropped, or timed out: it may have taken it
-
-
 class FastClicks:
     """Answers plain board clicks before discord.py builds anything for them (see the
     module)."""
 
-    def __init__(self, bot: TTTBot) -> None:
-        self._bot = bot
+    def __init__(
+        self, answers: Answers, in_flight: Callable[[], AbstractAsyncContextManager[None]]
+    ) -> None:
+        self._answers = answers
+        self._in_flight = in_flight
+        self._service: GameService | None = None
+        self._boards: Boards | None = None
         self._session: aiohttp.ClientSession | None = None
         self._parse: Callable[[Any], None] | None = None
-        self._handed_on: dict[int, HandedOn[Any]] = {}
         self._answering: set[asyncio.Task[None]] = set()
         self.answered = 0  # clicks answered here, not handed on
 
-    def install(self) -> None:
-        """Put :meth:`_parse_interaction` in front of discord.py's parser of interactions."""
-        parsers: dict[str, Callable[[Any], None]] = self._bot._connection.parsers
+    def install(
+        self,
+        parsers: dict[str, Callable[[Any], None]],
+        *,
+        service: GameService,
+        boards: Boards,
+        user_agent: str,
+    ) -> None:
+        """Put :meth:`_parse_interaction` in front of discord.py's parser of interactions
+        (``parsers``, its ``ConnectionState.parsers``)."""
+        self._service, self._boards = service, boards
         self._parse = parsers["INTERACTION_CREATE"]
         self._session = aiohttp.ClientSession(
             timeout=ANSWER_TIMEOUT,
-            headers={"User-Agent": self._bot.http.user_agent, "Content-Type": "application/json"},
+            headers={"User-Agent": user_agent, "Content-Type": "application/json"},
         )
         parsers["INTERACTION_CREATE"] = self._parse_interaction
 
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()
-
-    def take(self, interaction_id: int) -> HandedOn[Any] | None:
-        """What this module did with a click before handing it on, if it did: a move's
-        :class:`MoveResult` or a rematch's :class:`Started`, as the click's button says."""
-        handed_on = self._handed_on.pop(interaction_id, None)
-        if handed_on is not None:
-            handed_on.taken.set()
-        return handed_on
-
-    @property
-    def handed_on(self) -> Mapping[int, HandedOn[Any]]:
-        """Clicks handed on and not yet taken: the cog takes each as discord.py routes it."""
-        return self._handed_on
 
     def _parse_interaction(self, data: Any) -> None:
         assert self._parse is not None
@@ -235,64 +203,62 @@ class FastClicks:
         task.add_done_callback(self._answering.discard)
 
     def _play(self, click: CellClick | RematchClick) -> Awaitable[MoveResult | Started]:
-        service = self._bot.service
+        assert self._service is not None
         if isinstance(click, CellClick):
-            return service.move_on_board(
+            return self._service.move_on_board(
                 click.game_id, click.user, click.cell, click.clicked, click.ply
             )
-        return service.rematch(click.game_id, click.user, click.clicked)
+        return self._service.rematch(click.game_id, click.user, click.clicked)
 
     async def _answer(self, click: CellClick | RematchClick, data: Any) -> None:
         loop = asyncio.get_running_loop()
-        received_at = loop.time()
-        bot = self._bot
-        async with bot.in_flight():
-            work = asyncio.ensure_future(self._play(click))
-            # Past DEFER_AFTER the click needs deferring, and a refusal a private sentence in
-            # the user's language: discord.py's interaction and bot.respond do those.
-            await asyncio.wait({work}, timeout=respond.DEFER_AFTER)
+        state = AnswerState(click.interaction_id, click.token, loop.time())
+        async with self._in_flight():
+            state.work = work = asyncio.ensure_future(self._play(click))
+            # Past the deferral deadline the click needs deferring, and a refusal a private
+            # sentence in the user's language: discord.py's interaction and bot.answers do
+            # those.
+            await asyncio.wait({work}, timeout=self._answers.defer_after)
             if not work.done() or work.cancelled() or work.exception() is not None:
-                await self._hand_on(data, HandedOn(work, received_at))
+                await self._hand_on(state, data)
                 return
             try:
                 game, note = _shown(work.result())
-                board = render.board_payload(game, note)
+                message = render.board_message(game, note)
                 kind = _EDIT_MESSAGE if isinstance(click, CellClick) else _NEW_MESSAGE
-                body = orjson.dumps({"type": kind, "data": board})
-            except Exception:  # the cog draws it again, and reports what fails
-                await self._hand_on(data, HandedOn(work, received_at))
+                body = orjson.dumps({"type": kind, "data": message.payload()})
+            except Exception:  # the handler draws it again, and reports what fails
+                await self._hand_on(state, data)
                 return
             try:
-                answer, message_id = await self._post(click, body)
+                failure, message_id = await self._post(click, body)
             except Exception:
                 log.exception("could not answer interaction %s", click.interaction_id)
-                answer, message_id = _Answer.UNSURE, None  # the next answer asks first
-            if answer is not _Answer.SHOWN:
-                handed_on = HandedOn(
-                    work,
-                    received_at,
-                    answer_unsure=answer is _Answer.UNSURE,
-                    gone=answer is _Answer.GONE,
-                )
-                await self._hand_on(data, handed_on)
+                failure, message_id = Failure.UNSURE, None  # the next answer asks first
+            if failure is not None:
+                state.failed(failure, message)
+                await self._hand_on(state, data)
                 return
+            state.first = First.SHOWN
             self.answered += 1
             if message_id is None:
                 # Shown, but Discord did not say as what: as when discord.py's answer says
                 # nothing, the game stays without a board until the sweeper posts one.
                 log.warning("interaction %s was answered without a message", click.interaction_id)
                 return
+            assert self._boards is not None
             try:
-                await bot.click_handler.adopt_board(game, message_id, reaches=True)
+                await self._boards.adopt_board(game, message_id, reaches=True)
             except Exception:  # the game is saved and shown; only an older board may linger
                 log.exception("could not make message %s the board of game %s", message_id, game.id)
 
     async def _post(
         self, click: CellClick | RematchClick, body: bytes
-    ) -> tuple[_Answer, int | None]:
+    ) -> tuple[Failure | None, int | None]:
         """Answer ``click`` as discord.py would: an edit of the clicked message, without asking
-        Discord to send it back (nothing reads it); a new message, asking for its id. The
-        answer's outcome, and the id of the message it showed (None if Discord sent none)."""
+        Discord to send it back (nothing reads it); a new message, asking for its id. How the
+        answer failed (None if it did not), and the id of the message it showed (None if
+        Discord sent none)."""
         assert self._session is not None
         route = f"/interactions/{click.interaction_id}/{click.token}/callback"
         editing = isinstance(click, CellClick)
@@ -300,35 +266,27 @@ class FastClicks:
         try:
             async with self._session.post(url, data=body) as response:
                 if response.status >= 300:
+                    refusal = await response.text()
                     log.warning(
                         "could not answer interaction %s: %s %s",
                         click.interaction_id,
                         response.status,
-                        await response.text(),
+                        refusal,
                     )
-                    gone = response.status == 404
-                    return (_Answer.GONE if gone else _Answer.REFUSED), None
+                    return judge(response.status, _error_code(refusal)), None
                 if editing:
-                    return _Answer.SHOWN, click.clicked.message_id
-                return _Answer.SHOWN, _message_id(await response.read())
-        except respond.ANSWER_FAILURES as error:
+                    return None, click.clicked.message_id
+                return None, _message_id(await response.read())
+        except ANSWER_FAILURES as error:
             log.warning("could not answer interaction %s: %r", click.interaction_id, error)
-            return _Answer.UNSURE, None
+            return Failure.UNSURE, None
 
-    async def _hand_on(self, data: Any, handed_on: HandedOn[Any]) -> None:
-        """Let discord.py build the interaction and route it to the cog's ``cell_clicked`` or
-        ``rematch_clicked``, which takes ``handed_on`` (a click that passed
-        :func:`board_click` always gets there). Returns once it did, so that the click counts
-        as in flight all along (shutdown waits for what is in flight)."""
+    async def _hand_on(self, state: AnswerState, data: Any) -> None:
+        """Let discord.py build the interaction and route it to its handler, which goes on
+        with ``state`` (a click that passed :func:`board_click` always gets there)."""
         assert self._parse is not None
-        click_id = int(data["id"])
-        self._handed_on[click_id] = handed_on
-        self._parse(data)
-        try:
-            await asyncio.wait_for(handed_on.taken.wait(), HAND_ON_PATIENCE)
-        except TimeoutError:
-            log.error("discord.py did not route click %s to its button", click_id)
-            self._handed_on.pop(click_id, None)
+        parse = self._parse
+        await self._answers.hand_on(state, lambda: parse(data))
 
 
 def _shown(result: MoveResult | Started) -> tuple[GameRecord, str | None]:
@@ -336,6 +294,15 @@ def _shown(result: MoveResult | Started) -> tuple[GameRecord, str | None]:
     if isinstance(result, MoveResult):
         return result.game, render.move_note(result.game, result.cell, result.ai_cell)
     return result.game, render.move_note(result.game, None, result.ai_cell)
+
+
+def _error_code(refusal: str) -> int | None:
+    """Discord's error code in a refused answer's JSON body, if it has one."""
+    try:
+        code = orjson.loads(refusal)["code"]
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return None
+    return code if isinstance(code, int) else None
 
 
 def _message_id(callback_response: bytes) -> int | None:

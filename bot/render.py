@@ -1,14 +1,17 @@
 """Everything the bot shows, in one place: boards, challenges, reviews, hints, stats, the
 leaderboard, help.
 
-Each function returns a :class:`Reply`; handlers only choose how to send it. Names are escaped
-(markdown and mentions) and every reply says exactly whom it may ping.
+Each function returns a :class:`Message`: the message as Discord's API takes it, its buttons
+and layout written here once. Both ways of answering send that same payload: discord.py, through
+a View that is only those components (:meth:`Message.send_kwargs`), and the hot path as JSON
+(:meth:`Message.payload`). Names are escaped (markdown and mentions) and every message says
+exactly whom it may ping.
 
 A classic message holds at most 5 rows of 5 buttons: enough for a 3x3 or 4x4 board and its
 control row, not for 5x5's 25 cells and control. Every message about a game too large for that
-(its challenge, its board, the board once retired) is a components-v2 message (a
-``LayoutView``) from the start: Discord would not let it turn back into a classic one, and
-keeping one form per game means no edit ever has to change it.
+(its challenge, its board, the board once retired) is a components-v2 message from the start:
+Discord would not let it turn back into a classic one, and keeping one form per game means no
+edit ever has to change it.
 """
 
 from __future__ import annotations
@@ -16,14 +19,14 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import discord
 
 from bot import i18n
-from bot.components import CELL_ID, CellButton, ChallengeButton, GameButton, walk
+from bot.components import CELL_ID, CHALLENGE_ID, GAME_ACTION_ID, walk
 from bot.i18n import N_, Language
 from bot.service import Hint, Review, size_name
 from bot.storage.base import (
@@ -40,8 +43,6 @@ from game.ai import DIFFICULTIES, describe, is_solved
 from game.review import MoveReview, Verdict
 
 MARK_EMOJI = {Mark.X: "❌", Mark.O: "⭕"}
-# Parsed once: a button given a string parses it again for every cell of every board.
-MARK_BUTTON_EMOJI = {mark: discord.PartialEmoji(name=emoji) for mark, emoji in MARK_EMOJI.items()}
 WINNING_EMOJI = {Mark.X: "❎", Mark.O: "🅾️"}
 EMPTY_EMOJI = "⬜"
 CORNER_EMOJI = "⬛"
@@ -73,7 +74,22 @@ SIZE_LABELS = {
 # A classic message's limit: 5 action rows.
 CLASSIC_ROWS = 5
 
-View = discord.ui.View | discord.ui.LayoutView
+# Discord's component types and the message flag of a components-v2 message.
+ACTION_ROW, BUTTON, TEXT_DISPLAY, CONTAINER = 1, 2, 10, 17
+COMPONENTS_V2 = 1 << 15
+
+# How each action's button looks: its label, emoji and style. A board's controls (Resign while
+# live, Rematch and Review once over) and a challenge's answers.
+ACTIONS: Mapping[str, tuple[str, str | None, discord.ButtonStyle]] = {
+    "resign": (N_("Resign"), "🏳️", discord.ButtonStyle.danger),
+    "rematch": (N_("Rematch"), "🔁", discord.ButtonStyle.primary),
+    "review": (N_("Review"), "🔍", discord.ButtonStyle.secondary),
+    "accept": (N_("Accept"), None, discord.ButtonStyle.success),
+    "decline": (N_("Decline"), None, discord.ButtonStyle.secondary),
+    "withdraw": (N_("Withdraw"), None, discord.ButtonStyle.danger),
+}
+
+JSON = dict[str, Any]
 
 
 def uses_layout(size: int) -> bool:
@@ -82,16 +98,46 @@ def uses_layout(size: int) -> bool:
     return size + 1 > CLASSIC_ROWS
 
 
-@dataclass
-class Reply:
-    """One message. A components-v2 one has only its ``view`` (a ``LayoutView``): neither
-    content nor embed. Shown through :mod:`bot.respond`, its view is emptied: a reply is sent
-    once, and only a failed one is tried again another way."""
+class _Components(discord.ui.View):
+    """What discord.py is handed for a message's components: a View that is only their JSON.
+    Finished from the start, so discord.py stores nothing for it: clicks are routed by the
+    ``DynamicItem`` classes of :mod:`bot.components`, and no View is kept per message."""
+
+    def __init__(self, components: list[JSON], *, layout: bool) -> None:
+        super().__init__(timeout=None)
+        self._components = components
+        self._layout = layout
+        self.stop()
+
+    def to_components(self) -> list[JSON]:
+        return self._components
+
+    def has_components_v2(self) -> bool:
+        return self._layout
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message: its text, embed and components as Discord's API takes them. A
+    components-v2 one (``layout``) has only its components: neither content nor embed."""
 
     content: str | None = None
     embed: discord.Embed | None = None
-    view: View | None = None
-    allowed_mentions: discord.AllowedMentions = field(default_factory=discord.AllowedMentions.none)
+    components: list[JSON] = dataclasses.field(default_factory=list)
+    layout: bool = False
+    allowed_mentions: discord.AllowedMentions = NO_PINGS
+
+    def payload(self) -> JSON:
+        """The message as the JSON of a new message or an edit (which replaces content,
+        embeds and components alike), as discord.py writes it from :meth:`edit_kwargs`."""
+        payload: JSON = {"components": self.components}
+        if self.layout:
+            payload["flags"] = COMPONENTS_V2
+        else:
+            payload["content"] = self.content
+            payload["embeds"] = [self.embed.to_dict()] if self.embed is not None else []
+        payload["allowed_mentions"] = self.allowed_mentions.to_dict()
+        return payload
 
     def send_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``send_message``/``followup.send``/``channel.send``."""
@@ -100,22 +146,28 @@ class Reply:
             kwargs["content"] = self.content
         if self.embed is not None:
             kwargs["embed"] = self.embed
-        if self.view is not None:
-            kwargs["view"] = self.view
+        if self.components or self.layout:
+            kwargs["view"] = _Components(self.components, layout=self.layout)
         return kwargs
 
     def edit_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for an edit: replaces content, embed and components alike."""
-        if isinstance(self.view, discord.ui.LayoutView):
+        view = _Components(self.components, layout=self.layout)
+        if self.layout:
             # A components-v2 message never had content or embeds: nothing to clear, and
             # Discord refuses them beside the layout.
-            return {"view": self.view, "allowed_mentions": self.allowed_mentions}
+            return {"view": view, "allowed_mentions": self.allowed_mentions}
         return {
             "content": self.content,
             "embeds": [self.embed] if self.embed is not None else [],
-            "view": self.view,
+            "view": view,
             "allowed_mentions": self.allowed_mentions,
         }
+
+
+def plain_text(content: str) -> Message:
+    """A message of text alone."""
+    return Message(content=content)
 
 
 @functools.lru_cache(maxsize=4096)  # every board shows both names again
@@ -135,6 +187,39 @@ def player(game: GameRecord, mark: Mark) -> str:
 
 def timestamp(epoch: float, style: str = "R") -> str:
     return f"<t:{int(epoch)}:{style}>"
+
+
+# -- components -----------------------------------------------------------------------------
+
+
+def _button(
+    custom_id: str,
+    label: str | None,
+    emoji: str | None,
+    style: discord.ButtonStyle,
+    *,
+    disabled: bool = False,
+) -> JSON:
+    button: JSON = {"type": BUTTON, "style": style.value, "custom_id": custom_id}
+    if label is not None:
+        button["label"] = label
+    if emoji is not None:
+        button["emoji"] = {"name": emoji}
+    button["disabled"] = disabled
+    return button
+
+
+def _action(custom_id: str, action: str, lang: Language) -> JSON:
+    label, emoji, style = ACTIONS[action]
+    return _button(custom_id, lang.gettext(label), emoji, style)
+
+
+def _row(buttons: Sequence[JSON]) -> JSON:
+    return {"type": ACTION_ROW, "components": list(buttons)}
+
+
+def _text_display(content: str) -> JSON:
+    return {"type": TEXT_DISPLAY, "content": content}
 
 
 # -- the board --------------------------------------------------------------------------------
@@ -243,19 +328,77 @@ def _board_text(shown: _Shown, note: str | None) -> str:
     return "\n".join(lines)
 
 
-def _board_embed(shown: _Shown, note: str | None) -> discord.Embed:
-    game = shown.game
-    embed = discord.Embed(
-        title=_title(shown.board.size, shown.lang),
-        description=_board_text(shown, note),
-        colour=_colour(game),
-    )
-    embed.set_footer(text=_footer(shown))
-    return embed
-
-
 def _footer(shown: _Shown) -> str:
     return shown.lang._(BOARD_FOOTER, game=shown.game.id)
+
+
+def _cells(shown: _Shown) -> list[JSON]:
+    """The cell buttons in order. Each names the position it was drawn in (the ply), so that
+    a click means exactly the position the player saw."""
+    game, board = shown.game, shown.board
+    over, ply = not game.is_active, board.move_count
+    return [
+        _button(
+            CELL_ID.build(game=game.id, ply=ply, cell=cell),
+            cell_name(cell, board.size) if mark is None else None,
+            MARK_EMOJI[mark] if mark is not None else None,
+            discord.ButtonStyle.success if cell in shown.winning else discord.ButtonStyle.secondary,
+            disabled=over or mark is not None,
+        )
+        for cell, mark in enumerate(board.cells)
+    ]
+
+
+def _controls(shown: _Shown) -> list[JSON]:
+    """The control row: Resign while the game is live; Rematch and Review once it is over (a
+    review of a live game would tell the player to move how to play)."""
+    game = shown.game
+    actions = ["resign"] if game.is_active else ["rematch", "review"]
+    return [
+        _action(GAME_ACTION_ID.build(action=action, game=game.id), action, shown.lang)
+        for action in actions
+    ]
+
+
+def _board_rows(shown: _Shown) -> list[JSON]:
+    """The cells, a row of buttons per board row, and the control row."""
+    cells, size = _cells(shown), shown.board.size
+    rows = [_row(cells[start : start + size]) for start in range(0, len(cells), size)]
+    return [*rows, _row(_controls(shown))]
+
+
+def _board(shown: _Shown, note: str | None, *, buttons: bool) -> Message:
+    """A board message; without ``buttons``, one that no longer takes clicks."""
+    game, size = shown.game, shown.board.size
+    if not uses_layout(size):
+        embed = discord.Embed(
+            title=_title(size, shown.lang),
+            description=_board_text(shown, note),
+            colour=_colour(game),
+        )
+        embed.set_footer(text=_footer(shown))
+        return Message(embed=embed, components=_board_rows(shown) if buttons else [])
+    # One container: the title and text, the cells in rows and the control row, and the
+    # footer. At most 36 components for 5x5, under Discord's 40.
+    inside = [_text_display(f"### {_title(size, shown.lang)}\n{_board_text(shown, note)}")]
+    if buttons:
+        inside += _board_rows(shown)
+    inside.append(_text_display(LAYOUT_FOOTER.format(_footer(shown))))
+    container = {"type": CONTAINER, "accent_color": _colour(game).value, "components": inside}
+    return Message(components=[container], layout=True)
+
+
+def board_message(game: GameRecord, note: str | None = None) -> Message:
+    """The game's board message: the grid and status, and the cell buttons with Resign, or
+    Rematch and Review."""
+    return _board(_Shown.of(game), note, buttons=True)
+
+
+def retired_board_message(game: GameRecord) -> Message:
+    """An older board message, once a newer one carries the game: no buttons, a pointer."""
+    shown = _Shown.of(game)
+    note = "*" + shown.lang._("This board moved to a newer message below.") + "*"
+    return _board(shown, note, buttons=False)
 
 
 def board_game_id(message: discord.Message) -> int | None:
@@ -265,167 +408,28 @@ def board_game_id(message: discord.Message) -> int | None:
     return game_in_footers(texts)
 
 
+def board_game_id_in(message: Mapping[str, Any]) -> int | None:
+    """:func:`board_game_id` of a message as the gateway sends it (JSON)."""
+    texts = [
+        str((embed.get("footer") or {}).get("text", "")) for embed in message.get("embeds") or ()
+    ]
+    stack = list(message.get("components") or ())
+    while stack:
+        component = stack.pop()
+        if component.get("type") == TEXT_DISPLAY:
+            texts.append(str(component.get("content", "")))
+        stack.extend(component.get("components") or ())
+    return game_in_footers(texts)
+
+
 def game_in_footers(texts: Iterable[str]) -> int | None:
     """The game the first board footer among ``texts`` names; None if none is one."""
-    for text in texts:
+    for footer in texts:
         for pattern in _BOARD_FOOTERS:
-            match = pattern.fullmatch(text)
+            match = pattern.fullmatch(footer)
             if match is not None:
                 return int(match[1])
     return None
-
-
-@dataclass(frozen=True, slots=True)
-class _CellLook:
-    """How one cell's button looks: :func:`_cell_buttons` makes it a ``CellButton``,
-    :func:`board_payload` its JSON."""
-
-    cell: int
-    label: str | None
-    mark: Mark | None
-    style: discord.ButtonStyle
-    disabled: bool
-
-
-def _cell_looks(shown: _Shown) -> list[_CellLook]:
-    """The cells in order."""
-    board, over = shown.board, not shown.game.is_active
-    return [
-        _CellLook(
-            cell,
-            label=cell_name(cell, board.size) if mark is None else None,
-            mark=mark,
-            style=discord.ButtonStyle.success
-            if cell in shown.winning
-            else discord.ButtonStyle.secondary,
-            disabled=over or mark is not None,
-        )
-        for cell, mark in enumerate(board.cells)
-    ]
-
-
-def _cell_buttons(shown: _Shown, *, rows: bool) -> list[CellButton]:
-    """The cells in order; with ``rows``, each placed in its classic message row."""
-    game, size, ply = shown.game, shown.board.size, shown.board.move_count
-    return [
-        CellButton.make(
-            game.id,
-            ply,
-            look.cell,
-            row=look.cell // size if rows else None,
-            label=look.label,
-            emoji=MARK_BUTTON_EMOJI[look.mark] if look.mark else None,
-            style=look.style,
-            disabled=look.disabled,
-        )
-        for look in _cell_looks(shown)
-    ]
-
-
-def _control_actions(shown: _Shown) -> list[str]:
-    """The control row: Resign while the game is live; Rematch and Review once it is over (a
-    review of a live game would tell the player to move how to play)."""
-    return ["resign"] if shown.game.is_active else ["rematch", "review"]
-
-
-def _controls(shown: _Shown, *, row: int | None) -> list[GameButton]:
-    return [
-        GameButton(shown.game.id, action, row=row, lang=shown.lang)
-        for action in _control_actions(shown)
-    ]
-
-
-def _board_view(shown: _Shown) -> discord.ui.View:
-    view = discord.ui.View(timeout=None)
-    for button in _cell_buttons(shown, rows=True):
-        view.add_item(button)
-    for control in _controls(shown, row=shown.board.size):
-        view.add_item(control)
-    return view
-
-
-def _board_layout(shown: _Shown, note: str | None, *, buttons: bool) -> discord.ui.LayoutView:
-    """One container: the title and text, the cells in rows and the control row (with
-    ``buttons``), and the footer. At most 36 components for 5x5, under Discord's 40."""
-    game, size = shown.game, shown.board.size
-    board: discord.ui.Container[discord.ui.LayoutView] = discord.ui.Container(
-        discord.ui.TextDisplay(f"### {_title(size, shown.lang)}\n{_board_text(shown, note)}"),
-        accent_colour=_colour(game),
-    )
-    if buttons:
-        cells = _cell_buttons(shown, rows=False)
-        for row in range(size):
-            board.add_item(discord.ui.ActionRow(*cells[row * size : (row + 1) * size]))
-        board.add_item(discord.ui.ActionRow(*_controls(shown, row=None)))
-    board.add_item(discord.ui.TextDisplay(LAYOUT_FOOTER.format(_footer(shown))))
-    view = discord.ui.LayoutView(timeout=None)
-    view.add_item(board)
-    return view
-
-
-def board_reply(game: GameRecord, note: str | None = None) -> Reply:
-    """The game's board message: the grid and status, and the cell buttons with Resign, or
-    Rematch and Review."""
-    shown = _Shown.of(game)
-    if uses_layout(game.size):
-        return Reply(view=_board_layout(shown, note, buttons=True))
-    return Reply(embed=_board_embed(shown, note), view=_board_view(shown))
-
-
-def board_payload(game: GameRecord, note: str | None = None) -> dict[str, Any]:
-    """:func:`board_reply`'s classic message as the JSON of an edit, as discord.py would send
-    it: for answers sent without discord.py's objects (:mod:`bot.fast_clicks`), which would
-    spend a third of their time building the View only to turn it into this."""
-    shown = _Shown.of(game)
-    assert not uses_layout(game.size), "a classic board only"
-    size, ply = shown.board.size, shown.board.move_count
-    cells = [
-        _button_json(
-            CELL_ID.build(game=game.id, ply=ply, cell=look.cell),
-            look.label,
-            MARK_EMOJI[look.mark] if look.mark else None,
-            look.style,
-            look.disabled,
-        )
-        for look in _cell_looks(shown)
-    ]
-    controls = []
-    for action in _control_actions(shown):
-        custom_id, (label, emoji, style) = GameButton.look(game.id, action, shown.lang)
-        controls.append(_button_json(custom_id, label, emoji, style, False))
-    rows = [cells[start : start + size] for start in range(0, len(cells), size)]
-    return {
-        "content": None,
-        "embeds": [_board_embed(shown, note).to_dict()],
-        "components": [{"type": 1, "components": row} for row in [*rows, controls]],
-        "allowed_mentions": discord.AllowedMentions.none().to_dict(),
-    }
-
-
-def _button_json(
-    custom_id: str, label: str | None, emoji: str | None, style: discord.ButtonStyle, disabled: bool
-) -> dict[str, Any]:
-    """A button as discord.py's ``Button.to_component_dict`` writes it."""
-    button: dict[str, Any] = {
-        "type": discord.ComponentType.button.value,
-        "style": style.value,
-        "disabled": disabled,
-        "custom_id": custom_id,
-    }
-    if label is not None:
-        button["label"] = label
-    if emoji is not None:
-        button["emoji"] = {"id": None, "name": emoji}
-    return button
-
-
-def retired_board_reply(game: GameRecord) -> Reply:
-    """An older board message, once a newer one carries the game: no buttons, a pointer."""
-    shown = _Shown.of(game)
-    note = "*" + shown.lang._("This board moved to a newer message below.") + "*"
-    if uses_layout(game.size):
-        return Reply(view=_board_layout(shown, note, buttons=False))
-    return Reply(embed=_board_embed(shown, note), view=discord.ui.View(timeout=None))
 
 
 def move_note(game: GameRecord, cell: int | None, ai_cell: int | None) -> str | None:
@@ -451,7 +455,7 @@ def last_answer_note(game: GameRecord) -> str | None:
 # -- reviews and hints ----------------------------------------------------------------------
 
 
-def review_reply(review: Review, lang: Language) -> Reply:
+def review_message(review: Review, lang: Language) -> Message:
     """A finished game move by move, for the member who asked, in their language: who played,
     how it ended, and one sentence a move. At most 25 moves of at most about 90 characters
     each: well within an embed description's 4,096."""
@@ -486,7 +490,7 @@ def review_reply(review: Review, lang: Language) -> Reply:
                 "proves it."
             )
         )
-    return Reply(embed=embed)
+    return Message(embed=embed)
 
 
 def move_sentence(move: MoveReview, lang: Language) -> str:
@@ -523,13 +527,11 @@ def move_sentence(move: MoveReview, lang: Language) -> str:
     return head + lang._(text, mark=mark, other=other, better=better)
 
 
-def hint_reply(hint: Hint, lang: Language) -> Reply:
+def hint_message(hint: Hint, lang: Language) -> Message:
     """The best move, for the player alone."""
     cell = cell_name(hint.cell, hint.game.size)
-    return Reply(
-        content=lang._(
-            "Hint: {cell}. This game is assisted now, so it counts in no stats.", cell=cell
-        ),
+    return plain_text(
+        lang._("Hint: {cell}. This game is assisted now, so it counts in no stats.", cell=cell)
     )
 
 
@@ -541,28 +543,28 @@ def level_description(name: str, lang: Language) -> str:
 # -- challenges -------------------------------------------------------------------------------
 
 
-def _message(
-    size: int,
+def _challenge(
+    challenge: ChallengeRecord,
     text: str,
-    buttons: list[ChallengeButton],
-    allowed_mentions: discord.AllowedMentions | None = None,
-) -> Reply:
+    actions: Sequence[str] = (),
+    allowed_mentions: discord.AllowedMentions = NO_PINGS,
+) -> Message:
     """A challenge's message in its game's form: classic, or components v2 for a board that
-    needs it (see the module's docstring). Without ``buttons``, it has none left."""
-    mentions = allowed_mentions or discord.AllowedMentions.none()
-    if uses_layout(size):
-        layout = discord.ui.LayoutView(timeout=None)
-        layout.add_item(discord.ui.TextDisplay(text))
-        if buttons:
-            layout.add_item(discord.ui.ActionRow(*buttons))
-        return Reply(view=layout, allowed_mentions=mentions)
-    view = discord.ui.View(timeout=None)
-    for button in buttons:
-        view.add_item(button)
-    return Reply(content=text, view=view, allowed_mentions=mentions)
+    needs it (see the module's docstring), with a button for each of ``actions``."""
+    lang = i18n.language(challenge.language)
+    buttons = [
+        _action(CHALLENGE_ID.build(challenge=challenge.id, action=action), action, lang)
+        for action in actions
+    ]
+    rows = [_row(buttons)] if buttons else []
+    if uses_layout(challenge.size):
+        return Message(
+            components=[_text_display(text), *rows], layout=True, allowed_mentions=allowed_mentions
+        )
+    return Message(content=text, components=rows, allowed_mentions=allowed_mentions)
 
 
-def challenge_reply(challenge: ChallengeRecord) -> Reply:
+def challenge_message(challenge: ChallengeRecord) -> Message:
     lang = i18n.language(challenge.language)
     challenger = f"**{escape(challenge.challenger_name)}**"
     opponent = f"**{escape(challenge.opponent_name)}**" if challenge.opponent_name else None
@@ -578,14 +580,13 @@ def challenge_reply(challenge: ChallengeRecord) -> Reply:
     )
     match challenge.status:
         case ChallengeStatus.PENDING:
-            buttons = [ChallengeButton(challenge.id, "accept", lang=lang)]
+            actions = ["accept", "withdraw"]
             if challenge.opponent_id is not None:
-                buttons.append(ChallengeButton(challenge.id, "decline", lang=lang))
-            buttons.append(ChallengeButton(challenge.id, "withdraw", lang=lang))
+                actions.insert(1, "decline")
             expires = timestamp(challenge.expires_at)
             if challenge.opponent_id is None:
-                return _message(
-                    challenge.size,
+                return _challenge(
+                    challenge,
                     "⚔️ "
                     + lang._(
                         "{challenger} is looking for a tic-tac-toe opponent{board}! "
@@ -594,10 +595,10 @@ def challenge_reply(challenge: ChallengeRecord) -> Reply:
                         board=board,
                         expires=expires,
                     ),
-                    buttons,
+                    actions,
                 )
-            return _message(
-                challenge.size,
+            return _challenge(
+                challenge,
                 "⚔️ "
                 + lang._(
                     "{opponent}, {challenger} challenges you to tic-tac-toe{board}! Accept or "
@@ -607,7 +608,7 @@ def challenge_reply(challenge: ChallengeRecord) -> Reply:
                     board=board,
                     expires=expires,
                 ),
-                buttons,
+                actions,
                 # The one ping the bot ever makes: the member who was challenged.
                 discord.AllowedMentions(
                     users=[discord.Object(challenge.opponent_id)],
@@ -631,18 +632,17 @@ def challenge_reply(challenge: ChallengeRecord) -> Reply:
             )
         case ChallengeStatus.ACCEPTED:
             text = lang._("{challenger}'s challenge was accepted.", challenger=challenger)
-    return _message(challenge.size, text, [])
+    return _challenge(challenge, text)
 
 
-def retired_challenge_reply(challenge: ChallengeRecord) -> Reply:
+def retired_challenge_message(challenge: ChallengeRecord) -> Message:
     """An older message of a challenge shown again below: no buttons, a pointer."""
     lang = i18n.language(challenge.language)
     challenger = f"**{escape(challenge.challenger_name)}**"
-    return _message(
-        challenge.size,
+    return _challenge(
+        challenge,
         "⚔️ "
         + lang._("{challenger}'s challenge moved to a newer message below.", challenger=challenger),
-        [],
     )
 
 
@@ -653,14 +653,14 @@ def _record(lang: Language, wins: int, losses: int, draws: int) -> str:
     return lang._("{wins} W · {losses} L · {draws} D", wins=wins, losses=losses, draws=draws)
 
 
-def stats_reply(
+def stats_message(
     stats: PlayerStats,
     name: str,
     difficulties: tuple[str, ...],
     lang: Language,
     *,
     in_server: bool = True,
-) -> Reply:
+) -> Message:
     """A member's stats in this server, or (``in_server=False``) in all their DMs."""
     embed = discord.Embed(
         title=lang._(
@@ -699,10 +699,10 @@ def stats_reply(
             )
         )
     embed.set_footer(text=lang._("Games in which a hint was used (/ttt hint) count in no stats."))
-    return Reply(embed=embed)
+    return Message(embed=embed)
 
 
-def leaderboard_reply(rows: list[Rating], lang: Language, size: int = DEFAULT_SIZE) -> Reply:
+def leaderboard_message(rows: list[Rating], lang: Language, size: int = DEFAULT_SIZE) -> Message:
     embed = discord.Embed(
         title=lang._("Tic-tac-toe leaderboard ({size})", size=size_name(size)),
         colour=LIVE_COLOUR,
@@ -713,7 +713,7 @@ def leaderboard_reply(rows: list[Rating], lang: Language, size: int = DEFAULT_SI
             "(games against the bot don't count).",
             size=size_name(size),
         )
-        return Reply(embed=embed)
+        return Message(embed=embed)
     medals = ["🥇", "🥈", "🥉"]
     lines = []
     for rank, row in enumerate(rows, start=1):
@@ -727,7 +727,7 @@ def leaderboard_reply(rows: list[Rating], lang: Language, size: int = DEFAULT_SI
             size=size_name(size),
         )
     )
-    return Reply(embed=embed)
+    return Message(embed=embed)
 
 
 HELP_TEXT = N_("""\
@@ -751,7 +751,7 @@ for nobody).
 One game per channel; a player who doesn't move in time loses the game.""")
 
 
-def help_reply(lang: Language) -> Reply:
+def help_message(lang: Language) -> Message:
     text = lang._(
         HELP_TEXT,
         levels="\n".join(
@@ -760,4 +760,4 @@ def help_reply(lang: Language) -> Reply:
         sizes=", ".join(size_label(size, lang) for size in BOARD_SIZES),
         default=size_name(DEFAULT_SIZE),
     )
-    return Reply(embed=discord.Embed(title=lang._("Tic-tac-toe"), description=text))
+    return Message(embed=discord.Embed(title=lang._("Tic-tac-toe"), description=text))

@@ -30,7 +30,6 @@ from bot.storage.base import (
     NewGame,
     PlayerStats,
     Rating,
-    ReplyRoute,
     ShardSlice,
     Storage,
 )
@@ -155,9 +154,6 @@ class Swept:
     challenges: list[ChallengeRecord]
 
 
-# How long a game or challenge may go without its message before the sweeper posts it: its
-# handler, deferred if slow, has long finished by then.
-UNSHOWN_GRACE = 30.0
 # Games kept in memory for their next click (about half a kilobyte each): a move while live,
 # a rematch once over. Beyond this, the oldest are read from the database again when clicked.
 GAMES_KEPT = 10_000
@@ -169,12 +165,6 @@ REVIEWS_KEPT = 64
 # Games outside servers (DMs, group DMs) all count under this guild id: a member's stats there
 # are one record across every DM. No server has it, and it is on shard 0, as DMs are.
 OUTSIDE_SERVERS = 0
-# Discord accepts an interaction's token for 15 minutes; it is stored as lasting a little less,
-# so that an edit started just in time is not refused on the way.
-TOKEN_LIFETIME = 15 * 60 - 30
-# A newer interaction's token replaces the stored one for the same message once that is this
-# old: one write per channel every few minutes of play, not one per click.
-ROUTE_REFRESH_AFTER = 5 * 60
 
 BUSY_GAME = N_(
     "There is already a game in this channel: finish it first, or play in another channel."
@@ -220,8 +210,8 @@ class GameService:
         self._rng = rng or random.Random()
         # What the bot may spend on a move where it searches (None: the engine's default).
         self.search_budget = search_budget
-        # The guilds whose timeouts and unshown messages this process sees to: with several
-        # processes on one database, each settles its own shards' so that none is done twice.
+        # The guilds whose timeouts this process settles: with several processes on one
+        # database, each settles its own shards' so that none is done twice.
         self.shards = shards
         # The live games this process wrote or read last, as the database has them: a click
         # reads its game here rather than from the database. Every write goes to the database
@@ -320,9 +310,6 @@ class GameService:
         if user.id != challenge.challenger_id:
             raise UserError("Only {} can withdraw this challenge.", challenge.challenger_name)
         return await self._close(challenge_id, ChallengeStatus.WITHDRAWN)
-
-    async def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
-        await self.storage.set_challenge_message(challenge_id, message_id)
 
     async def _pending_challenge(self, challenge_id: int, clicked: Clicked) -> ChallengeRecord:
         challenge = await self.storage.get_challenge(challenge_id)
@@ -673,49 +660,6 @@ class GameService:
         game = await self.game_in_channel(channel_id)
         return await self._save(self._finish(game, None, EndReason.ENDED))
 
-    async def set_board_message(self, game_id: int, message_id: int) -> None:
-        await self.storage.set_game_message(game_id, message_id)
-
-    # -- channels the bot is not in --------------------------------------------------------
-
-    async def remember_route(self, channel_id: int, token: str, message_id: int) -> None:
-        """An interaction in a channel the bot is not in showed ``message_id``: its token
-        becomes the way to edit that message later (a timeout), unless the stored one for
-        that message is still fresh."""
-        now = self.clock.now()
-        kept = await self.storage.reply_route(channel_id)
-        if (
-            kept is not None
-            and kept.message_id == message_id
-            and kept.expires_at - now > TOKEN_LIFETIME - ROUTE_REFRESH_AFTER
-        ):
-            return
-        await self.storage.save_reply_route(
-            ReplyRoute(
-                channel_id=channel_id,
-                token=token,
-                expires_at=now + TOKEN_LIFETIME,
-                message_id=message_id,
-            )
-        )
-
-    async def reply_route(self, channel_id: int) -> ReplyRoute | None:
-        """How to reach a channel the bot is not in; None for one it is in."""
-        return await self.storage.reply_route(channel_id)
-
-    async def note_unseen(self, game: GameRecord) -> None:
-        """``game`` was settled in a channel the bot is not in, with no token left to show
-        it: the next interaction there does."""
-        await self.storage.set_unseen_game(game.channel_id, game.id)
-
-    async def take_unseen(self, channel_id: int) -> GameRecord | None:
-        """The game settled unseen in this channel, if any; it counts as shown from now."""
-        route = await self.storage.reply_route(channel_id)
-        if route is None or route.unseen_game_id is None:
-            return None
-        await self.storage.set_unseen_game(channel_id, None)
-        return await self.storage.get_game(route.unseen_game_id)
-
     # -- hints and reviews ---------------------------------------------------------------
 
     async def hint_in_channel(self, channel_id: int, user: Actor) -> Hint:
@@ -809,16 +753,6 @@ class GameService:
                 [challenge.id for challenge in challenges[:20]],
             )
         return Swept(games, challenges)
-
-    async def unshown(self) -> Swept:
-        """Live games and pending challenges saved without their message (the answer that
-        should have shown them failed, or the bot was killed in between), once their handler
-        has surely given up on them."""
-        before = self.clock.now() - UNSHOWN_GRACE
-        return Swept(
-            await self.storage.unshown_games(before, self.shards),
-            await self.storage.unshown_challenges(before, self.shards),
-        )
 
     # -- stats ---------------------------------------------------------------------------
 

@@ -29,13 +29,14 @@ from typing import Any
 
 import pytest
 
+from bot.answers import DEFER_AFTER
 from bot.client import TTTBot
 from bot.clock import ManualClock
 from bot.components import CELL_ID, CHALLENGE_ID, GAME_ACTION_ID, IdFormat
 from bot.config import POSTGRESQL, SQLITE, DatabaseUrl, Settings, parse_database_url
 from bot.storage.postgres import PostgresStorage
 from bot.storage.sqlite import SqliteStorage
-from game import Board, cell_name, parse_cell
+from game import DEFAULT_SIZE, Board, cell_name, parse_cell
 from game.search import SearchBudget
 from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimMessage, SimUser
 from tests.discord_sim.models import JSON, message_text
@@ -60,6 +61,8 @@ class BotHarness:
         self.database = database
         self.rng = random.Random(1234)
         self.search_budget: SearchBudget | None = TEST_SEARCH_BUDGET
+        # How long the bot leaves an interaction unanswered before deferring it.
+        self.defer_after = DEFER_AFTER
         self.base_settings = Settings(
             token=sim.token,
             database=database,
@@ -91,6 +94,7 @@ class BotHarness:
             clock=self.clock,
             rng=self.rng,
             sweep_interval=3600,
+            defer_after=self.defer_after,
             search_budget=self.search_budget,
         )
         errors = _ErrorCollector()
@@ -107,7 +111,7 @@ class BotHarness:
                 assert store._synced_message_views == {}
                 assert store._views == {}
                 # Every click bot.fast_clicks handed on reached the cog, which took it.
-                assert bot.fast_clicks.handed_on == {}
+                assert bot.answers.handed_on == {}
         finally:
             for logger in watched:
                 logger.removeHandler(errors)
@@ -168,11 +172,16 @@ async def start_member_game(
     channel: SimChannel | None = None,
     x: SimUser | None = None,
     o: SimUser | None = None,
+    size: int = DEFAULT_SIZE,
 ) -> SimMessage:
-    """``x`` (alice) challenges ``o`` (bob), who accepts: returns the board message."""
+    """``x`` (alice) challenges ``o`` (bob) to a game on a ``size`` board, and ``o`` accepts:
+    returns the board message."""
     channel = channel or sim.seed.channel
     x, o = x or sim.seed.alice, o or sim.seed.bob
-    challenge = await sim.slash(x, channel, "ttt start", opponent=o)
+    options: dict[str, object] = {"opponent": o}
+    if size != DEFAULT_SIZE:
+        options["size"] = size
+    challenge = await sim.slash(x, channel, "ttt start", options=options)
     assert challenge.message is not None, challenge.content
     accepted = await sim.click(
         o, challenge.message, button_id(challenge.message, CHALLENGE_ID, action="accept")

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from bot import respond
+from bot.answers import DEFER_AFTER
 from bot.client import TTTBot
 from bot.components import CELL_ID, GAME_ACTION_ID
 from bot.fast_clicks import CellClick, RematchClick, board_click
@@ -117,18 +117,28 @@ async def test_a_plain_click_is_answered_from_its_payload(
     assert sim.take_violations() == []
 
 
-@pytest.mark.parametrize(
-    "moves", [["B2"], ["B2", "A1", "B1", "A3", "B3"]], ids=["a live board", "a won board"]
-)
+# By board size: moves alternating alice (X) and bob (O) to a win of X's, and X's line.
+GAMES = {
+    3: (["B2", "A1", "B1", "A3", "B3"], "B1 B2 B3"),
+    4: (["A1", "A2", "B1", "B2", "C1", "C2", "D1"], "A1 B1 C1 D1"),
+    5: (["A1", "A2", "B1", "B2", "C1", "C2", "D1"], "A1 B1 C1 D1"),
+}
+
+
+@pytest.mark.parametrize("size", sorted(GAMES))
+@pytest.mark.parametrize("won", [False, True], ids=["a live board", "a won board"])
 async def test_its_answer_is_the_one_discord_py_sends(
-    sim: DiscordSim, harness: BotHarness, moves: list[str]
+    sim: DiscordSim, harness: BotHarness, size: int, won: bool
 ) -> None:
     """The same moves on two boards alike, the last answered here and (its first answer
-    refused once) by discord.py: the same message, but for the game's number."""
+    refused once) by discord.py: the same message, but for the game's number. On every board
+    size: 3x3 and 4x4 boards are classic messages, 5x5 ones components-v2."""
     s = sim.seed
+    game, line = GAMES[size]
+    moves = game if won else game[:1]
     async with harness.running() as bot:
-        fast = await start_member_game(sim)
-        handed = await start_member_game(sim, channel=s.other_channel)
+        fast = await start_member_game(sim, size=size)
+        handed = await start_member_game(sim, channel=s.other_channel, size=size)
         for turn, cell in enumerate(moves):
             player = s.alice if turn % 2 == 0 else s.bob
             if turn == len(moves) - 1:
@@ -141,9 +151,30 @@ async def test_its_answer_is_the_one_discord_py_sends(
     assert retried.response_type == answered.response_type == 7
     assert answered.message is not None
     assert retried.message is not None
-    assert ("alice** wins with B1 B2 B3!" in text_of(answered.message)) is (len(moves) == 5)
+    assert (f"alice** wins with {line}!" in text_of(answered.message)) is won
     assert callbacks(sim)[-3:] == [None, "status", None]
     assert as_shown(answered.message) == as_shown(retried.message)
+
+
+async def test_a_404_other_than_unknown_interaction_is_a_refusal_discord_py_answers(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Only Discord's code 10062 says an interaction is gone: any other 404 on the answer is
+    a refusal, and the click is answered again by discord.py, its move played once."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        moves = count_moves(bot)
+        sim.faults.add(CALLBACK, status=404, count=1)
+        ix = await sim.click(s.alice, board, cell_button(board, "B2"))
+        assert ix.response_type == 7
+        assert ix.message is not None
+        assert shown_board(ix.message) == ".../.X./..."
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert bot.fast_clicks.answered == 0
+        assert moves == [4]
+    assert callbacks(sim)[-2:] == ["status", None]
+    assert sim.take_violations() == []
 
 
 async def test_a_refused_click_is_answered_by_discord_py_the_move_tried_once(
@@ -166,7 +197,7 @@ async def test_a_slow_move_is_handed_on_and_deferred_in_time(
     s = sim.seed
     async with harness.running() as bot:
         board = await start_member_game(sim)
-        moves = count_moves(bot, delay=respond.DEFER_AFTER + 0.5)
+        moves = count_moves(bot, delay=DEFER_AFTER + 0.5)
         ix = await sim.click(s.alice, board, cell_button(board, "B2"))
         assert ix.response_type == 6  # deferred, then the message edited
         await sim.wait_for(lambda: shown_board(sim.message(board.id)) == ".../.X./...")
@@ -274,7 +305,7 @@ async def test_a_slow_rematch_is_handed_on_and_deferred_in_time(
     s = sim.seed
     async with harness.running() as bot:
         board = await finished_member_board(sim)
-        rematches = count_rematches(bot, delay=respond.DEFER_AFTER + 0.5)
+        rematches = count_rematches(bot, delay=DEFER_AFTER + 0.5)
         ix = await sim.click(s.bob, board, rematch_button(board))
         assert ix.response_type == 6  # deferred, then the board posted as a follow-up
         assert await bot.in_flight.wait_idle(patience=5)

@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 import pytest
 
 import bot.service
-from bot import respond
 from bot.components import GAME_ACTION_ID
 from bot.i18n import ENGLISH_LANGUAGE
 from bot.render import ASSISTED, size_label
@@ -406,7 +405,7 @@ async def test_a_5x5_review_and_hint_run_off_the_event_loop_and_answer_privately
     """Each engine call held at its start until the test lets it go: meanwhile another channel
     is answered, and the command or click is deferred, then answered for its member alone."""
     s = sim.seed
-    monkeypatch.setattr(respond, "DEFER_AFTER", 0.1)
+    harness.defer_after = 0.1
     thinking, release = threading.Event(), threading.Event()
     threads: list[threading.Thread] = []
 

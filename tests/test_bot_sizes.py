@@ -11,7 +11,6 @@ import threading
 
 import pytest
 
-from bot import respond
 from bot.components import CHALLENGE_ID, GAME_ACTION_ID
 from bot.i18n import ENGLISH_LANGUAGE
 from bot.render import EMPTY_EMOJI, MARK_EMOJI, ROW_EMOJI, WINNING_EMOJI, size_label
@@ -339,7 +338,7 @@ async def test_the_5x5_search_runs_off_the_event_loop_and_is_answered_in_time(
     loop."""
     s = sim.seed
     harness.search_budget = None
-    monkeypatch.setattr(respond, "DEFER_AFTER", 0.1)
+    harness.defer_after = 0.1
     searching, release = threading.Event(), threading.Event()
     threads: list[threading.Thread] = []
     search = MinimaxStrategy.choose

@@ -39,10 +39,11 @@ from typing import Any, TypeVar
 
 import pytest
 
+from bot.boards import UNSHOWN_GRACE
 from bot.clock import ManualClock
 from bot.components import CELL_ID, CHALLENGE_ID, GAME_ACTION_ID
 from bot.results import INITIAL_RATING, K_FACTOR
-from bot.service import DIFFICULTIES, UNSHOWN_GRACE, Actor, Clicked, GameService
+from bot.service import DIFFICULTIES, Actor, Clicked, GameService
 from bot.storage.sqlite import SqliteStorage
 from game import Board, cell_name
 from tests.bot_harness import BotHarness
@@ -1439,9 +1440,9 @@ async def write_valid_database(path: Path) -> float:
         await member_game(4, carol, moderator, "B2 A1 C1 A3 A2 C2 B1 B3 C3")
         # What a channel holds: a live game and a pending challenge, both shown.
         live = await service.start_vs_ai(GUILD, 5, alice, "minimax")
-        await service.set_board_message(live.game.id, 555)
+        await storage.set_game_message(live.game.id, 555)
         pending = await service.challenge(GUILD, 6, carol, None)
-        await service.set_challenge_message(pending.id, 666)
+        await storage.set_challenge_message(pending.id, 666)
     finally:
         await storage.close()
     return clock.now()
@@ -1528,7 +1529,7 @@ async def test_an_autocomplete_answer_the_network_drops_is_a_warning_not_an_erro
     """Found by the soak (seed 28; about one run in five): when the connection drops under
     the answer to ``/ttt move``'s autocomplete (or Discord refuses it as late), discord.py
     logged "Ignoring exception in autocomplete" at ERROR with a traceback, where every other
-    answer the network fails is a warning (``bot/respond.py``: Discord or the network failed,
+    answer the network fails is a warning (``bot/answers.py``: Discord or the network failed,
     not the bot). discord.py sends the choices itself and catches the error in
     ``CommandTree._call``, so no hook of the bot sees it: a log filter in ``bot/client.py``
     makes it a warning."""

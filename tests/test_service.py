@@ -8,9 +8,11 @@ import dataclasses
 import threading
 from collections.abc import AsyncIterator
 
+import discord
 import pytest
 
 import bot.service
+from bot.boards import Boards
 from bot.clock import ManualClock
 from bot.service import Actor, Clicked, GameService, UserError
 from bot.storage.base import EVERY_GUILD, EndReason, NewGame, ShardSlice
@@ -98,7 +100,10 @@ async def test_a_process_settles_and_posts_only_its_own_shards_guilds() -> None:
         }
         clock.advance(3600)  # saved without a message long ago, and out of time since
         for shard, service in on_shard.items():
-            unshown = await service.unshown()
+            boards = Boards(
+                storage, discord.Client(intents=discord.Intents.none()), clock, service.shards
+            )
+            unshown = await boards.unshown()
             assert [game.id for game in unshown.games] == [games[shard].id]
             settled = await service.settle_overdue()
             assert [game.id for game in settled.games] == [games[shard].id]
@@ -115,9 +120,9 @@ async def test_a_game_moved_on_by_another_process_is_played_from_the_database() 
     try:
         here, elsewhere = (make_service(storage, clock) for _ in range(2))
         challenge = await here.challenge(GUILD, CHANNEL, ALICE, bob)
-        await here.set_challenge_message(challenge.id, 555)
+        await storage.set_challenge_message(challenge.id, 555)
         _, game = await here.accept(challenge.id, bob, Clicked(CHANNEL, 555))
-        await here.set_board_message(game.id, 555)
+        await storage.set_game_message(game.id, 555)
         board = Clicked(CHANNEL, 555)
         # Elsewhere, Alice plays A1 and Bob B1: this process's copy still shows an empty board.
         await elsewhere.move_on_board(game.id, ALICE, 0, board, 0)

@@ -4,6 +4,7 @@ where."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -55,6 +56,56 @@ def test_no_module_imports_inside_a_function(package: str) -> None:
                 if isinstance(node, ast.Import | ast.ImportFrom):
                     found.append(f"{path.relative_to(REPO)}:{node.lineno} in {function.name}")
     assert found == []
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def bot_imports() -> dict[str, set[str]]:
+    """Each module of ``bot``, and the modules of ``bot`` it imports by name (``from bot
+    import render`` imports ``bot.render``), ``TYPE_CHECKING`` imports included."""
+    names = {module_name(path) for path in modules("bot")}
+    graph: dict[str, set[str]] = {}
+    for path in modules("bot"):
+        found = graph.setdefault(module_name(path), set())
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found.update(alias.name for alias in node.names if alias.name in names)
+            elif isinstance(node, ast.ImportFrom) and node.module in names:
+                for alias in node.names:
+                    submodule = f"{node.module}.{alias.name}"
+                    found.add(submodule if submodule in names else node.module)
+    return graph
+
+
+def test_no_import_circle_in_the_bot() -> None:
+    graph = bot_imports()
+    circles = []
+    for start in graph:
+        # Every path back to ``start``, depth first.
+        stack = [(start, [start])]
+        while stack:
+            module, path = stack.pop()
+            for imported in graph.get(module, ()):
+                if imported == start:
+                    circles.append(" -> ".join([*path, start]))
+                elif imported not in path:
+                    stack.append((imported, [*path, imported]))
+    assert circles == []
+
+
+def test_every_bot_module_has_its_line_in_the_readme() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `(bot/[a-z0-9_/]+(?:\.py|/))` \|", readme, flags=re.MULTILINE))
+    files = {
+        str(path.relative_to(REPO))
+        for path in modules("bot")
+        if path.name != "__init__.py" and "migrations" not in path.parts
+    }
+    assert files - listed == set(), "not in the README's table of bot/"
+    assert {name for name in listed if name.endswith(".py")} - files == set(), "no such file"
 
 
 def test_type_checking_imports_only_annotate_the_bot_class() -> None:

@@ -1,8 +1,9 @@
-"""The ``/ttt`` commands and the board's buttons: parse the interaction, call the domain, render.
+"""The ``/ttt`` commands and the board's buttons: parse the interaction, call the domain, show.
 
-Errors a user causes come back from :mod:`bot.service` as ``UserError`` and reach the user as an
-ephemeral sentence through :func:`bot.respond.report_error`; nothing else happens in these
-handlers.
+Each handler reads what the interaction asks, calls :mod:`bot.service` for the rules, and hands
+what came back to :mod:`bot.boards` (a game's or a challenge's message) or answers it (a review,
+a hint, stats). Errors a user causes come back from the service as ``UserError`` and reach the
+user as a private sentence through :mod:`bot.errors`; nothing else happens here.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from discord import app_commands
 from discord.app_commands import locale_str
 from discord.ext import commands
 
-from bot import render, respond
-from bot.components import CELL_ID, ID_FORMATS, walk
-from bot.fast_clicks import HandedOn
+from bot import render
+from bot.answers import Answer
+from bot.boards import Boards, reaches_channel
+from bot.components import CELL_ID, COG_NAME, ID_FORMATS, ClickHandler, walk
 from bot.i18n import N_
 from bot.service import (
     CHANGED,
@@ -28,11 +30,10 @@ from bot.service import (
     OUTSIDE_SERVERS,
     Actor,
     Clicked,
-    MoveResult,
-    Started,
+    GameService,
     UserError,
 )
-from bot.storage.base import ChallengeRecord, GameRecord
+from bot.storage.base import GameRecord
 from game import BOARD_SIZES, DEFAULT_SIZE, cell_name, parse_cell
 from game.ai import DIFFICULTIES as LEVELS
 
@@ -90,7 +91,7 @@ def _size(choice: app_commands.Choice[int] | None) -> int:
     return choice.value if choice is not None else DEFAULT_SIZE
 
 
-class TicTacToeCog(commands.Cog, name="TicTacToe"):
+class TicTacToeCog(commands.Cog, name=COG_NAME):
     # Usable wherever the app is: servers that added the bot, and, installed to a member's own
     # account, DMs, group DMs and servers without the bot.
     ttt = app_commands.Group(
@@ -105,38 +106,38 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     def __init__(self, bot: TTTBot) -> None:
         self.bot = bot
 
-    @contextlib.asynccontextmanager
-    async def _handling(
-        self, interaction: discord.Interaction[Any], *, received_at: float | None = None
-    ) -> AsyncIterator[None]:
-        """Every handler: counted for shutdown, and answered within Discord's deadline (counted
-        from ``received_at``, if its handling began earlier); in a channel the bot is not in,
-        followed by a game that ended there unseen."""
-        async with self.bot.in_flight(), respond.answering(interaction, received_at=received_at):
-            failed: Exception | None = None
-            try:
-                yield
-            except Exception as error:  # reported by the caller, after the unseen game
-                failed = error
-            if not respond.reaches_channel(interaction) and interaction.channel_id is not None:
-                await self._show_unseen(interaction, interaction.channel_id)
-            if failed is not None:
-                raise failed
+    @property
+    def service(self) -> GameService:
+        return self.bot.service
 
-    async def _show_unseen(self, interaction: discord.Interaction[Any], channel_id: int) -> None:
-        """A game here ran out of time when no interaction's token could edit its board: its
-        result comes with the next answer here, as a follow-up."""
-        game = await self.bot.service.take_unseen(channel_id)
-        if game is None or game.id in respond.shown_games(interaction):
-            return
-        message_id = await respond.post(interaction, render.board_reply(game))
-        if message_id is not None:
-            await self._remember_route(interaction, channel_id, message_id)
+    @property
+    def boards(self) -> Boards:
+        return self.bot.boards
+
+    @contextlib.asynccontextmanager
+    async def _handling(self, interaction: discord.Interaction[Any]) -> AsyncIterator[Answer]:
+        """Every handler: counted for shutdown, answered within Discord's deadline, its
+        failure reported; in a channel the bot is not in, followed by a game that ended there
+        unseen."""
+        answer = self.bot.answers.begin(interaction)
+        async with self.bot.in_flight(), answer.in_time():
+            try:
+                yield answer
+            except Exception as error:
+                await self._show_unseen(answer)
+                await self.bot.reporter.report(answer, error)
+            else:
+                await self._show_unseen(answer)
+
+    async def _show_unseen(self, answer: Answer) -> None:
+        if not reaches_channel(answer.interaction):
+            await self.boards.show_unseen(answer)
 
     async def cog_app_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
     ) -> None:
-        await respond.report_error(interaction, error)
+        # What fails before a handler runs: its checks, an option's value.
+        await self.bot.reporter.report(self.bot.answers.begin(interaction), error)
 
     # -- starting --------------------------------------------------------------------------
 
@@ -155,17 +156,17 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         opponent: discord.User | None = None,
         size: app_commands.Choice[int] | None = None,
     ) -> None:
-        async with self._handling(interaction):
+        async with self._handling(interaction) as answer:
             guild_id, channel_id = place(interaction)
-            challenge = await self.bot.service.challenge(
+            challenge = await self.service.challenge(
                 guild_id,
                 channel_id,
                 actor(interaction.user),
                 actor(opponent) if opponent is not None else None,
                 _size(size),
-                respond.public_language(interaction).code,
+                answer.public_language.code,
             )
-            await self._post_challenge(interaction, challenge)
+            await self.boards.post_challenge(answer, challenge)
 
     @ttt.command(name=locale_str("vs-ai"), description=locale_str("Play against me"))
     @app_commands.rename(
@@ -185,19 +186,19 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         first: app_commands.Choice[str] | None = None,
         size: app_commands.Choice[int] | None = None,
     ) -> None:
-        async with self._handling(interaction):
+        async with self._handling(interaction) as answer:
             guild_id, channel_id = place(interaction)
-            started = await self.bot.service.start_vs_ai(
+            started = await self.service.start_vs_ai(
                 guild_id,
                 channel_id,
                 actor(interaction.user),
                 difficulty.value,
                 first.value if first else "me",
                 _size(size),
-                respond.public_language(interaction).code,
+                answer.public_language.code,
             )
             note = render.move_note(started.game, None, started.ai_cell)
-            await self._post_board(interaction, started.game, note)
+            await self.boards.post_board(answer, started.game, note)
 
     # -- playing ---------------------------------------------------------------------------
 
@@ -210,13 +211,11 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         cell=locale_str("A1 to C3 (or 1 to 9); to D4 or E5 (16, 25) on larger boards")
     )
     async def move(self, interaction: discord.Interaction[Any], cell: str) -> None:
-        async with self._handling(interaction):
+        async with self._handling(interaction) as answer:
             _, channel_id = place(interaction)
-            result = await self.bot.service.move_in_channel(
-                channel_id, actor(interaction.user), cell
-            )
+            result = await self.service.move_in_channel(channel_id, actor(interaction.user), cell)
             note = render.move_note(result.game, result.cell, result.ai_cell)
-            await self._post_board(interaction, result.game, note)
+            await self.boards.post_board(answer, result.game, note)
 
     @move.autocomplete("cell")
     async def move_cell_autocomplete(
@@ -224,7 +223,7 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     ) -> list[app_commands.Choice[str]]:
         if interaction.channel_id is None:
             return []
-        board = await self.bot.service.board_in_channel(interaction.channel_id)
+        board = await self.service.board_in_channel(interaction.channel_id)
         if board is None:
             return []
         cells, size = board.legal_moves, board.size
@@ -245,20 +244,20 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         description=locale_str("Show this channel's game (or open challenge) again, at the bottom"),
     )
     async def board(self, interaction: discord.Interaction[Any]) -> None:
-        async with self._handling(interaction):
+        async with self._handling(interaction) as answer:
             _, channel_id = place(interaction)
-            shown = await self.bot.service.shown_in_channel(channel_id)
+            shown = await self.service.shown_in_channel(channel_id)
             if isinstance(shown, GameRecord):
-                await self._post_board(interaction, shown, None)
+                await self.boards.post_board(answer, shown, None)
             else:
-                await self._post_challenge(interaction, shown)
+                await self.boards.post_challenge(answer, shown)
 
     @ttt.command(name=locale_str("resign"), description=locale_str("Give up this channel's game"))
     async def resign(self, interaction: discord.Interaction[Any]) -> None:
-        async with self._handling(interaction):
+        async with self._handling(interaction) as answer:
             _, channel_id = place(interaction)
-            game = await self.bot.service.resign_in_channel(channel_id, actor(interaction.user))
-            await self._post_board(interaction, game, None)
+            game = await self.service.resign_in_channel(channel_id, actor(interaction.user))
+            await self.boards.post_board(answer, game, None)
 
     @ttt.command(
         name=locale_str("end"),
@@ -269,10 +268,10 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     @app_commands.checks.has_permissions(manage_messages=True)
     @app_commands.check(in_a_server)
     async def end(self, interaction: discord.Interaction[Any]) -> None:
-        async with self._handling(interaction):
+        async with self._handling(interaction) as answer:
             _, channel_id = place(interaction)
-            game = await self.bot.service.end_in_channel(channel_id)
-            await self._post_board(interaction, game, None)
+            game = await self.service.end_in_channel(channel_id)
+            await self.boards.post_board(answer, game, None)
 
     # -- hints and reviews -----------------------------------------------------------------
 
@@ -283,16 +282,17 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         ),
     )
     async def hint(self, interaction: discord.Interaction[Any]) -> None:
-        async with self._handling(interaction):
+        async with self._handling(interaction) as answer:
             _, channel_id = place(interaction)
-            hint = await self.bot.service.hint_in_channel(channel_id, actor(interaction.user))
-            reply = render.hint_reply(hint, respond.private_language(interaction))
-            await respond.post(interaction, reply, ephemeral=True)
+            hint = await self.service.hint_in_channel(channel_id, actor(interaction.user))
+            await answer.post(render.hint_message(hint, answer.private_language), ephemeral=True)
             game = hint.game
             if hint.newly_assisted and game.message_id is not None:
                 # Everyone watching the board sees that the game is assisted from now on.
-                board = render.board_reply(game, render.last_answer_note(game))
-                await self._edit(interaction, channel_id, game.message_id, board)
+                board = render.board_message(game, render.last_answer_note(game))
+                await self.boards.edit(
+                    channel_id, game.message_id, board, reaches=reaches_channel(interaction)
+                )
 
     @ttt.command(
         name=locale_str("review"),
@@ -305,88 +305,11 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     async def review(
         self, interaction: discord.Interaction[Any], game: app_commands.Range[int, 1] | None = None
     ) -> None:
-        async with self._handling(interaction):
+        async with self._handling(interaction) as answer:
             _, channel_id = place(interaction)
-            review = await self.bot.service.review(channel_id, game)
-            reply = render.review_reply(review, respond.private_language(interaction))
-            await respond.post(interaction, reply, ephemeral=True)
-
-    async def _post_board(
-        self,
-        interaction: discord.Interaction[Any],
-        game: GameRecord,
-        note: str | None,
-        *,
-        again: bool = False,
-    ) -> None:
-        """Reply with the board as a new message, which becomes the game's live board. If the
-        reply fails, the saved state shows on the game's board message as it is (or, without
-        one, the sweeper posts it). ``again``: a first answer that may have arrived was this
-        board (see :func:`bot.respond.post`)."""
-        reply = render.board_reply(game, note)
-        respond.mark_shown(interaction, game)
-        message_id = await respond.post(interaction, reply, again=again)
-        if message_id is not None:
-            await self._adopt_board(interaction, game, message_id)
-        elif game.message_id is not None:
-            await self._edit(interaction, game.channel_id, game.message_id, reply)
-
-    async def _post_challenge(
-        self, interaction: discord.Interaction[Any], challenge: ChallengeRecord
-    ) -> None:
-        """Reply with the challenge as a new message, which becomes its message; an older one
-        loses its buttons. Without a message (the reply failed), the sweeper posts it later."""
-        message_id = await respond.post(interaction, render.challenge_reply(challenge))
-        if message_id is None or message_id == challenge.message_id:
-            return
-        await self.bot.service.set_challenge_message(challenge.id, message_id)
-        if challenge.message_id is not None:
-            await self._edit(
-                interaction,
-                challenge.channel_id,
-                challenge.message_id,
-                render.retired_challenge_reply(challenge),
-            )
-        await self._remember_route(interaction, challenge.channel_id, message_id)
-
-    async def _adopt_board(
-        self, interaction: discord.Interaction[Any], game: GameRecord, message_id: int
-    ) -> None:
-        await self.adopt_board(game, message_id, reaches=respond.reaches_channel(interaction))
-        await self._remember_route(interaction, game.channel_id, message_id)
-
-    async def adopt_board(self, game: GameRecord, message_id: int, *, reaches: bool) -> None:
-        """Make ``message_id`` the game's live board and take the buttons off the previous
-        one, so that only one board of a game can be clicked. A click on an older board (a
-        client that has not caught up) adopts that board in the same way. ``reaches``: the
-        bot can post and edit in the game's channel (:func:`bot.respond.reaches_channel`)."""
-        previous = game.message_id
-        if previous != message_id:
-            await self.bot.service.set_board_message(game.id, message_id)
-            if previous is not None:
-                await self.bot.edit_shown(
-                    game.channel_id, previous, render.retired_board_reply(game), reaches=reaches
-                )
-
-    async def _edit(
-        self,
-        interaction: discord.Interaction[Any],
-        channel_id: int,
-        message_id: int,
-        reply: render.Reply,
-    ) -> bool:
-        """Edit another message of the bot's than the one this interaction answers with."""
-        return await self.bot.edit_shown(
-            channel_id, message_id, reply, reaches=respond.reaches_channel(interaction)
-        )
-
-    async def _remember_route(
-        self, interaction: discord.Interaction[Any], channel_id: int, message_id: int
-    ) -> None:
-        """In a channel the bot is not in, this interaction's token is how to edit the
-        message it showed, for the next 15 minutes (a turn that times out)."""
-        if not respond.reaches_channel(interaction):
-            await self.bot.service.remember_route(channel_id, interaction.token, message_id)
+            review = await self.service.review(channel_id, game)
+            message = render.review_message(review, answer.private_language)
+            await answer.post(message, ephemeral=True)
 
     # -- stats -----------------------------------------------------------------------------
 
@@ -403,20 +326,18 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         member: discord.User | None = None,
         size: app_commands.Choice[int] | None = None,
     ) -> None:
-        async with self._handling(interaction):
+        async with self._handling(interaction) as answer:
             guild_id, _ = place(interaction)
             who = member or interaction.user
-            stats = await self.bot.service.stats(guild_id, who.id, _size(size))
-            await respond.post(
-                interaction,
-                render.stats_reply(
-                    stats,
-                    who.display_name,
-                    DIFFICULTIES,
-                    respond.public_language(interaction),
-                    in_server=interaction.guild_id is not None,
-                ),
+            stats = await self.service.stats(guild_id, who.id, _size(size))
+            message = render.stats_message(
+                stats,
+                who.display_name,
+                DIFFICULTIES,
+                answer.public_language,
+                in_server=interaction.guild_id is not None,
             )
+            await answer.post(message)
 
     @ttt.command(
         name=locale_str("leaderboard"),
@@ -429,19 +350,15 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
     async def leaderboard(
         self, interaction: discord.Interaction[Any], size: app_commands.Choice[int] | None = None
     ) -> None:
-        async with self._handling(interaction):
+        async with self._handling(interaction) as answer:
             guild_id, _ = place(interaction)
-            rows = await self.bot.service.leaderboard(guild_id, _size(size))
-            reply = render.leaderboard_reply(
-                rows, respond.public_language(interaction), _size(size)
-            )
-            await respond.post(interaction, reply)
+            rows = await self.service.leaderboard(guild_id, _size(size))
+            await answer.post(render.leaderboard_message(rows, answer.public_language, _size(size)))
 
     @ttt.command(name=locale_str("help"), description=locale_str("How to play"))
     async def help(self, interaction: discord.Interaction[Any]) -> None:
-        async with self._handling(interaction):
-            reply = render.help_reply(respond.private_language(interaction))
-            await respond.post(interaction, reply, ephemeral=True)
+        async with self._handling(interaction) as answer:
+            await answer.post(render.help_message(answer.private_language), ephemeral=True)
 
     # -- buttons (see bot.components) ---------------------------------------------------
 
@@ -469,115 +386,63 @@ class TicTacToeCog(commands.Cog, name="TicTacToe"):
         else:
             sentence = N_("That button is no longer on this message: use the newest board.")
         log.info("answered an unroutable click on %r by user %s", custom_id, interaction.user.id)
-        await respond.report_error(interaction, UserError(sentence))
+        await self.bot.reporter.report(self.bot.answers.begin(interaction), UserError(sentence))
 
     async def cell_clicked(
         self, interaction: discord.Interaction[Any], game_id: int, ply: int | None, cell: int
     ) -> None:
-        # Most clicks are answered by bot.fast_clicks, which hands on the rest: those it began
-        # go on from where it stopped, the move played (or refused) once.
-        handed_on: HandedOn[MoveResult] | None = self.bot.fast_clicks.take(interaction.id)
-        received_at = None if handed_on is None else handed_on.received_at
-        async with self._handling(interaction, received_at=received_at):
-            try:
-                if handed_on is None:
-                    clicked = _on_board(interaction, game_id)
-                    result = await self.bot.service.move_on_board(
-                        game_id, actor(interaction.user), cell, clicked, ply
-                    )
-                else:
-                    respond.note_first_answer_failed(
-                        interaction, unsure=handed_on.answer_unsure, gone=handed_on.gone
-                    )
-                    result = await handed_on.work
-                note = render.move_note(result.game, result.cell, result.ai_cell)
-                await self._update_board(interaction, result.game, note)
-            except Exception as error:
-                await respond.report_error(interaction, error)
+        async with self._handling(interaction) as answer:
+            result = await answer.state.resume(
+                lambda: self.service.move_on_board(
+                    game_id, actor(interaction.user), cell, _on_board(interaction, game_id), ply
+                )
+            )
+            note = render.move_note(result.game, result.cell, result.ai_cell)
+            await self.boards.update_board(answer, result.game, note)
 
     async def resign_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
-        async with self._handling(interaction):
-            try:
-                clicked = _on_board(interaction, game_id)
-                game = await self.bot.service.resign_on_board(
-                    game_id, actor(interaction.user), clicked
-                )
-                await self._update_board(interaction, game, None)
-            except Exception as error:
-                await respond.report_error(interaction, error)
-
-    async def _update_board(
-        self, interaction: discord.Interaction[Any], game: GameRecord, note: str | None
-    ) -> None:
-        """Edit the clicked board in place; it is (or becomes) the game's live board. If the
-        answer fails, the board is edited through the channel, so it shows what was saved."""
-        clicked = _clicked(interaction)
-        reply = render.board_reply(game, note)
-        respond.mark_shown(interaction, game)
-        if await respond.update(interaction, reply) or await self._edit(
-            interaction, clicked.channel_id, clicked.message_id, reply
-        ):
-            await self._adopt_board(interaction, game, clicked.message_id)
+        async with self._handling(interaction) as answer:
+            clicked = _on_board(interaction, game_id)
+            game = await self.service.resign_on_board(game_id, actor(interaction.user), clicked)
+            await self.boards.update_board(answer, game, None)
 
     async def rematch_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
-        # As with cell_clicked: a rematch bot.fast_clicks began is started once.
-        handed_on: HandedOn[Started] | None = self.bot.fast_clicks.take(interaction.id)
-        received_at = None if handed_on is None else handed_on.received_at
-        async with self._handling(interaction, received_at=received_at):
-            try:
-                if handed_on is None:
-                    clicked = _on_board(interaction, game_id)
-                    started = await self.bot.service.rematch(
-                        game_id, actor(interaction.user), clicked
-                    )
-                else:
-                    respond.note_first_answer_failed(
-                        interaction, unsure=handed_on.answer_unsure, gone=handed_on.gone
-                    )
-                    started = await handed_on.work
-                note = render.move_note(started.game, None, started.ai_cell)
-                # An answer whose connection dropped was this same board.
-                await self._post_board(interaction, started.game, note, again=handed_on is not None)
-            except Exception as error:
-                await respond.report_error(interaction, error)
+        async with self._handling(interaction) as answer:
+            started = await answer.state.resume(
+                lambda: self.service.rematch(
+                    game_id, actor(interaction.user), _on_board(interaction, game_id)
+                )
+            )
+            note = render.move_note(started.game, None, started.ai_cell)
+            await self.boards.post_board(answer, started.game, note)
 
     async def review_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
-        async with self._handling(interaction):
-            try:
-                clicked = _on_board(interaction, game_id)
-                review = await self.bot.service.review(clicked.channel_id, game_id)
-                reply = render.review_reply(review, respond.private_language(interaction))
-                await respond.post(interaction, reply, ephemeral=True)
-            except Exception as error:
-                await respond.report_error(interaction, error)
+        async with self._handling(interaction) as answer:
+            clicked = _on_board(interaction, game_id)
+            review = await self.service.review(clicked.channel_id, game_id)
+            message = render.review_message(review, answer.private_language)
+            await answer.post(message, ephemeral=True)
 
     async def challenge_clicked(
         self, interaction: discord.Interaction[Any], challenge_id: int, action: str
     ) -> None:
-        async with self._handling(interaction):
-            try:
-                await self._answer_challenge(interaction, challenge_id, action)
-            except Exception as error:
-                await respond.report_error(interaction, error)
+        async with self._handling(interaction) as answer:
+            user, clicked = actor(interaction.user), _clicked(interaction)
+            if action == "accept":
+                _, game = await self.service.accept(challenge_id, user, clicked)
+                # The challenge message becomes the board: one message, edited in place.
+                await self.boards.update_board(answer, game, None)
+                return
+            if action == "decline":
+                challenge = await self.service.decline(challenge_id, user, clicked)
+            else:
+                challenge = await self.service.withdraw(challenge_id, user, clicked)
+            await self.boards.update_challenge(answer, challenge)
 
-    async def _answer_challenge(
-        self, interaction: discord.Interaction[Any], challenge_id: int, action: str
-    ) -> None:
-        user = actor(interaction.user)
-        service = self.bot.service
-        clicked = _clicked(interaction)
-        if action == "accept":
-            _, game = await service.accept(challenge_id, user, clicked)
-            # The challenge message becomes the board: one message, edited in place.
-            await self._update_board(interaction, game, None)
-            return
-        if action == "decline":
-            challenge = await service.decline(challenge_id, user, clicked)
-        else:
-            challenge = await service.withdraw(challenge_id, user, clicked)
-        reply = render.challenge_reply(challenge)
-        if not await respond.update(interaction, reply):
-            await self._edit(interaction, clicked.channel_id, clicked.message_id, reply)
+
+if TYPE_CHECKING:
+    # mypy proves here that the cog answers every click the buttons route.
+    _answers_clicks: type[ClickHandler] = TicTacToeCog
 
 
 def _custom_ids(message: discord.Message) -> set[str]:

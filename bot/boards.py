@@ -1,0 +1,346 @@
+"""Which message shows which game or challenge, and how the bot reaches it.
+
+A game has one live board message and a challenge one message; a newer one retires the older
+(its buttons go, a pointer to the newer takes their place). The bot edits its messages through
+the channel where it is a member, and elsewhere (a group DM, a DM between members, a server
+where only a member installed the app) only through the token of the latest interaction there,
+valid 15 minutes: its *reply route*. A game settled when no token was valid is *unseen*, and the
+next interaction there shows it. What was saved without its message (its answer failed, or the
+bot was killed in between) is posted by the sweeper: :meth:`Boards.show_swept` is its display
+half.
+
+Nothing here decides a rule of the game (:mod:`bot.service` does); nothing here fails a
+handler: a message that cannot be shown is logged, and shown another way later.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import discord
+
+from bot import render
+from bot.answers import ANSWER_FAILURES, Answer
+from bot.clock import Clock
+from bot.components import GAME_ACTION_ID, ID_FORMATS, walk
+from bot.service import Swept
+from bot.storage.base import ChallengeRecord, GameRecord, ReplyRoute, ShardSlice, Storage
+
+log = logging.getLogger(__name__)
+
+# Discord accepts an interaction's token for 15 minutes; it is stored as lasting a little less,
+# so that an edit started just in time is not refused on the way.
+TOKEN_LIFETIME = 15 * 60 - 30
+# A newer interaction's token replaces the stored one for the same message once that is this
+# old: one write per channel every few minutes of play, not one per click.
+ROUTE_REFRESH_AFTER = 5 * 60
+# How long a game or challenge may go without its message before the sweeper posts it: its
+# handler, deferred if slow, has long finished by then.
+UNSHOWN_GRACE = 30.0
+
+
+def may_write(allowed: discord.Permissions, *, in_thread: bool) -> bool:
+    """Whether the bot, ``allowed`` this in a channel (or a thread), may see and write in it."""
+    writes = allowed.send_messages_in_threads if in_thread else allowed.send_messages
+    return allowed.view_channel and writes
+
+
+def reaches_channel(interaction: discord.Interaction[Any]) -> bool:
+    """Whether the bot itself can post and edit in the interaction's channel, as the
+    interaction tells: its own DM with the user, or a server channel of a server that added
+    the bot, where the bot may see and write. Elsewhere only the interaction's token reaches
+    the channel."""
+    if interaction.context.dm_channel:
+        return True
+    if not interaction.is_guild_integration():
+        return False
+    in_thread = isinstance(interaction.channel, discord.Thread)
+    return may_write(interaction.app_permissions, in_thread=in_thread)
+
+
+class Boards:
+    """The bot's messages about games and challenges, in this process's shards' guilds."""
+
+    def __init__(
+        self, storage: Storage, client: discord.Client, clock: Clock, shards: ShardSlice
+    ) -> None:
+        self._storage = storage
+        self._client = client
+        self._clock = clock
+        self._shards = shards
+
+    # -- answering an interaction ---------------------------------------------------------
+
+    async def post_board(self, answer: Answer, game: GameRecord, note: str | None) -> None:
+        """Reply with the board as a new message, which becomes the game's live board. If the
+        reply fails, the saved state shows on the game's board message as it is (or, without
+        one, the sweeper posts it)."""
+        message = render.board_message(game, note)
+        answer.state.shown_games.add(game.id)
+        message_id = await answer.post(message)
+        if message_id is not None:
+            await self._adopt_shown(answer, game, message_id)
+        elif game.message_id is not None:
+            await self._edit_beside(answer, game.channel_id, game.message_id, message)
+
+    async def update_board(self, answer: Answer, game: GameRecord, note: str | None) -> None:
+        """Edit the clicked board in place; it is (or becomes) the game's live board. If the
+        answer fails, the board is edited through the channel, so it shows what was saved."""
+        channel_id, message_id = _clicked(answer)
+        message = render.board_message(game, note)
+        answer.state.shown_games.add(game.id)
+        if await answer.update(message) or await self._edit_beside(
+            answer, channel_id, message_id, message
+        ):
+            await self._adopt_shown(answer, game, message_id)
+
+    async def post_challenge(self, answer: Answer, challenge: ChallengeRecord) -> None:
+        """Reply with the challenge as a new message, which becomes its message; an older one
+        loses its buttons. Without a message (the reply failed), the sweeper posts it later."""
+        message_id = await answer.post(render.challenge_message(challenge))
+        if message_id is None or message_id == challenge.message_id:
+            return
+        await self._storage.set_challenge_message(challenge.id, message_id)
+        if challenge.message_id is not None:
+            retired = render.retired_challenge_message(challenge)
+            await self._edit_beside(answer, challenge.channel_id, challenge.message_id, retired)
+        await self._remember_route(answer, challenge.channel_id, message_id)
+
+    async def update_challenge(self, answer: Answer, challenge: ChallengeRecord) -> None:
+        """Edit the clicked challenge message in place (declined, withdrawn)."""
+        message = render.challenge_message(challenge)
+        if not await answer.update(message):
+            channel_id, message_id = _clicked(answer)
+            await self._edit_beside(answer, channel_id, message_id, message)
+
+    async def show_changed(
+        self, answer: Answer, changed: GameRecord | ChallengeRecord | None
+    ) -> None:
+        """A failed attempt that did settle something (a turn out of time, an expired
+        challenge) shows the new state: in place on the clicked message, else by editing the
+        stored one."""
+        if changed is None:
+            return
+        if isinstance(changed, GameRecord):
+            message = render.board_message(changed)
+            answer.state.shown_games.add(changed.id)
+        else:
+            message = render.challenge_message(changed)
+        clicked = answer.interaction.message
+        # A message that already shows the end (nothing live left to press) stays as it is.
+        if (
+            clicked is not None
+            and clicked.id == changed.message_id
+            and (not _shows_live_state(clicked) or await answer.update(message))
+        ):
+            return
+        if changed.message_id is not None:
+            await self._edit_beside(answer, changed.channel_id, changed.message_id, message)
+
+    async def show_unseen(self, answer: Answer) -> None:
+        """A game in this channel (one the bot is not in) ran out of time when no
+        interaction's token could edit its board: its result comes with this answer, as a
+        follow-up."""
+        channel_id = answer.interaction.channel_id
+        if channel_id is None:
+            return
+        route = await self._storage.reply_route(channel_id)
+        if route is None or route.unseen_game_id is None:
+            return
+        await self._storage.set_unseen_game(channel_id, None)  # shown from now on
+        game = await self._storage.get_game(route.unseen_game_id)
+        if game is None or game.id in answer.state.shown_games:
+            return
+        message_id = await answer.post(render.board_message(game))
+        if message_id is not None:
+            await self._remember_route(answer, channel_id, message_id)
+
+    async def _adopt_shown(self, answer: Answer, game: GameRecord, message_id: int) -> None:
+        await self.adopt_board(game, message_id, reaches=reaches_channel(answer.interaction))
+        await self._remember_route(answer, game.channel_id, message_id)
+
+    async def adopt_board(self, game: GameRecord, message_id: int, *, reaches: bool) -> None:
+        """Make ``message_id`` the game's live board and take the buttons off the previous
+        one, so that only one board of a game can be clicked. A click on an older board (a
+        client that has not caught up) adopts that board in the same way. ``reaches``: the
+        bot can post and edit in the game's channel (:func:`reaches_channel`)."""
+        previous = game.message_id
+        if previous == message_id:
+            return
+        await self._storage.set_game_message(game.id, message_id)
+        if previous is not None:
+            retired = render.retired_board_message(game)
+            await self.edit(game.channel_id, previous, retired, reaches=reaches)
+
+    async def _edit_beside(
+        self, answer: Answer, channel_id: int, message_id: int, message: render.Message
+    ) -> bool:
+        """Edit another message of the bot's than the one ``answer`` shows."""
+        return await self.edit(
+            channel_id, message_id, message, reaches=reaches_channel(answer.interaction)
+        )
+
+    async def _remember_route(self, answer: Answer, channel_id: int, message_id: int) -> None:
+        """In a channel the bot is not in, this interaction's token is how to edit the
+        message it showed, for the next 15 minutes (a turn that times out), unless the stored
+        one for that message is still fresh."""
+        if reaches_channel(answer.interaction):
+            return
+        now = self._clock.now()
+        kept = await self._storage.reply_route(channel_id)
+        if (
+            kept is not None
+            and kept.message_id == message_id
+            and kept.expires_at - now > TOKEN_LIFETIME - ROUTE_REFRESH_AFTER
+        ):
+            return
+        await self._storage.save_reply_route(
+            ReplyRoute(
+                channel_id=channel_id,
+                token=answer.state.token,
+                expires_at=now + TOKEN_LIFETIME,
+                message_id=message_id,
+            )
+        )
+
+    # -- outside an interaction -----------------------------------------------------------
+
+    async def show_swept(self, settled: Swept) -> None:
+        """The sweeper's display half: post what was saved without its message, once its
+        handler has surely given up on it; show what ran out of time on its message (or,
+        where no token reaches it, at the next interaction there)."""
+        unshown = await self.unshown()
+        for game in unshown.games:
+            message_id = await self._post(game.channel_id, render.board_message(game))
+            if message_id is not None:
+                await self._storage.set_game_message(game.id, message_id)
+        for challenge in unshown.challenges:
+            message = render.challenge_message(challenge)
+            message_id = await self._post(challenge.channel_id, message)
+            if message_id is not None:
+                await self._storage.set_challenge_message(challenge.id, message_id)
+        for game in settled.games:
+            route = await self._storage.reply_route(game.channel_id)
+            shown = game.message_id is not None and await self._edit_by(
+                route, game.channel_id, game.message_id, render.board_message(game)
+            )
+            if not shown and route is not None:  # the next interaction there shows it
+                await self._storage.set_unseen_game(game.channel_id, game.id)
+        for challenge in settled.challenges:
+            if challenge.message_id is not None:
+                message = render.challenge_message(challenge)
+                await self.edit(challenge.channel_id, challenge.message_id, message)
+
+    async def unshown(self) -> Swept:
+        """Live games and pending challenges saved without their message (the answer that
+        should have shown them failed, or the bot was killed in between), once their handler
+        has surely given up on them."""
+        before = self._clock.now() - UNSHOWN_GRACE
+        return Swept(
+            await self._storage.unshown_games(before, self._shards),
+            await self._storage.unshown_challenges(before, self._shards),
+        )
+
+    async def edit(
+        self,
+        channel_id: int,
+        message_id: int,
+        message: render.Message,
+        *,
+        reaches: bool | None = None,
+    ) -> bool:
+        """Edit one of the bot's messages outside an interaction: through the channel where
+        the bot is in it, else through the latest interaction token there while it is valid.
+        ``reaches``: what an interaction at hand said about the channel (None: look it up).
+        False if it could not (logged where it failed)."""
+        if reaches:
+            return await self._edit_in_channel(channel_id, message_id, message)
+        route = await self._storage.reply_route(channel_id)
+        if route is None and reaches is not None:
+            log.info("no way to edit message %s in channel %s yet", message_id, channel_id)
+            return False
+        return await self._edit_by(route, channel_id, message_id, message)
+
+    async def _edit_by(
+        self, route: ReplyRoute | None, channel_id: int, message_id: int, message: render.Message
+    ) -> bool:
+        """Edit through the channel when it has no route (the bot is in it), else through the
+        route's token."""
+        if route is None:
+            return await self._edit_in_channel(channel_id, message_id, message)
+        return await self._edit_through(route, message_id, message)
+
+    async def _edit_in_channel(
+        self, channel_id: int, message_id: int, message: render.Message
+    ) -> bool:
+        partial = self._client.get_partial_messageable(channel_id).get_partial_message(message_id)
+        try:
+            await partial.edit(**message.edit_kwargs())
+        except ANSWER_FAILURES as error:
+            log.warning(
+                "could not edit message %s in channel %s: %s", message_id, channel_id, error
+            )
+            return False
+        return True
+
+    async def _edit_through(
+        self, route: ReplyRoute, message_id: int, message: render.Message
+    ) -> bool:
+        """Edit ``message_id`` in a channel the bot is not in, through the route's token:
+        only if the token can edit that message and is still valid."""
+        if route.message_id != message_id or route.expires_at <= self._clock.now():
+            return False
+        client = self._client
+        assert client.application_id is not None  # set at login
+        webhook = discord.Webhook.partial(client.application_id, route.token, client=client)
+        try:
+            await webhook.edit_message(message_id, **message.edit_kwargs())
+        except ANSWER_FAILURES as error:
+            log.warning(
+                "could not edit message %s through an interaction token in channel %s: %s",
+                message_id,
+                route.channel_id,
+                error,
+            )
+            return False
+        return True
+
+    async def _post(self, channel_id: int, message: render.Message) -> int | None:
+        """Post a message outside an interaction; its id, or None (logged) if that failed."""
+        try:
+            sent = await self._client.get_partial_messageable(channel_id).send(
+                **message.send_kwargs()
+            )
+        except ANSWER_FAILURES as error:
+            log.warning("could not post in channel %s: %s", channel_id, error)
+            return None
+        log.info("posted message %s, saved earlier without it, in channel %s", sent.id, channel_id)
+        return sent.id
+
+
+def _clicked(answer: Answer) -> tuple[int, int]:
+    """The channel and message of a click (the handler checked both are there)."""
+    interaction = answer.interaction
+    assert interaction.message is not None
+    assert interaction.channel_id is not None
+    return interaction.channel_id, interaction.message.id
+
+
+def _shows_live_state(message: discord.Message) -> bool:
+    """Whether the message offers a move, Resign, or an answer to a challenge: it shows a
+    game or challenge as still going."""
+    return any(
+        isinstance(component, discord.Button)
+        and not component.disabled
+        and component.custom_id is not None
+        and _acts_on_live_state(component.custom_id)
+        for component in walk(message.components)
+    )
+
+
+def _acts_on_live_state(custom_id: str) -> bool:
+    action = GAME_ACTION_ID.parse(custom_id)
+    if action is not None:
+        return action["action"] == "resign"  # Rematch and Review are on finished boards
+    return any(form.parse(custom_id) for form in ID_FORMATS)
