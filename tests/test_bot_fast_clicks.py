@@ -17,7 +17,6 @@ from typing import Any
 
 import pytest
 
-from bot.answers import DEFER_AFTER
 from bot.client import TTTBot
 from bot.components import CELL_ID, GAME_ACTION_ID
 from bot.fast_clicks import CellClick, RematchClick, board_click
@@ -35,6 +34,8 @@ from tests.bot_harness import cell_id as cell_button
 from tests.discord_sim import DiscordSim, SimChannel, SimMessage, SimUser
 
 CALLBACK = "POST /interactions/{id}/{token}/callback"
+# The bot's deferral deadline in the tests of slow answers: they wait past it.
+SHORT_DEFER = 0.1
 JSON = dict[str, Any]
 
 
@@ -195,9 +196,10 @@ async def test_a_slow_move_is_handed_on_and_deferred_in_time(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
+    harness.defer_after = SHORT_DEFER
     async with harness.running() as bot:
         board = await start_member_game(sim)
-        moves = count_moves(bot, delay=DEFER_AFTER + 0.5)
+        moves = count_moves(bot, delay=SHORT_DEFER + 0.3)
         ix = await sim.click(s.alice, board, cell_button(board, "B2"))
         assert ix.response_type == 6  # deferred, then the message edited
         await sim.wait_for(lambda: shown_board(sim.message(board.id)) == ".../.X./...")
@@ -303,9 +305,10 @@ async def test_a_slow_rematch_is_handed_on_and_deferred_in_time(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
+    harness.defer_after = SHORT_DEFER
     async with harness.running() as bot:
         board = await finished_member_board(sim)
-        rematches = count_rematches(bot, delay=DEFER_AFTER + 0.5)
+        rematches = count_rematches(bot, delay=SHORT_DEFER + 0.3)
         ix = await sim.click(s.bob, board, rematch_button(board))
         assert ix.response_type == 6  # deferred, then the board posted as a follow-up
         assert await bot.in_flight.wait_idle(patience=5)

@@ -276,6 +276,10 @@ async def _sqlite_file_locked(path: Path, seconds: float) -> AsyncIterator[None]
 
 
 BOT_TABLES = "games, challenges, channel_occupants, player_stats, ratings, settings"
+# The bot's deferral deadline in the tests of slow answers, and how long they hold the
+# database or an answer: well past it.
+SHORT_DEFER = 0.2
+LOCKED_FOR = 1.0
 
 
 @asynccontextmanager
@@ -306,11 +310,12 @@ async def test_a_click_while_the_database_is_locked_is_deferred_then_shown(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
+    harness.defer_after = SHORT_DEFER
     async with harness.running():
         board = await start_member_game(sim)
-        async with database_locked_by_another_process(harness, 2.5):
+        async with database_locked_by_another_process(harness, LOCKED_FOR):
             ix = await sim.click(s.alice, board, cell_id(board, "B2"), timeout=10)
-            assert ix.response_type == 6  # deferred within Discord's 3 s...
+            assert ix.response_type == 6  # deferred in time...
             await ix.wait_done(timeout=10)  # ...and finished with an edit of the board
         assert shown_board(sim.message(board.id)) == ".../.X./..."
 
@@ -320,10 +325,11 @@ async def test_a_command_while_the_database_is_locked_is_deferred_then_shown(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
+    harness.defer_after = SHORT_DEFER
     async with harness.running():
-        async with database_locked_by_another_process(harness, 2.5):
+        async with database_locked_by_another_process(harness, LOCKED_FOR):
             ix = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart", timeout=10)
-            assert ix.response_type == 5  # "thinking..." within Discord's 3 s...
+            assert ix.response_type == 5  # "thinking..." in time...
             await ix.wait_done(timeout=10)  # ...then the board in its place
         assert ix.message is not None
         assert "to move" in text_of(ix.message)
@@ -335,13 +341,14 @@ async def test_a_slow_answer_that_is_a_mistake_stays_private(
     sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     s = sim.seed
+    harness.defer_after = SHORT_DEFER
     async with harness.running() as bot:
         await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart")
         storage = bot.service.storage
         real = storage.live_game_in_channel
 
         async def slow(channel_id: int) -> GameRecord | None:
-            await asyncio.sleep(2.0)  # past DEFER_AFTER
+            await asyncio.sleep(LOCKED_FOR)  # past the deferral deadline
             return await real(channel_id)
 
         monkeypatch.setattr(storage, "live_game_in_channel", slow)
