@@ -131,9 +131,5 @@ def reply_route_values(route: ReplyRoute) -> tuple[Any, ...]:
     return route.channel_id, route.token, route.expires_at, route.message_id
 
 
-# The columns that hold a flag: SQLite keeps it as 0 or 1, PostgreSQL as a boolean, which a
-# copy from SQLite must be given.
-FLAG_COLUMNS = frozenset({"assisted"})
-
 # A channel without a reply route: the bot is in it, and may post there itself.
 WITHOUT_ROUTE = "channel_id NOT IN (SELECT channel_id FROM reply_routes)"

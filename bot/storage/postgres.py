@@ -17,9 +17,8 @@ Several bot processes may share one database, so nothing here relies on being al
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 import asyncpg
@@ -46,7 +45,6 @@ from bot.storage.base import (
     SchemaTooNewError,
     ShardSlice,
     Storage,
-    StorageError,
 )
 from bot.storage.migrations import migration_files
 from game import DEFAULT_SIZE
@@ -66,39 +64,10 @@ OCCUPIED = "channel_occupants_one_per_channel"
 REMATCHED = "games_rematched_once"
 
 
-_Connection = asyncpg.Connection | PoolConnectionProxy
+Connection = asyncpg.Connection | PoolConnectionProxy
 
-
-# What a copy from another database brings, table by table in an order that satisfies the
-# foreign keys, with the columns both engines' schemas share (schema_migrations is each
-# database's own).
-COPIED_COLUMNS: dict[str, tuple[str, ...]] = {
-    "games": codec.GAME_FIELDS,
-    "challenges": tuple(field.name for field in fields(ChallengeRecord)),
-    "channel_occupants": ("channel_id", "game_id", "challenge_id"),
-    "player_stats": ("guild_id", "user_id", "size", "opponent", "wins", "losses", "draws"),
-    "ratings": ("guild_id", "user_id", "size", "rating", "games", "wins", "losses", "draws"),
-    "settings": ("key", "value"),
-    "reply_routes": tuple(field.name for field in fields(ReplyRoute)),
-}
-# The tables whose ids come from a sequence.
-ID_TABLES = ("games", "challenges")
 # That a row's guild is on the shards whose count and ids are the parameters after the first.
 _IN_SHARDS = "((guild_id >> 22) % $2) = ANY($3::bigint[])"
-
-
-class NotEmptyError(StorageError):
-    """A copy was asked into a database that already holds data; nothing was written."""
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """Everything a database holds, for :meth:`PostgresStorage.copy_in`: rows per table of
-    :data:`COPIED_COLUMNS` (in its column order), and per table of :data:`ID_TABLES` the
-    highest id the source ever handed out (which may exceed the highest id it still has)."""
-
-    rows: Mapping[str, Sequence[tuple[Any, ...]]]
-    highest_ids: Mapping[str, int]
 
 
 async def _keep_session(connection: asyncpg.Connection) -> None:
@@ -148,12 +117,14 @@ class PostgresStorage:
     # -- plumbing ------------------------------------------------------------------------
 
     @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[_Connection]:
+    async def transaction(self) -> AsyncIterator[Connection]:
+        """A connection of the pool in a transaction, committed when the block ends (rolled
+        back if it raises)."""
         async with self._pool.acquire() as db, db.transaction():
             yield db
 
     @asynccontextmanager
-    async def _snapshot(self) -> AsyncIterator[_Connection]:
+    async def _snapshot(self) -> AsyncIterator[Connection]:
         """Reads that must see one moment: at READ COMMITTED each statement would see its own."""
         async with (
             self._pool.acquire() as db,
@@ -174,7 +145,7 @@ class PostgresStorage:
     async def _migrate(self) -> None:
         migrations = migration_files(DIALECT)
         known = max(version for version, _ in migrations)
-        async with self._transaction() as db:
+        async with self.transaction() as db:
             # Held until this transaction ends: a second process starting now waits here, then
             # finds every migration applied. Taken before anything is read or created, since
             # even CREATE TABLE IF NOT EXISTS fails when two sessions run it at once.
@@ -214,50 +185,6 @@ class PostgresStorage:
         rows = await self._pool.fetch("SELECT version, applied_at FROM schema_migrations")
         return {row["version"]: row["applied_at"] for row in rows}
 
-    async def copy_in(self, snapshot: Snapshot) -> dict[str, int]:
-        """Write ``snapshot`` into this database, which must hold no games, challenges, stats,
-        ratings or settings (else :class:`NotEmptyError`, and nothing is written). Ids are
-        kept, and the id sequences continue past the source's. Returns the rows per table.
-
-        The copy is one transaction with the tables locked, so a bot started against the
-        database meanwhile waits for it, then finds everything in place.
-        """
-        counts: dict[str, int] = {}
-        async with self._transaction() as db:
-            await db.execute(f"LOCK TABLE {', '.join(COPIED_COLUMNS)} IN EXCLUSIVE MODE")
-            present = {
-                table: await db.fetchval(f"SELECT count(*) FROM {table}")
-                for table in COPIED_COLUMNS
-            }
-            if any(present.values()):
-                held = ", ".join(f"{table} {count}" for table, count in present.items() if count)
-                raise NotEmptyError(f"it already holds rows ({held})")
-            # The channel_occupants rows are copied as the source kept them: the triggers
-            # that would derive them on insert stay off until the copy is in. (A source may
-            # hold a pending challenge that keeps no claim beside a live game, from before
-            # SQLite's migration 0002; a trigger would refuse it.) Undone by the commit, or
-            # by the rollback if anything fails.
-            for table in ("games", "challenges"):
-                await db.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
-            for table, columns in COPIED_COLUMNS.items():
-                rows = list(snapshot.rows.get(table, ()))
-                if rows:
-                    await db.copy_records_to_table(table, records=rows, columns=list(columns))
-                counts[table] = len(rows)
-            for table in ("games", "challenges"):
-                await db.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
-            for table in ID_TABLES:
-                highest = max(
-                    snapshot.highest_ids.get(table, 0),
-                    await db.fetchval(f"SELECT COALESCE(MAX(id), 0) FROM {table}"),
-                )
-                if highest > 0:
-                    # The next id is highest + 1: none the source handed out is handed again.
-                    await db.execute(
-                        "SELECT setval(pg_get_serial_sequence($1, 'id'), $2)", table, highest
-                    )
-        return counts
-
     # -- games ---------------------------------------------------------------------------
 
     async def create_game(self, game: NewGame) -> GameRecord:
@@ -283,14 +210,14 @@ class PostgresStorage:
             return await self._save_game(self._pool, game)
         if not results.rated_players(game):
             return await self._save_unrated_finish(game)
-        async with self._transaction() as db:
+        async with self.transaction() as db:
             saved = await self._save_game(db, game)
             if saved is not None:
                 await _write_tally(db, saved)
             return saved
 
     @staticmethod
-    async def _save_game(db: _Connection | asyncpg.Pool, game: GameRecord) -> GameRecord | None:
+    async def _save_game(db: Connection | asyncpg.Pool, game: GameRecord) -> GameRecord | None:
         # The compare-and-set of a move: a concurrent save of the same version waits for this
         # row's lock, then re-checks the WHERE against the committed row and matches nothing.
         # RETURNING reads back the stored row rather than echoing the argument: message_id
@@ -401,7 +328,7 @@ class PostgresStorage:
         if not codec.is_row_id(challenge_id):
             return None
         try:
-            async with self._transaction() as db:
+            async with self.transaction() as db:
                 # Racing closes of one challenge: the second waits for the first's row lock,
                 # then finds it no longer pending.
                 row = await db.fetchrow(
@@ -568,7 +495,7 @@ def _raise_refusal(
         raise ChannelBusyError(busy) from error
 
 
-async def _insert_game(db: _Connection | asyncpg.Pool, game: NewGame) -> GameRecord:
+async def _insert_game(db: Connection | asyncpg.Pool, game: NewGame) -> GameRecord:
     row = await db.fetchrow(
         "INSERT INTO games (guild_id, channel_id, x_id, o_id, x_name, o_name, ai_difficulty,"
         " ai_mark, size, moves, status, deadline, version, created_at, updated_at,"
@@ -593,7 +520,7 @@ async def _insert_game(db: _Connection | asyncpg.Pool, game: NewGame) -> GameRec
     return codec.game(row)
 
 
-async def _write_tally(db: _Connection, game: GameRecord) -> None:
+async def _write_tally(db: Connection, game: GameRecord) -> None:
     """Add what the just-finished ``game`` counts for (decided by :mod:`bot.results`)."""
     players = sorted(results.rated_players(game))
     ratings: dict[int, float] = {}
