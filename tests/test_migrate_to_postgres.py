@@ -26,8 +26,9 @@ from bot.storage import (
     Record,
     Storage,
 )
-from bot.storage.postgres import COPIED_COLUMNS, PostgresStorage
+from bot.storage.postgres import PostgresStorage
 from bot.storage.sqlite import SqliteStorage
+from bot.storage.sqlite_to_postgres import COPIED_COLUMNS
 from game import BOARD_SIZES, Mark
 from tests.postgres_cluster import PostgresCluster
 from tests.test_storage import (

@@ -11,12 +11,12 @@ from collections.abc import Callable
 
 import pytest
 
-from bot.storage.sqlite import _StorageThread
+from bot.storage.thread import StorageThread
 
 
 @pytest.fixture
-def storage_thread() -> _StorageThread:
-    return _StorageThread()
+def storage_thread() -> StorageThread:
+    return StorageThread()
 
 
 def blocker() -> tuple[threading.Event, Callable[[], str]]:
@@ -31,7 +31,7 @@ def blocker() -> tuple[threading.Event, Callable[[], str]]:
 
 
 async def test_results_and_errors_reach_their_own_callers_in_order(
-    storage_thread: _StorageThread,
+    storage_thread: StorageThread,
 ) -> None:
     ran: list[int] = []
 
@@ -51,7 +51,7 @@ async def test_results_and_errors_reach_their_own_callers_in_order(
 
 
 async def test_operations_asked_for_while_busy_come_back_in_one_wake_up(
-    storage_thread: _StorageThread,
+    storage_thread: StorageThread,
 ) -> None:
     release, hold = blocker()
     first = storage_thread.run(hold)
@@ -68,7 +68,7 @@ async def test_operations_asked_for_while_busy_come_back_in_one_wake_up(
 
 
 async def test_an_operation_cancelled_before_its_turn_does_not_run(
-    storage_thread: _StorageThread,
+    storage_thread: StorageThread,
 ) -> None:
     release, hold = blocker()
     ran: list[str] = []

@@ -38,6 +38,7 @@ from bot.storage import (
 )
 from bot.storage.migrations import migration_files
 from bot.storage.postgres import PostgresStorage
+from bot.storage.sql import NUMBERED, QMARK, numbered
 from bot.storage.sqlite import SqliteStorage, split_statements
 from game import DEFAULT_SIZE, Mark
 from tests.postgres_cluster import PostgresCluster
@@ -251,6 +252,24 @@ def test_split_statements_keeps_semicolons_in_strings_and_triggers() -> None:
     assert statements[2:] == ["-- a trailing comment; with a semicolon"]
 
 
+def test_placeholders_are_numbered_in_order_outside_quoted_strings() -> None:
+    """asyncpg's spelling of a statement written for SQLite."""
+    assert numbered("SELECT ? WHERE a = ? AND b IN (?, ?)") == (
+        "SELECT $1 WHERE a = $2 AND b IN ($3, $4)"
+    )
+    assert numbered("SELECT '?', ? || 'it''s ?', ?::TEXT[]") == (
+        "SELECT '?', $1 || 'it''s ?', $2::TEXT[]"
+    )
+    assert numbered("SELECT 1") == "SELECT 1"
+    # Spelled once: the same statement each time, and as many placeholders either way.
+    assert NUMBERED.save_game is NUMBERED.save_game
+    shards = ShardSlice(4, frozenset({1, 3}))
+    assert NUMBERED.overdue_games(shards) is NUMBERED.overdue_games(
+        ShardSlice(4, frozenset({0, 2}))
+    )
+    assert NUMBERED.overdue_games(shards).count("$") == QMARK.overdue_games(shards).count("?") == 4
+
+
 async def test_fresh_database_has_every_migration(
     storage: MigratedStorage, backend: Backend
 ) -> None:
@@ -276,6 +295,30 @@ async def test_reopening_keeps_data_and_does_not_reapply_migrations(
 
 
 # -- games ---------------------------------------------------------------------------------
+
+
+async def test_times_on_whole_seconds_come_back_as_floats(storage: Storage) -> None:
+    """SQLite's RETURNING hands a whole-numbered REAL back as an integer; records hold floats."""
+    whole = replace(new_game(deadline=1_700_000_060.0), created_at=1_700_000_000.0)
+    game = await storage.create_game(whole)
+    saved = await storage.save_game(replace(game, deadline=1_700_000_120.0))
+    challenge = await storage.create_challenge(
+        replace(
+            new_challenge(OTHER_CHANNEL, expires_at=1_700_000_300.0), created_at=1_700_000_000.0
+        )
+    )
+    closed = await storage.close_challenge(challenge.id, ChallengeStatus.EXPIRED)
+    assert saved is not None
+    assert closed is not None
+    times = [
+        *(
+            time
+            for kept in (game, saved)
+            for time in (kept.deadline, kept.created_at, kept.updated_at)
+        ),
+        *(time for kept in (challenge, closed[0]) for time in (kept.expires_at, kept.created_at)),
+    ]
+    assert [type(time) for time in times] == [float] * 10
 
 
 async def test_create_and_get_game_round_trip(storage: Storage) -> None:

@@ -1,8 +1,8 @@
 """The storage contract: records, the one small interface, and its errors.
 
-Every implementation (SQLite now, PostgreSQL later) passes the same tests in
-``tests/test_storage.py``. Times are UNIX epoch seconds as floats, so that the domain's
-injectable clock is the only source of "now".
+Both implementations (SQLite and PostgreSQL) pass the same tests in ``tests/test_storage.py``.
+Times are UNIX epoch seconds as floats, so that the domain's injectable clock is the only
+source of "now".
 """
 
 from __future__ import annotations
@@ -243,6 +243,15 @@ class SchemaTooNewError(StorageError):
 
 class AlreadyRematchedError(StorageError):
     """A rematch of that game was already started."""
+
+
+def check_closing(status: ChallengeStatus, game: NewGame | None) -> None:
+    """Raise ValueError for a close :meth:`Storage.close_challenge` refuses whatever is stored:
+    to pending, or starting a game on anything but acceptance."""
+    if status is ChallengeStatus.PENDING:
+        raise ValueError("a challenge cannot be closed as pending")
+    if game is not None and status is not ChallengeStatus.ACCEPTED:
+        raise ValueError(f"only an accepted challenge starts a game, not a {status} one")
 
 
 class Storage(Protocol):

@@ -15,6 +15,10 @@ from bot.storage.base import (
     GameRecord,
     GameStatus,
     NewChallenge,
+    NewGame,
+    PlayerStats,
+    Rating,
+    Record,
     ReplyRoute,
 )
 from game import Mark
@@ -53,13 +57,30 @@ def mark_text(mark: Mark | None) -> str | None:
     return None if mark is None else mark.value
 
 
-def increments(score: results.Score) -> tuple[int, int, int]:
-    """A score as the (wins, losses, draws) columns it adds."""
-    return score.wins, score.losses, score.draws
+def new_game_values(game: NewGame) -> tuple[Any, ...]:
+    """The values of a game's INSERT (``sql.Statements.insert_game``): its setup, moves,
+    deadline, and its creation time twice (created and last saved)."""
+    return (
+        game.guild_id,
+        game.channel_id,
+        game.x_id,
+        game.o_id,
+        game.x_name,
+        game.o_name,
+        game.ai_difficulty,
+        mark_text(game.ai_mark),
+        game.size,
+        moves_text(game.moves),
+        game.deadline,
+        game.created_at,
+        game.created_at,
+        game.rematch_of,
+        game.language,
+    )
 
 
 def saved_game_values(game: GameRecord) -> tuple[Any, ...]:
-    """The values of a game's compare-and-set UPDATE, in both engines' order: moves, status,
+    """The values of a game's compare-and-set UPDATE (``sql.SAVE_GAME``): moves, status,
     winner, end_reason, deadline, updated_at, assisted, then the id and the version it must
     still have."""
     return (
@@ -76,7 +97,7 @@ def saved_game_values(game: GameRecord) -> tuple[Any, ...]:
 
 
 def new_challenge_values(challenge: NewChallenge) -> tuple[Any, ...]:
-    """The values of a challenge's INSERT, in both engines' order."""
+    """The values of a challenge's INSERT (``sql.Statements.insert_challenge``)."""
     return (
         challenge.guild_id,
         challenge.channel_id,
@@ -95,12 +116,17 @@ def game(row: Row) -> GameRecord:
     values = _by_column(row)
     moves: str = values["moves"]
     end_reason = values["end_reason"]
+    deadline = values["deadline"]
     values.update(
         ai_mark=_optional_mark(values["ai_mark"]),
         moves=tuple(int(cell) for cell in moves.split(",")) if moves else (),
         status=GameStatus(values["status"]),
         winner=_optional_mark(values["winner"]),
         end_reason=None if end_reason is None else EndReason(end_reason),
+        # SQLite's RETURNING hands back a whole-numbered REAL as an integer.
+        deadline=None if deadline is None else float(deadline),
+        created_at=float(values["created_at"]),
+        updated_at=float(values["updated_at"]),
         # SQLite keeps a flag as 0 or 1.
         assisted=bool(values["assisted"]),
     )
@@ -109,7 +135,12 @@ def game(row: Row) -> GameRecord:
 
 def challenge(row: Row) -> ChallengeRecord:
     values = _by_column(row)
-    values.update(status=ChallengeStatus(values["status"]))
+    values.update(
+        status=ChallengeStatus(values["status"]),
+        # SQLite's RETURNING hands back a whole-numbered REAL as an integer.
+        expires_at=float(values["expires_at"]),
+        created_at=float(values["created_at"]),
+    )
     return ChallengeRecord(**values)
 
 
@@ -127,13 +158,54 @@ def reply_route(row: Row) -> ReplyRoute:
 
 
 def reply_route_values(route: ReplyRoute) -> tuple[Any, ...]:
-    """The values of both engines' route upsert: channel, token, expiry, message."""
+    """The values of the route upsert: channel, token, expiry, message."""
     return route.channel_id, route.token, route.expires_at, route.message_id
 
 
-# The columns that hold a flag: SQLite keeps it as 0 or 1, PostgreSQL as a boolean, which a
-# copy from SQLite must be given.
-FLAG_COLUMNS = frozenset({"assisted"})
+def player_stats(
+    guild_id: int, user_id: int, size: int, records: Iterable[Row], rating: Row | None
+) -> PlayerStats:
+    """A member's stats from their record rows and their rating row (None: never rated)."""
+    return PlayerStats(
+        guild_id=guild_id,
+        user_id=user_id,
+        records={
+            row["opponent"]: Record(row["wins"], row["losses"], row["draws"]) for row in records
+        },
+        rating=None if rating is None else rating["rating"],
+        rated_games=0 if rating is None else rating["games"],
+        size=size,
+    )
 
-# A channel without a reply route: the bot is in it, and may post there itself.
-WITHOUT_ROUTE = "channel_id NOT IN (SELECT channel_id FROM reply_routes)"
+
+def rating(row: Row) -> Rating:
+    return Rating(**{field.name: row[field.name] for field in fields(Rating)})
+
+
+def current_ratings(rows: Iterable[Row]) -> dict[int, float]:
+    """The players' ratings a finished game is rated from (``sql.Statements.ratings_of``). A
+    row with no game yet is no rating: PostgreSQL's placeholder, made only to be locked."""
+    return {row["user_id"]: float(row["rating"]) for row in rows if row["games"] > 0}
+
+
+def record_rows(counted: results.Tally) -> list[tuple[Any, ...]]:
+    """The player_stats rows (guild_id, user_id, size, opponent, wins, losses, draws) a
+    finished game adds, in key order."""
+    return [
+        (r.guild_id, r.user_id, r.size, r.opponent, *_increments(r.score))
+        for r in sorted(counted.records, key=lambda r: (r.user_id, r.opponent))
+    ]
+
+
+def rating_rows(counted: results.Tally) -> list[tuple[Any, ...]]:
+    """The ratings rows (guild_id, user_id, size, rating, wins, losses, draws) a finished game
+    sets and adds to, in key order."""
+    return [
+        (r.guild_id, r.user_id, r.size, r.rating, *_increments(r.score))
+        for r in sorted(counted.ratings, key=lambda r: r.user_id)
+    ]
+
+
+def _increments(score: results.Score) -> tuple[int, int, int]:
+    """A score as the (wins, losses, draws) columns it adds."""
+    return score.wins, score.losses, score.draws

@@ -17,9 +17,8 @@ Several bot processes may share one database, so nothing here relies on being al
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 import asyncpg
@@ -28,7 +27,7 @@ from asyncpg.pool import PoolConnectionProxy
 from bot import results
 from bot.clock import Clock
 from bot.config import DEFAULT_POOL_SIZE
-from bot.storage import codec
+from bot.storage import codec, sql
 from bot.storage.base import (
     EVERY_GUILD,
     AlreadyRematchedError,
@@ -41,12 +40,10 @@ from bot.storage.base import (
     NewGame,
     PlayerStats,
     Rating,
-    Record,
     ReplyRoute,
-    SchemaTooNewError,
     ShardSlice,
     Storage,
-    StorageError,
+    check_closing,
 )
 from bot.storage.migrations import migration_files
 from game import DEFAULT_SIZE
@@ -54,6 +51,7 @@ from game import DEFAULT_SIZE
 log = logging.getLogger(__name__)
 
 DIALECT = "postgresql"
+SQL = sql.NUMBERED
 # How long to wait for the server to answer a new connection: an unreachable host is reported
 # within this, rather than after the driver's default minute.
 CONNECT_TIMEOUT_SECONDS = 10.0
@@ -65,40 +63,7 @@ MIGRATION_LOCK = 0x7474_7462_6F74_3A6D
 OCCUPIED = "channel_occupants_one_per_channel"
 REMATCHED = "games_rematched_once"
 
-
-_Connection = asyncpg.Connection | PoolConnectionProxy
-
-
-# What a copy from another database brings, table by table in an order that satisfies the
-# foreign keys, with the columns both engines' schemas share (schema_migrations is each
-# database's own).
-COPIED_COLUMNS: dict[str, tuple[str, ...]] = {
-    "games": codec.GAME_FIELDS,
-    "challenges": tuple(field.name for field in fields(ChallengeRecord)),
-    "channel_occupants": ("channel_id", "game_id", "challenge_id"),
-    "player_stats": ("guild_id", "user_id", "size", "opponent", "wins", "losses", "draws"),
-    "ratings": ("guild_id", "user_id", "size", "rating", "games", "wins", "losses", "draws"),
-    "settings": ("key", "value"),
-    "reply_routes": tuple(field.name for field in fields(ReplyRoute)),
-}
-# The tables whose ids come from a sequence.
-ID_TABLES = ("games", "challenges")
-# That a row's guild is on the shards whose count and ids are the parameters after the first.
-_IN_SHARDS = "((guild_id >> 22) % $2) = ANY($3::bigint[])"
-
-
-class NotEmptyError(StorageError):
-    """A copy was asked into a database that already holds data; nothing was written."""
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """Everything a database holds, for :meth:`PostgresStorage.copy_in`: rows per table of
-    :data:`COPIED_COLUMNS` (in its column order), and per table of :data:`ID_TABLES` the
-    highest id the source ever handed out (which may exceed the highest id it still has)."""
-
-    rows: Mapping[str, Sequence[tuple[Any, ...]]]
-    highest_ids: Mapping[str, int]
+Connection = asyncpg.Connection | PoolConnectionProxy
 
 
 async def _keep_session(connection: asyncpg.Connection) -> None:
@@ -148,12 +113,14 @@ class PostgresStorage:
     # -- plumbing ------------------------------------------------------------------------
 
     @asynccontextmanager
-    async def _transaction(self) -> AsyncIterator[_Connection]:
+    async def transaction(self) -> AsyncIterator[Connection]:
+        """A connection of the pool in a transaction, committed when the block ends (rolled
+        back if it raises)."""
         async with self._pool.acquire() as db, db.transaction():
             yield db
 
     @asynccontextmanager
-    async def _snapshot(self) -> AsyncIterator[_Connection]:
+    async def _snapshot(self) -> AsyncIterator[Connection]:
         """Reads that must see one moment: at READ COMMITTED each statement would see its own."""
         async with (
             self._pool.acquire() as db,
@@ -161,102 +128,39 @@ class PostgresStorage:
         ):
             yield db
 
-    async def _games(self, where: str, *params: Any) -> list[GameRecord]:
-        rows = await self._pool.fetch(
-            f"SELECT {codec.GAME_COLUMNS} FROM games WHERE {where}", *params
-        )
-        return [codec.game(row) for row in rows]
+    async def _games(self, statement: str, *params: Any) -> list[GameRecord]:
+        return [codec.game(row) for row in await self._pool.fetch(statement, *params)]
 
-    async def _challenges(self, where: str, *params: Any) -> list[ChallengeRecord]:
-        sql = f"SELECT {codec.CHALLENGE_COLUMNS} FROM challenges WHERE {where}"
-        return [codec.challenge(row) for row in await self._pool.fetch(sql, *params)]
+    async def _challenges(self, statement: str, *params: Any) -> list[ChallengeRecord]:
+        return [codec.challenge(row) for row in await self._pool.fetch(statement, *params)]
 
     async def _migrate(self) -> None:
-        migrations = migration_files(DIALECT)
-        known = max(version for version, _ in migrations)
-        async with self._transaction() as db:
+        async with self.transaction() as db:
             # Held until this transaction ends: a second process starting now waits here, then
             # finds every migration applied. Taken before anything is read or created, since
             # even CREATE TABLE IF NOT EXISTS fails when two sessions run it at once.
             await db.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
             if await db.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL"):
-                newest = await db.fetchval("SELECT MAX(version) FROM schema_migrations")
-                # Before anything is written: a newer bot's database must stay as it was.
-                if newest is not None and newest > known:
-                    raise SchemaTooNewError(
-                        f"its schema is version {newest}, newer than this bot's {known}: a "
-                        "newer tttbot wrote it; run that version (the database was left "
-                        "unchanged)"
-                    )
+                sql.refuse_newer_schema(await db.fetchval(SQL.newest_migration), DIALECT)
             else:
                 await db.execute(
                     "CREATE TABLE schema_migrations"
                     " (version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
                 )
-            applied = {
-                row["version"] for row in await db.fetch("SELECT version FROM schema_migrations")
-            }
-            for version, sql in migrations:
+            applied = {row["version"] for row in await db.fetch(SQL.migrations)}
+            for version, script in migration_files(DIALECT):
                 if version in applied:
                     continue
                 # Without arguments, asyncpg sends the whole script in one simple query, so
                 # PL/pgSQL bodies with their semicolons need no splitting.
-                await db.execute(sql)
-                await db.execute(
-                    "INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)",
-                    version,
-                    self._clock.now(),
-                )
+                await db.execute(script)
+                await db.execute(SQL.add_migration, version, self._clock.now())
                 log.info("Applied PostgreSQL migration %04d", version)
 
     async def schema_versions(self) -> dict[int, float]:
         """Applied migration versions and when each was applied (for diagnostics and tests)."""
-        rows = await self._pool.fetch("SELECT version, applied_at FROM schema_migrations")
+        rows = await self._pool.fetch(SQL.migrations)
         return {row["version"]: row["applied_at"] for row in rows}
-
-    async def copy_in(self, snapshot: Snapshot) -> dict[str, int]:
-        """Write ``snapshot`` into this database, which must hold no games, challenges, stats,
-        ratings or settings (else :class:`NotEmptyError`, and nothing is written). Ids are
-        kept, and the id sequences continue past the source's. Returns the rows per table.
-
-        The copy is one transaction with the tables locked, so a bot started against the
-        database meanwhile waits for it, then finds everything in place.
-        """
-        counts: dict[str, int] = {}
-        async with self._transaction() as db:
-            await db.execute(f"LOCK TABLE {', '.join(COPIED_COLUMNS)} IN EXCLUSIVE MODE")
-            present = {
-                table: await db.fetchval(f"SELECT count(*) FROM {table}")
-                for table in COPIED_COLUMNS
-            }
-            if any(present.values()):
-                held = ", ".join(f"{table} {count}" for table, count in present.items() if count)
-                raise NotEmptyError(f"it already holds rows ({held})")
-            # The channel_occupants rows are copied as the source kept them: the triggers
-            # that would derive them on insert stay off until the copy is in. (A source may
-            # hold a pending challenge that keeps no claim beside a live game, from before
-            # SQLite's migration 0002; a trigger would refuse it.) Undone by the commit, or
-            # by the rollback if anything fails.
-            for table in ("games", "challenges"):
-                await db.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")
-            for table, columns in COPIED_COLUMNS.items():
-                rows = list(snapshot.rows.get(table, ()))
-                if rows:
-                    await db.copy_records_to_table(table, records=rows, columns=list(columns))
-                counts[table] = len(rows)
-            for table in ("games", "challenges"):
-                await db.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")
-            for table in ID_TABLES:
-                highest = max(
-                    snapshot.highest_ids.get(table, 0),
-                    await db.fetchval(f"SELECT COALESCE(MAX(id), 0) FROM {table}"),
-                )
-                if highest > 0:
-                    # The next id is highest + 1: none the source handed out is handed again.
-                    await db.execute(
-                        "SELECT setval(pg_get_serial_sequence($1, 'id'), $2)", table, highest
-                    )
-        return counts
 
     # -- games ---------------------------------------------------------------------------
 
@@ -271,10 +175,10 @@ class PostgresStorage:
     async def get_game(self, game_id: int) -> GameRecord | None:
         if not codec.is_row_id(game_id):
             return None
-        return codec.first(await self._games("id = $1", game_id))
+        return codec.first(await self._games(SQL.game, game_id))
 
     async def live_game_in_channel(self, channel_id: int) -> GameRecord | None:
-        return codec.first(await self._games("channel_id = $1 AND status = 'active'", channel_id))
+        return codec.first(await self._games(SQL.live_game, channel_id))
 
     async def save_game(self, game: GameRecord) -> GameRecord | None:
         if game.status is not GameStatus.FINISHED:
@@ -283,20 +187,17 @@ class PostgresStorage:
             return await self._save_game(self._pool, game)
         if not results.rated_players(game):
             return await self._save_unrated_finish(game)
-        async with self._transaction() as db:
+        async with self.transaction() as db:
             saved = await self._save_game(db, game)
             if saved is not None:
                 await _write_tally(db, saved)
             return saved
 
     @staticmethod
-    async def _save_game(db: _Connection | asyncpg.Pool, game: GameRecord) -> GameRecord | None:
+    async def _save_game(db: Connection | asyncpg.Pool, game: GameRecord) -> GameRecord | None:
         # The compare-and-set of a move: a concurrent save of the same version waits for this
         # row's lock, then re-checks the WHERE against the committed row and matches nothing.
-        # RETURNING reads back the stored row rather than echoing the argument: message_id
-        # may have moved on since the caller read the game, and stats must use the stored
-        # players.
-        row = await db.fetchrow(_SAVE_GAME, *codec.saved_game_values(game))
+        row = await db.fetchrow(SQL.save_game, *codec.saved_game_values(game))
         return None if row is None else codec.game(row)
 
     async def _save_unrated_finish(self, game: GameRecord) -> GameRecord | None:
@@ -304,71 +205,39 @@ class PostgresStorage:
         nothing, so they are added by the save's own statement, one round trip, and only if
         the compare-and-set matched. Tallied from ``game`` rather than the stored row: a
         matching version means the same players, which nothing changes after creation."""
-        rows = _record_rows(results.tally(game, {}))
+        rows = codec.record_rows(results.tally(game, {}))
         columns = [list(column) for column in zip(*rows, strict=True)] if rows else [[]] * 7
         row = await self._pool.fetchrow(
-            f"WITH saved AS ({_SAVE_GAME}), counted AS ("
-            " INSERT INTO player_stats (guild_id, user_id, size, opponent, wins, losses, draws)"
-            " SELECT * FROM unnest($10::BIGINT[], $11::BIGINT[], $12::INTEGER[], $13::TEXT[],"
-            " $14::INTEGER[], $15::INTEGER[], $16::INTEGER[])"
-            " WHERE EXISTS (SELECT FROM saved)"
-            f" ON CONFLICT (guild_id, user_id, size, opponent) DO UPDATE SET {_ADD_SCORE}"
-            f") SELECT {codec.GAME_COLUMNS} FROM saved",
-            *codec.saved_game_values(game),
-            *columns,
+            _SAVE_UNRATED_FINISH, *codec.saved_game_values(game), *columns
         )
         return None if row is None else codec.game(row)
 
     async def set_game_message(self, game_id: int, message_id: int) -> None:
-        await self._pool.execute(
-            "UPDATE games SET message_id = $1 WHERE id = $2", message_id, game_id
-        )
+        await self._pool.execute(SQL.set_game_message, message_id, game_id)
 
     async def finished_game_in_channel(
         self, channel_id: int, game_id: int | None = None
     ) -> GameRecord | None:
         if game_id is None:
-            return codec.first(
-                await self._games(
-                    "channel_id = $1 AND status = 'finished' ORDER BY id DESC LIMIT 1", channel_id
-                )
-            )
+            return codec.first(await self._games(SQL.last_finished_game, channel_id))
         if not codec.is_row_id(game_id):
             return None
-        return codec.first(
-            await self._games(
-                "id = $1 AND channel_id = $2 AND status = 'finished'", game_id, channel_id
-            )
-        )
+        return codec.first(await self._games(SQL.finished_game, game_id, channel_id))
 
     async def overdue_games(self, now: float, shards: ShardSlice = EVERY_GUILD) -> list[GameRecord]:
-        return await self._games(
-            f"status = 'active' AND deadline <= $1 AND {_IN_SHARDS} ORDER BY deadline, id",
-            now,
-            *_shard_params(shards),
-        )
+        return await self._games(SQL.overdue_games(shards), now, *sql.shard_params(shards))
 
     async def unshown_games(
         self, before: float, shards: ShardSlice = EVERY_GUILD
     ) -> list[GameRecord]:
-        return await self._games(
-            f"status = 'active' AND message_id IS NULL AND updated_at <= $1 AND {_IN_SHARDS}"
-            f" AND {codec.WITHOUT_ROUTE} ORDER BY id",
-            before,
-            *_shard_params(shards),
-        )
+        return await self._games(SQL.unshown_games(shards), before, *sql.shard_params(shards))
 
     # -- challenges ----------------------------------------------------------------------
 
     async def create_challenge(self, challenge: NewChallenge) -> ChallengeRecord:
         try:
             row = await self._pool.fetchrow(
-                "INSERT INTO challenges (guild_id, channel_id, challenger_id,"
-                " challenger_name, opponent_id, opponent_name, status, expires_at,"
-                " created_at, size, language)"
-                " VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8, $9, $10)"
-                f" RETURNING {codec.CHALLENGE_COLUMNS}",
-                *codec.new_challenge_values(challenge),
+                SQL.insert_challenge, *codec.new_challenge_values(challenge)
             )
         except asyncpg.UniqueViolationError as error:
             _raise_refusal(error, challenge.channel_id, None)
@@ -379,49 +248,32 @@ class PostgresStorage:
     async def get_challenge(self, challenge_id: int) -> ChallengeRecord | None:
         if not codec.is_row_id(challenge_id):
             return None
-        return codec.first(await self._challenges("id = $1", challenge_id))
+        return codec.first(await self._challenges(SQL.challenge, challenge_id))
 
     async def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None:
-        return codec.first(
-            await self._challenges("channel_id = $1 AND status = 'pending'", channel_id)
-        )
+        return codec.first(await self._challenges(SQL.pending_challenge, channel_id))
 
     async def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
-        await self._pool.execute(
-            "UPDATE challenges SET message_id = $1 WHERE id = $2", message_id, challenge_id
-        )
+        await self._pool.execute(SQL.set_challenge_message, message_id, challenge_id)
 
     async def close_challenge(
         self, challenge_id: int, status: ChallengeStatus, game: NewGame | None = None
     ) -> tuple[ChallengeRecord, GameRecord | None] | None:
-        if status is ChallengeStatus.PENDING:
-            raise ValueError("a challenge cannot be closed as pending")
-        if game is not None and status is not ChallengeStatus.ACCEPTED:
-            raise ValueError(f"only an accepted challenge starts a game, not a {status} one")
+        check_closing(status, game)
         if not codec.is_row_id(challenge_id):
             return None
         try:
-            async with self._transaction() as db:
+            async with self.transaction() as db:
                 # Racing closes of one challenge: the second waits for the first's row lock,
                 # then finds it no longer pending.
-                row = await db.fetchrow(
-                    "UPDATE challenges SET status = $1 WHERE id = $2 AND status = 'pending'"
-                    f" RETURNING {codec.CHALLENGE_COLUMNS}",
-                    status.value,
-                    challenge_id,
-                )
+                row = await db.fetchrow(SQL.close_challenge, status.value, challenge_id)
                 if row is None:
                     return None
                 if game is None:
                     return codec.challenge(row), None
                 # Raising here rolls the status change back too: the challenge stays pending.
                 created = await _insert_game(db, game)
-                row = await db.fetchrow(
-                    "UPDATE challenges SET game_id = $1 WHERE id = $2"
-                    f" RETURNING {codec.CHALLENGE_COLUMNS}",
-                    created.id,
-                    challenge_id,
-                )
+                row = await db.fetchrow(SQL.start_challenge_game, created.id, challenge_id)
                 assert row is not None
                 return codec.challenge(row), created
         except asyncpg.UniqueViolationError as error:
@@ -432,123 +284,58 @@ class PostgresStorage:
     async def overdue_challenges(
         self, now: float, shards: ShardSlice = EVERY_GUILD
     ) -> list[ChallengeRecord]:
-        return await self._challenges(
-            f"status = 'pending' AND expires_at <= $1 AND {_IN_SHARDS} ORDER BY expires_at, id",
-            now,
-            *_shard_params(shards),
-        )
+        statement = SQL.overdue_challenges(shards)
+        return await self._challenges(statement, now, *sql.shard_params(shards))
 
     async def unshown_challenges(
         self, before: float, shards: ShardSlice = EVERY_GUILD
     ) -> list[ChallengeRecord]:
-        return await self._challenges(
-            f"status = 'pending' AND message_id IS NULL AND created_at <= $1 AND {_IN_SHARDS}"
-            f" AND {codec.WITHOUT_ROUTE} ORDER BY id",
-            before,
-            *_shard_params(shards),
-        )
+        statement = SQL.unshown_challenges(shards)
+        return await self._challenges(statement, before, *sql.shard_params(shards))
 
     # -- stats ---------------------------------------------------------------------------
 
     async def player_stats(
         self, guild_id: int, user_id: int, *, size: int = DEFAULT_SIZE
     ) -> PlayerStats:
+        player = (guild_id, user_id, size)
         # The records and the rating from the same moment, not either side of a game's end.
         async with self._snapshot() as db:
-            rows = await db.fetch(
-                "SELECT opponent, wins, losses, draws FROM player_stats"
-                " WHERE guild_id = $1 AND user_id = $2 AND size = $3",
-                guild_id,
-                user_id,
-                size,
-            )
-            rating = await db.fetchrow(
-                "SELECT rating, games FROM ratings"
-                " WHERE guild_id = $1 AND user_id = $2 AND size = $3",
-                guild_id,
-                user_id,
-                size,
-            )
-        return PlayerStats(
-            guild_id=guild_id,
-            user_id=user_id,
-            records={
-                row["opponent"]: Record(row["wins"], row["losses"], row["draws"]) for row in rows
-            },
-            rating=None if rating is None else rating["rating"],
-            rated_games=0 if rating is None else rating["games"],
-            size=size,
-        )
+            records = await db.fetch(SQL.records, *player)
+            rating = await db.fetchrow(SQL.rating, *player)
+        return codec.player_stats(*player, records, rating)
 
     async def leaderboard(
         self, guild_id: int, limit: int = 10, *, size: int = DEFAULT_SIZE
     ) -> list[Rating]:
-        rows = await self._pool.fetch(
-            "SELECT user_id, rating, games, wins, losses, draws FROM ratings"
-            " WHERE guild_id = $1 AND size = $2"
-            " ORDER BY rating DESC, games DESC, user_id ASC LIMIT $3",
-            guild_id,
-            size,
-            max(limit, 0),
-        )
-        return [
-            Rating(
-                user_id=row["user_id"],
-                rating=row["rating"],
-                games=row["games"],
-                wins=row["wins"],
-                losses=row["losses"],
-                draws=row["draws"],
-            )
-            for row in rows
-        ]
+        rows = await self._pool.fetch(SQL.leaderboard, guild_id, size, max(limit, 0))
+        return [codec.rating(row) for row in rows]
 
     # -- channels the bot is not in --------------------------------------------------------
 
     async def save_reply_route(self, route: ReplyRoute) -> None:
-        await self._pool.execute(
-            "INSERT INTO reply_routes (channel_id, token, expires_at, message_id)"
-            " VALUES ($1, $2, $3, $4) ON CONFLICT (channel_id) DO UPDATE SET"
-            " token = excluded.token, expires_at = excluded.expires_at,"
-            " message_id = excluded.message_id",
-            *codec.reply_route_values(route),
-        )
+        await self._pool.execute(SQL.save_reply_route, *codec.reply_route_values(route))
 
     async def reply_route(self, channel_id: int) -> ReplyRoute | None:
-        row = await self._pool.fetchrow(
-            "SELECT * FROM reply_routes WHERE channel_id = $1", channel_id
-        )
+        row = await self._pool.fetchrow(SQL.reply_route, channel_id)
         return None if row is None else codec.reply_route(row)
 
     async def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
-        await self._pool.execute(
-            "UPDATE reply_routes SET unseen_game_id = $1 WHERE channel_id = $2",
-            game_id,
-            channel_id,
-        )
+        await self._pool.execute(SQL.set_unseen_game, game_id, channel_id)
 
     # -- settings ------------------------------------------------------------------------
 
     async def get_setting(self, key: str) -> str | None:
-        value = await self._pool.fetchval("SELECT value FROM settings WHERE key = $1", key)
+        value = await self._pool.fetchval(SQL.setting, key)
         return None if value is None else str(value)
 
     async def set_setting(self, key: str, value: str) -> None:
-        await self._pool.execute(
-            "INSERT INTO settings (key, value) VALUES ($1, $2)"
-            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            key,
-            value,
-        )
+        await self._pool.execute(SQL.set_setting, key, value)
 
 
 if TYPE_CHECKING:
     # mypy proves the class satisfies the contract here, not first at the bot's call site.
     _conforms: type[Storage] = PostgresStorage
-
-
-def _shard_params(shards: ShardSlice) -> tuple[int, list[int]]:
-    return shards.count, sorted(shards.ids)
 
 
 def _raise_refusal(
@@ -568,32 +355,13 @@ def _raise_refusal(
         raise ChannelBusyError(busy) from error
 
 
-async def _insert_game(db: _Connection | asyncpg.Pool, game: NewGame) -> GameRecord:
-    row = await db.fetchrow(
-        "INSERT INTO games (guild_id, channel_id, x_id, o_id, x_name, o_name, ai_difficulty,"
-        " ai_mark, size, moves, status, deadline, version, created_at, updated_at,"
-        " rematch_of, language) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'active',"
-        f" $11, 1, $12, $12, $13, $14) RETURNING {codec.GAME_COLUMNS}",
-        game.guild_id,
-        game.channel_id,
-        game.x_id,
-        game.o_id,
-        game.x_name,
-        game.o_name,
-        game.ai_difficulty,
-        codec.mark_text(game.ai_mark),
-        game.size,
-        codec.moves_text(game.moves),
-        game.deadline,
-        game.created_at,
-        game.rematch_of,
-        game.language,
-    )
+async def _insert_game(db: Connection | asyncpg.Pool, game: NewGame) -> GameRecord:
+    row = await db.fetchrow(SQL.insert_game, *codec.new_game_values(game))
     assert row is not None
     return codec.game(row)
 
 
-async def _write_tally(db: _Connection, game: GameRecord) -> None:
+async def _write_tally(db: Connection, game: GameRecord) -> None:
     """Add what the just-finished ``game`` counts for (decided by :mod:`bot.results`)."""
     players = sorted(results.rated_players(game))
     ratings: dict[int, float] = {}
@@ -601,63 +369,33 @@ async def _write_tally(db: _Connection, game: GameRecord) -> None:
         # The new ratings are computed from the current ones, so those rows are locked before
         # they are read: another game finishing for the same player waits here instead of
         # computing from the same old rating (a lost update). A player without a row gets one
-        # first (at the initial rating, overwritten below in this same transaction) so that
-        # there is a row to lock; ids in ascending order, so that two games locking the same
-        # two players cannot each hold one and wait for the other.
+        # first (at the initial rating, with no game: codec.current_ratings reads it as no
+        # rating, and the upsert below overwrites it in this same transaction) so that there
+        # is a row to lock; ids in ascending order, so that two games locking the same two
+        # players cannot each hold one and wait for the other.
         await db.executemany(
-            "INSERT INTO ratings (guild_id, user_id, size, rating) VALUES ($1, $2, $3, $4)"
-            " ON CONFLICT (guild_id, user_id, size) DO NOTHING",
+            _RATING_PLACEHOLDER,
             [(game.guild_id, user_id, game.size, results.INITIAL_RATING) for user_id in players],
         )
-        rows = await db.fetch(
-            "SELECT user_id, rating, games FROM ratings"
-            " WHERE guild_id = $1 AND size = $2 AND user_id = ANY($3::BIGINT[])"
-            " ORDER BY user_id FOR UPDATE",
-            game.guild_id,
-            game.size,
-            players,
-        )
-        # A row with no game yet is the placeholder above: that player has no rating yet.
-        # results.tally rates exactly the rated_players, so every placeholder is overwritten
-        # by the UPDATE below before anyone can see it.
-        ratings = {row["user_id"]: float(row["rating"]) for row in rows if row["games"] > 0}
+        rows = await db.fetch(_LOCK_RATINGS, game.guild_id, game.size, *players)
+        ratings = codec.current_ratings(rows)
     counted = results.tally(game, ratings)
-    await db.executemany(
-        "INSERT INTO player_stats (guild_id, user_id, size, opponent, wins, losses, draws)"
-        " VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (guild_id, user_id, size, opponent)"
-        f" DO UPDATE SET {_ADD_SCORE}",
-        _record_rows(counted),
-    )
-    await db.executemany(
-        "UPDATE ratings SET rating = $4, games = games + 1, wins = wins + $5,"
-        " losses = losses + $6, draws = draws + $7"
-        " WHERE guild_id = $1 AND user_id = $2 AND size = $3",
-        [
-            (r.guild_id, r.user_id, r.size, r.rating, *codec.increments(r.score))
-            for r in sorted(counted.ratings, key=lambda r: r.user_id)
-        ],
-    )
+    await db.executemany(SQL.add_record, codec.record_rows(counted))
+    await db.executemany(SQL.rate, codec.rating_rows(counted))
 
 
-def _record_rows(counted: results.Tally) -> list[tuple[Any, ...]]:
-    """The player_stats rows (guild_id, user_id, size, opponent, wins, losses, draws) a
-    finished game adds, in key order."""
-    return [
-        (r.guild_id, r.user_id, r.size, r.opponent, *codec.increments(r.score))
-        for r in sorted(counted.records, key=lambda r: (r.user_id, r.opponent))
-    ]
-
-
-# A move's compare-and-set, $1 to $9 in codec.saved_game_values' order.
-_SAVE_GAME = (
-    "UPDATE games SET moves = $1, status = $2, winner = $3, end_reason = $4,"
-    " deadline = $5, version = version + 1, updated_at = $6, assisted = $7"
-    " WHERE id = $8 AND version = $9 AND status = 'active'"
-    f" RETURNING {codec.GAME_COLUMNS}"
+_RATING_PLACEHOLDER = (
+    "INSERT INTO ratings (guild_id, user_id, size, rating) VALUES ($1, $2, $3, $4)"
+    " ON CONFLICT (guild_id, user_id, size) DO NOTHING"
 )
-
-# An upsert's update of a player's wins, losses and draws by the row it tried to insert.
-_ADD_SCORE = (
-    "wins = player_stats.wins + excluded.wins, losses = player_stats.losses + excluded.losses,"
-    " draws = player_stats.draws + excluded.draws"
+_LOCK_RATINGS = sql.numbered(f"{sql.QMARK.ratings_of} ORDER BY user_id FOR UPDATE")
+# A finish that rates nobody, its records added by the same statement if the save matched:
+# the save's values, then the records' seven columns as arrays (codec.record_rows, unzipped).
+_SAVE_UNRATED_FINISH = sql.numbered(
+    f"WITH saved AS ({sql.SAVE_GAME}), counted AS ("
+    + sql.add_records(
+        "SELECT * FROM unnest(?::BIGINT[], ?::BIGINT[], ?::INTEGER[], ?::TEXT[],"
+        " ?::INTEGER[], ?::INTEGER[], ?::INTEGER[]) WHERE EXISTS (SELECT FROM saved)"
+    )
+    + f") SELECT {codec.GAME_COLUMNS} FROM saved"
 )

@@ -2,11 +2,11 @@
 
 The database lives in one thread of its own: :class:`_Database` runs each storage operation
 (a read, or a whole transaction) there synchronously, and :class:`SqliteStorage` hands the
-operations over through :class:`_StorageThread`, which runs them one after another, so no
-coroutine's statement can land inside another's transaction. A thread hop per operation at
-most, rather than one per statement; under load, one per batch. The event loop never waits
-on SQLite: a write lock held by another process (a second bot, a backup) is waited for in
-that thread, up to the busy timeout.
+operations over through :class:`bot.storage.thread.StorageThread`, which runs them one after
+another, so no coroutine's statement can land inside another's transaction. A thread hop per
+operation at most, rather than one per statement; under load, one per batch. The event loop
+never waits on SQLite: a write lock held by another process (a second bot, a backup) is
+waited for in that thread, up to the busy timeout.
 """
 
 from __future__ import annotations
@@ -16,14 +16,12 @@ import functools
 import itertools
 import logging
 import sqlite3
-from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from bot import results
 from bot.clock import Clock
-from bot.storage import codec
+from bot.storage import codec, sql
 from bot.storage.base import (
     EVERY_GUILD,
     AlreadyRematchedError,
@@ -36,23 +34,25 @@ from bot.storage.base import (
     NewGame,
     PlayerStats,
     Rating,
-    Record,
     ReplyRoute,
-    SchemaTooNewError,
     ShardSlice,
     Storage,
     StorageError,
+    check_closing,
 )
 from bot.storage.migrations import migration_files
+from bot.storage.thread import StorageThread
 from game import DEFAULT_SIZE
 
 log = logging.getLogger(__name__)
 
 # Another process (a second bot instance, a backup) may hold the write lock briefly.
 BUSY_TIMEOUT_SECONDS = 10.0
-# The oldest SQLite library the statements here run on: UPDATE ... RETURNING came in 3.35.
+# The oldest SQLite library the shared statements run on: RETURNING came in 3.35.
 OLDEST_SQLITE = (3, 35, 0)
 OPEN_RETRY = 0.05
+DIALECT = "sqlite"
+SQL = sql.QMARK
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -91,23 +91,25 @@ class _Database:
             raise
         return result
 
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        return self.db.execute(sql, params).fetchall()
+    def _rows(self, statement: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        return self.db.execute(statement, params).fetchall()
 
-    def _games(self, where: str, *params: Any) -> list[GameRecord]:
-        rows = self._rows(f"SELECT {codec.GAME_COLUMNS} FROM games WHERE {where}", params)
-        return [codec.game(row) for row in rows]
+    def _games(self, statement: str, *params: Any) -> list[GameRecord]:
+        return [codec.game(row) for row in self._rows(statement, params)]
 
-    def _challenges(self, where: str, *params: Any) -> list[ChallengeRecord]:
-        sql = f"SELECT {codec.CHALLENGE_COLUMNS} FROM challenges WHERE {where}"
-        return [codec.challenge(row) for row in self._rows(sql, params)]
+    def _challenges(self, statement: str, *params: Any) -> list[ChallengeRecord]:
+        return [codec.challenge(row) for row in self._rows(statement, params)]
 
     # -- opening -------------------------------------------------------------------------
 
     def prepare(self) -> None:
         """Refuse a newer schema before writing anything, switch to WAL, migrate, and check
         the file can be written."""
-        self._refuse_newer_schema()
+        if self._rows(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+        ):
+            (row,) = self._rows(SQL.newest_migration)
+            sql.refuse_newer_schema(row["newest"], DIALECT)
         # WAL lets readers proceed during a write; an in-memory database ignores it.
         (mode,) = self.db.execute("PRAGMA journal_mode = WAL").fetchone()
         # In WAL mode, NORMAL syncs the log at checkpoints rather than at every commit: a
@@ -117,49 +119,29 @@ class _Database:
         # file system that refuses it), only FULL keeps the file safe.
         synchronous = "NORMAL" if mode == "wal" else "FULL"
         self.db.execute(f"PRAGMA synchronous = {synchronous}")
-        self._migrate()
+        for version, script in migration_files(DIALECT):
+            if self._write(functools.partial(self._apply, version, script)):
+                log.info("Applied SQLite migration %04d", version)
         # A read-only file opens, migrates (when up to date) and reads fine; find out now
         # rather than at the first move. An empty DELETE still takes the write lock.
         self._write(lambda db: db.execute("DELETE FROM settings WHERE 0"))
 
-    def _refuse_newer_schema(self) -> None:
-        known = max(version for version, _ in migration_files("sqlite"))
-        if self._rows(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-        ):
-            (row,) = self._rows("SELECT MAX(version) AS newest FROM schema_migrations")
-            newest = row["newest"]
-            if newest is not None and newest > known:
-                raise SchemaTooNewError(
-                    f"its schema is version {newest}, newer than this bot's {known}: a newer "
-                    "tttbot wrote it; run that version (the database was left unchanged)"
-                )
-
-    def _migrate(self) -> None:
-        for version, sql in migration_files("sqlite"):
-            if self._write(functools.partial(self._apply, version, sql)):
-                log.info("Applied SQLite migration %04d", version)
-
-    def _apply(self, version: int, sql: str, db: sqlite3.Connection) -> bool:
+    def _apply(self, version: int, script: str, db: sqlite3.Connection) -> bool:
         # Inside the write lock, like everything below: two processes may start together.
         db.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations"
             " (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
         )
         # Checked inside the write lock: another process may have just applied it.
-        if _exists(db, "SELECT 1 FROM schema_migrations WHERE version = ?", version):
+        if version in {row["version"] for row in db.execute(SQL.migrations)}:
             return False
-        for statement in split_statements(sql):
+        for statement in split_statements(script):
             db.execute(statement)
-        db.execute(
-            "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
-            (version, self.clock.now()),
-        )
+        db.execute(SQL.add_migration, (version, self.clock.now()))
         return True
 
     def schema_versions(self) -> dict[int, float]:
-        rows = self._rows("SELECT version, applied_at FROM schema_migrations")
-        return {row["version"]: row["applied_at"] for row in rows}
+        return {row["version"]: row["applied_at"] for row in self._rows(SQL.migrations)}
 
     # -- games ---------------------------------------------------------------------------
 
@@ -167,46 +149,27 @@ class _Database:
         return self._write(lambda db: _insert_game(db, game))
 
     def get_game(self, game_id: int) -> GameRecord | None:
-        return codec.first(self._games("id = ?", game_id))
+        return codec.first(self._games(SQL.game, game_id))
 
     def live_game_in_channel(self, channel_id: int) -> GameRecord | None:
-        return codec.first(self._games("channel_id = ? AND status = 'active'", channel_id))
+        return codec.first(self._games(SQL.live_game, channel_id))
 
     def save_game(self, game: GameRecord) -> GameRecord | None:
         return self._write(lambda db: _save_game(db, game))
 
     def set_game_message(self, game_id: int, message_id: int) -> None:
-        self._write(
-            lambda db: db.execute(
-                "UPDATE games SET message_id = ? WHERE id = ?", (message_id, game_id)
-            )
-        )
+        self._write(lambda db: db.execute(SQL.set_game_message, (message_id, game_id)))
 
     def finished_game_in_channel(self, channel_id: int, game_id: int | None) -> GameRecord | None:
         if game_id is None:
-            return codec.first(
-                self._games(
-                    "channel_id = ? AND status = 'finished' ORDER BY id DESC LIMIT 1", channel_id
-                )
-            )
-        return codec.first(
-            self._games("id = ? AND channel_id = ? AND status = 'finished'", game_id, channel_id)
-        )
+            return codec.first(self._games(SQL.last_finished_game, channel_id))
+        return codec.first(self._games(SQL.finished_game, game_id, channel_id))
 
     def overdue_games(self, now: float, shards: ShardSlice) -> list[GameRecord]:
-        return self._games(
-            f"status = 'active' AND deadline <= ? AND {_in_shards(shards)} ORDER BY deadline, id",
-            now,
-            *_shard_params(shards),
-        )
+        return self._games(SQL.overdue_games(shards), now, *sql.shard_params(shards))
 
     def unshown_games(self, before: float, shards: ShardSlice) -> list[GameRecord]:
-        return self._games(
-            f"status = 'active' AND message_id IS NULL AND updated_at <= ? AND"
-            f" {codec.WITHOUT_ROUTE} AND {_in_shards(shards)} ORDER BY id",
-            before,
-            *_shard_params(shards),
-        )
+        return self._games(SQL.unshown_games(shards), before, *sql.shard_params(shards))
 
     # -- challenges ----------------------------------------------------------------------
 
@@ -214,17 +177,13 @@ class _Database:
         return self._write(lambda db: _insert_challenge(db, challenge))
 
     def get_challenge(self, challenge_id: int) -> ChallengeRecord | None:
-        return codec.first(self._challenges("id = ?", challenge_id))
+        return codec.first(self._challenges(SQL.challenge, challenge_id))
 
     def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None:
-        return codec.first(self._challenges("channel_id = ? AND status = 'pending'", channel_id))
+        return codec.first(self._challenges(SQL.pending_challenge, channel_id))
 
     def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
-        self._write(
-            lambda db: db.execute(
-                "UPDATE challenges SET message_id = ? WHERE id = ?", (message_id, challenge_id)
-            )
-        )
+        self._write(lambda db: db.execute(SQL.set_challenge_message, (message_id, challenge_id)))
 
     def close_challenge(
         self, challenge_id: int, status: ChallengeStatus, game: NewGame | None
@@ -232,184 +191,50 @@ class _Database:
         return self._write(lambda db: _close_challenge(db, challenge_id, status, game))
 
     def overdue_challenges(self, now: float, shards: ShardSlice) -> list[ChallengeRecord]:
-        return self._challenges(
-            f"status = 'pending' AND expires_at <= ? AND {_in_shards(shards)}"
-            " ORDER BY expires_at, id",
-            now,
-            *_shard_params(shards),
-        )
+        return self._challenges(SQL.overdue_challenges(shards), now, *sql.shard_params(shards))
 
     def unshown_challenges(self, before: float, shards: ShardSlice) -> list[ChallengeRecord]:
-        return self._challenges(
-            f"status = 'pending' AND message_id IS NULL AND created_at <= ? AND"
-            f" {codec.WITHOUT_ROUTE} AND {_in_shards(shards)} ORDER BY id",
-            before,
-            *_shard_params(shards),
-        )
+        statement = SQL.unshown_challenges(shards)
+        return self._challenges(statement, before, *sql.shard_params(shards))
 
     # -- stats ---------------------------------------------------------------------------
 
     def player_stats(self, guild_id: int, user_id: int, size: int) -> PlayerStats:
+        player = (guild_id, user_id, size)
         # One read transaction: the records and the rating from the same moment.
         self.db.execute("BEGIN")
         try:
-            records = {
-                row["opponent"]: Record(row["wins"], row["losses"], row["draws"])
-                for row in self._rows(
-                    "SELECT opponent, wins, losses, draws FROM player_stats"
-                    " WHERE guild_id = ? AND user_id = ? AND size = ?",
-                    (guild_id, user_id, size),
-                )
-            }
-            rating = self.db.execute(
-                "SELECT rating, games FROM ratings WHERE guild_id = ? AND user_id = ? AND size = ?",
-                (guild_id, user_id, size),
-            ).fetchone()
+            records = self._rows(SQL.records, player)
+            rating = self.db.execute(SQL.rating, player).fetchone()
         finally:
             self.db.execute("COMMIT")
-        return PlayerStats(
-            guild_id=guild_id,
-            user_id=user_id,
-            records=records,
-            rating=None if rating is None else rating["rating"],
-            rated_games=0 if rating is None else rating["games"],
-            size=size,
-        )
+        return codec.player_stats(*player, records, rating)
 
     def leaderboard(self, guild_id: int, limit: int, size: int) -> list[Rating]:
-        rows = self._rows(
-            "SELECT user_id, rating, games, wins, losses, draws FROM ratings"
-            " WHERE guild_id = ? AND size = ?"
-            " ORDER BY rating DESC, games DESC, user_id ASC LIMIT ?",
-            # SQLite reads a negative LIMIT as "no limit".
-            (guild_id, size, max(limit, 0)),
-        )
-        return [
-            Rating(
-                user_id=row["user_id"],
-                rating=row["rating"],
-                games=row["games"],
-                wins=row["wins"],
-                losses=row["losses"],
-                draws=row["draws"],
-            )
-            for row in rows
-        ]
+        # SQLite reads a negative LIMIT as "no limit".
+        rows = self._rows(SQL.leaderboard, (guild_id, size, max(limit, 0)))
+        return [codec.rating(row) for row in rows]
 
     # -- channels the bot is not in --------------------------------------------------------
 
     def save_reply_route(self, route: ReplyRoute) -> None:
-        self._write(
-            lambda db: db.execute(
-                "INSERT INTO reply_routes (channel_id, token, expires_at, message_id)"
-                " VALUES (?, ?, ?, ?) ON CONFLICT (channel_id) DO UPDATE SET"
-                " token = excluded.token, expires_at = excluded.expires_at,"
-                " message_id = excluded.message_id",
-                codec.reply_route_values(route),
-            )
-        )
+        self._write(lambda db: db.execute(SQL.save_reply_route, codec.reply_route_values(route)))
 
     def reply_route(self, channel_id: int) -> ReplyRoute | None:
-        row = self.db.execute(
-            "SELECT * FROM reply_routes WHERE channel_id = ?", (channel_id,)
-        ).fetchone()
+        row = self.db.execute(SQL.reply_route, (channel_id,)).fetchone()
         return None if row is None else codec.reply_route(row)
 
     def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
-        self._write(
-            lambda db: db.execute(
-                "UPDATE reply_routes SET unseen_game_id = ? WHERE channel_id = ?",
-                (game_id, channel_id),
-            )
-        )
+        self._write(lambda db: db.execute(SQL.set_unseen_game, (game_id, channel_id)))
 
     # -- settings ------------------------------------------------------------------------
 
     def get_setting(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        row = self.db.execute(SQL.setting, (key,)).fetchone()
         return None if row is None else str(row["value"])
 
     def set_setting(self, key: str, value: str) -> None:
-        self._write(
-            lambda db: db.execute(
-                "INSERT INTO settings (key, value) VALUES (?, ?)"
-                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
-        )
-
-
-class _StorageThread:
-    """The thread the database lives in, and the operations waiting for it.
-
-    Operations asked for while the thread is busy wait, in order, and then run as one batch,
-    their results coming back to the event loop in one wake-up. A hand-off per operation
-    (``run_in_executor``) costs a queue put, a thread wake-up and an event-loop wake-up each
-    time: under load that was more of the event loop's time than SQLite's own work. Each
-    operation is still its own read or transaction; only the hand-off is shared. The queue
-    and the busy flag are only touched on the event loop.
-    """
-
-    def __init__(self) -> None:
-        # One worker: sqlite3 connections belong to the thread that made them.
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tttbot-sqlite")
-        self._waiting: deque[tuple[Callable[[], Any], asyncio.Future[Any]]] = deque()
-        self._busy = False
-
-    def run(self, call: Callable[[], T]) -> asyncio.Future[T]:
-        """``call()``'s result, once the thread has run it. Cancelling the future before
-        the thread gets to it means it does not run."""
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[T] = loop.create_future()
-        self._waiting.append((call, future))
-        if not self._busy:
-            self._hand_over(loop)
-        return future
-
-    def shutdown(self) -> None:
-        self._executor.shutdown(wait=False)
-
-    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
-        batch = list(self._waiting)
-        self._waiting.clear()
-        self._busy = True
-        self._executor.submit(self._run_batch, loop, batch)
-
-    def _run_batch(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        batch: list[tuple[Callable[[], Any], asyncio.Future[Any]]],
-    ) -> None:
-        """In the thread. Reading ``cancelled()`` here races with the loop, harmlessly: an
-        operation whose caller is cancelled meanwhile still runs, as it would had it started."""
-        outcomes: list[tuple[bool, Any] | None] = []
-        for call, future in batch:
-            if future.cancelled():
-                outcomes.append(None)
-                continue
-            try:
-                outcomes.append((True, call()))
-            except BaseException as error:  # delivered to the caller, as an executor does
-                outcomes.append((False, error))
-        loop.call_soon_threadsafe(self._delivered, loop, batch, outcomes)
-
-    def _delivered(
-        self,
-        loop: asyncio.AbstractEventLoop,
-        batch: list[tuple[Callable[[], Any], asyncio.Future[Any]]],
-        outcomes: list[tuple[bool, Any] | None],
-    ) -> None:
-        for (_, future), outcome in zip(batch, outcomes, strict=True):
-            if outcome is None or future.cancelled():
-                continue
-            succeeded, value = outcome
-            if succeeded:
-                future.set_result(value)
-            else:
-                future.set_exception(value)
-        self._busy = False
-        if self._waiting:
-            self._hand_over(loop)
+        self._write(lambda db: db.execute(SQL.set_setting, (key, value)))
 
 
 class SqliteStorage:
@@ -418,7 +243,7 @@ class SqliteStorage:
     Open it with ``await SqliteStorage.open(path, clock)`` (``":memory:"`` for a throwaway one).
     """
 
-    def __init__(self, thread: _StorageThread, database: _Database) -> None:
+    def __init__(self, thread: StorageThread, database: _Database) -> None:
         self._thread = thread
         self._database = database
         self._closed = False
@@ -427,7 +252,7 @@ class SqliteStorage:
     async def open(cls, path: str, clock: Clock) -> SqliteStorage:
         """Connect to (or create) the database at ``path`` and bring its schema up to date;
         ``clock`` dates the migrations it applies."""
-        thread = _StorageThread()
+        thread = StorageThread()
         try:
             database = await thread.run(functools.partial(_Database, path, clock))
         except BaseException:
@@ -527,10 +352,7 @@ class SqliteStorage:
     async def close_challenge(
         self, challenge_id: int, status: ChallengeStatus, game: NewGame | None = None
     ) -> tuple[ChallengeRecord, GameRecord | None] | None:
-        if status is ChallengeStatus.PENDING:
-            raise ValueError("a challenge cannot be closed as pending")
-        if game is not None and status is not ChallengeStatus.ACCEPTED:
-            raise ValueError(f"only an accepted challenge starts a game, not a {status} one")
+        check_closing(status, game)
         return await self._run(self._database.close_challenge, challenge_id, status, game)
 
     async def overdue_challenges(
@@ -596,19 +418,8 @@ def split_statements(script: str) -> Iterable[str]:
         yield rest  # trailing comments, or a last statement without its semicolon
 
 
-def _exists(db: sqlite3.Connection, sql: str, *params: Any) -> bool:
-    return db.execute(sql, params).fetchone() is not None
-
-
 def _save_game(db: sqlite3.Connection, game: GameRecord) -> GameRecord | None:
-    # RETURNING reads back the stored row rather than echoing the argument: message_id may
-    # have moved on since the caller read the game, and stats must use the stored players.
-    row = db.execute(
-        "UPDATE games SET moves = ?, status = ?, winner = ?, end_reason = ?,"
-        " deadline = ?, version = version + 1, updated_at = ?, assisted = ?"
-        f" WHERE id = ? AND version = ? AND status = 'active' RETURNING {codec.GAME_COLUMNS}",
-        codec.saved_game_values(game),
-    ).fetchone()
+    row = db.execute(SQL.save_game, codec.saved_game_values(game)).fetchone()
     if row is None:
         return None
     saved = codec.game(row)
@@ -617,81 +428,18 @@ def _save_game(db: sqlite3.Connection, game: GameRecord) -> GameRecord | None:
     return saved
 
 
-def _insert_challenge(db: sqlite3.Connection, challenge: NewChallenge) -> ChallengeRecord:
-    try:
-        cursor = db.execute(
-            "INSERT INTO challenges (guild_id, channel_id, challenger_id,"
-            " challenger_name, opponent_id, opponent_name, status, expires_at,"
-            " created_at, size, language) VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)",
-            codec.new_challenge_values(challenge),
-        )
-    except sqlite3.IntegrityError as error:
-        _raise_if_occupied(db, challenge.channel_id, error)
-        raise
-    created = _select_challenge(db, _rowid(cursor))
-    assert created is not None
-    return created
-
-
-def _close_challenge(
-    db: sqlite3.Connection, challenge_id: int, status: ChallengeStatus, game: NewGame | None
-) -> tuple[ChallengeRecord, GameRecord | None] | None:
-    cursor = db.execute(
-        "UPDATE challenges SET status = ? WHERE id = ? AND status = 'pending'",
-        (status.value, challenge_id),
-    )
-    if cursor.rowcount == 0:
-        return None
-    created = None
-    if game is not None:
-        # Raising here rolls the status change back too: the challenge stays pending.
-        created = _insert_game(db, game)
-        db.execute("UPDATE challenges SET game_id = ? WHERE id = ?", (created.id, challenge_id))
-    closed = _select_challenge(db, challenge_id)
-    assert closed is not None
-    return closed, created
-
-
-def _in_shards(shards: ShardSlice) -> str:
-    """The condition that a row's guild is on ``shards``; its parameters: ``_shard_params``."""
-    return f"((guild_id >> 22) % ?) IN ({', '.join('?' * len(shards.ids))})"
-
-
-def _shard_params(shards: ShardSlice) -> tuple[int, ...]:
-    return (shards.count, *sorted(shards.ids))
-
-
-def _rowid(cursor: sqlite3.Cursor) -> int:
-    if cursor.lastrowid is None:  # pragma: no cover - only after a successful INSERT
-        raise RuntimeError("INSERT produced no row id")
-    return cursor.lastrowid
+def _write_tally(db: sqlite3.Connection, game: GameRecord) -> None:
+    """Add what the just-finished ``game`` counts for (decided by :mod:`bot.results`)."""
+    players = results.rated_players(game)
+    rows = db.execute(SQL.ratings_of, (game.guild_id, game.size, *players)) if players else ()
+    counted = results.tally(game, codec.current_ratings(rows))
+    db.executemany(SQL.add_record, codec.record_rows(counted))
+    db.executemany(SQL.rate, codec.rating_rows(counted))
 
 
 def _insert_game(db: sqlite3.Connection, game: NewGame) -> GameRecord:
     try:
-        cursor = db.execute(
-            "INSERT INTO games (guild_id, channel_id, x_id, o_id, x_name, o_name, ai_difficulty,"
-            " ai_mark, size, moves, status, deadline, version, created_at, updated_at,"
-            " rematch_of, language)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, 1, ?, ?, ?, ?)",
-            (
-                game.guild_id,
-                game.channel_id,
-                game.x_id,
-                game.o_id,
-                game.x_name,
-                game.o_name,
-                game.ai_difficulty,
-                codec.mark_text(game.ai_mark),
-                game.size,
-                codec.moves_text(game.moves),
-                game.deadline,
-                game.created_at,
-                game.created_at,
-                game.rematch_of,
-                game.language,
-            ),
-        )
+        row = db.execute(SQL.insert_game, codec.new_game_values(game)).fetchone()
     except sqlite3.IntegrityError as error:
         # Ask which rule was broken instead of parsing SQLite's message. The rematch check
         # comes first: two players clicking "rematch" at once should hear that, not "busy".
@@ -701,9 +449,30 @@ def _insert_game(db: sqlite3.Connection, game: NewGame) -> GameRecord:
             raise AlreadyRematchedError(f"game {game.rematch_of} was already rematched") from error
         _raise_if_occupied(db, game.channel_id, error)
         raise
-    created = _select_game(db, _rowid(cursor))
-    assert created is not None
-    return created
+    return codec.game(row)
+
+
+def _insert_challenge(db: sqlite3.Connection, challenge: NewChallenge) -> ChallengeRecord:
+    try:
+        row = db.execute(SQL.insert_challenge, codec.new_challenge_values(challenge)).fetchone()
+    except sqlite3.IntegrityError as error:
+        _raise_if_occupied(db, challenge.channel_id, error)
+        raise
+    return codec.challenge(row)
+
+
+def _close_challenge(
+    db: sqlite3.Connection, challenge_id: int, status: ChallengeStatus, game: NewGame | None
+) -> tuple[ChallengeRecord, GameRecord | None] | None:
+    row = db.execute(SQL.close_challenge, (status.value, challenge_id)).fetchone()
+    if row is None:
+        return None
+    if game is None:
+        return codec.challenge(row), None
+    # Raising here rolls the status change back too: the challenge stays pending.
+    created = _insert_game(db, game)
+    row = db.execute(SQL.start_challenge_game, (created.id, challenge_id)).fetchone()
+    return codec.challenge(row), created
 
 
 def _raise_if_occupied(
@@ -716,50 +485,5 @@ def _raise_if_occupied(
         raise ChannelBusyError(busy) from error
 
 
-def _select_game(db: sqlite3.Connection, game_id: int) -> GameRecord | None:
-    row = db.execute(f"SELECT {codec.GAME_COLUMNS} FROM games WHERE id = ?", (game_id,)).fetchone()
-    return None if row is None else codec.game(row)
-
-
-def _select_challenge(db: sqlite3.Connection, challenge_id: int) -> ChallengeRecord | None:
-    sql = f"SELECT {codec.CHALLENGE_COLUMNS} FROM challenges WHERE id = ?"
-    row = db.execute(sql, (challenge_id,)).fetchone()
-    return None if row is None else codec.challenge(row)
-
-
-def _write_tally(db: sqlite3.Connection, game: GameRecord) -> None:
-    """Add what the just-finished ``game`` counts for (decided by :mod:`bot.results`)."""
-    players = results.rated_players(game)
-    ratings = {}
-    for user_id in players:
-        row = db.execute(
-            "SELECT rating FROM ratings WHERE guild_id = ? AND user_id = ? AND size = ?",
-            (game.guild_id, user_id, game.size),
-        ).fetchone()
-        if row is not None:
-            ratings[user_id] = float(row["rating"])
-    counted = results.tally(game, ratings)
-    db.executemany(
-        "INSERT INTO player_stats (guild_id, user_id, size, opponent, wins, losses, draws)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (guild_id, user_id, size, opponent)"
-        f" DO UPDATE SET {_ADD_SCORE}",
-        [
-            (r.guild_id, r.user_id, r.size, r.opponent, *codec.increments(r.score))
-            for r in counted.records
-        ],
-    )
-    db.executemany(
-        "INSERT INTO ratings (guild_id, user_id, size, rating, games, wins, losses, draws)"
-        " VALUES (?, ?, ?, ?, 1, ?, ?, ?) ON CONFLICT (guild_id, user_id, size)"
-        f" DO UPDATE SET rating = excluded.rating, games = games + 1, {_ADD_SCORE}",
-        [
-            (r.guild_id, r.user_id, r.size, r.rating, *codec.increments(r.score))
-            for r in counted.ratings
-        ],
-    )
-
-
-# An upsert's update of a player's wins, losses and draws by the row it tried to insert.
-_ADD_SCORE = (
-    "wins = wins + excluded.wins, losses = losses + excluded.losses, draws = draws + excluded.draws"
-)
+def _exists(db: sqlite3.Connection, statement: str, *params: Any) -> bool:
+    return db.execute(statement, params).fetchone() is not None

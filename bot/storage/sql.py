@@ -1,0 +1,220 @@
+"""Every statement both engines run, written once with ``?`` placeholders and spelled for each
+engine once (:data:`QMARK` for SQLite, :data:`NUMBERED` for asyncpg's ``$1``, ``$2``...)."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable
+
+from bot.storage.base import SchemaTooNewError, ShardSlice
+from bot.storage.codec import CHALLENGE_COLUMNS, GAME_COLUMNS
+from bot.storage.migrations import migration_files
+
+_PLACEHOLDER = re.compile(r"\?")
+
+
+def numbered(statement: str) -> str:
+    """``statement`` with its ``?`` placeholders numbered in order, as asyncpg takes them:
+    ``$1``, ``$2``... A ``?`` inside a quoted string is text, and stays."""
+    number = itertools.count(1)
+    # Split at the quotes, the pieces outside strings are the even ones. (A doubled quote
+    # inside a string makes an empty even piece between its halves, with nothing to number.)
+    pieces = statement.split("'")
+    pieces[::2] = [_PLACEHOLDER.sub(lambda _: f"${next(number)}", piece) for piece in pieces[::2]]
+    return "'".join(pieces)
+
+
+def _as_written(statement: str) -> str:
+    return statement
+
+
+def shard_params(shards: ShardSlice) -> tuple[int, ...]:
+    """The parameters of a statement's shard condition, after all of its others: the count,
+    then the ids."""
+    return (shards.count, *sorted(shards.ids))
+
+
+def refuse_newer_schema(newest: int | None, dialect: str) -> None:
+    """Raise :class:`SchemaTooNewError` if ``newest``, the highest migration the database has
+    applied, is past this bot's own for ``dialect``: checked before anything is written, so
+    that a newer bot's database stays as it was."""
+    known = max(version for version, _ in migration_files(dialect))
+    if newest is not None and newest > known:
+        raise SchemaTooNewError(
+            f"its schema is version {newest}, newer than this bot's {known}: a newer tttbot "
+            "wrote it; run that version (the database was left unchanged)"
+        )
+
+
+_GAMES = f"SELECT {GAME_COLUMNS} FROM games WHERE"
+_CHALLENGES = f"SELECT {CHALLENGE_COLUMNS} FROM challenges WHERE"
+# A channel without a reply route: the bot is in it, and may post there itself.
+_WITHOUT_ROUTE = "channel_id NOT IN (SELECT channel_id FROM reply_routes)"
+# Where a statement names the shards its guilds are on: their count and ids (shard_params).
+_SHARDS = "<shards>"
+
+
+def _in_shards(ids: int) -> str:
+    """That a row's guild is on one of ``ids`` shards (:meth:`ShardSlice.owns`)."""
+    return f"((guild_id >> 22) % ?) IN ({', '.join('?' * ids)})"
+
+
+def _add_score(table: str) -> str:
+    """An upsert's update of a player's wins, losses and draws by the row it tried to insert.
+    (PostgreSQL needs the row there named by its table; SQLite takes it so too.)"""
+    return ", ".join(
+        f"{column} = {table}.{column} + excluded.{column}" for column in ("wins", "losses", "draws")
+    )
+
+
+def add_records(rows: str) -> str:
+    """The upsert that adds ``rows`` (a VALUES list or a SELECT of guild_id, user_id, size,
+    opponent, wins, losses, draws) to the players' records."""
+    return (
+        "INSERT INTO player_stats (guild_id, user_id, size, opponent, wins, losses, draws)"
+        f" {rows} ON CONFLICT (guild_id, user_id, size, opponent)"
+        f" DO UPDATE SET {_add_score('player_stats')}"
+    )
+
+
+# A move's compare-and-set, its values in codec.saved_game_values' order. RETURNING reads back
+# the stored row rather than echoing the argument: message_id may have moved on since the
+# caller read the game, and stats must use the stored players.
+SAVE_GAME = (
+    "UPDATE games SET moves = ?, status = ?, winner = ?, end_reason = ?,"
+    " deadline = ?, version = version + 1, updated_at = ?, assisted = ?"
+    f" WHERE id = ? AND version = ? AND status = 'active' RETURNING {GAME_COLUMNS}"
+)
+
+
+# The statements about the guilds of some shards (Statements.overdue_games and the rest).
+_OVERDUE_GAMES = f"{_GAMES} status = 'active' AND deadline <= ? AND {_SHARDS} ORDER BY deadline, id"
+_UNSHOWN_GAMES = (
+    f"{_GAMES} status = 'active' AND message_id IS NULL AND updated_at <= ?"
+    f" AND {_WITHOUT_ROUTE} AND {_SHARDS} ORDER BY id"
+)
+_OVERDUE_CHALLENGES = (
+    f"{_CHALLENGES} status = 'pending' AND expires_at <= ? AND {_SHARDS} ORDER BY expires_at, id"
+)
+_UNSHOWN_CHALLENGES = (
+    f"{_CHALLENGES} status = 'pending' AND message_id IS NULL AND created_at <= ?"
+    f" AND {_WITHOUT_ROUTE} AND {_SHARDS} ORDER BY id"
+)
+
+
+class Statements:
+    """The shared statements, by what they do, in one engine's placeholders: each is spelled
+    once, here, or (those naming shards) once per number of shards, on first use."""
+
+    def __init__(self, spell: Callable[[str], str]) -> None:
+        self._spell = spell
+        self._by_shards: dict[tuple[str, int], str] = {}
+        # -- schema
+        self.newest_migration = spell("SELECT MAX(version) AS newest FROM schema_migrations")
+        self.migrations = spell("SELECT version, applied_at FROM schema_migrations")
+        self.add_migration = spell(
+            "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)"
+        )
+        # -- games
+        self.game = spell(f"{_GAMES} id = ?")
+        self.live_game = spell(f"{_GAMES} channel_id = ? AND status = 'active'")
+        self.finished_game = spell(f"{_GAMES} id = ? AND channel_id = ? AND status = 'finished'")
+        self.last_finished_game = spell(
+            f"{_GAMES} channel_id = ? AND status = 'finished' ORDER BY id DESC LIMIT 1"
+        )
+        # Values in codec.new_game_values' order.
+        self.insert_game = spell(
+            "INSERT INTO games (guild_id, channel_id, x_id, o_id, x_name, o_name, ai_difficulty,"
+            " ai_mark, size, moves, status, deadline, version, created_at, updated_at,"
+            " rematch_of, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, 1, ?, ?,"
+            f" ?, ?) RETURNING {GAME_COLUMNS}"
+        )
+        self.save_game = spell(SAVE_GAME)
+        self.set_game_message = spell("UPDATE games SET message_id = ? WHERE id = ?")
+        # -- challenges
+        self.challenge = spell(f"{_CHALLENGES} id = ?")
+        self.pending_challenge = spell(f"{_CHALLENGES} channel_id = ? AND status = 'pending'")
+        # Values in codec.new_challenge_values' order.
+        self.insert_challenge = spell(
+            "INSERT INTO challenges (guild_id, channel_id, challenger_id, challenger_name,"
+            " opponent_id, opponent_name, status, expires_at, created_at, size, language)"
+            " VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)"
+            f" RETURNING {CHALLENGE_COLUMNS}"
+        )
+        self.close_challenge = spell(
+            "UPDATE challenges SET status = ? WHERE id = ? AND status = 'pending'"
+            f" RETURNING {CHALLENGE_COLUMNS}"
+        )
+        self.start_challenge_game = spell(
+            f"UPDATE challenges SET game_id = ? WHERE id = ? RETURNING {CHALLENGE_COLUMNS}"
+        )
+        self.set_challenge_message = spell("UPDATE challenges SET message_id = ? WHERE id = ?")
+        # -- stats: rows in codec.record_rows' and codec.rating_rows' order
+        self.add_record = spell(add_records("VALUES (?, ?, ?, ?, ?, ?, ?)"))
+        # The ratings a finished game is rated from: its guild, size, and two players.
+        self.ratings_of = spell(
+            "SELECT user_id, rating, games FROM ratings"
+            " WHERE guild_id = ? AND size = ? AND user_id IN (?, ?)"
+        )
+        self.rate = spell(
+            "INSERT INTO ratings (guild_id, user_id, size, rating, games, wins, losses, draws)"
+            " VALUES (?, ?, ?, ?, 1, ?, ?, ?) ON CONFLICT (guild_id, user_id, size)"
+            " DO UPDATE SET rating = excluded.rating, games = ratings.games + 1,"
+            f" {_add_score('ratings')}"
+        )
+        self.records = spell(
+            "SELECT opponent, wins, losses, draws FROM player_stats"
+            " WHERE guild_id = ? AND user_id = ? AND size = ?"
+        )
+        self.rating = spell(
+            "SELECT rating, games FROM ratings WHERE guild_id = ? AND user_id = ? AND size = ?"
+        )
+        self.leaderboard = spell(
+            "SELECT user_id, rating, games, wins, losses, draws FROM ratings"
+            " WHERE guild_id = ? AND size = ?"
+            " ORDER BY rating DESC, games DESC, user_id ASC LIMIT ?"
+        )
+        # -- channels the bot is not in: values in codec.reply_route_values' order
+        self.save_reply_route = spell(
+            "INSERT INTO reply_routes (channel_id, token, expires_at, message_id)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (channel_id) DO UPDATE SET"
+            " token = excluded.token, expires_at = excluded.expires_at,"
+            " message_id = excluded.message_id"
+        )
+        self.reply_route = spell("SELECT * FROM reply_routes WHERE channel_id = ?")
+        self.set_unseen_game = spell(
+            "UPDATE reply_routes SET unseen_game_id = ? WHERE channel_id = ?"
+        )
+        # -- settings
+        self.setting = spell("SELECT value FROM settings WHERE key = ?")
+        self.set_setting = spell(
+            "INSERT INTO settings (key, value) VALUES (?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+        )
+
+    # -- statements about the guilds of some shards: parameters, then shard_params(shards)
+
+    def overdue_games(self, shards: ShardSlice) -> str:
+        return self._for_shards(_OVERDUE_GAMES, shards)
+
+    def unshown_games(self, shards: ShardSlice) -> str:
+        return self._for_shards(_UNSHOWN_GAMES, shards)
+
+    def overdue_challenges(self, shards: ShardSlice) -> str:
+        return self._for_shards(_OVERDUE_CHALLENGES, shards)
+
+    def unshown_challenges(self, shards: ShardSlice) -> str:
+        return self._for_shards(_UNSHOWN_CHALLENGES, shards)
+
+    def _for_shards(self, template: str, shards: ShardSlice) -> str:
+        key = template, len(shards.ids)
+        statement = self._by_shards.get(key)
+        if statement is None:
+            statement = self._spell(template.replace(_SHARDS, _in_shards(len(shards.ids))))
+            self._by_shards[key] = statement
+        return statement
+
+
+QMARK = Statements(_as_written)
+NUMBERED = Statements(numbered)
