@@ -1,11 +1,18 @@
-"""How an interaction is answered: its one answer state, and its answers through discord.py.
+"""How an interaction is answered: its one answer state, its first answer, and the rest.
 
-Discord takes one first answer per interaction within 3 s (a message, an edit of the clicked
-message, or a deferral), then edits and follow-ups through its token. What became of that first
-answer is kept in one :class:`AnswerState` per interaction, made by whichever path sees the
-interaction first: :mod:`bot.fast_clicks`, which answers plain clicks from the gateway payload
-and hands on the rest with the state, or :meth:`Answers.begin` for everything discord.py
-routes. A failed answer is judged by one rule, :func:`judge`, on both paths.
+Discord takes one first answer per interaction within 3 s of sending it (a message, an edit of
+the clicked message, or a deferral), then edits and follow-ups through its token for 15
+minutes. What became of the first answer is kept in one :class:`AnswerState` per interaction,
+made by whichever path sees the interaction first: :mod:`bot.fast_clicks`, which answers plain
+clicks from the gateway payload and hands on the rest with their state, or
+:meth:`Answers.begin` for everything discord.py routes.
+
+Both paths send first answers through :meth:`Answers.first`, which judges a failed one by one
+rule (:func:`judge`) and sends a lost one again while Discord's deadline allows: Discord refuses
+a second first answer (400, code 40060), so sending again never shows anything twice, and that
+refusal says the first one arrived. Past the deadline, Discord is asked what it has
+(``GET @original``), and nothing more is sent if it has nothing. Edits and follow-ups go
+through discord.py.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from typing import Any, TypeVar, cast
 
 import aiohttp
 import discord
+import orjson
 
 from bot import i18n, render
 from bot.i18n import Language
@@ -29,24 +37,47 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 # Discord refuses a first answer that arrives more than 3 s after the interaction was sent;
-# one still unanswered this long into its handling is deferred (see Answer.in_time()).
+# one still unanswered this long after the bot saw it is deferred (see Answer.in_time()).
 DEFER_AFTER = 1.5
+# No first answer is sent again later than this after the bot saw the interaction: what is
+# left of Discord's 3 s covers the way there.
+LAST_TRY_AFTER = 2.5
+# The first wait before sending a lost first answer again; each next wait is twice as long.
+RETRY_AFTER = 0.1
 # What answering through Discord can fail with: an HTTP error, a dropped connection, a timeout.
 ANSWER_FAILURES = (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError)
-UNKNOWN_INTERACTION = 10062  # Discord's error code for an interaction it no longer knows
+# Discord's error codes: an interaction it no longer knows, and one already answered.
+UNKNOWN_INTERACTION = 10062
+ALREADY_ANSWERED = 40060
+EPHEMERAL = 1 << 6  # the message flag
 # discord.py routes an interaction it is handed within a few turns of the event loop.
 HAND_ON_PATIENCE = 5.0
+# Beyond Discord's 3 s for a first answer, an answer still on its way may yet have arrived.
+ANSWER_TIMEOUT = aiohttp.ClientTimeout(total=10)
+
+
+class Kind(enum.IntEnum):
+    """A first answer: the interaction callback types the bot sends."""
+
+    MESSAGE = 4  # a new message
+    THINKING = 5  # a command deferred: "thinking..." until its answer replaces it
+    DEFERRED = 6  # a click deferred: its message stays as it is until the answer edits it
+    UPDATE = 7  # the clicked message edited
 
 
 class First(enum.Enum):
     """What became of an interaction's first answer."""
 
-    NONE = enum.auto()  # none sent yet, or Discord refused one without taking it
+    NONE = enum.auto()  # none was taken yet
     SHOWN = enum.auto()  # a message, or an edit of the clicked one: later answers follow up
     DEFERRED = enum.auto()  # a click deferred: its answer edits the clicked message
-    THINKING = enum.auto()  # a command deferred: "thinking..." until its answer replaces it
+    THINKING = enum.auto()  # a command deferred: its answer replaces "thinking..."
     UNSURE = enum.auto()  # its connection dropped: Discord may have taken it
     GONE = enum.auto()  # Discord no longer knows the interaction: nothing more goes through
+
+
+_TAKEN = {Kind.MESSAGE: First.SHOWN, Kind.UPDATE: First.SHOWN}
+_TAKEN.update({Kind.THINKING: First.THINKING, Kind.DEFERRED: First.DEFERRED})
 
 
 class Failure(enum.Enum):
@@ -54,25 +85,21 @@ class Failure(enum.Enum):
 
     UNSURE = enum.auto()  # no status came back: it may have been taken
     GONE = enum.auto()  # "Unknown interaction": too late, or never known
-    REFUSED = enum.auto()  # any other status: not taken, and may be sent again
+    ANSWERED = enum.auto()  # "already acknowledged": an earlier first answer was taken
+    REFUSED = enum.auto()  # any other status: not taken
 
 
 def judge(status: int | None, code: int | None) -> Failure:
     """The one rule for a failed answer, on both paths: no status, unsure; a 404 with
-    Discord's code 10062, gone; anything else, refused."""
+    Discord's code 10062, gone; a 400 with its code 40060, answered already; anything else,
+    refused."""
     if status is None:
         return Failure.UNSURE
     if status == 404 and code == UNKNOWN_INTERACTION:
         return Failure.GONE
+    if status == 400 and code == ALREADY_ANSWERED:
+        return Failure.ANSWERED
     return Failure.REFUSED
-
-
-def judge_error(error: BaseException) -> Failure:
-    """:func:`judge` of what discord.py raised: an HTTP error has a status, anything else
-    (a dropped connection, a timeout) has none."""
-    if isinstance(error, discord.HTTPException):
-        return judge(error.status, error.code)
-    return Failure.UNSURE
 
 
 @dataclass(eq=False)
@@ -85,24 +112,14 @@ class AnswerState:
     first: First = First.NONE
     # An answer was tried: a deferral no longer goes out (it would cross or follow it).
     tried: bool = False
-    # The first answer tried, while it may yet have arrived (UNSURE), and the message Discord,
-    # asked, said it showed.
-    first_message: render.Message | None = None
-    acknowledged: int | None = None
+    # The first answer sent last, taken or maybe taken, and the message it showed (once known).
+    sent: tuple[Kind, render.Message | None] | None = None
+    message_id: int | None = None
     # What the bot began for it before handing it on (a move, a rematch), under way or done.
     work: asyncio.Future[Any] | None = None
     shown_games: set[int] = field(default_factory=set)  # the games its answers showed
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one answer at a time
     taken: asyncio.Event = field(default_factory=asyncio.Event)  # handed on, and taken
-
-    def failed(self, failure: Failure, message: render.Message) -> None:
-        """Note how a first answer, ``message``, failed. Refused, it was not taken: the next
-        answer is a first again (and may be a deferral)."""
-        if failure is Failure.REFUSED:
-            return
-        self.tried = True
-        self.first = First.UNSURE if failure is Failure.UNSURE else First.GONE
-        self.first_message = message
 
     async def resume(self, start: Callable[[], Awaitable[T]]) -> T:
         """The work begun for this interaction before it was handed on, or ``start()``'s:
@@ -111,25 +128,80 @@ class AnswerState:
             return cast(T, await self.work)
         return await start()
 
+    def was_sent(self, kind: Kind, message: render.Message | None) -> bool:
+        """Whether the first answer sent (taken, or maybe taken) was this one."""
+        if self.sent is None or self.sent[0] is not kind:
+            return False
+        sent = self.sent[1]
+        return sent is message or (
+            sent is not None and message is not None and sent.payload() == message.payload()
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Reply:
+    """What Discord answered to a request: its status (None if none came back) and JSON."""
+
+    status: int | None
+    body: Any = None
+
+    @property
+    def code(self) -> int | None:
+        code = self.body.get("code") if isinstance(self.body, dict) else None
+        return code if isinstance(code, int) else None
+
+    @property
+    def retry_after(self) -> float:
+        wait = self.body.get("retry_after") if isinstance(self.body, dict) else None
+        return float(wait) if isinstance(wait, int | float) else RETRY_AFTER
+
+    def message_id(self, *path: str) -> int | None:
+        found = self.body
+        for key in path:
+            found = found.get(key) if isinstance(found, dict) else None
+        try:
+            return int(found) if found is not None else None
+        except (TypeError, ValueError):
+            return None
+
 
 class Answers:
-    """The answer states of this process's interactions: those handed on from the gateway
-    payload wait here for discord.py to route their interaction."""
+    """This process's answering: first answers on both paths, and the answer states handed
+    on from the gateway payload, waiting for discord.py to route their interaction."""
 
     def __init__(self, *, defer_after: float = DEFER_AFTER) -> None:
         self.defer_after = defer_after
         self._handed_on: dict[int, AnswerState] = {}
+        self._session: aiohttp.ClientSession | None = None
+        self._application_id = 0
+
+    def open(self, user_agent: str, application_id: int) -> None:
+        """Ready to send first answers as the application ``application_id``."""
+        self._application_id = application_id
+        self._session = aiohttp.ClientSession(
+            timeout=ANSWER_TIMEOUT,
+            headers={"User-Agent": user_agent, "Content-Type": "application/json"},
+        )
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    # -- the two paths ----------------------------------------------------------------------
 
     @property
     def handed_on(self) -> Mapping[int, AnswerState]:
         """States handed on and not yet taken: each is taken as discord.py routes it."""
         return self._handed_on
 
-    async def hand_on(self, state: AnswerState, parse: Callable[[], None]) -> None:
+    async def hand_on(self, state: AnswerState, parse: Callable[[], bool]) -> bool:
         """Leave ``state`` for :meth:`begin` and let discord.py ``parse`` the interaction;
-        returns once its handler took it, so that it counts as in flight all along."""
+        returns once its handler took it (so that it counts as in flight all along), or
+        False if it never will."""
         self._handed_on[state.interaction_id] = state
-        parse()
+        if not parse():
+            self._handed_on.pop(state.interaction_id, None)
+            return False
         try:
             await asyncio.wait_for(state.taken.wait(), HAND_ON_PATIENCE)
         except TimeoutError:
@@ -137,6 +209,8 @@ class Answers:
                 "discord.py did not route interaction %s to its handler", state.interaction_id
             )
             self._handed_on.pop(state.interaction_id, None)
+            return False
+        return True
 
     def begin(self, interaction: discord.Interaction[Any]) -> Answer:
         """Answering ``interaction``: with the state it was handed on with, if it was."""
@@ -146,18 +220,151 @@ class Answers:
             state = AnswerState(interaction.id, interaction.token, loop.time())
         else:
             state.taken.set()
-        return Answer(interaction, state, self.defer_after)
+        return Answer(interaction, state, self)
+
+    # -- first answers ----------------------------------------------------------------------
+
+    async def first(
+        self,
+        state: AnswerState,
+        kind: Kind,
+        message: render.Message | None = None,
+        *,
+        ephemeral: bool = False,
+    ) -> bool | None:
+        """Answer first with ``message`` (a deferral: none) if the interaction has no first
+        answer yet. True if it shows (sent now, or an earlier try of it arrived; a new
+        message's id is then ``state.message_id`` if Discord said it); False if another first
+        answer was taken, so this one goes as an edit or a follow-up; None if it cannot be
+        shown: Discord refused it, forgot the interaction, or has nothing of an answer lost
+        too late to send again. The caller holds ``state.lock``."""
+        loop = asyncio.get_running_loop()
+        due = state.first is First.NONE or (
+            state.first is First.UNSURE and loop.time() <= state.received_at + LAST_TRY_AFTER
+        )
+        if due and await self._send(state, kind, message, ephemeral=ephemeral) is None:
+            return True
+        if state.first is First.NONE or state.first is First.GONE:  # refused, or gone
+            return None
+        if state.first is First.UNSURE and not await self._arrived(state):
+            return None
+        shown = state.was_sent(kind, message)
+        if shown and kind is Kind.MESSAGE and state.message_id is None:
+            await self._arrived(state)  # its id
+        return shown
+
+    async def _send(
+        self,
+        state: AnswerState,
+        kind: Kind,
+        message: render.Message | None,
+        *,
+        ephemeral: bool,
+    ) -> Failure | None:
+        """Send a first answer, and again while the deadline allows if no status came back,
+        or Discord asked to wait (a 429, within the deadline) or failed (a 5xx). None if
+        Discord took it, else how it failed; ``state`` notes either."""
+        loop = asyncio.get_running_loop()
+        last_try = state.received_at + LAST_TRY_AFTER
+        callback: dict[str, Any] = {"type": kind.value}
+        if message is not None:
+            callback["data"] = data = message.payload()
+            if ephemeral:
+                data["flags"] = data.get("flags", 0) | EPHEMERAL
+        body = orjson.dumps(callback)
+        route = f"/interactions/{state.interaction_id}/{state.token}/callback"
+        url = discord.http.Route.BASE + route
+        if kind is Kind.MESSAGE:
+            url += "?with_response=true"  # the new message's id
+        state.tried = True
+        wait = RETRY_AFTER
+        while True:
+            earlier, state.sent = state.sent, (kind, message)
+            reply = await self._request("POST", url, state, body)
+            if reply.status is not None and reply.status < 300:
+                state.first = _TAKEN[kind]
+                state.message_id = reply.message_id("interaction", "response_message_id")
+                return None
+            failure = judge(reply.status, reply.code)
+            if failure is Failure.UNSURE:
+                state.first = First.UNSURE
+            elif failure is Failure.GONE:
+                state.first = First.GONE
+            elif failure is Failure.ANSWERED:
+                # An earlier first answer, whose connection dropped, arrived after all.
+                state.sent = earlier or state.sent
+                state.first = _TAKEN[state.sent[0]]
+                return failure
+            status = reply.status or 0
+            limited = status == 429
+            if not (failure is Failure.UNSURE or limited or status >= 500):
+                return failure
+            pause = reply.retry_after if limited else wait
+            if loop.time() + pause > last_try:
+                if limited and state.first is First.NONE:
+                    # Nothing can go through the interaction in time (a deferral would meet
+                    # the same limit): it is as good as gone.
+                    log.warning(
+                        "interaction %s is rate limited past Discord's deadline",
+                        state.interaction_id,
+                    )
+                    state.first = First.GONE
+                return failure
+            log.info(
+                "sending the first answer to interaction %s again in %.2f s",
+                state.interaction_id,
+                pause,
+            )
+            await asyncio.sleep(pause)
+            wait *= 2
+
+    async def _arrived(self, state: AnswerState) -> bool:
+        """After a first answer whose connection dropped, whether Discord has it (then its
+        message is ``state.message_id``)."""
+        route = f"/webhooks/{self._application_id}/{state.token}/messages/@original"
+        reply = await self._request("GET", discord.http.Route.BASE + route, state)
+        if reply.status != 200:
+            return False
+        log.info("the answer to interaction %s went through after all", state.interaction_id)
+        state.first = _TAKEN[state.sent[0] if state.sent else Kind.MESSAGE]
+        state.message_id = reply.message_id("id")
+        return True
+
+    async def _request(
+        self, method: str, url: str, state: AnswerState, body: bytes | None = None
+    ) -> _Reply:
+        assert self._session is not None, "Answers.open() first"
+        try:
+            async with self._session.request(method, url, data=body) as response:
+                raw = await response.read()
+                status = response.status
+        except ANSWER_FAILURES as error:
+            log.warning("could not answer interaction %s: %r", state.interaction_id, error)
+            return _Reply(None)
+        try:
+            parsed = orjson.loads(raw) if raw else None
+        except orjson.JSONDecodeError:
+            parsed = None
+        if status >= 300:
+            log.warning(
+                "could not answer interaction %s: %s %s",
+                state.interaction_id,
+                status,
+                raw.decode(errors="replace"),
+            )
+        return _Reply(status, parsed)
 
 
 class Answer:
-    """An interaction being answered through discord.py, with its :class:`AnswerState`."""
+    """An interaction being answered: the interaction discord.py built, its
+    :class:`AnswerState`, and its answers."""
 
     def __init__(
-        self, interaction: discord.Interaction[Any], state: AnswerState, defer_after: float
+        self, interaction: discord.Interaction[Any], state: AnswerState, answers: Answers
     ) -> None:
         self.interaction = interaction
         self.state = state
-        self._defer_after = defer_after
+        self._answers = answers
 
     @property
     def private_language(self) -> Language:
@@ -173,14 +380,13 @@ class Answer:
     @contextlib.asynccontextmanager
     async def in_time(self) -> AsyncIterator[None]:
         """Handle the interaction knowing it will be answered in time: if no answer went
-        out ``defer_after`` seconds after it arrived (a locked database, a slow or
-        rate-limited Discord), it is deferred, and the answers below then finish it with an
-        edit or a follow-up."""
+        out a while after it arrived (a locked database, a slow or rate-limited Discord), it
+        is deferred, and the answers below then finish it with an edit or a follow-up."""
         loop = asyncio.get_running_loop()
         # A timer, not a sleeping task: most interactions are answered long before it fires.
         deferring: list[asyncio.Task[None]] = []
         timer = loop.call_at(
-            self.state.received_at + self._defer_after,
+            self.state.received_at + self._answers.defer_after,
             lambda: deferring.append(asyncio.create_task(self._defer(), name="ttt-defer")),
         )
         try:
@@ -194,42 +400,26 @@ class Answer:
     async def _defer(self) -> None:
         state = self.state
         async with state.lock:
-            # An answer that was tried and failed is not retried as a deferral: Discord
-            # refused it (too late, or gone), or it may have arrived after all.
+            # An answer already tried is not followed by a deferral: it was sent again as
+            # long as the deadline allowed, and Discord either took it or never will.
             if state.first is not First.NONE or state.tried:
                 return
             command = self.interaction.type is discord.InteractionType.application_command
-            try:
-                # A command shows "thinking..." until its answer replaces it; a click keeps
-                # its message as it is until the answer edits it.
-                await self.interaction.response.defer(thinking=command)
-            except ANSWER_FAILURES as error:
-                log.warning("could not defer interaction %s: %s", state.interaction_id, error)
-                return
-            state.first = First.THINKING if command else First.DEFERRED
+            # A command shows "thinking..." until its answer replaces it; a click keeps its
+            # message as it is until the answer edits it.
+            await self._answers.first(state, Kind.THINKING if command else Kind.DEFERRED)
 
     async def post(self, message: render.Message, *, ephemeral: bool = False) -> int | None:
         """Answer with a new message (public: a board, a challenge, stats; or for the user
         alone); the id of the message shown, or None if it could not be shown (logged:
         whatever it shows is already saved, and the caller or the sweeper shows it another
-        way). A first answer that may have arrived with this same message is that message."""
+        way)."""
         state, interaction = self.state, self.interaction
         async with state.lock:
-            state.tried = True
-            first: bool | None = None
+            first = await self._answers.first(state, Kind.MESSAGE, message, ephemeral=ephemeral)
+            if first is not False:
+                return state.message_id if first else None
             try:
-                first = await self._first_answer_due()
-                if first is None:
-                    return None
-                if state.acknowledged is not None and _same(message, state.first_message):
-                    return state.acknowledged
-                kwargs = message.send_kwargs()
-                if first:
-                    callback = await interaction.response.send_message(
-                        **kwargs, ephemeral=ephemeral
-                    )
-                    state.first = First.SHOWN
-                    return callback.message_id
                 if state.first is First.THINKING:
                     if not ephemeral:
                         edited = await interaction.edit_original_response(**message.edit_kwargs())
@@ -239,77 +429,31 @@ class Answer:
                     # follow-up, ephemeral or not: it goes first, so the answer stays private.
                     await interaction.delete_original_response()
                     state.first = First.SHOWN
-                sent = await interaction.followup.send(**kwargs, ephemeral=ephemeral, wait=True)
-                return sent.id
+                sent = await interaction.followup.send(
+                    **message.send_kwargs(), ephemeral=ephemeral, wait=True
+                )
             except ANSWER_FAILURES as error:
                 log.warning("could not answer interaction %s: %s", state.interaction_id, error)
-                if first and self._failed_first(error, message):
-                    # Asked now, so that the message is not posted again by whoever handles
-                    # this.
-                    return await self._acknowledged_after_all()
                 return None
+            return sent.id
 
     async def update(self, message: render.Message) -> bool:
         """Answer a click by editing the message it is on; False if that failed (logged)."""
-        state, interaction = self.state, self.interaction
+        state = self.state
         async with state.lock:
-            state.tried = True
-            first: bool | None = None
+            first = await self._answers.first(state, Kind.UPDATE, message)
+            if first is not False:
+                return bool(first)
             try:
-                first = await self._first_answer_due()
-                if first is None:
-                    return False
-                if first:
-                    await interaction.response.edit_message(**message.edit_kwargs())
-                    state.first = First.SHOWN
-                else:  # deferred or answered: the original response is the clicked message
-                    await interaction.edit_original_response(**message.edit_kwargs())
+                # Deferred or answered: the original response is the clicked message.
+                await self.interaction.edit_original_response(**message.edit_kwargs())
             except ANSWER_FAILURES as error:
                 log.warning(
                     "could not update message of interaction %s: %s", state.interaction_id, error
                 )
-                if first:
-                    self._failed_first(error, message)
                 return False
-        return True
+            return True
 
-    async def tell(self, sentence: str) -> None:
-        """``sentence`` for the user alone."""
-        await self.post(render.plain_text(sentence), ephemeral=True)
-
-    async def _first_answer_due(self) -> bool | None:
-        """True if the next answer is the interaction's first; False if it has one (the next
-        goes as a follow-up, or edits it); None if that cannot be known: a first answer
-        dropped with its connection, which Discord says it does not have. Left unanswered
-        then, rather than risk answering twice."""
-        match self.state.first:
-            case First.NONE:
-                return True
-            case First.GONE:
-                return None
-            case First.UNSURE:
-                return None if await self._acknowledged_after_all() is None else False
-        return False
-
-    def _failed_first(self, error: BaseException, message: render.Message) -> bool:
-        """Note how a first answer, ``message``, failed; whether it may have reached Discord
-        all the same."""
-        failure = judge_error(error)
-        self.state.failed(failure, message)
-        return failure is Failure.UNSURE
-
-    async def _acknowledged_after_all(self) -> int | None:
-        """After a first answer whose connection dropped, the message Discord has of it, if
-        any."""
-        state = self.state
-        try:
-            message = await self.interaction.original_response()
-        except ANSWER_FAILURES:
-            return None
-        log.info("the answer to interaction %s went through after all", state.interaction_id)
-        state.first, state.acknowledged = First.SHOWN, message.id
-        return message.id
-
-
-def _same(message: render.Message, tried: render.Message | None) -> bool:
-    return tried is not None and (tried is message or tried.payload() == message.payload())
+    async def tell(self, sentence: str) -> int | None:
+        """``sentence`` for the user alone; the id of its message, or None if not shown."""
+        return await self.post(render.plain_text(sentence), ephemeral=True)

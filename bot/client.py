@@ -19,6 +19,7 @@ import yarl
 from discord import app_commands
 from discord.ext import commands
 
+from bot import events
 from bot.answers import ANSWER_FAILURES, DEFER_AFTER, Answers
 from bot.boards import Boards
 from bot.clock import Clock, SystemClock
@@ -86,51 +87,62 @@ _RESOLVED_OPTIONS = {
     discord.AppCommandOptionType.channel.value: "channels",
     discord.AppCommandOptionType.role.value: "roles",
 }
+# Option types whose value is a JSON scalar, and the Python types Discord's values have.
+_SCALAR_OPTIONS: Mapping[int, tuple[type, ...]] = {
+    discord.AppCommandOptionType.string.value: (str,),
+    discord.AppCommandOptionType.integer.value: (int,),
+    discord.AppCommandOptionType.number.value: (int, float),
+    discord.AppCommandOptionType.boolean.value: (bool,),
+}
 _GROUPS = (
     discord.AppCommandOptionType.subcommand.value,
     discord.AppCommandOptionType.subcommand_group.value,
 )
 
 
-def unresolved_option(data: Mapping[str, Any]) -> str | None:
-    """The name of an option whose value Discord would never send: an id that is no id, or one
-    missing from the resolved data. discord.py would fail on it outside any handler (an
-    exception nobody answers), or hand the command a bare ``Object`` for a member."""
+def refused_option(data: Mapping[str, Any]) -> UserError | None:
+    """Why an option's value is one Discord would never send, if one is: an id that is no id,
+    or one missing from the resolved data (discord.py would fail on it outside any handler,
+    or hand the command a bare ``Object`` for a member); a value of another type than its
+    option's (a word for a number: the handler would fail on it)."""
     resolved = data.get("resolved") or {}
     options = list(data.get("options") or [])
     while options:
         option = options.pop()
-        if option.get("type") in _GROUPS:
+        kind = option.get("type", 0)
+        if kind in _GROUPS:
             options.extend(option.get("options") or [])
             continue
-        kind = _RESOLVED_OPTIONS.get(option.get("type", 0))
-        if kind is None or option.get("focused"):
+        if option.get("focused"):  # autocomplete sends what was typed so far, as text
             continue
-        value = str(option.get("value", ""))
-        if not (value.isascii() and value.isdigit()) or value not in (resolved.get(kind) or {}):
-            return str(option.get("name", "?"))
+        name, value = str(option.get("name", "?")), option.get("value")
+        lookup = _RESOLVED_OPTIONS.get(kind)
+        if lookup is not None:
+            text = str(value)
+            if not (text.isascii() and text.isdigit()) or text not in (resolved.get(lookup) or {}):
+                return UserError(
+                    "The {} option doesn't name anyone here: pick from the list.", name
+                )
+        types = _SCALAR_OPTIONS.get(kind)
+        # bool is an int to Python, never to Discord.
+        if types is not None and (
+            not isinstance(value, types) or (isinstance(value, bool) and bool not in types)
+        ):
+            return UserError("The {} option doesn't take that value: pick or type it again.", name)
     return None
 
 
 class TTTCommandTree(app_commands.CommandTree["TTTBot"]):
     async def interaction_check(self, interaction: discord.Interaction[TTTBot]) -> bool:
         data: Mapping[str, Any] = interaction.data or {}
-        name = unresolved_option(data)
-        if name is None:
+        refusal = refused_option(data)
+        if refusal is None:
             return True
-        log.info(
-            "refused /%s from user %s: option %r names nobody",
-            data.get("name"),
-            interaction.user.id,
-            name,
-        )
+        log.info("refused /%s from user %s: %s", data.get("name"), interaction.user.id, refusal)
         if interaction.type is discord.InteractionType.autocomplete:
             await interaction.response.autocomplete([])
         else:
-            await self.client.reporter.report(
-                self.client.answers.begin(interaction),
-                UserError("The {} option doesn't name anyone here: pick from the list.", name),
-            )
+            await self.client.reporter.report(self.client.answers.begin(interaction), refusal)
         release_response(interaction)  # discord.py answers nothing more for a refusal
         return False
 
@@ -267,12 +279,11 @@ class TTTBot(commands.AutoShardedBot):
         self.add_dynamic_items(*DYNAMIC_ITEMS)
         for extension in EXTENSIONS:
             await self.load_extension(extension)
-        self.fast_clicks.install(
-            self._connection.parsers,
-            service=self.service,
-            boards=self.boards,
-            user_agent=self.http.user_agent,
-        )
+        assert self.application_id is not None  # set at login, before this hook
+        self.answers.open(self.http.user_agent, self.application_id)
+        parsers = self._connection.parsers
+        self.fast_clicks.install(parsers, service=self.service, boards=self.boards)
+        events.guard(parsers)
         if self.force_sync or self.syncs_commands:
             await self.sync_commands(force=self.force_sync)
         else:
@@ -336,7 +347,7 @@ class TTTBot(commands.AutoShardedBot):
                 heartbeat = Path(self.settings.heartbeat_file)
                 await asyncio.to_thread(heartbeat.unlink, missing_ok=True)
             await super().close()
-            await self.fast_clicks.close()
+            await self.answers.close()
         finally:
             storage = getattr(self, "storage", None)
             if storage is not None:

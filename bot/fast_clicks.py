@@ -31,23 +31,19 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
 import discord
-import orjson
 
-from bot import render
-from bot.answers import ANSWER_FAILURES, Answers, AnswerState, Failure, First, judge
+from bot import events, render
+from bot.answers import Answers, AnswerState, Kind
 from bot.boards import Boards, may_write
 from bot.components import CELL_ID, GAME_ACTION_ID
+from bot.events import Parser
 from bot.service import Actor, Clicked, GameService, MoveResult, Started
 from bot.storage.base import GameRecord
 
 log = logging.getLogger(__name__)
 
 _COMPONENT_INTERACTION = 3
-# Interaction callback types: a new message, and an edit of the clicked one.
-_NEW_MESSAGE = 4
-_EDIT_MESSAGE = 7
 _BUTTON = 2
 _GUILD_CONTEXT = 0
 _GUILD_INSTALL = "0"  # authorizing_integration_owners' key for an app installed in a server
@@ -59,9 +55,6 @@ _THREAD_TYPES = frozenset(
         discord.ChannelType.private_thread,
     )
 )
-# Beyond Discord's 3 s for a first answer, an answer still on its way may yet have arrived: the
-# click is handed on unsure, and asked about (bot.answers).
-ANSWER_TIMEOUT = aiohttp.ClientTimeout(total=10)
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,32 +158,16 @@ class FastClicks:
         self._in_flight = in_flight
         self._service: GameService | None = None
         self._boards: Boards | None = None
-        self._session: aiohttp.ClientSession | None = None
-        self._parse: Callable[[Any], None] | None = None
+        self._parse: Parser | None = None
         self._answering: set[asyncio.Task[None]] = set()
         self.answered = 0  # clicks answered here, not handed on
 
-    def install(
-        self,
-        parsers: dict[str, Callable[[Any], None]],
-        *,
-        service: GameService,
-        boards: Boards,
-        user_agent: str,
-    ) -> None:
+    def install(self, parsers: dict[str, Parser], *, service: GameService, boards: Boards) -> None:
         """Put :meth:`_parse_interaction` in front of discord.py's parser of interactions
         (``parsers``, its ``ConnectionState.parsers``)."""
         self._service, self._boards = service, boards
         self._parse = parsers["INTERACTION_CREATE"]
-        self._session = aiohttp.ClientSession(
-            timeout=ANSWER_TIMEOUT,
-            headers={"User-Agent": user_agent, "Content-Type": "application/json"},
-        )
         parsers["INTERACTION_CREATE"] = self._parse_interaction
-
-    async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
 
     def _parse_interaction(self, data: Any) -> None:
         assert self._parse is not None
@@ -225,22 +202,19 @@ class FastClicks:
             try:
                 game, note = _shown(work.result())
                 message = render.board_message(game, note)
-                kind = _EDIT_MESSAGE if isinstance(click, CellClick) else _NEW_MESSAGE
-                body = orjson.dumps({"type": kind, "data": message.payload()})
             except Exception:  # the handler draws it again, and reports what fails
                 await self._hand_on(state, data)
                 return
-            try:
-                failure, message_id = await self._post(click, body)
-            except Exception:
-                log.exception("could not answer interaction %s", click.interaction_id)
-                failure, message_id = Failure.UNSURE, None  # the next answer asks first
-            if failure is not None:
-                state.failed(failure, message)
+            editing = isinstance(click, CellClick)
+            async with state.lock:
+                shown = await self._answers.first(
+                    state, Kind.UPDATE if editing else Kind.MESSAGE, message
+                )
+            if not shown:
                 await self._hand_on(state, data)
                 return
-            state.first = First.SHOWN
             self.answered += 1
+            message_id = click.clicked.message_id if editing else state.message_id
             if message_id is None:
                 # Shown, but Discord did not say as what: as when discord.py's answer says
                 # nothing, the game stays without a board until the sweeper posts one.
@@ -252,41 +226,13 @@ class FastClicks:
             except Exception:  # the game is saved and shown; only an older board may linger
                 log.exception("could not make message %s the board of game %s", message_id, game.id)
 
-    async def _post(
-        self, click: CellClick | RematchClick, body: bytes
-    ) -> tuple[Failure | None, int | None]:
-        """Answer ``click`` as discord.py would: an edit of the clicked message, without asking
-        Discord to send it back (nothing reads it); a new message, asking for its id. How the
-        answer failed (None if it did not), and the id of the message it showed (None if
-        Discord sent none)."""
-        assert self._session is not None
-        route = f"/interactions/{click.interaction_id}/{click.token}/callback"
-        editing = isinstance(click, CellClick)
-        url = discord.http.Route.BASE + route + ("" if editing else "?with_response=true")
-        try:
-            async with self._session.post(url, data=body) as response:
-                if response.status >= 300:
-                    refusal = await response.text()
-                    log.warning(
-                        "could not answer interaction %s: %s %s",
-                        click.interaction_id,
-                        response.status,
-                        refusal,
-                    )
-                    return judge(response.status, _error_code(refusal)), None
-                if editing:
-                    return None, click.clicked.message_id
-                return None, _message_id(await response.read())
-        except ANSWER_FAILURES as error:
-            log.warning("could not answer interaction %s: %r", click.interaction_id, error)
-            return Failure.UNSURE, None
-
     async def _hand_on(self, state: AnswerState, data: Any) -> None:
         """Let discord.py build the interaction and route it to its handler, which goes on
-        with ``state`` (a click that passed :func:`board_click` always gets there)."""
+        with ``state`` (a click that passed :func:`board_click` gets there, unless discord.py
+        cannot read its payload)."""
         assert self._parse is not None
         parse = self._parse
-        await self._answers.hand_on(state, lambda: parse(data))
+        await self._answers.hand_on(state, lambda: events.read("INTERACTION_CREATE", parse, data))
 
 
 def _shown(result: MoveResult | Started) -> tuple[GameRecord, str | None]:
@@ -294,21 +240,3 @@ def _shown(result: MoveResult | Started) -> tuple[GameRecord, str | None]:
     if isinstance(result, MoveResult):
         return result.game, render.move_note(result.game, result.cell, result.ai_cell)
     return result.game, render.move_note(result.game, None, result.ai_cell)
-
-
-def _error_code(refusal: str) -> int | None:
-    """Discord's error code in a refused answer's JSON body, if it has one."""
-    try:
-        code = orjson.loads(refusal)["code"]
-    except (orjson.JSONDecodeError, KeyError, TypeError):
-        return None
-    return code if isinstance(code, int) else None
-
-
-def _message_id(callback_response: bytes) -> int | None:
-    """The id of the message an interaction callback's response (``with_response``) says the
-    answer showed."""
-    try:
-        return int(orjson.loads(callback_response)["interaction"]["response_message_id"])
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-        return None

@@ -174,6 +174,8 @@ BUSY_CHALLENGE = N_(
 )
 NO_GAME = N_("There is no game in this channel. Start one with `/ttt start` or `/ttt vs-ai`.")
 CHANGED = N_("The board changed while you were moving: look again and retry.")
+# A button no board of the bot's has (a hand-made one): nothing to do with it.
+NO_SUCH_BUTTON = N_("That button does nothing: use the buttons on the newest board.")
 NOT_HERE = N_("That button doesn't belong to this message: use the buttons on the newest board.")
 HINT_CHANGED = N_("The game changed while I was thinking: ask for a hint again.")
 
@@ -686,6 +688,19 @@ class GameService:
         helped = dataclasses.replace(game, assisted=True, updated_at=self.clock.now())
         return Hint(await self._save(helped, HINT_CHANGED), cell, newly_assisted=True)
 
+    async def unseen_hint(self, hint: Hint) -> None:
+        """``hint`` never reached its player: its game is not assisted after all, unless it
+        was before, or has moved on since (then the flag stays: nothing is known to undo)."""
+        if not hint.newly_assisted:
+            return
+        unhelped = dataclasses.replace(hint.game, assisted=False, updated_at=self.clock.now())
+        try:
+            await self._save(unhelped)
+        except UserError:
+            log.info("game %s moved on before its unseen hint could be taken back", hint.game.id)
+            return
+        log.info("game %s is not assisted: its hint never reached its player", hint.game.id)
+
     async def review(self, channel_id: int, number: int | None = None) -> Review:
         """Every move of the finished game ``number`` of this channel (by default its last
         finished one), judged. Anyone who can see the channel may: the game is public there.
@@ -832,7 +847,10 @@ def _not_a_cell(text: str, size: int) -> UserError:
 
 
 def _cannot_play(board: Board, cell: int) -> UserError:
-    """A real cell this position refuses: the game is over, or the cell is taken."""
+    """A cell this position refuses: the game is over, or the cell is taken; or no cell of
+    this board at all, which only a hand-made button names."""
+    if not 0 <= cell < board.size * board.size:
+        return UserError(NO_SUCH_BUTTON)
     name = cell_name(cell, board.size)
     outcome = board.outcome()
     if outcome is not None and outcome.winner is None:

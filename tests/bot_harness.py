@@ -21,8 +21,8 @@ from __future__ import annotations
 import logging
 import math
 import random
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimMess
 from tests.discord_sim.models import JSON, message_text
 
 MARKS = {"❌": "X", "⭕": "O"}
+CALLBACK = "POST /interactions/{id}/{token}/callback"
 # A few hundred positions a move: about a millisecond, and the same moves on any machine.
 TEST_SEARCH_BUDGET = SearchBudget(seconds=None, nodes=300)
 STORAGE_CLASSES = {SQLITE: SqliteStorage, POSTGRESQL: PostgresStorage}
@@ -188,6 +189,18 @@ async def start_member_game(
     )
     assert accepted.message is not None, accepted.content
     return accepted.message
+
+
+@contextmanager
+def first_answers_lost(sim: DiscordSim) -> Iterator[None]:
+    """While the block runs, every first answer's connection is reset before Discord takes it:
+    the bot sends it again until Discord's deadline, asks Discord whether one arrived, and
+    gives up on it. Wait past the deadline inside the block (a ``SimTimeout`` of 3 s)."""
+    fault = sim.faults.add(CALLBACK, reset="before", count=None)
+    try:
+        yield
+    finally:
+        sim.faults.remove(fault)
 
 
 def refused(ix: InteractionRecord, sentence: str) -> None:

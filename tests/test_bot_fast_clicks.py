@@ -44,8 +44,9 @@ def callbacks(sim: DiscordSim) -> list[str | None]:
     return [call.fault for call in sim.requests if call.path.endswith("/callback")]
 
 
-def count_moves(bot: TTTBot, *, delay: float = 0.0) -> list[int]:
-    """Count the service's moves on boards (one entry per call), each ``delay`` s late."""
+def count_moves(bot: TTTBot, *, delay: float = 0.0, slow_in: int | None = None) -> list[int]:
+    """Count the service's moves on boards (one entry per call), each ``delay`` s late (only
+    in channel ``slow_in``, if given)."""
     calls: list[int] = []
     move = bot.service.move_on_board
 
@@ -53,21 +54,24 @@ def count_moves(bot: TTTBot, *, delay: float = 0.0) -> list[int]:
         game_id: int, user: Actor, cell: int, clicked: Clicked, ply: int | None
     ) -> MoveResult:
         calls.append(cell)
-        await asyncio.sleep(delay)
+        if slow_in in (None, clicked.channel_id):
+            await asyncio.sleep(delay)
         return await move(game_id, user, cell, clicked, ply)
 
     bot.service.move_on_board = counted  # type: ignore[method-assign]
     return calls
 
 
-def count_rematches(bot: TTTBot, *, delay: float = 0.0) -> list[int]:
-    """Count the service's rematches (the game each rematches), each ``delay`` s late."""
+def count_rematches(bot: TTTBot, *, delay: float = 0.0, slow_in: int | None = None) -> list[int]:
+    """Count the service's rematches (the game each rematches), each ``delay`` s late (only
+    in channel ``slow_in``, if given)."""
     calls: list[int] = []
     rematch = bot.service.rematch
 
     async def counted(game_id: int, user: Actor, clicked: Clicked) -> Started:
         calls.append(game_id)
-        await asyncio.sleep(delay)
+        if slow_in in (None, clicked.channel_id):
+            await asyncio.sleep(delay)
         return await rematch(game_id, user, clicked)
 
     bot.service.rematch = counted  # type: ignore[method-assign]
@@ -131,30 +135,31 @@ GAMES = {
 async def test_its_answer_is_the_one_discord_py_sends(
     sim: DiscordSim, harness: BotHarness, size: int, won: bool
 ) -> None:
-    """The same moves on two boards alike, the last answered here and (its first answer
-    refused once) by discord.py: the same message, but for the game's number. On every board
-    size: 3x3 and 4x4 boards are classic messages, 5x5 ones components-v2."""
+    """The same moves on two boards alike, the last answered here and (its move slow enough
+    to be deferred) by discord.py's edit of the clicked message: the same message, but for
+    the game's number. On every board size: 3x3 and 4x4 boards are classic messages, 5x5
+    ones components-v2."""
     s = sim.seed
     game, line = GAMES[size]
     moves = game if won else game[:1]
+    harness.defer_after = SHORT_DEFER
     async with harness.running() as bot:
         fast = await start_member_game(sim, size=size)
         handed = await start_member_game(sim, channel=s.other_channel, size=size)
         for turn, cell in enumerate(moves):
             player = s.alice if turn % 2 == 0 else s.bob
             if turn == len(moves) - 1:
-                sim.faults.add(CALLBACK, status=500, count=1, skip=1)  # the second board's
+                count_moves(bot, delay=SHORT_DEFER + 0.3, slow_in=s.other_channel.id)
             on_fast, on_handed = sim.message(fast.id), sim.message(handed.id)
             answered = await sim.click(player, on_fast, cell_button(on_fast, cell))
-            retried = await sim.click(player, on_handed, cell_button(on_handed, cell))
+            deferred = await sim.click(player, on_handed, cell_button(on_handed, cell))
+        await deferred.wait_done(timeout=5)
         assert await bot.in_flight.wait_idle(patience=5)
         assert bot.fast_clicks.answered == 2 * len(moves) - 1
-    assert retried.response_type == answered.response_type == 7
+    assert (answered.response_type, deferred.response_type) == (7, 6)
     assert answered.message is not None
-    assert retried.message is not None
     assert (f"alice** wins with {line}!" in text_of(answered.message)) is won
-    assert callbacks(sim)[-3:] == [None, "status", None]
-    assert as_shown(answered.message) == as_shown(retried.message)
+    assert as_shown(answered.message) == as_shown(sim.message(handed.id))
 
 
 async def test_a_404_other_than_unknown_interaction_is_a_refusal_discord_py_answers(
@@ -212,8 +217,9 @@ async def test_a_slow_move_is_handed_on_and_deferred_in_time(
 async def test_an_answer_dropped_after_discord_applied_it_is_not_sent_twice(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
-    """The connection drops after Discord took the answer: handed on unsure, discord.py's
-    interaction asks Discord, which has it, and the move is not answered again."""
+    """The connection drops after Discord took the answer: sent again, Discord refuses it as
+    already answered (40060), which says the first one arrived; the move is played and shown
+    once."""
     s = sim.seed
     async with harness.running() as bot:
         board = await start_member_game(sim)
@@ -224,10 +230,15 @@ async def test_an_answer_dropped_after_discord_applied_it_is_not_sent_twice(
         assert await bot.in_flight.wait_idle(patience=5)
         assert shown_board(sim.message(board.id)) == ".../.X./..."
         assert moves == [4]
-        assert bot.fast_clicks.answered == 0
+        assert bot.fast_clicks.answered == 1
         nxt = await sim.click(s.bob, sim.message(board.id), cell_button(board, "A1"))
         assert nxt.response_type == 7
-    assert callbacks(sim)[-2:] == ["reset-after", None]
+    answers = [call for call in sim.requests if call.path.endswith("/callback")][-3:]
+    assert [(call.fault, call.status) for call in answers] == [
+        ("reset-after", 204),  # applied, and the connection dropped
+        (None, 400),  # "already acknowledged"
+        (None, 204),  # bob's move
+    ]
     assert sim.take_violations() == []
 
 
@@ -263,25 +274,24 @@ async def test_a_rematch_is_answered_from_its_payload(sim: DiscordSim, harness: 
 async def test_a_rematch_answered_here_is_the_one_discord_py_sends(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
-    """Two finished games alike, each rematched: one answered here, the other (its first
-    answer refused once) by discord.py."""
+    """Two finished games alike, each rematched: one answered here, the other (started slowly
+    enough to be deferred) by discord.py's follow-up."""
     s = sim.seed
+    harness.defer_after = SHORT_DEFER
     async with harness.running() as bot:
         fast = await finished_member_board(sim)
         handed = await finished_member_board(sim, channel=s.other_channel)
-        rematches = count_rematches(bot)
+        rematches = count_rematches(bot, delay=SHORT_DEFER + 0.3, slow_in=s.other_channel.id)
         before = bot.fast_clicks.answered
         answered = await sim.click(s.bob, fast, rematch_button(fast))
-        sim.faults.add(CALLBACK, status=500, count=1)
-        retried = await sim.click(s.bob, handed, rematch_button(handed))
+        deferred = await sim.click(s.bob, handed, rematch_button(handed))
+        (followed,) = await deferred.wait_followups(timeout=5)
         assert await bot.in_flight.wait_idle(patience=5)
         assert bot.fast_clicks.answered == before + 1
         assert len(rematches) == 2  # each started once
-    assert callbacks(sim)[-3:] == [None, "status", None]
-    assert retried.response_type == answered.response_type == 4
+    assert (answered.response_type, deferred.response_type) == (4, 6)
     assert answered.message is not None
-    assert retried.message is not None
-    assert as_shown(answered.message) == as_shown(retried.message)
+    assert as_shown(answered.message) == as_shown(followed)
     assert sim.take_violations() == []
 
 
@@ -323,8 +333,8 @@ async def test_a_slow_rematch_is_handed_on_and_deferred_in_time(
 async def test_a_rematch_dropped_after_discord_showed_it_is_not_posted_twice(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
-    """The connection drops after Discord posted the new board: handed on unsure, discord.py's
-    interaction asks Discord, which has it, and that message becomes the board."""
+    """The connection drops after Discord posted the new board: sent again, Discord refuses it
+    as already answered (40060), and the message it shows, asked for, becomes the board."""
     s = sim.seed
     async with harness.running() as bot:
         board = await finished_member_board(sim)
@@ -340,7 +350,7 @@ async def test_a_rematch_dropped_after_discord_showed_it_is_not_posted_twice(
         game = await bot.service.storage.live_game_in_channel(s.channel.id)
         assert game is not None
         assert game.message_id == ix.message.id
-    assert callbacks(sim)[-1:] == ["reset-after"]
+    assert callbacks(sim)[-2:] == ["reset-after", None]  # sent again, refused with 40060
     assert sim.take_violations() == []
 
 

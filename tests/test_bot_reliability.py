@@ -19,6 +19,7 @@ from bot.components import CELL_ID, CHALLENGE_ID, LEGACY_CELL_ID
 from bot.config import POSTGRESQL
 from bot.storage.base import GameRecord
 from tests.bot_harness import (
+    CALLBACK,
     BotHarness,
     board_out_of_time,
     both_engines,
@@ -26,6 +27,7 @@ from tests.bot_harness import (
     cell_buttons,
     cell_id,
     drop_resolved_users,
+    first_answers_lost,
     refused,
     shown_board,
     start_member_game,
@@ -387,20 +389,17 @@ async def test_board_shows_an_open_challenge_again_at_the_bottom(
         assert "❌ **alice** vs ⭕ **bob**" in text_of(accepted.message)
 
 
-CALLBACK = "POST /interactions/{id}/{token}/callback"
-
-
 @both_engines
 async def test_a_challenge_whose_answer_never_arrived_is_shown_again(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
-    """The challenge is saved, the answer that shows it is lost: the channel must not stay
-    blocked with nothing to click."""
+    """The challenge is saved, and every try of the answer that shows it is lost: the
+    channel must not stay blocked with nothing to click."""
     s = sim.seed
     async with harness.running() as bot:
-        sim.faults.add(CALLBACK, reset="before")
-        with pytest.raises(SimTimeout):
-            await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob, timeout=2)
+        with first_answers_lost(sim), pytest.raises(SimTimeout):
+            await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob, timeout=3)
+        assert await bot.in_flight.wait_idle(patience=5)
         pending = await bot.service.storage.pending_challenge_in_channel(s.channel.id)
         assert pending is not None
         assert pending.message_id is None
@@ -421,14 +420,15 @@ async def test_the_sweeper_posts_what_was_saved_without_its_message(
 ) -> None:
     s = sim.seed
     async with harness.running() as bot:
-        sim.faults.add(CALLBACK, reset="before", count=2)
         unanswered: list[tuple[SimUser, SimChannel, str, dict[str, object]]] = [
             (s.alice, s.channel, "ttt start", {"opponent": s.bob}),
             (s.carol, s.other_channel, "ttt vs-ai", {"difficulty": "smart"}),
         ]
-        for user, channel, command, options in unanswered:
-            with pytest.raises(SimTimeout):
-                await sim.slash(user, channel, command, options=options, timeout=2)
+        with first_answers_lost(sim):
+            for user, channel, command, options in unanswered:
+                with pytest.raises(SimTimeout):
+                    await sim.slash(user, channel, command, options=options, timeout=3)
+            assert await bot.in_flight.wait_idle(patience=5)
         await bot.sweep()
         assert sim.last_message(s.channel) is None  # too early: the handler may still answer
         harness.clock.advance(31)
@@ -486,36 +486,37 @@ async def test_a_refusal_after_an_answer_that_dropped_once_applied_is_not_a_seco
     assert sim.take_violations() == []
 
 
-async def test_a_refusal_after_an_answer_that_dropped_unapplied_answers_nothing_more(
+async def test_a_refusal_after_an_answer_lost_until_the_deadline_answers_nothing_more(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
-    """The same, the connection dropping before Discord applied the update: Discord, asked,
-    has no answer, and the bot gives none rather than risk a second (the dropped one may yet
-    land). The board still shows the timeout, edited through the channel."""
+    """The same, every try of the update lost before Discord applied it: sent again until
+    Discord's deadline, then Discord, asked, has no answer, and the bot gives none rather than
+    risk a second (the lost one might yet land). The board still shows the timeout, edited
+    through the channel."""
     s = sim.seed
     async with harness.running() as bot:
         board = await board_out_of_time(sim, harness, bot)
-        sim.faults.add(CALLBACK, reset="before")
-        with pytest.raises(SimTimeout):
-            await sim.click(s.alice, board, cell_id(board, "B2"), timeout=2)
+        with first_answers_lost(sim), pytest.raises(SimTimeout):
+            await sim.click(s.alice, board, cell_id(board, "B2"), timeout=3)
         assert await bot.in_flight.wait_idle(patience=5)
         assert "ran out of time" in text_of(sim.message(board.id))
-    # The slash command's answer, and the click's dropped one: no second.
+    # The slash command's answer, then the click's, sent again and again, each lost.
     callbacks = [call.fault for call in sim.requests if call.path.endswith("/callback")]
-    assert callbacks == [None, "reset-before"]
+    assert callbacks[0] is None
+    assert len(callbacks) > 2
+    assert set(callbacks[1:]) == {"reset-before"}
     assert sim.take_violations() == []
 
 
 @both_engines
-async def test_a_move_whose_answer_dropped_still_shows_on_the_board(
+async def test_a_move_whose_answer_was_lost_still_shows_on_the_board(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
     async with harness.running() as bot:
         board = await start_member_game(sim)
-        sim.faults.add(CALLBACK, reset="before")
-        with pytest.raises(SimTimeout):
-            await sim.click(s.alice, board, cell_id(board, "B2"), timeout=2)
+        with first_answers_lost(sim), pytest.raises(SimTimeout):
+            await sim.click(s.alice, board, cell_id(board, "B2"), timeout=3)
         # Saved, and the board is edited through the channel instead.
         await sim.wait_for(lambda: shown_board(sim.message(board.id)) == ".../.X./...")
         game = await bot.service.storage.live_game_in_channel(s.channel.id)
@@ -527,37 +528,28 @@ async def test_a_move_whose_answer_dropped_still_shows_on_the_board(
 
 
 @both_engines
-async def test_a_resign_whose_answer_dropped_is_shown_and_counted(
+async def test_a_resign_whose_answer_was_lost_is_shown_and_counted(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
     async with harness.running():
         board = await start_member_game(sim)
-        sim.faults.add(CALLBACK, reset="before")
-        with pytest.raises(SimTimeout):
-            await sim.slash(s.bob, s.channel, "ttt resign", timeout=2)
+        with first_answers_lost(sim), pytest.raises(SimTimeout):
+            await sim.slash(s.bob, s.channel, "ttt resign", timeout=3)
         await sim.wait_for(lambda: "resigned" in text_of(sim.message(board.id)))
         stats = text_of(await sim.slash(s.bob, s.channel, "ttt stats"))
     assert "Against members: 0 W · 1 L · 0 D" in stats
 
 
-@pytest.mark.parametrize(
-    "fault",
-    # Three 500s: the answer sent from the click's payload (bot.fast_clicks) meets the first,
-    # then discord.py's, which waits 1 s and 3 s before trying again.
-    [{"delay": 4.0}, {"rate_limit": 4.0}, {"status": 500, "count": 3}],
-    ids=["4-s-network-delay", "429-retry-after-4-s", "three-500s"],
-)
 async def test_a_click_answered_too_late_still_shows_on_the_board(
-    sim: DiscordSim, harness: BotHarness, fault: dict[str, Any]
+    sim: DiscordSim, harness: BotHarness
 ) -> None:
-    """The answer reaches Discord after its 3 s (the network held it, or Discord made the bot
-    wait and retry): Discord refuses it, and the move, already saved, is shown by editing
-    the board through the channel."""
+    """The answer reaches Discord after its 3 s (the network held it): Discord refuses it,
+    and the move, already saved, is shown by editing the board through the channel."""
     s = sim.seed
     async with harness.running() as bot:
         board = await start_member_game(sim)
-        sim.faults.add(CALLBACK, **fault)
+        sim.faults.add(CALLBACK, delay=4.0)
         ix = await sim.click(s.alice, board, cell_id(board, "B2"), timeout=8)
         assert ix.rejected == "late"  # Discord refused the answer: "Unknown interaction"
         sim.faults.clear()
@@ -566,3 +558,49 @@ async def test_a_click_answered_too_late_still_shows_on_the_board(
         late = sim.take_violations()
         assert late, "the sim should have seen the late answer"
         assert all("Discord allows 3.0 s" in violation for violation in late), late
+
+
+async def test_a_click_rate_limited_past_the_deadline_is_not_answered_late(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Discord asks the bot to wait 4 s before answering (a 429 on the answer): the wait would
+    pass Discord's deadline, so the bot sends nothing more through the interaction (a
+    deferral would meet the same limit), and shows the move, already saved, by editing the
+    board through the channel."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        sim.faults.add(CALLBACK, rate_limit=4.0)
+        with pytest.raises(SimTimeout):
+            await sim.click(s.alice, board, cell_id(board, "B2"), timeout=3.5)
+        await sim.wait_for(lambda: shown_board(sim.message(board.id)) == ".../.X./...", timeout=5)
+        assert await bot.in_flight.wait_idle(patience=5)
+    limited = [call for call in sim.requests if call.path.endswith("/callback")][-1:]
+    assert [call.status for call in limited] == [429]  # tried once, not again in the limit
+    assert sim.take_violations() == []
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [{"status": 500, "count": 3}, {"status": 503, "count": 1}, {"rate_limit": 0.3}],
+    ids=["three-500s", "a-503", "429-retry-after-0.3-s"],
+)
+async def test_an_answer_discord_could_not_take_yet_is_sent_again_in_time(
+    sim: DiscordSim, harness: BotHarness, fault: dict[str, Any]
+) -> None:
+    """Discord failed (a 5xx), or asked the bot to wait a moment (a 429 whose wait ends
+    before the deadline): the answer is sent again, in time, and the move played once."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        sim.faults.add(CALLBACK, **fault)
+        ix = await sim.click(s.alice, board, cell_id(board, "B2"))
+        assert ix.response_type == 7
+        assert ix.rejected is None
+        assert ix.message is not None
+        assert shown_board(ix.message) == ".../.X./..."
+        assert await bot.in_flight.wait_idle(patience=5)
+        game = await bot.service.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert game.moves == (4,)
+    assert sim.take_violations() == []

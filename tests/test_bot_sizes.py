@@ -24,6 +24,7 @@ from tests.bot_harness import (
     button_id,
     cell_buttons,
     cell_id,
+    first_answers_lost,
     free_cells,
     is_live,
     refused,
@@ -274,9 +275,6 @@ async def test_a_5x5_turn_that_runs_out_is_settled_on_its_board(
         assert board.flags & FLAG_COMPONENTS_V2
 
 
-CALLBACK = "POST /interactions/{id}/{token}/callback"
-
-
 async def test_a_5x5_board_whose_answers_were_lost_is_posted_and_edited_in_its_form(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -284,18 +282,16 @@ async def test_a_5x5_board_whose_answers_were_lost_is_posted_and_edited_in_its_f
     board is a components-v2 message."""
     s = sim.seed
     async with harness.running() as bot:
-        sim.faults.add(CALLBACK, reset="before")
-        with pytest.raises(SimTimeout):
-            await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart", size=5, timeout=1)
+        with first_answers_lost(sim), pytest.raises(SimTimeout):
+            await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart", size=5, timeout=3)
         assert await bot.in_flight.wait_idle(patience=10)
         harness.clock.advance(31)
         await bot.sweep()
         board = sim.last_message(s.channel)
         assert board is not None
         assert check_board(board, 5) == Board(5)
-        sim.faults.add(CALLBACK, reset="before")
-        with pytest.raises(SimTimeout):
-            await sim.click(s.alice, board, cell_id(board, "A1"), timeout=1)
+        with first_answers_lost(sim), pytest.raises(SimTimeout):
+            await sim.click(s.alice, board, cell_id(board, "A1"), timeout=3)
         await sim.wait_for(lambda: board_of(board).move_count == 2)
         check_board(board, 5)
 

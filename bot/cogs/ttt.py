@@ -26,6 +26,7 @@ from bot.i18n import N_
 from bot.service import (
     CHANGED,
     DIFFICULTIES,
+    NO_SUCH_BUTTON,
     NOT_HERE,
     OUTSIDE_SERVERS,
     Actor,
@@ -285,7 +286,10 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         async with self._handling(interaction) as answer:
             _, channel_id = place(interaction)
             hint = await self.service.hint_in_channel(channel_id, actor(interaction.user))
-            await answer.post(render.hint_message(hint, answer.private_language), ephemeral=True)
+            message = render.hint_message(hint, answer.private_language)
+            if await answer.post(message, ephemeral=True) is None:
+                await self.service.unseen_hint(hint)
+                return
             game = hint.game
             if hint.newly_assisted and game.message_id is not None:
                 # Everyone watching the board sees that the game is assisted from now on.
@@ -377,7 +381,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         custom_id = str(data.get("custom_id", ""))
         on_message = _custom_ids(interaction.message) if interaction.message else set()
         if not any(form.parse(custom_id) for form in ID_FORMATS):
-            sentence = N_("That button does nothing: use the buttons on the newest board.")
+            sentence = NO_SUCH_BUTTON
         elif custom_id in on_message:
             return  # discord.py routes it to the DynamicItem
         elif CELL_ID.parse(custom_id) and any(CELL_ID.parse(other) for other in on_message):

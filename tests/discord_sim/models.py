@@ -627,6 +627,9 @@ class InteractionRecord:
     modal: JSON | None = field(default=None, repr=False)
     original_edits: int = 0
     callbacks: int = 0
+    # Its first answer was applied but its connection reset before the bot heard so: one
+    # more first answer is refused with 40060 as Discord refuses it, and is no violation.
+    answer_unheard: bool = False
     # The gateway shard the INTERACTION_CREATE went to (0 for an unsharded client), the
     # session and the sequence number it was dispatched with.
     shard_id: int | None = None

@@ -116,6 +116,7 @@ UNKNOWN_MESSAGE = 10008
 UNKNOWN_USER = 10013
 UNKNOWN_WEBHOOK = 10015
 UNKNOWN_INTERACTION = 10062
+_CALLBACK_PATH = re.compile(r"/interactions/([0-9]+)/[^/]+/callback")
 UNKNOWN_COMMAND = 10063
 ALREADY_ACKNOWLEDGED = 40060
 MISSING_ACCESS = 50001
@@ -908,6 +909,13 @@ class DiscordSim:
         status, body = reply if reply is not None else (0, None)
         kind = f"reset-{fault.reset}"
         assert rel is not None
+        answering = _CALLBACK_PATH.fullmatch(rel)
+        if answering is not None and 200 <= status < 300:
+            # Discord took the answer, but the bot never heard so: sending it again is how
+            # it finds out (Discord refuses it with 40060).
+            record = self._ix_by_id.get(int(answering[1]))
+            if record is not None:
+                record.answer_unheard = True
         self.requests.append(RequestRecord(call.method, rel, status, body, route, kind))
         self._injected(
             fault, "reset", call, rel, route, None, applied=200 <= status < 300, detail=kind
@@ -1346,6 +1354,9 @@ class DiscordSim:
         data = body.get("data") or {}
         context = f"response to {record.describe()}"
         record.callbacks += 1
+        if record.answered and record.answer_unheard:
+            record.answer_unheard = False  # once: the refusal told the bot
+            return _error(400, ALREADY_ACKNOWLEDGED, "Interaction has already been acknowledged.")
         if record.answered and record.rejected != "invalid":
             self._violation(
                 f"{context}: the interaction was answered twice "

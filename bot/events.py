@@ -1,0 +1,51 @@
+"""The gateway's events, each read so that one that cannot be read is dropped with a warning
+instead of ending the process.
+
+discord.py reads each dispatch with the parser its ``ConnectionState.parsers`` table holds for
+the event, inside the gateway's read loop: one that raises (a field Discord's next API version
+sends in another shape, a hand-made payload) ends ``connect()``, and with it every server the
+process serves. :func:`guard` wraps every parser but READY's (a session that cannot be read is
+no session), so that such an event is logged once, with its type and id, and dropped.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+# A parser of one event's data, as discord.py's table holds them.
+Parser = Callable[[Any], None]
+
+_UNGUARDED = frozenset({"READY"})
+
+
+def guard(parsers: dict[str, Parser]) -> None:
+    """Wrap each parser of ``parsers`` (discord.py's table, changed in place) but READY's."""
+    for event, parse in list(parsers.items()):
+        if event not in _UNGUARDED:
+            parsers[event] = functools.partial(_read_or_drop, event, parse)
+
+
+def _read_or_drop(event: str, parse: Parser, data: Any) -> None:
+    read(event, parse, data)
+
+
+def read(event: str, parse: Parser, data: Any) -> bool:
+    """``parse(data)``; False, with a warning, if it could not read it."""
+    try:
+        parse(data)
+    except Exception as error:
+        token = data.get("token") if isinstance(data, dict) else None
+        reason = f"{type(error).__name__}: {error}"
+        if isinstance(token, str) and token:
+            reason = reason.replace(token, "<token>")
+        event_id = data.get("id") if isinstance(data, dict) else None
+        log.warning(
+            "dropped a %s event (id %s) that could not be read: %s", event, event_id, reason
+        )
+        return False
+    return True
