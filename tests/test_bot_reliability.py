@@ -4,6 +4,7 @@ against the local Discord server, with what a hurried user or a hand-made payloa
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import threading
 import time
@@ -107,6 +108,102 @@ async def test_an_unknown_first_player_is_refused(sim: DiscordSim, harness: BotH
         )
         refused(ix, "That isn't one of the choices: pick from the list.")
         assert await bot.service.storage.live_game_in_channel(s.channel.id) is None
+
+
+@pytest.mark.parametrize(
+    "value", ["abc", "12", 12.5, True], ids=["a-word", "a-numeral", "a-fraction", "a-flag"]
+)
+async def test_a_game_number_that_is_no_whole_number_is_refused(
+    sim: DiscordSim, harness: BotHarness, value: object, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``/ttt review game:`` takes a whole number; Discord sends nothing else for it."""
+    s = sim.seed
+    async with harness.running():
+        ix = await sim.slash(
+            s.alice, s.channel, "ttt review", game=1, tamper=option_value("game", value)
+        )
+        refused(ix, "The game option doesn't take that value: pick or type it again.")
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+async def test_a_cell_off_the_board_on_a_hand_made_button_changes_nothing(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        assert await bot.in_flight.wait_idle(patience=5)  # its message id recorded
+        game = await bot.service.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        forged = CELL_ID.build(game=game.id, ply=0, cell=40)
+        ix = await sim.click(s.alice, board, forged, forged=True)
+        refused(ix, "That button does nothing: use the buttons on the newest board.")
+        assert await bot.in_flight.wait_idle(patience=5)
+        stored = await bot.service.storage.get_game(game.id)
+        assert stored == game
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+def _member_id(value: str) -> Callable[[JSON], None]:
+    return lambda event: event["member"]["user"].update(id=value)
+
+
+# Fields of an INTERACTION_CREATE in a shape Discord never sends: discord.py cannot read them.
+MALFORMED: dict[str, Callable[[JSON], None]] = {
+    "a member id that is no number": _member_id("not-a-snowflake"),
+    "app permissions that are no number": lambda event: event.update(app_permissions="junk"),
+    "message components null": lambda event: event["message"].update(components=None),
+    "no authorizing installations": lambda event: event.update(authorizing_integration_owners=None),
+}
+
+
+@pytest.mark.parametrize(
+    ("kind", "tamper"),
+    [
+        pytest.param(kind, tamper, id=f"{kind}, {what}")
+        for kind in ("a click", "a command")
+        for what, tamper in MALFORMED.items()
+        if kind == "a click" or what != "message components null"  # a click's field
+    ],
+)
+async def test_an_event_that_cannot_be_read_is_dropped_and_the_bot_plays_on(
+    sim: DiscordSim,
+    harness: BotHarness,
+    kind: str,
+    tamper: Callable[[JSON], None],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """One malformed INTERACTION_CREATE must not stop the process: it is logged once, as a
+    warning with its type and id (never its token), and dropped; the same process then
+    plays a game. A click goes through the hot path first, a command straight to
+    discord.py."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        if kind == "a click":
+            unreadable = sim.click(
+                s.alice, board, cell_id(board, "B2"), tamper_event=tamper, timeout=1
+            )
+        else:
+            unreadable = sim.slash(s.alice, s.channel, "ttt board", tamper_event=tamper, timeout=1)
+        with caplog.at_level(logging.WARNING, logger="bot.events"), pytest.raises(SimTimeout):
+            await unreadable
+        (dropped,) = [r for r in caplog.records if r.name == "bot.events"]
+        unread = sim.interactions[-1]
+        assert dropped.levelno == logging.WARNING
+        assert dropped.getMessage().startswith(
+            f"dropped a INTERACTION_CREATE event (id {unread.id}) that could not be read: "
+        )
+        assert all(unread.token not in record.getMessage() for record in caplog.records)
+        assert await bot.in_flight.wait_idle(patience=5)
+        game = await bot.service.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert game.moves == ()  # the dropped click played nothing
+        # The same process plays on: a move, and a whole new game in another channel.
+        moved = await sim.click(s.alice, board, cell_id(board, "B2"))
+        assert moved.response_type == 7
+        other = await start_member_game(sim, channel=s.other_channel)
+        assert (await sim.click(s.alice, other, cell_id(other, "A1"))).response_type == 7
 
 
 async def test_a_cell_with_a_line_break_is_quoted_whole(

@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
 from bot.healthcheck import STALE_AFTER, check
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def test_a_fresh_heartbeat_is_healthy(tmp_path: Path) -> None:
@@ -31,3 +37,61 @@ def test_no_file_or_no_setting_is_not_healthy(tmp_path: Path) -> None:
         False,
         "TTT_HEARTBEAT_FILE is not set: the bot writes no heartbeat",
     )
+
+
+def test_a_heartbeat_dated_ahead_of_the_clock_is_not_healthy(tmp_path: Path) -> None:
+    beat = tmp_path / "beat"
+    beat.touch()
+    os.utime(beat, (5000.0, 5000.0))
+    assert check(str(beat), 5000.0 - 3600) == (
+        False,
+        "not connected: the heartbeat is dated 3600 s ahead of the clock",
+    )
+    # A second ahead is the file system rounding up, not a wrong clock.
+    assert check(str(beat), 5000.0 - 1) == (True, "connected: heartbeat 0 s ago")
+
+
+def test_a_path_that_is_no_file_is_not_healthy(tmp_path: Path) -> None:
+    regular = tmp_path / "regular"
+    regular.touch()
+    assert check(str(tmp_path), 0.0) == (
+        False,
+        "TTT_HEARTBEAT_FILE names something other than a file (a directory?)",
+    )
+    assert check(str(regular / "beat"), 0.0) == (
+        False,
+        "TTT_HEARTBEAT_FILE cannot be a file: not a directory",
+    )
+    assert check("/" + "x" * 5000, 0.0) == (
+        False,
+        "TTT_HEARTBEAT_FILE cannot be a file: file name too long",
+    )
+
+
+@pytest.mark.parametrize(
+    "path", ["directory", "under-a-file", "too-long", "ahead"], ids=lambda path: path
+)
+def test_the_command_says_one_line_and_exits_1(tmp_path: Path, path: str) -> None:
+    regular = tmp_path / "regular"
+    regular.touch()
+    ahead = tmp_path / "ahead"
+    ahead.touch()
+    os.utime(ahead, (2e9, 2e9))
+    paths = {
+        "directory": str(tmp_path),
+        "under-a-file": str(regular / "beat"),
+        "too-long": "/" + "x" * 5000,
+        "ahead": str(ahead),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.healthcheck"],
+        env={**os.environ, "TTT_HEARTBEAT_FILE": paths[path]},
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr == ""
+    assert len(done.stdout.splitlines()) == 1
+    assert done.stdout.startswith("tttbot: ")

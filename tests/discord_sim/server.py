@@ -2238,6 +2238,7 @@ class DiscordSim:
         options: Mapping[str, Any] | None = None,
         timeout: float | None = None,
         tamper: Callable[[JSON], None] | None = None,
+        tamper_event: Callable[[JSON], None] | None = None,
         **kwargs: Any,
     ) -> InteractionRecord:
         """Invoke ``/command`` ("group sub" for subcommands) as ``user`` in ``channel`` and
@@ -2247,11 +2248,15 @@ class DiscordSim:
         ``tamper`` edits the interaction's ``data`` before it is sent, as a hand-made payload
         would (an option value that is no id, a user missing from ``resolved``...): Discord
         itself would never send it, so the bot must still answer it sensibly.
+        ``tamper_event`` edits the whole INTERACTION_CREATE payload (a field in a shape
+        Discord never sends).
         """
         values = {**(options or {}), **kwargs}
         record = self._command_payload(2, user, channel, command, values, None)
         if tamper is not None:
             tamper(record.payload["data"])
+        if tamper_event is not None:
+            tamper_event(record.payload)
         return await self._send_interaction(record, timeout)
 
     async def autocomplete(
@@ -2321,13 +2326,15 @@ class DiscordSim:
         timeout: float | None = None,
         stale: bool = False,
         forged: bool = False,
+        tamper_event: Callable[[JSON], None] | None = None,
     ) -> InteractionRecord:
         """Press the button ``custom_id`` on ``message`` as ``user``.
 
         ``stale=True`` presses it as a client still showing an older version of the message
         would: the button may since have been disabled or removed (the bot must cope).
         ``forged=True`` sends ``custom_id`` whether or not the message ever had it, as a
-        hand-made request would.
+        hand-made request would. ``tamper_event`` edits the whole INTERACTION_CREATE payload
+        (a field in a shape Discord never sends).
         """
         if forged:
             msg = self._message_ref(message)
@@ -2348,6 +2355,8 @@ class DiscordSim:
             # The message as the hand-made request shows it carries the forged button.
             shown = payload["message"]
             shown["components"] = [*shown["components"], {"type": 1, "components": [component]}]
+        if tamper_event is not None:
+            tamper_event(payload)
         return await self._send_interaction(record, timeout)
 
     async def select(
