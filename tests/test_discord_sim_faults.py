@@ -337,6 +337,28 @@ async def test_a_reset_after_the_callback_applied_it(sim: DiscordSim) -> None:
     assert again.content == "next"
 
 
+async def test_an_answer_sent_again_after_an_unheard_one_is_refused_as_discord_does(
+    sim: DiscordSim, http: aiohttp.ClientSession
+) -> None:
+    """After a first answer applied but never heard of (reset="after"), the bot may send it
+    again to find out: Discord refuses it with 40060, and so does the sim, without calling it
+    a violation. Once told, a further first answer is answering twice."""
+    s = sim.seed
+    async with sim.running(DemoClient()) as client:
+        sim.faults.add(CALLBACK, reset="after")
+        ix = await sim.slash(s.alice, s.channel, "echo", text="it did happen")
+        assert isinstance(await invoke_error(client), CONNECTION_ERRORS)
+        callback = f"/api/v10/interactions/{ix.id}/{ix.token}/callback"
+        body = {"type": 4, "data": {"content": "it did happen"}}
+        for attempt in range(2):
+            async with http.post(callback, json=body) as again:
+                assert again.status == 400
+                assert (await again.json())["code"] == 40060
+            # The first is no violation, the next is.
+            assert len(sim.take_violations()) == attempt
+    assert [m.content for m in sim.messages(s.channel)] == ["it did happen"]
+
+
 async def test_a_reset_before_a_message_applied_nothing(sim: DiscordSim) -> None:
     s = sim.seed
     async with sim.running(DemoClient()) as client:
