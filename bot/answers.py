@@ -169,8 +169,11 @@ class Answers:
     """This process's answering: first answers on both paths, and the answer states handed
     on from the gateway payload, waiting for discord.py to route their interaction."""
 
-    def __init__(self, *, defer_after: float = DEFER_AFTER) -> None:
+    def __init__(
+        self, *, defer_after: float = DEFER_AFTER, last_try_after: float = LAST_TRY_AFTER
+    ) -> None:
         self.defer_after = defer_after
+        self.last_try_after = last_try_after
         self._handed_on: dict[int, AnswerState] = {}
         self._session: aiohttp.ClientSession | None = None
         self._application_id = 0
@@ -240,7 +243,8 @@ class Answers:
         too late to send again. The caller holds ``state.lock``."""
         loop = asyncio.get_running_loop()
         due = state.first is First.NONE or (
-            state.first is First.UNSURE and loop.time() <= state.received_at + LAST_TRY_AFTER
+            state.first is First.UNSURE
+            and loop.time() <= state.received_at + self.last_try_after
         )
         if due and await self._send(state, kind, message, ephemeral=ephemeral) is None:
             return True
@@ -265,7 +269,7 @@ class Answers:
         or Discord asked to wait (a 429, within the deadline) or failed (a 5xx). None if
         Discord took it, else how it failed; ``state`` notes either."""
         loop = asyncio.get_running_loop()
-        last_try = state.received_at + LAST_TRY_AFTER
+        last_try = state.received_at + self.last_try_after
         callback: dict[str, Any] = {"type": kind.value}
         if message is not None:
             callback["data"] = data = message.payload()

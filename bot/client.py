@@ -20,7 +20,7 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot import events
-from bot.answers import ANSWER_FAILURES, DEFER_AFTER, Answers
+from bot.answers import ANSWER_FAILURES, DEFER_AFTER, LAST_TRY_AFTER, Answers
 from bot.boards import Boards
 from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS
@@ -212,6 +212,7 @@ class TTTBot(commands.AutoShardedBot):
         force_sync: bool = False,
         sweep_interval: float = 5.0,
         defer_after: float = DEFER_AFTER,
+        last_try_after: float = LAST_TRY_AFTER,
         search_budget: SearchBudget | None = None,
         **options: Any,
     ) -> None:
@@ -240,7 +241,7 @@ class TTTBot(commands.AutoShardedBot):
         self.sweep_interval = sweep_interval
         self.search_budget = search_budget
         self.in_flight = InFlight()
-        self.answers = Answers(defer_after=defer_after)
+        self.answers = Answers(defer_after=defer_after, last_try_after=last_try_after)
         self.fast_clicks = FastClicks(self.answers, self.in_flight)
         self._sweeper: asyncio.Task[None] | None = None
         self._closing: asyncio.Task[None] | None = None

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from bot.answers import DEFER_AFTER
+from bot.answers import DEFER_AFTER, LAST_TRY_AFTER
 from bot.client import TTTBot
 from bot.clock import ManualClock
 from bot.components import CELL_ID, CHALLENGE_ID, GAME_ACTION_ID, IdFormat
@@ -62,8 +62,10 @@ class BotHarness:
         self.database = database
         self.rng = random.Random(1234)
         self.search_budget: SearchBudget | None = TEST_SEARCH_BUDGET
-        # How long the bot leaves an interaction unanswered before deferring it.
+        # How long the bot leaves an interaction unanswered before deferring it, and how long
+        # after it arrived it still sends a lost first answer again.
         self.defer_after = DEFER_AFTER
+        self.last_try_after = LAST_TRY_AFTER
         self.base_settings = Settings(
             token=sim.token,
             database=database,
@@ -96,6 +98,7 @@ class BotHarness:
             rng=self.rng,
             sweep_interval=3600,
             defer_after=self.defer_after,
+            last_try_after=self.last_try_after,
             search_budget=self.search_budget,
         )
         errors = _ErrorCollector()
@@ -191,11 +194,19 @@ async def start_member_game(
     return accepted.message
 
 
+# A short window for sending lost first answers again, for the tests that lose every try:
+# they need not wait out Discord's 3 s. Set harness.last_try_after to it before running.
+SHORT_WINDOW = 0.3
+# How long such a test waits for the answer that never comes: the window, and Discord asked.
+PAST_THE_WINDOW = 1.0
+
+
 @contextmanager
 def first_answers_lost(sim: DiscordSim) -> Iterator[None]:
     """While the block runs, every first answer's connection is reset before Discord takes it:
-    the bot sends it again until Discord's deadline, asks Discord whether one arrived, and
-    gives up on it. Wait past the deadline inside the block (a ``SimTimeout`` of 3 s)."""
+    the bot sends it again until its window closes, asks Discord whether one arrived, and
+    gives up on it. Inside the block, wait past the window (a ``SimTimeout`` of
+    :data:`PAST_THE_WINDOW`, with ``harness.last_try_after = SHORT_WINDOW``)."""
     fault = sim.faults.add(CALLBACK, reset="before", count=None)
     try:
         yield

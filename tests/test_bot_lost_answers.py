@@ -17,6 +17,8 @@ import pytest
 from bot.components import GAME_ACTION_ID
 from tests.bot_harness import (
     CALLBACK,
+    PAST_THE_WINDOW,
+    SHORT_WINDOW,
     BotHarness,
     button_id,
     cell_id,
@@ -190,12 +192,13 @@ async def test_a_hint_never_shown_leaves_its_game_unassisted(
     """Every try of the hint's answer lost until Discord's deadline: the member never saw it,
     so the game still counts."""
     s = sim.seed
+    harness.last_try_after = SHORT_WINDOW
     async with harness.running() as bot:
         board = await vs_ai(sim)
         assert board.message is not None
         assert await bot.in_flight.wait_idle(patience=5)
         with first_answers_lost(sim), pytest.raises(SimTimeout):
-            await sim.slash(s.alice, s.channel, "ttt hint", timeout=3)
+            await sim.slash(s.alice, s.channel, "ttt hint", timeout=PAST_THE_WINDOW)
         assert await bot.in_flight.wait_idle(patience=5)
         game = await bot.service.storage.live_game_in_channel(s.channel.id)
         assert game is not None

@@ -21,6 +21,8 @@ from bot.config import POSTGRESQL
 from bot.storage.base import GameRecord
 from tests.bot_harness import (
     CALLBACK,
+    PAST_THE_WINDOW,
+    SHORT_WINDOW,
     BotHarness,
     board_out_of_time,
     both_engines,
@@ -493,9 +495,12 @@ async def test_a_challenge_whose_answer_never_arrived_is_shown_again(
     """The challenge is saved, and every try of the answer that shows it is lost: the
     channel must not stay blocked with nothing to click."""
     s = sim.seed
+    harness.last_try_after = SHORT_WINDOW
     async with harness.running() as bot:
         with first_answers_lost(sim), pytest.raises(SimTimeout):
-            await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob, timeout=3)
+            await sim.slash(
+                s.alice, s.channel, "ttt start", opponent=s.bob, timeout=PAST_THE_WINDOW
+            )
         assert await bot.in_flight.wait_idle(patience=5)
         pending = await bot.service.storage.pending_challenge_in_channel(s.channel.id)
         assert pending is not None
@@ -516,6 +521,7 @@ async def test_the_sweeper_posts_what_was_saved_without_its_message(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
+    harness.last_try_after = SHORT_WINDOW
     async with harness.running() as bot:
         unanswered: list[tuple[SimUser, SimChannel, str, dict[str, object]]] = [
             (s.alice, s.channel, "ttt start", {"opponent": s.bob}),
@@ -524,7 +530,9 @@ async def test_the_sweeper_posts_what_was_saved_without_its_message(
         with first_answers_lost(sim):
             for user, channel, command, options in unanswered:
                 with pytest.raises(SimTimeout):
-                    await sim.slash(user, channel, command, options=options, timeout=3)
+                    await sim.slash(
+                        user, channel, command, options=options, timeout=PAST_THE_WINDOW
+                    )
             assert await bot.in_flight.wait_idle(patience=5)
         await bot.sweep()
         assert sim.last_message(s.channel) is None  # too early: the handler may still answer
@@ -591,10 +599,11 @@ async def test_a_refusal_after_an_answer_lost_until_the_deadline_answers_nothing
     risk a second (the lost one might yet land). The board still shows the timeout, edited
     through the channel."""
     s = sim.seed
+    harness.last_try_after = SHORT_WINDOW
     async with harness.running() as bot:
         board = await board_out_of_time(sim, harness, bot)
         with first_answers_lost(sim), pytest.raises(SimTimeout):
-            await sim.click(s.alice, board, cell_id(board, "B2"), timeout=3)
+            await sim.click(s.alice, board, cell_id(board, "B2"), timeout=PAST_THE_WINDOW)
         assert await bot.in_flight.wait_idle(patience=5)
         assert "ran out of time" in text_of(sim.message(board.id))
     # The slash command's answer, then the click's, sent again and again, each lost.
@@ -610,10 +619,11 @@ async def test_a_move_whose_answer_was_lost_still_shows_on_the_board(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
+    harness.last_try_after = SHORT_WINDOW
     async with harness.running() as bot:
         board = await start_member_game(sim)
         with first_answers_lost(sim), pytest.raises(SimTimeout):
-            await sim.click(s.alice, board, cell_id(board, "B2"), timeout=3)
+            await sim.click(s.alice, board, cell_id(board, "B2"), timeout=PAST_THE_WINDOW)
         # Saved, and the board is edited through the channel instead.
         await sim.wait_for(lambda: shown_board(sim.message(board.id)) == ".../.X./...")
         game = await bot.service.storage.live_game_in_channel(s.channel.id)
@@ -629,10 +639,11 @@ async def test_a_resign_whose_answer_was_lost_is_shown_and_counted(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
+    harness.last_try_after = SHORT_WINDOW
     async with harness.running():
         board = await start_member_game(sim)
         with first_answers_lost(sim), pytest.raises(SimTimeout):
-            await sim.slash(s.bob, s.channel, "ttt resign", timeout=3)
+            await sim.slash(s.bob, s.channel, "ttt resign", timeout=PAST_THE_WINDOW)
         await sim.wait_for(lambda: "resigned" in text_of(sim.message(board.id)))
         stats = text_of(await sim.slash(s.bob, s.channel, "ttt stats"))
     assert "Against members: 0 W · 1 L · 0 D" in stats

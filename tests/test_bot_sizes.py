@@ -18,6 +18,8 @@ from bot.service import size_name
 from game import Board, Mark, cell_name, parse_cell
 from game.ai import MinimaxStrategy
 from tests.bot_harness import (
+    PAST_THE_WINDOW,
+    SHORT_WINDOW,
     BotHarness,
     board_of,
     both_engines,
@@ -281,9 +283,12 @@ async def test_a_5x5_board_whose_answers_were_lost_is_posted_and_edited_in_its_f
     """Outside an interaction too (the sweeper's post, an edit through the channel), a 5x5
     board is a components-v2 message."""
     s = sim.seed
+    harness.last_try_after = SHORT_WINDOW
     async with harness.running() as bot:
         with first_answers_lost(sim), pytest.raises(SimTimeout):
-            await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart", size=5, timeout=3)
+            await sim.slash(
+                s.alice, s.channel, "ttt vs-ai", difficulty="smart", size=5, timeout=PAST_THE_WINDOW
+            )
         assert await bot.in_flight.wait_idle(patience=10)
         harness.clock.advance(31)
         await bot.sweep()
@@ -291,7 +296,7 @@ async def test_a_5x5_board_whose_answers_were_lost_is_posted_and_edited_in_its_f
         assert board is not None
         assert check_board(board, 5) == Board(5)
         with first_answers_lost(sim), pytest.raises(SimTimeout):
-            await sim.click(s.alice, board, cell_id(board, "A1"), timeout=3)
+            await sim.click(s.alice, board, cell_id(board, "A1"), timeout=PAST_THE_WINDOW)
         await sim.wait_for(lambda: board_of(board).move_count == 2)
         check_board(board, 5)
 

@@ -6,6 +6,7 @@ the hand-written one."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -50,7 +51,7 @@ async def test_content_over_2000_characters_in_a_response(sim: DiscordSim) -> No
     async with sim.running(DemoClient()) as client:
         ok = await sim.slash(s.alice, s.channel, "long", size=2000)
         ix = await sim.slash(s.alice, s.channel, "long", size=2001)
-        await sim.wait_for(lambda: client.errors)
+        await asyncio.wait_for(client.failed.wait(), 5)  # the sim cannot see it
     assert ok.rejected is None
     assert ok.content == "x" * 2000
     assert ix.rejected == "invalid"
@@ -158,7 +159,7 @@ async def test_interaction_answered_twice(sim: DiscordSim) -> None:
     s = sim.seed
     async with sim.running(DemoClient()) as client:
         ix = await sim.slash(s.alice, s.channel, "twice")
-        await sim.wait_for(lambda: client.errors)
+        await asyncio.wait_for(client.failed.wait(), 5)  # the sim cannot see it
     assert ix.content == "one"
     assert ix.callbacks == 2
     cause = client.errors[0].__cause__
@@ -176,7 +177,7 @@ async def test_response_later_than_the_deadline(sim: DiscordSim) -> None:
     sim.response_deadline = 0.2
     async with sim.running(DemoClient(late_delay=0.4)) as client:
         ix = await sim.slash(s.alice, s.channel, "late")
-        await sim.wait_for(lambda: client.errors)
+        await asyncio.wait_for(client.failed.wait(), 5)  # the sim cannot see it
     assert ix.rejected == "late"
     assert ix.message is None
     assert ix.latency is not None
