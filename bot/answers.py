@@ -76,8 +76,13 @@ class First(enum.Enum):
     GONE = enum.auto()  # Discord no longer knows the interaction: nothing more goes through
 
 
-_TAKEN = {Kind.MESSAGE: First.SHOWN, Kind.UPDATE: First.SHOWN}
-_TAKEN.update({Kind.THINKING: First.THINKING, Kind.DEFERRED: First.DEFERRED})
+# What a first answer of each kind, once taken, makes of the interaction.
+_TAKEN = {
+    Kind.MESSAGE: First.SHOWN,
+    Kind.UPDATE: First.SHOWN,
+    Kind.THINKING: First.THINKING,
+    Kind.DEFERRED: First.DEFERRED,
+}
 
 
 class Failure(enum.Enum):
@@ -140,10 +145,13 @@ class AnswerState:
 
 @dataclass(frozen=True, slots=True)
 class _Reply:
-    """What Discord answered to a request: its status (None if none came back) and JSON."""
+    """What Discord answered to a request: its status and JSON, or (no status) what failed."""
 
     status: int | None
     body: Any = None
+
+    def __str__(self) -> str:
+        return str(self.body) if self.status is None else f"{self.status} {self.body}"
 
     @property
     def code(self) -> int | None:
@@ -243,8 +251,7 @@ class Answers:
         too late to send again. The caller holds ``state.lock``."""
         loop = asyncio.get_running_loop()
         due = state.first is First.NONE or (
-            state.first is First.UNSURE
-            and loop.time() <= state.received_at + self.last_try_after
+            state.first is First.UNSURE and loop.time() <= state.received_at + self.last_try_after
         )
         if due and await self._send(state, kind, message, ephemeral=ephemeral) is None:
             return True
@@ -284,11 +291,12 @@ class Answers:
         wait = RETRY_AFTER
         while True:
             earlier, state.sent = state.sent, (kind, message)
-            reply = await self._request("POST", url, state, body)
+            reply = await self._request("POST", url, body)
             if reply.status is not None and reply.status < 300:
                 state.first = _TAKEN[kind]
                 state.message_id = reply.message_id("interaction", "response_message_id")
                 return None
+            log.warning("could not answer interaction %s: %s", state.interaction_id, reply)
             failure = judge(reply.status, reply.code)
             if failure is Failure.UNSURE:
                 state.first = First.UNSURE
@@ -326,36 +334,27 @@ class Answers:
         """After a first answer whose connection dropped, whether Discord has it (then its
         message is ``state.message_id``)."""
         route = f"/webhooks/{self._application_id}/{state.token}/messages/@original"
-        reply = await self._request("GET", discord.http.Route.BASE + route, state)
+        reply = await self._request("GET", discord.http.Route.BASE + route)
         if reply.status != 200:
+            log.info("the answer to interaction %s did not arrive: %s", state.interaction_id, reply)
             return False
         log.info("the answer to interaction %s went through after all", state.interaction_id)
         state.first = _TAKEN[state.sent[0] if state.sent else Kind.MESSAGE]
         state.message_id = reply.message_id("id")
         return True
 
-    async def _request(
-        self, method: str, url: str, state: AnswerState, body: bytes | None = None
-    ) -> _Reply:
+    async def _request(self, method: str, url: str, body: bytes | None = None) -> _Reply:
         assert self._session is not None, "Answers.open() first"
         try:
             async with self._session.request(method, url, data=body) as response:
                 raw = await response.read()
                 status = response.status
         except ANSWER_FAILURES as error:
-            log.warning("could not answer interaction %s: %r", state.interaction_id, error)
-            return _Reply(None)
+            return _Reply(None, repr(error))
         try:
             parsed = orjson.loads(raw) if raw else None
         except orjson.JSONDecodeError:
-            parsed = None
-        if status >= 300:
-            log.warning(
-                "could not answer interaction %s: %s %s",
-                state.interaction_id,
-                status,
-                raw.decode(errors="replace"),
-            )
+            parsed = raw.decode(errors="replace")
         return _Reply(status, parsed)
 
 
