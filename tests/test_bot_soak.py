@@ -51,7 +51,7 @@ KNOWN_BUGS = {
 }
 
 
-@pytest.mark.soak
+@pytest.mark.slow
 async def test_soak_members_play_through_faults_and_kills(sim: DiscordSim, tmp_path: Path) -> None:
     began = time.monotonic()
     seed, seconds = soak_seed(), soak_seconds()
