@@ -199,6 +199,34 @@ Gotchas
       that long. It retries 500/502/504 after 1 s, 3 s...; aiohttp resends a GET, PUT or
       DELETE once when a reused connection drops (see ``faults.py``).
 
+Where each part lives
+    ``DiscordSim`` (``server.py``) is composed of one mixin a part, each building on
+    ``SimCore`` or on the parts it calls, so that mypy checks what one part uses of another:
+
+    * ``server.py``: ``DiscordSim``, its lifecycle (``start``, ``stop``, ``running``) and the
+      HTTP plumbing: the REST route table, faults and spec checks around the handlers, and
+      the order of replies and wake-ups.
+    * ``core.py``: ``SimCore``, the settings and state every part shares, the addresses and
+      clock, what tests read (``messages``, ``commands``, ``take_violations``...),
+      ``wait_for`` and lookups.
+    * ``world.py``: world building (``add_guild``, ``add_member``, ``dm_channel``...).
+    * ``messages.py``: creating, editing and deleting messages, and their MESSAGE_* events.
+    * ``rest.py``: the REST handlers of identity, commands, channels, users and guilds;
+      ``rest_interactions.py``: the interaction callback and the interaction webhooks.
+    * ``gateway.py``: the websocket, sessions, IDENTIFY and RESUME, the ordering ping, and
+      ``drop_connection``, ``request_reconnect``, ``close_gateway``, ``dispatch_raw``.
+    * ``verbs.py``: ``slash``, ``autocomplete``, ``click``, ``select``, ``submit_modal``,
+      ``send_message``, and delivering an interaction to its session.
+    * ``control.py``: the ``/_sim`` JSON API of the standalone server.
+    * ``client_run.py``: what ``sim.running(client)`` returns.
+    * ``wire.py``: what the parts share of the wire (error codes, intents, ``Call``,
+      ``Connection``, ``Session``, ``write_reply``).
+
+    Beside them: ``models.py`` (users, guilds, channels, messages, records), ``commands.py``
+    (a slash command's data checked against the registered commands), ``limits.py``
+    (Discord's rules), ``openapi.py`` (the spec checks), ``faults.py``, ``seed.py``,
+    ``fixtures.py`` (``sim``, ``seed``), ``demo_client.py`` and ``__main__.py``.
+
 Standalone: ``python -m tests.discord_sim --port 8765`` from the repository root (see
 ``__main__``).
 """

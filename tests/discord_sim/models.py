@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 if TYPE_CHECKING:
-    from .server import DiscordSim
+    from .core import SimCore
 
 JSON = dict[str, Any]
 J = TypeVar("J")
@@ -604,7 +604,7 @@ class InteractionRecord:
     deferred message, so ``followups[0] is message``).
     """
 
-    sim: DiscordSim = field(repr=False)
+    sim: SimCore = field(repr=False)
     id: int
     token: str
     type: int
