@@ -5,6 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
+# Each runs a benchmark for real, in a process of its own: seconds to tens of seconds.
+pytestmark = pytest.mark.slow
+
 
 def test_engine_benchmark_runs_and_reports_every_figure() -> None:
     result = subprocess.run(

@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 
 import discord
+import pytest
 
 from tests.bot_harness import text_of
 from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimError, SimUser
@@ -116,6 +117,7 @@ def at_least(items: list[InteractionRecord], count: int) -> bool:
     return len(items) >= count
 
 
+@pytest.mark.slow  # several rounds of traffic and a real process stopping each time
 async def test_sigterm_under_continuous_traffic_exits_promptly_and_cleanly(
     sim: DiscordSim, tmp_path: Path
 ) -> None:

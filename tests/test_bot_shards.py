@@ -12,10 +12,15 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 
+import pytest
+
 from bot.components import CHALLENGE_ID
 from tests.bot_harness import BotHarness, button_id, cell_id, start_member_game, text_of
 from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimMessage, SimUser
 from tests.test_bot_process import BotProcess, bot_process
+
+# Two bot processes, a restart and a turn clock run out: about half a minute.
+pytestmark = pytest.mark.slow
 
 # Ten seconds is the shortest turn the settings allow; the sweeper looks every five.
 TURN_TIMEOUT = 10

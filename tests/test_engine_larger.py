@@ -316,6 +316,7 @@ def test_minimax_never_misses_a_win_and_never_leaves_a_threat(size: int) -> None
     assert checked_blocks > 30
 
 
+@pytest.mark.slow  # a few seconds a pairing
 @pytest.mark.parametrize("opponent", ["smart", "random"])
 @pytest.mark.parametrize("side", [Mark.X, Mark.O])
 def test_5x5_minimax_never_loses_a_seeded_sample_of_games(opponent: str, side: Mark) -> None:
