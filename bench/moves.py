@@ -27,7 +27,8 @@ from pathlib import Path
 from bench.samples import percentile
 from bot.clock import SystemClock
 from bot.config import DatabaseUrl, parse_database_url
-from bot.service import Actor, Clicked, GameService
+from bot.domain import Actor
+from bot.service import Clicked, GameService
 from bot.storage.base import Storage
 from bot.storage.connect import open_storage
 from game import Mark, cell_name

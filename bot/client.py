@@ -20,16 +20,17 @@ from discord import app_commands
 from discord.ext import commands
 
 from bot import events
-from bot.answers import ANSWER_FAILURES, DEFER_AFTER, LAST_TRY_AFTER, Answers
-from bot.boards import Boards
+from bot.answers import ANSWER_FAILURES, DEFER_AFTER, LAST_TRY_AFTER, Answer, Answers
+from bot.boards import Boards, reaches_channel
 from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS
 from bot.config import ConfigError, Settings
 from bot.cycles import release_response
+from bot.domain import Actor, UserError
 from bot.errors import Reporter
 from bot.fast_clicks import FastClicks
 from bot.i18n import CommandTranslator
-from bot.service import Actor, GameService, Swept, UserError
+from bot.service import GameService, Swept
 from bot.stalls import watch_stalls
 from bot.storage.base import EVERY_GUILD, ShardSlice, Storage
 from bot.storage.connect import open_storage
@@ -37,7 +38,7 @@ from game.search import SearchBudget
 
 log = logging.getLogger(__name__)
 
-EXTENSIONS: Sequence[str] = ("bot.cogs.ttt",)
+EXTENSIONS: Sequence[str] = ("bot.cogs.ttt", "bot.cogs.settings")
 # How long shutdown waits for interaction handlers in flight (Discord's own patience for a
 # deferred interaction is far longer; a restart should not take longer than this).
 SHUTDOWN_GRACE = 10.0
@@ -119,7 +120,14 @@ def refused_option(data: Mapping[str, Any]) -> UserError | None:
         lookup = _RESOLVED_OPTIONS.get(kind)
         if lookup is not None:
             text = str(value)
-            if not (text.isascii() and text.isdigit()) or text not in (resolved.get(lookup) or {}):
+            entry = (resolved.get(lookup) or {}).get(text) if text.isascii() else None
+            # discord.py reads a channel's permissions, which Discord always sends, without
+            # looking: a channel without them would fail in discord.py, outside any handler.
+            if (
+                not text.isdigit()
+                or not isinstance(entry, dict)
+                or (lookup == "channels" and "permissions" not in entry)
+            ):
                 return UserError(
                     "The {} option doesn't name anyone here: pick from the list.", name
                 )
@@ -248,6 +256,25 @@ class TTTBot(commands.AutoShardedBot):
         self._heartbeat: asyncio.Task[None] | None = None
         self._stall_watch: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
+
+    @contextlib.asynccontextmanager
+    async def handling(self, interaction: discord.Interaction[Any]) -> AsyncIterator[Answer]:
+        """Every command's and button's handler: counted for shutdown, answered within
+        Discord's deadline, its failure reported; in a channel the bot is not in, followed by
+        a game that ended there unseen."""
+        answer = self.answers.begin(interaction)
+        async with self.in_flight(), answer.in_time():
+            try:
+                yield answer
+            except Exception as error:
+                await self._show_unseen(answer)
+                await self.reporter.report(answer, error)
+            else:
+                await self._show_unseen(answer)
+
+    async def _show_unseen(self, answer: Answer) -> None:
+        if not reaches_channel(answer.interaction):
+            await self.boards.show_unseen(answer)
 
     async def on_app_command_completion(
         self, interaction: discord.Interaction[TTTBot], command: object

@@ -19,8 +19,8 @@ from discord import app_commands
 from bot import render
 from bot.answers import Answer
 from bot.boards import Boards
+from bot.domain import UserError
 from bot.i18n import N_
-from bot.service import UserError
 
 log = logging.getLogger(__name__)
 
@@ -58,8 +58,6 @@ class Reporter:
         if isinstance(error, UserError):
             await self._boards.show_changed(answer, error.changed)
             await answer.tell(error.sentence(lang, render.escape))
-        elif isinstance(error, app_commands.MissingPermissions):
-            await answer.tell(lang._("Only members who can manage messages can do that."))
         elif isinstance(error, app_commands.NoPrivateMessage):
             await answer.tell(
                 lang._(

@@ -37,8 +37,9 @@ from bot import events, render
 from bot.answers import Answers, AnswerState, Kind
 from bot.boards import Boards, may_write
 from bot.components import CELL_ID, GAME_ACTION_ID
+from bot.domain import Actor
 from bot.events import Parser
-from bot.service import Actor, Clicked, GameService, MoveResult, Started
+from bot.service import Clicked, GameService, MoveResult, Started
 from bot.storage.base import GameRecord
 
 log = logging.getLogger(__name__)
@@ -125,7 +126,12 @@ def _board_click(data: Mapping[str, Any]) -> CellClick | RematchClick | None:
         "interaction_id": int(data["id"]),
         "token": str(data["token"]),
         "game_id": game_id,
-        "user": Actor(int(user["id"]), str(name), is_bot=bool(user.get("bot", False))),
+        "user": Actor(
+            int(user["id"]),
+            str(name),
+            is_bot=bool(user.get("bot", False)),
+            roles=frozenset(int(role) for role in member.get("roles") or ()),
+        ),
         "clicked": Clicked(int(data["channel_id"]), int(message["id"])),
     }
     if cell is None:

@@ -17,18 +17,25 @@ edit ever has to change it.
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import functools
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
+import babel
+import babel.dates
+import babel.lists
 import discord
 
 from bot import i18n
 from bot.components import CELL_ID, CHALLENGE_ID, GAME_ACTION_ID, walk
+from bot.domain import size_name
 from bot.i18n import N_, Language
-from bot.service import Hint, Review, size_name
+from bot.server_settings import ServerSettings, Setting
+from bot.service import Hint, Review
 from bot.storage.base import (
     VS_MEMBER,
     ChallengeRecord,
@@ -751,13 +758,121 @@ for nobody).
 One game per channel; a player who doesn't move in time loses the game.""")
 
 
-def help_message(lang: Language) -> Message:
+def help_message(lang: Language, default_size: int = DEFAULT_SIZE) -> Message:
+    """How to play; ``default_size``: the board a game gets when none is picked (the
+    server's setting)."""
     text = lang._(
         HELP_TEXT,
         levels="\n".join(
             f"- `{name}`: {level_description(name, lang)}" for name, _ in DIFFICULTIES
         ),
         sizes=", ".join(size_label(size, lang) for size in BOARD_SIZES),
-        default=size_name(DEFAULT_SIZE),
+        default=size_name(default_size),
     )
     return Message(embed=discord.Embed(title=lang._("Tic-tac-toe"), description=text))
+
+
+# -- server settings ---------------------------------------------------------------------------
+
+
+def duration(seconds: float, lang: Language) -> str:
+    """A duration in words, exactly, in ``lang``: "1 hour and 30 minutes"."""
+    locale = babel.Locale.parse(lang.code)
+    whole = max(round(seconds), 1)
+    parts = []
+    units: tuple[tuple[Literal["day", "hour", "minute", "second"], int], ...] = (
+        ("day", 86400),
+        ("hour", 3600),
+        ("minute", 60),
+        ("second", 1),
+    )
+    for unit, size in units:
+        count, whole = divmod(whole, size)
+        if count:
+            # An infinite threshold holds the unit given: babel would say "1 week" for 7 days.
+            exact = datetime.timedelta(seconds=count * size)
+            parts.append(
+                babel.dates.format_timedelta(
+                    exact, granularity=unit, threshold=math.inf, locale=locale
+                )
+            )
+    return babel.lists.format_list(parts, locale=locale)
+
+
+def language_name(code: str) -> str:
+    """A language's own name for itself: "Deutsch", "português (Brasil)"."""
+    return str(babel.Locale.parse(code).get_display_name(code))
+
+
+def settings_message(
+    settings: ServerSettings,
+    lang: Language,
+    *,
+    turn_timeout: float,
+    challenge_timeout: float,
+    saved: bool = False,
+) -> Message:
+    """A server's settings, each with who changed it last; the timeouts given are the bot's
+    own, shown where the server keeps them."""
+
+    def changed(setting: Setting) -> str:
+        change = settings.changes.get(setting)
+        if change is None:
+            return ""
+        return "\n" + lang._(
+            "-# changed by <@{user}> {when}", user=change.by, when=timestamp(change.at)
+        )
+
+    def field(name: str, setting: Setting, value: str) -> None:
+        embed.add_field(name=name, value=value + changed(setting), inline=False)
+
+    def default(value: str) -> str:
+        return lang._("{value} (the bot's default)", value=value)
+
+    embed = discord.Embed(title=lang._("Tic-tac-toe settings for this server"), colour=LIVE_COLOUR)
+    if settings.channels:
+        where = ", ".join(f"<#{channel}>" for channel in sorted(settings.channels))
+    else:
+        where = lang._("Every channel")
+    field(lang._("Where games can be started"), Setting.CHANNELS, where)
+    if settings.player_roles:
+        who = ", ".join(f"<@&{role}>" for role in sorted(settings.player_roles))
+    else:
+        who = lang._("Everyone")
+    field(lang._("Who can play"), Setting.PLAYER_ROLES, who)
+    if settings.moderator_role is None:
+        enders = lang._("Members who can manage messages")
+    else:
+        enders = lang._(
+            "Members who can manage messages, and {role}", role=f"<@&{settings.moderator_role}>"
+        )
+    field(lang._("Who can end games (/ttt end)"), Setting.MODERATOR_ROLE, enders)
+    for setting, name, own, bot_default in (
+        (Setting.TURN_TIMEOUT, lang._("Time for a move"), settings.turn_timeout, turn_timeout),
+        (
+            Setting.CHALLENGE_TIMEOUT,
+            lang._("Time to answer a challenge"),
+            settings.challenge_timeout,
+            challenge_timeout,
+        ),
+    ):
+        shown = duration(own, lang) if own is not None else default(duration(bot_default, lang))
+        field(name, setting, shown)
+    if settings.language is None:
+        spoken = lang._("The server's Discord language")
+    else:
+        spoken = language_name(settings.language)
+    field(lang._("Language of boards and challenges"), Setting.LANGUAGE, spoken)
+    if settings.max_games is None:
+        limit = lang._("No limit")
+    else:
+        limit = lang.n_("{count} game", "{count} games", settings.max_games)
+    field(lang._("Live games a member can be in at once"), Setting.MAX_GAMES, limit)
+    wait = duration(settings.cooldown, lang) if settings.cooldown else lang._("None")
+    field(lang._("Wait between one member's challenges"), Setting.COOLDOWN, wait)
+    size = settings.size or DEFAULT_SIZE
+    shown_size = size_label(size, lang) if settings.size else default(size_label(size, lang))
+    field(lang._("Board size when none is picked"), Setting.SIZE, shown_size)
+    embed.set_footer(text=lang._("Change them with /ttt-settings; members don't see this."))
+    content = lang._("Saved. The settings now:") if saved else None
+    return Message(content=content, embed=embed)

@@ -10,13 +10,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import math
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import Literal, TypeVar, get_args
 
 from bot.clock import Clock
-from bot.i18n import ENGLISH, N_, Language
+from bot.domain import Actor, UserError, Verbatim, check_size, size_name
+from bot.i18n import ENGLISH, N_
+from bot.server_settings import ServerSettings, SettingsService
 from bot.storage.base import (
     EVERY_GUILD,
     AlreadyRematchedError,
@@ -70,44 +73,6 @@ FIRST_PLAYERS: tuple[FirstPlayer, ...] = get_args(FirstPlayer)
 SEARCHED_FROM_SIZE = 5
 
 
-class UserError(Exception):
-    """A failure the user caused: a sentence to show them.
-
-    ``template`` is an English message of the catalogues (extracted from ``UserError(...)``
-    calls). Member names and other values go in ``names`` and ``{}`` slots rather than into
-    the text, so that whoever shows the sentence translates the template and escapes the names
-    for its medium (:meth:`sentence`); ``str()`` fills them in as they are, in English, for logs
-    and tests.
-
-    ``changed`` is a game or challenge whose stored state this attempt did change as a side
-    effect (a turn found to have timed out, a challenge found expired), so that the caller can
-    show the new state.
-    """
-
-    def __init__(
-        self,
-        template: str,
-        *names: str,
-        changed: GameRecord | ChallengeRecord | None = None,
-    ) -> None:
-        super().__init__(template.format(*names))
-        self.template = template
-        self.names = names
-        self.changed = changed
-
-    def sentence(self, lang: Language, escape: Callable[[str], str]) -> str:
-        return lang.gettext(self.template).format(*(escape(name) for name in self.names))
-
-
-@dataclass(frozen=True, slots=True)
-class Actor:
-    """Someone acting through Discord: a member (or the bot) with the name to show."""
-
-    id: int
-    name: str
-    is_bot: bool = False
-
-
 @dataclass(frozen=True, slots=True)
 class Clicked:
     """Where a button was clicked: its channel and the message it is on. A button acts only on
@@ -115,6 +80,18 @@ class Clicked:
 
     channel_id: int
     message_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Place:
+    """Where a game is to start: the channel and its parents (a thread's channel, a channel's
+    category), for a server's list of channels where games may be played. ``more_parents``
+    finds parents the interaction did not say (a thread's category), asked only when the
+    list does not name the others."""
+
+    channel_id: int
+    parents: tuple[int, ...] = ()
+    more_parents: Callable[[], Awaitable[Collection[int]]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,9 +139,6 @@ GAMES_KEPT = 10_000
 # much of it, slowing every other answer meanwhile. A game reviewed again (by a second
 # spectator, or the same click repeated) is searched once. A 5x5 review is about 10-20 KB.
 REVIEWS_KEPT = 64
-# Games outside servers (DMs, group DMs) all count under this guild id: a member's stats there
-# are one record across every DM. No server has it, and it is on shard 0, as DMs are.
-OUTSIDE_SERVERS = 0
 
 BUSY_GAME = N_(
     "There is already a game in this channel: finish it first, or play in another channel."
@@ -203,9 +177,12 @@ class GameService:
         rng: random.Random | None = None,
         shards: ShardSlice = EVERY_GUILD,
         search_budget: SearchBudget | None = None,
+        settings: SettingsService | None = None,
     ) -> None:
         self.storage = storage
         self.clock = clock
+        # The servers' own settings, read again by every action they bear on.
+        self.server_settings = settings or SettingsService(storage, clock)
         self.bot_user = bot_user
         self.turn_timeout = turn_timeout
         self.challenge_timeout = challenge_timeout
@@ -232,12 +209,17 @@ class GameService:
         channel_id: int,
         challenger: Actor,
         opponent: Actor | None,
-        size: int = DEFAULT_SIZE,
+        size: int | None = None,
         language: str = ENGLISH,
+        *,
+        place: Place | None = None,
     ) -> ChallengeRecord:
-        """A challenge to ``opponent`` (anyone, if None); ``language``: the catalogue its
-        message and its game's board are shown in."""
-        _check_size(size)
+        """A challenge to ``opponent`` (anyone, if None), on a ``size`` board (the server's
+        default if None); ``language``: the catalogue its message and its game's board are
+        shown in, unless the server chose one. ``place``: the channel's parents, for the
+        server's list of channels (by default, the channel alone)."""
+        rules = await self.server_settings.of(guild_id)
+        size = _size(size, rules)
         if opponent is not None:
             if opponent.id == self.bot_user.id:
                 raise UserError("To play me, use `/ttt vs-ai` and pick a difficulty.")
@@ -248,8 +230,22 @@ class GameService:
         pending = await self.storage.pending_challenge_in_channel(channel_id)
         if pending and pending.message_id is None and pending.challenger_id == challenger.id:
             return pending  # saved, but its message never went out: show it now
+        await self._may_start(rules, place or Place(channel_id), challenger)
+        if opponent is not None and not rules.lets_play(opponent):
+            raise UserError(
+                "{} can't play here: games in this server are for members with {}.",
+                opponent.name,
+                _roles(rules),
+            )
         await self._require_free_channel(channel_id)
+        await self._check_live_games(rules, guild_id, challenger)
         now = self.clock.now()
+        last = await self.storage.last_challenge_by(guild_id, challenger.id)
+        if rules.cooldown is not None and last is not None and now < last + rules.cooldown:
+            raise UserError(
+                "This server asks members to wait between challenges: you can challenge again {}.",
+                _when(last + rules.cooldown),
+            )
         try:
             return await self.storage.create_challenge(
                 NewChallenge(
@@ -259,10 +255,10 @@ class GameService:
                     challenger_name=challenger.name,
                     opponent_id=opponent.id if opponent else None,
                     opponent_name=opponent.name if opponent else None,
-                    expires_at=now + self.challenge_timeout,
+                    expires_at=now + (rules.challenge_timeout or self.challenge_timeout),
                     created_at=now,
                     size=size,
-                    language=language,
+                    language=rules.language or language,
                 )
             )
         except ChannelBusyError:
@@ -278,7 +274,14 @@ class GameService:
             raise UserError(
                 "This challenge is for {}, not for you.", _name(challenge.opponent_name)
             )
+        rules = await self.server_settings.of(challenge.guild_id)
+        if not rules.lets_play(user):
+            raise UserError(
+                "Games in this server are for members with {}: ask a moderator for one.",
+                _roles(rules),
+            )
         challenger = Actor(challenge.challenger_id, challenge.challenger_name)
+        await self._check_live_games(rules, challenge.guild_id, user, challenger)
         game = self._new_game(
             challenge.guild_id,
             challenge.channel_id,
@@ -286,6 +289,7 @@ class GameService:
             user,
             size=challenge.size,
             language=challenge.language,
+            turn_timeout=rules.turn_timeout,
         )
         try:
             closed = await self.storage.close_challenge(
@@ -346,19 +350,33 @@ class GameService:
         user: Actor,
         difficulty: str,
         first: str = "me",
-        size: int = DEFAULT_SIZE,
+        size: int | None = None,
         language: str = ENGLISH,
+        *,
+        place: Place | None = None,
     ) -> Started:
         """Start a game against the bot; if the bot moves first, its move is already made.
-        ``language``: the catalogue its board is shown in."""
+        ``size`` None: the server's default; ``language``: the catalogue its board is shown
+        in, unless the server chose one."""
         if difficulty not in DIFFICULTIES:
             raise UserError("Pick a difficulty: {}.", ", ".join(DIFFICULTIES))
         if first not in FIRST_PLAYERS:
             raise UserError("Pick who moves first: {}.", ", ".join(FIRST_PLAYERS))
-        _check_size(size)
+        rules = await self.server_settings.of(guild_id)
+        size = _size(size, rules)
+        await self._may_start(rules, place or Place(channel_id), user)
+        await self._check_live_games(rules, guild_id, user)
         bot_first = first == "bot" or (first == "random" and self._rng.random() < 0.5)
         return await self._start_vs_ai(
-            guild_id, channel_id, user, difficulty, bot_first, None, size, language
+            guild_id,
+            channel_id,
+            user,
+            difficulty,
+            bot_first,
+            None,
+            size,
+            rules.language or language,
+            rules.turn_timeout,
         )
 
     async def _start_vs_ai(
@@ -371,6 +389,7 @@ class GameService:
         rematch_of: int | None,
         size: int,
         language: str,
+        turn_timeout: float | None,
     ) -> Started:
         bot = Actor(self.bot_user.id, f"{self.bot_user.name} ({difficulty})", is_bot=True)
         ai_cell = None
@@ -390,6 +409,7 @@ class GameService:
             rematch_of=rematch_of,
             size=size,
             language=language,
+            turn_timeout=turn_timeout,
         )
         return Started(await self._create(game), ai_cell)
 
@@ -407,7 +427,16 @@ class GameService:
             raise UserError("This game is still going: finish it before a rematch.")
         if old.mark_of(user.id) is None:
             raise UserError("Only the players of this game can start a rematch.")
+        # A rematch is a new game: the server's rules for starting one apply (but not its list
+        # of channels: the players stay where their game was).
+        rules = await self.server_settings.of(old.guild_id)
+        if not rules.lets_play(user):
+            raise UserError(
+                "Games in this server are for members with {}: ask a moderator for one.",
+                _roles(rules),
+            )
         if old.ai_mark is not None and old.ai_difficulty is not None:
+            await self._check_live_games(rules, old.guild_id, user)
             return await self._start_vs_ai(
                 old.guild_id,
                 old.channel_id,
@@ -417,8 +446,10 @@ class GameService:
                 rematch_of=old.id,
                 size=old.size,
                 language=old.language,
+                turn_timeout=rules.turn_timeout,
             )
         x, o = (Actor(old.player_id(mark), old.player_name(mark)) for mark in (Mark.O, Mark.X))
+        await self._check_live_games(rules, old.guild_id, user, x if user.id == o.id else o)
         game = self._new_game(
             old.guild_id,
             old.channel_id,
@@ -427,6 +458,7 @@ class GameService:
             rematch_of=old.id,
             size=old.size,
             language=old.language,
+            turn_timeout=rules.turn_timeout,
         )
         return Started(await self._create(game))
 
@@ -443,8 +475,10 @@ class GameService:
         rematch_of: int | None = None,
         size: int = DEFAULT_SIZE,
         language: str = ENGLISH,
+        turn_timeout: float | None = None,
     ) -> NewGame:
-        """A game starting now, with the first turn's clock running."""
+        """A game starting now, with the first turn's clock running: ``turn_timeout``
+        seconds (None: the bot's own)."""
         now = self.clock.now()
         return NewGame(
             guild_id=guild_id,
@@ -456,11 +490,12 @@ class GameService:
             ai_difficulty=ai_difficulty,
             ai_mark=ai_mark,
             moves=moves,
-            deadline=now + self.turn_timeout,
+            deadline=now + (turn_timeout or self.turn_timeout),
             created_at=now,
             rematch_of=rematch_of,
             size=size,
             language=language,
+            turn_timeout=turn_timeout,
         )
 
     async def _create(self, game: NewGame) -> GameRecord:
@@ -470,6 +505,43 @@ class GameService:
             raise UserError(await self._busy_reason(game.channel_id)) from None
         except AlreadyRematchedError:
             raise UserError("A rematch of this game was already started.") from None
+
+    async def _may_start(self, rules: ServerSettings, place: Place, member: Actor) -> None:
+        """Refuse a game ``member`` would start in ``place`` where the server's settings do
+        not let them: a channel off its list, a member without one of its roles."""
+        if not rules.allows_games_in((place.channel_id, *place.parents)) and not (
+            place.more_parents is not None and rules.allows_games_in(await place.more_parents())
+        ):
+            raise UserError(
+                "Games aren't played in this channel: this server plays them in {}.",
+                Verbatim(", ".join(f"<#{channel}>" for channel in sorted(rules.channels))),
+            )
+        if not rules.lets_play(member):
+            raise UserError(
+                "Games in this server are for members with {}: ask a moderator for one.",
+                _roles(rules),
+            )
+
+    async def _check_live_games(
+        self, rules: ServerSettings, guild_id: int, member: Actor, *others: Actor
+    ) -> None:
+        """Refuse a new game for ``member`` (and ``others``, who would play it too) once one
+        of them is in as many live games as the server allows."""
+        if rules.max_games is None:
+            return
+        if await self.storage.live_games_of(guild_id, member.id) >= rules.max_games:
+            raise UserError(
+                "You are already in as many live games as this server allows ({}): finish one "
+                "first.",
+                str(rules.max_games),
+            )
+        for other in others:
+            if await self.storage.live_games_of(guild_id, other.id) >= rules.max_games:
+                raise UserError(
+                    "{} is already in as many live games as this server allows ({}).",
+                    other.name,
+                    str(rules.max_games),
+                )
 
     async def _require_free_channel(self, channel_id: int) -> None:
         if await self.storage.live_game_in_channel(channel_id) is not None:
@@ -594,7 +666,10 @@ class GameService:
         outcome = board.outcome()
         if outcome is None:
             advanced = dataclasses.replace(
-                game, moves=moves, deadline=now + self.turn_timeout, updated_at=now
+                game,
+                moves=moves,
+                deadline=now + (game.turn_timeout or self.turn_timeout),
+                updated_at=now,
             )
         else:
             advanced = dataclasses.replace(
@@ -657,8 +732,17 @@ class GameService:
         game = await self._check_clock(game)
         return await self._save(self._finish(game, mark.other, EndReason.RESIGN))
 
-    async def end_in_channel(self, channel_id: int) -> GameRecord:
-        """A moderator ends the channel's game; it counts for nobody."""
+    async def end_in_channel(self, guild_id: int, channel_id: int, user: Actor) -> GameRecord:
+        """A moderator ends the channel's game; it counts for nobody. Moderators are members
+        who can manage messages, and those with the server's moderator role."""
+        rules = await self.server_settings.of(guild_id)
+        if not rules.lets_end_games(user):
+            if rules.moderator_role is None:
+                raise UserError("Only members who can manage messages can do that.")
+            raise UserError(
+                "Only members who can manage messages, or with {}, can end games.",
+                Verbatim(f"<@&{rules.moderator_role}>"),
+            )
         game = await self.game_in_channel(channel_id)
         return await self._save(self._finish(game, None, EndReason.ENDED))
 
@@ -772,13 +856,13 @@ class GameService:
     # -- stats ---------------------------------------------------------------------------
 
     async def stats(self, guild_id: int, user_id: int, size: int = DEFAULT_SIZE) -> PlayerStats:
-        _check_size(size)
+        check_size(size)
         return await self.storage.player_stats(guild_id, user_id, size=size)
 
     async def leaderboard(
         self, guild_id: int, size: int = DEFAULT_SIZE, limit: int = 10
     ) -> list[Rating]:
-        _check_size(size)
+        check_size(size)
         return await self.storage.leaderboard(guild_id, limit, size=size)
 
 
@@ -790,11 +874,6 @@ async def _think(size: int, work: Callable[[], _T]) -> _T:
     return work()
 
 
-def size_name(size: int) -> str:
-    """How a board size is named to people: 4 and a multiplication sign and 4."""
-    return f"{size}\N{MULTIPLICATION SIGN}{size}"
-
-
 def _keep_latest(kept: dict[_K, _V], key: _K, value: _V, limit: int) -> None:
     """Put ``value`` in ``kept`` as its most recent entry (dicts keep their order), dropping
     the least recent beyond ``limit``."""
@@ -804,10 +883,21 @@ def _keep_latest(kept: dict[_K, _V], key: _K, value: _V, limit: int) -> None:
         del kept[next(iter(kept))]
 
 
-def _check_size(size: int) -> None:
-    if size not in BOARD_SIZES:
-        sizes = ", ".join(size_name(side) for side in BOARD_SIZES)
-        raise UserError("Pick a board size: {}.", sizes)
+def _size(size: int | None, rules: ServerSettings) -> int:
+    """The board a new game is played on: ``size`` if picked, else the server's default."""
+    chosen = size if size is not None else (rules.size or DEFAULT_SIZE)
+    check_size(chosen)
+    return chosen
+
+
+def _roles(rules: ServerSettings) -> Verbatim:
+    """The roles that may play, as mentions (shown privately: nobody is pinged)."""
+    return Verbatim(", ".join(f"<@&{role}>" for role in sorted(rules.player_roles)))
+
+
+def _when(epoch: float) -> Verbatim:
+    """A moment, as Discord shows it to each member in their own language ("in 2 minutes")."""
+    return Verbatim(f"<t:{math.ceil(epoch)}:R>")
 
 
 def _on_a_larger_board(text: str) -> bool:

@@ -39,7 +39,7 @@ from bot.storage.sqlite import SqliteStorage
 from game import DEFAULT_SIZE, Board, cell_name, parse_cell
 from game.search import SearchBudget
 from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimMessage, SimUser
-from tests.discord_sim.models import JSON, message_text
+from tests.discord_sim.models import JSON, _walk, message_text
 
 MARKS = {"❌": "X", "⭕": "O"}
 CALLBACK = "POST /interactions/{id}/{token}/callback"
@@ -130,11 +130,17 @@ class BotHarness:
             for message in self.sim.messages(channel):
                 if not message.pinged:
                     continue
-                # Notifications happen when a message is created: read its first version.
-                first = message.edits[0].text if message.edits else message.text
-                assert "challenges you to tic-tac-toe" in first, message
+                # Notifications happen when a message is created: read its first version, in
+                # any language: a challenge (its Accept button) that opens with its opponent.
+                first = message.edits[0] if message.edits else message
+                actions = {
+                    fields["action"]
+                    for component in _walk(first.components)
+                    if (fields := CHALLENGE_ID.parse(component.get("custom_id", "")))
+                }
+                assert "accept" in actions, message
                 assert [f"<@{user}>" for user in message.pinged] == [
-                    first.split()[1].rstrip(",")
+                    first.text.split()[1].rstrip(",")
                 ], message
 
 

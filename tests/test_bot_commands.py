@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 
+import discord
 import pytest
 
 from bot.components import CHALLENGE_ID, GAME_ACTION_ID
@@ -180,8 +181,20 @@ async def test_slash_options_are_the_documented_contract(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     async with harness.running():
-        (ttt,) = sim.commands()
+        ttt, settings = sim.commands()
     assert ttt["name"] == "ttt"
+    assert ttt["default_member_permissions"] is None
+    # The admins' command is hidden from members who cannot manage the server, and only
+    # offered in servers that added the bot.
+    assert settings["name"] == "ttt-settings"
+    assert settings["default_member_permissions"] == str(
+        discord.Permissions(manage_guild=True).value
+    )
+    assert (settings["contexts"], settings["integration_types"]) == ([0], [0])
+    assert {option["name"] for option in settings["options"]} == {
+        "show", "channels", "players", "moderators", "timeouts", "language", "limits",
+        "board-size", "reset",
+    }  # fmt: skip
     subcommands = {option["name"]: option for option in ttt["options"]}
     assert set(subcommands) == {
         "start", "vs-ai", "move", "board", "resign", "stats", "leaderboard", "help", "end",

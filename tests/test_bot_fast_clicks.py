@@ -19,8 +19,9 @@ import pytest
 
 from bot.client import TTTBot
 from bot.components import CELL_ID, GAME_ACTION_ID
+from bot.domain import Actor
 from bot.fast_clicks import CellClick, RematchClick, board_click
-from bot.service import Actor, Clicked, MoveResult, Started
+from bot.service import Clicked, MoveResult, Started
 from tests.bot_harness import (
     BotHarness,
     button_id,

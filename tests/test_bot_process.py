@@ -96,7 +96,10 @@ async def test_the_bot_process_plays_and_stops_cleanly_on_sigterm(
     s = sim.seed
     async with bot_process(sim, tmp_path) as bot:
         assert sim.commands() == []  # TTT_GUILD_ID: registered in that guild only
-        assert [command["name"] for command in sim.commands(guild=s.guild)] == ["ttt"]
+        assert [command["name"] for command in sim.commands(guild=s.guild)] == [
+            "ttt",
+            "ttt-settings",
+        ]
         (session,) = [session for session in sim.sessions.values() if not session.ended]
         assert session.intents == discord.Intents.none().value  # interactions need no intent
         ix = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax", timeout=15)
@@ -184,7 +187,7 @@ async def test_commands_are_synced_only_when_they_change_or_when_asked(
         await sim.wait_for(lambda: syncs() == 2, timeout=15)
     async with bot_process(sim, tmp_path, TTT_GUILD_ID=""):  # another scope: global
         await sim.wait_for(lambda: syncs() == 3, timeout=15)
-        assert [command["name"] for command in sim.commands()] == ["ttt"]
+        assert [command["name"] for command in sim.commands()] == ["ttt", "ttt-settings"]
 
 
 async def test_a_rejected_token_is_one_line_and_a_failure(sim: DiscordSim, tmp_path: Path) -> None:

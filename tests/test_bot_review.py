@@ -16,9 +16,10 @@ import pytest
 
 import bot.service
 from bot.components import GAME_ACTION_ID
+from bot.domain import size_name
 from bot.i18n import ENGLISH_LANGUAGE
 from bot.render import ASSISTED, size_label
-from bot.service import NO_GAME, size_name
+from bot.service import NO_GAME
 from game import Board, cell_name, parse_cell
 from game.ai import DIFFICULTIES
 from game.review import best_move, review_game
@@ -128,7 +129,7 @@ async def test_the_levels_are_offered_weakest_first_with_their_descriptions(
 ) -> None:
     s = sim.seed
     async with harness.running():
-        (ttt,) = sim.commands()
+        ttt, _settings = sim.commands()
         help_text = text_of(await sim.slash(s.alice, s.channel, "ttt help"))
         stats = await sim.slash(s.alice, s.channel, "ttt stats")
     subcommands = {option["name"]: option for option in ttt["options"]}

@@ -12,9 +12,9 @@ import threading
 import pytest
 
 from bot.components import CHALLENGE_ID, GAME_ACTION_ID
+from bot.domain import size_name
 from bot.i18n import ENGLISH_LANGUAGE
 from bot.render import EMPTY_EMOJI, MARK_EMOJI, ROW_EMOJI, WINNING_EMOJI, size_label
-from bot.service import size_name
 from game import Board, Mark, cell_name, parse_cell
 from game.ai import MinimaxStrategy
 from tests.bot_harness import (
@@ -432,7 +432,7 @@ async def test_the_size_options_are_the_documented_contract(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     async with harness.running():
-        (ttt,) = sim.commands()
+        ttt, _settings = sim.commands()
     subcommands = {option["name"]: option for option in ttt["options"]}
     for name in ("start", "vs-ai", "stats", "leaderboard"):
         options = {option["name"]: option for option in subcommands[name].get("options", [])}

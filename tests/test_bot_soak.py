@@ -29,7 +29,8 @@ from pathlib import Path
 import pytest
 
 from bot.clock import ManualClock
-from bot.service import Actor, Clicked, GameService
+from bot.domain import Actor
+from bot.service import Clicked, GameService
 from bot.storage.sqlite import SqliteStorage
 from tests.bot_harness import BotHarness
 from tests.discord_sim import DiscordSim
@@ -142,7 +143,7 @@ async def write_valid_database(path: Path) -> float:
         await service.move_in_channel(1, bob, "B2")
         await service.resign_in_channel(1, bob)
         await service.start_vs_ai(GUILD, 2, carol, "random")
-        await service.end_in_channel(2)
+        await service.end_in_channel(GUILD, 2, Actor(9, "mod", manages_messages=True))
         # Members: a win each way between the same two (so that Elo's order shows), a draw.
         first = await member_game(3, alice, bob, "A1 A2 B1 B2 C1")
         await service.rematch(first, bob, Clicked(3, 0))

@@ -14,7 +14,8 @@ import pytest
 import bot.service
 from bot.boards import Boards
 from bot.clock import ManualClock
-from bot.service import Actor, Clicked, GameService, UserError
+from bot.domain import Actor, UserError
+from bot.service import Clicked, GameService
 from bot.storage.base import EVERY_GUILD, EndReason, NewGame, ShardSlice
 from bot.storage.sqlite import SqliteStorage
 from game import Board, Mark

@@ -35,6 +35,7 @@ from bot.storage import (
     ReplyRoute,
     ShardSlice,
     Storage,
+    StoredSetting,
 )
 from bot.storage.migrations import migration_files
 from bot.storage.postgres import PostgresStorage
@@ -1102,6 +1103,60 @@ async def test_settings_get_set_overwrite(storage: Storage) -> None:
     await storage.set_setting("status", "")
     assert await storage.get_setting("status") == ""
     assert await storage.get_setting("other") == "x"
+
+
+async def test_a_servers_settings_keep_their_last_change_and_who_made_it(
+    storage: Storage,
+) -> None:
+    assert await storage.guild_settings(GUILD) == []
+    first = StoredSetting("turn_timeout", "60", changed_by=ALICE, changed_at=T0)
+    await storage.change_guild_setting(GUILD, first)
+    await storage.change_guild_setting(GUILD, StoredSetting("size", "4", BOB, T0 + 1))
+    await storage.change_guild_setting(OTHER_GUILD, StoredSetting("size", "5", CAROL, T0 + 2))
+    reset = StoredSetting("turn_timeout", None, changed_by=BOB, changed_at=T0 + 3)
+    await storage.change_guild_setting(GUILD, reset)
+    assert await storage.guild_settings(GUILD) == [
+        StoredSetting("size", "4", BOB, T0 + 1),
+        reset,
+    ]
+    assert await storage.guild_settings(OTHER_GUILD) == [StoredSetting("size", "5", CAROL, T0 + 2)]
+    big = StoredSetting("channels", "[]", changed_by=SNOWFLAKE, changed_at=T0)
+    await storage.change_guild_setting(SNOWFLAKE, big)
+    assert await storage.guild_settings(SNOWFLAKE) == [big]
+
+
+async def test_a_members_live_games_are_counted_per_server(storage: Storage) -> None:
+    assert await storage.live_games_of(GUILD, ALICE) == 0
+    await storage.create_game(new_game(CHANNEL, ALICE, BOB))
+    await storage.create_game(new_game(OTHER_CHANNEL, CAROL, ALICE))
+    await storage.create_game(new_game(22, ALICE, BOB, guild_id=OTHER_GUILD))
+    over = await storage.create_game(new_game(23, BOB, ALICE))
+    assert await storage.live_games_of(GUILD, ALICE) == 3
+    await storage.save_game(replace(over, status=GameStatus.FINISHED, deadline=None))
+    assert await storage.live_games_of(GUILD, ALICE) == 2
+    assert await storage.live_games_of(GUILD, BOB) == 1
+    assert await storage.live_games_of(OTHER_GUILD, ALICE) == 1
+    assert await storage.live_games_of(GUILD, DAVE) == 0
+
+
+async def test_a_members_last_challenge_is_found_per_server(storage: Storage) -> None:
+    assert await storage.last_challenge_by(GUILD, ALICE) is None
+    await storage.create_challenge(replace(new_challenge(CHANNEL, ALICE), created_at=T0 + 5))
+    await storage.create_challenge(replace(new_challenge(OTHER_CHANNEL, ALICE), created_at=T0))
+    await storage.create_challenge(
+        replace(new_challenge(22, ALICE, guild_id=OTHER_GUILD), created_at=T0 + 9)
+    )
+    assert await storage.last_challenge_by(GUILD, ALICE) == T0 + 5
+    assert await storage.last_challenge_by(OTHER_GUILD, ALICE) == T0 + 9
+    assert await storage.last_challenge_by(GUILD, BOB) is None
+
+
+async def test_a_games_turn_timeout_is_kept(storage: Storage) -> None:
+    default = await storage.create_game(new_game(CHANNEL))
+    assert default.turn_timeout is None
+    timed = await storage.create_game(replace(new_game(OTHER_CHANNEL), turn_timeout=45.5))
+    assert timed.turn_timeout == 45.5
+    assert (await storage.get_game(timed.id)) == timed
 
 
 async def test_64_bit_snowflakes_round_trip(storage: Storage) -> None:

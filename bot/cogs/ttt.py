@@ -9,8 +9,10 @@ user as a private sentence through :mod:`bot.errors`; nothing else happens here.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 import discord
@@ -22,18 +24,9 @@ from bot import render
 from bot.answers import Answer
 from bot.boards import Boards, reaches_channel
 from bot.components import CELL_ID, COG_NAME, ID_FORMATS, ClickHandler, walk
-from bot.i18n import N_
-from bot.service import (
-    CHANGED,
-    DIFFICULTIES,
-    NO_SUCH_BUTTON,
-    NOT_HERE,
-    OUTSIDE_SERVERS,
-    Actor,
-    Clicked,
-    GameService,
-    UserError,
-)
+from bot.domain import OUTSIDE_SERVERS, Actor, UserError
+from bot.i18n import N_, Language, language
+from bot.service import CHANGED, DIFFICULTIES, NO_SUCH_BUTTON, NOT_HERE, Clicked, GameService, Place
 from bot.storage.base import GameRecord
 from game import BOARD_SIZES, DEFAULT_SIZE, cell_name, parse_cell
 from game.ai import DIFFICULTIES as LEVELS
@@ -45,7 +38,21 @@ log = logging.getLogger(__name__)
 
 
 def actor(user: discord.abc.User) -> Actor:
-    return Actor(id=user.id, name=user.display_name, is_bot=user.bot)
+    """Someone an interaction names, with their roles in its server (none outside one)."""
+    # The bot keeps no cache of servers (it asks for no intent), so Member.roles, which looks
+    # the ids up in that cache, is always empty: the ids themselves are what the payload says.
+    roles: Iterable[int] = getattr(user, "_roles", ())
+    return Actor(id=user.id, name=user.display_name, is_bot=user.bot, roles=frozenset(roles))
+
+
+def member(interaction: discord.Interaction[Any]) -> Actor:
+    """The interaction's user, with the permissions the server's settings ask about."""
+    permissions = interaction.permissions
+    return dataclasses.replace(
+        actor(interaction.user),
+        manages_messages=permissions.manage_messages,
+        manages_server=permissions.manage_guild,
+    )
 
 
 def place(interaction: discord.Interaction[Any]) -> tuple[int, int]:
@@ -92,6 +99,11 @@ def _size(choice: app_commands.Choice[int] | None) -> int:
     return choice.value if choice is not None else DEFAULT_SIZE
 
 
+def _picked_size(choice: app_commands.Choice[int] | None) -> int | None:
+    """The size picked for a new game; None leaves it to the server's default."""
+    return choice.value if choice is not None else None
+
+
 class TicTacToeCog(commands.Cog, name=COG_NAME):
     # Usable wherever the app is: servers that added the bot, and, installed to a member's own
     # account, DMs, group DMs and servers without the bot.
@@ -115,24 +127,37 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     def boards(self) -> Boards:
         return self.bot.boards
 
-    @contextlib.asynccontextmanager
-    async def _handling(self, interaction: discord.Interaction[Any]) -> AsyncIterator[Answer]:
-        """Every handler: counted for shutdown, answered within Discord's deadline, its
-        failure reported; in a channel the bot is not in, followed by a game that ended there
-        unseen."""
-        answer = self.bot.answers.begin(interaction)
-        async with self.bot.in_flight(), answer.in_time():
-            try:
-                yield answer
-            except Exception as error:
-                await self._show_unseen(answer)
-                await self.bot.reporter.report(answer, error)
-            else:
-                await self._show_unseen(answer)
+    def _handling(
+        self, interaction: discord.Interaction[Any]
+    ) -> contextlib.AbstractAsyncContextManager[Answer]:
+        return self.bot.handling(interaction)
 
-    async def _show_unseen(self, answer: Answer) -> None:
-        if not reaches_channel(answer.interaction):
-            await self.boards.show_unseen(answer)
+    def _place(self, interaction: discord.Interaction[Any]) -> Place:
+        """Where a game is to start: the channel, its category, and for a thread its channel
+        (and that channel's category, asked of Discord only if the server's list needs it)."""
+        channel = interaction.channel
+        _, channel_id = place(interaction)
+        if isinstance(channel, discord.Thread):
+            parent_id = channel.parent_id
+            return Place(channel_id, (parent_id,), functools.partial(self._category_of, parent_id))
+        category_id = getattr(channel, "category_id", None)
+        return Place(channel_id, () if category_id is None else (category_id,))
+
+    async def _category_of(self, channel_id: int) -> Collection[int]:
+        try:
+            channel = await self.bot.fetch_channel(channel_id)
+        except discord.HTTPException as error:
+            log.info("could not read channel %s for its category: %s", channel_id, error)
+            return ()
+        category_id = getattr(channel, "category_id", None)
+        return () if category_id is None else (category_id,)
+
+    async def _public_language(self, answer: Answer) -> Language:
+        """The language of what the channel sees: the server's choice, else its Discord
+        locale (outside servers, the member's)."""
+        guild_id = answer.interaction.guild_id
+        chosen = (await self.service.server_settings.of(guild_id)).language if guild_id else None
+        return language(chosen) if chosen else answer.public_language
 
     async def cog_app_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
@@ -162,10 +187,11 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             challenge = await self.service.challenge(
                 guild_id,
                 channel_id,
-                actor(interaction.user),
+                member(interaction),
                 actor(opponent) if opponent is not None else None,
-                _size(size),
+                _picked_size(size),
                 answer.public_language.code,
+                place=self._place(interaction),
             )
             await self.boards.post_challenge(answer, challenge)
 
@@ -192,11 +218,12 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             started = await self.service.start_vs_ai(
                 guild_id,
                 channel_id,
-                actor(interaction.user),
+                member(interaction),
                 difficulty.value,
                 first.value if first else "me",
-                _size(size),
+                _picked_size(size),
                 answer.public_language.code,
+                place=self._place(interaction),
             )
             note = render.move_note(started.game, None, started.ai_cell)
             await self.boards.post_board(answer, started.game, note)
@@ -265,13 +292,13 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         description=locale_str("Moderators: end this channel's game; it counts for nobody"),
     )
     # Discord applies default_member_permissions to top-level commands only, so the /ttt group
-    # stays visible to everyone and this check is what guards /ttt end.
-    @app_commands.checks.has_permissions(manage_messages=True)
+    # stays visible to everyone and the service decides who may end a game (those who can
+    # manage messages, or have the server's moderator role).
     @app_commands.check(in_a_server)
     async def end(self, interaction: discord.Interaction[Any]) -> None:
         async with self._handling(interaction) as answer:
-            _, channel_id = place(interaction)
-            game = await self.service.end_in_channel(channel_id)
+            guild_id, channel_id = place(interaction)
+            game = await self.service.end_in_channel(guild_id, channel_id, member(interaction))
             await self.boards.post_board(answer, game, None)
 
     # -- hints and reviews -----------------------------------------------------------------
@@ -338,7 +365,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
                 stats,
                 who.display_name,
                 DIFFICULTIES,
-                answer.public_language,
+                await self._public_language(answer),
                 in_server=interaction.guild_id is not None,
             )
             await answer.post(message)
@@ -357,12 +384,16 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         async with self._handling(interaction) as answer:
             guild_id, _ = place(interaction)
             rows = await self.service.leaderboard(guild_id, _size(size))
-            await answer.post(render.leaderboard_message(rows, answer.public_language, _size(size)))
+            lang = await self._public_language(answer)
+            await answer.post(render.leaderboard_message(rows, lang, _size(size)))
 
     @ttt.command(name=locale_str("help"), description=locale_str("How to play"))
     async def help(self, interaction: discord.Interaction[Any]) -> None:
         async with self._handling(interaction) as answer:
-            await answer.post(render.help_message(answer.private_language), ephemeral=True)
+            guild_id = interaction.guild_id or OUTSIDE_SERVERS
+            size = (await self.service.server_settings.of(guild_id)).size or DEFAULT_SIZE
+            message = render.help_message(answer.private_language, size)
+            await answer.post(message, ephemeral=True)
 
     # -- buttons (see bot.components) ---------------------------------------------------
 

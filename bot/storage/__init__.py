@@ -25,6 +25,7 @@ from bot.storage.base import (
     ShardSlice,
     Storage,
     StorageError,
+    StoredSetting,
 )
 
 __all__ = [
@@ -47,4 +48,5 @@ __all__ = [
     "ShardSlice",
     "Storage",
     "StorageError",
+    "StoredSetting",
 ]

@@ -77,6 +77,9 @@ class GameSetup:
     size: int = DEFAULT_SIZE
     rematch_of: int | None = None
     language: str = "en"  # the catalogue its public messages are shown in (bot.i18n)
+    # Seconds a player has for each move, from its server's settings when it started; None:
+    # the bot's own TTT_TURN_TIMEOUT.
+    turn_timeout: float | None = None
 
     @property
     def against_ai(self) -> bool:
@@ -217,6 +220,17 @@ class PlayerStats:
 
     def against(self, opponent: str) -> Record:
         return self.records.get(opponent, Record())
+
+
+@dataclass(frozen=True, slots=True)
+class StoredSetting:
+    """One of a server's settings as stored: its value as text (None once reset to the
+    default), who changed it last, and when."""
+
+    key: str
+    value: str | None
+    changed_by: int
+    changed_at: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,7 +390,25 @@ class Storage(Protocol):
         games, then lowest user id)."""
         ...
 
-    # -- settings ------------------------------------------------------------------------
+    async def live_games_of(self, guild_id: int, user_id: int) -> int:
+        """How many active games in ``guild_id`` the member plays in."""
+        ...
+
+    async def last_challenge_by(self, guild_id: int, user_id: int) -> float | None:
+        """When the member last challenged someone in ``guild_id``; None if never."""
+        ...
+
+    # -- servers' settings ---------------------------------------------------------------
+
+    async def guild_settings(self, guild_id: int) -> list[StoredSetting]:
+        """Every setting ``guild_id``'s admins changed (or reset), in key order."""
+        ...
+
+    async def change_guild_setting(self, guild_id: int, setting: StoredSetting) -> None:
+        """Store ``setting`` for ``guild_id`` in place of any before it."""
+        ...
+
+    # -- the bot's own settings ----------------------------------------------------------
 
     async def get_setting(self, key: str) -> str | None: ...
 

@@ -20,6 +20,7 @@ from bot.storage.base import (
     Rating,
     Record,
     ReplyRoute,
+    StoredSetting,
 )
 from game import Mark
 
@@ -76,6 +77,7 @@ def new_game_values(game: NewGame) -> tuple[Any, ...]:
         game.created_at,
         game.rematch_of,
         game.language,
+        game.turn_timeout,
     )
 
 
@@ -160,6 +162,20 @@ def reply_route(row: Row) -> ReplyRoute:
 def reply_route_values(route: ReplyRoute) -> tuple[Any, ...]:
     """The values of the route upsert: channel, token, expiry, message."""
     return route.channel_id, route.token, route.expires_at, route.message_id
+
+
+def guild_setting_values(guild_id: int, setting: StoredSetting) -> tuple[Any, ...]:
+    """The values of a server setting's upsert: guild, key, value, who and when."""
+    return guild_id, setting.key, setting.value, setting.changed_by, setting.changed_at
+
+
+def guild_setting(row: Row) -> StoredSetting:
+    return StoredSetting(
+        key=row["key"],
+        value=row["value"],
+        changed_by=row["changed_by"],
+        changed_at=float(row["changed_at"]),
+    )
 
 
 def player_stats(

@@ -43,6 +43,7 @@ from bot.storage.base import (
     ReplyRoute,
     ShardSlice,
     Storage,
+    StoredSetting,
     check_closing,
 )
 from bot.storage.migrations import migration_files
@@ -310,6 +311,24 @@ class PostgresStorage:
     ) -> list[Rating]:
         rows = await self._pool.fetch(SQL.leaderboard, guild_id, size, max(limit, 0))
         return [codec.rating(row) for row in rows]
+
+    async def live_games_of(self, guild_id: int, user_id: int) -> int:
+        return int(await self._pool.fetchval(SQL.live_games_of, guild_id, user_id))
+
+    async def last_challenge_by(self, guild_id: int, user_id: int) -> float | None:
+        latest = await self._pool.fetchval(SQL.last_challenge_by, guild_id, user_id)
+        return None if latest is None else float(latest)
+
+    # -- servers' settings -----------------------------------------------------------------
+
+    async def guild_settings(self, guild_id: int) -> list[StoredSetting]:
+        rows = await self._pool.fetch(SQL.guild_settings, guild_id)
+        return [codec.guild_setting(row) for row in rows]
+
+    async def change_guild_setting(self, guild_id: int, setting: StoredSetting) -> None:
+        await self._pool.execute(
+            SQL.change_guild_setting, *codec.guild_setting_values(guild_id, setting)
+        )
 
     # -- channels the bot is not in --------------------------------------------------------
 

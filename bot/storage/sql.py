@@ -127,8 +127,8 @@ class Statements:
         self.insert_game = spell(
             "INSERT INTO games (guild_id, channel_id, x_id, o_id, x_name, o_name, ai_difficulty,"
             " ai_mark, size, moves, status, deadline, version, created_at, updated_at,"
-            " rematch_of, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, 1, ?, ?,"
-            f" ?, ?) RETURNING {GAME_COLUMNS}"
+            " rematch_of, language, turn_timeout) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active',"
+            f" ?, 1, ?, ?, ?, ?, ?) RETURNING {GAME_COLUMNS}"
         )
         self.save_game = spell(SAVE_GAME)
         self.set_game_message = spell("UPDATE games SET message_id = ? WHERE id = ?")
@@ -186,7 +186,26 @@ class Statements:
         self.set_unseen_game = spell(
             "UPDATE reply_routes SET unseen_game_id = ? WHERE channel_id = ?"
         )
-        # -- settings
+        self.live_games_of = spell(
+            "SELECT count(*) AS live FROM games WHERE guild_id = ? AND status = 'active'"
+            " AND ? IN (x_id, o_id)"
+        )
+        self.last_challenge_by = spell(
+            "SELECT max(created_at) AS latest FROM challenges"
+            " WHERE guild_id = ? AND challenger_id = ?"
+        )
+        # -- servers' settings: values in codec.guild_setting_values' order
+        self.guild_settings = spell(
+            "SELECT key, value, changed_by, changed_at FROM guild_settings"
+            " WHERE guild_id = ? ORDER BY key"
+        )
+        self.change_guild_setting = spell(
+            "INSERT INTO guild_settings (guild_id, key, value, changed_by, changed_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT (guild_id, key) DO UPDATE SET"
+            " value = excluded.value, changed_by = excluded.changed_by,"
+            " changed_at = excluded.changed_at"
+        )
+        # -- the bot's own settings
         self.setting = spell("SELECT value FROM settings WHERE key = ?")
         self.set_setting = spell(
             "INSERT INTO settings (key, value) VALUES (?, ?)"

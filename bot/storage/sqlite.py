@@ -38,6 +38,7 @@ from bot.storage.base import (
     ShardSlice,
     Storage,
     StorageError,
+    StoredSetting,
     check_closing,
 )
 from bot.storage.migrations import migration_files
@@ -215,6 +216,22 @@ class _Database:
         rows = self._rows(SQL.leaderboard, (guild_id, size, max(limit, 0)))
         return [codec.rating(row) for row in rows]
 
+    def live_games_of(self, guild_id: int, user_id: int) -> int:
+        return int(self.db.execute(SQL.live_games_of, (guild_id, user_id)).fetchone()["live"])
+
+    def last_challenge_by(self, guild_id: int, user_id: int) -> float | None:
+        latest = self.db.execute(SQL.last_challenge_by, (guild_id, user_id)).fetchone()["latest"]
+        return None if latest is None else float(latest)
+
+    # -- servers' settings -----------------------------------------------------------------
+
+    def guild_settings(self, guild_id: int) -> list[StoredSetting]:
+        return [codec.guild_setting(row) for row in self._rows(SQL.guild_settings, (guild_id,))]
+
+    def change_guild_setting(self, guild_id: int, setting: StoredSetting) -> None:
+        values = codec.guild_setting_values(guild_id, setting)
+        self._write(lambda db: db.execute(SQL.change_guild_setting, values))
+
     # -- channels the bot is not in --------------------------------------------------------
 
     def save_reply_route(self, route: ReplyRoute) -> None:
@@ -376,6 +393,20 @@ class SqliteStorage:
         self, guild_id: int, limit: int = 10, *, size: int = DEFAULT_SIZE
     ) -> list[Rating]:
         return await self._run(self._database.leaderboard, guild_id, limit, size)
+
+    async def live_games_of(self, guild_id: int, user_id: int) -> int:
+        return await self._run(self._database.live_games_of, guild_id, user_id)
+
+    async def last_challenge_by(self, guild_id: int, user_id: int) -> float | None:
+        return await self._run(self._database.last_challenge_by, guild_id, user_id)
+
+    # -- servers' settings -----------------------------------------------------------------
+
+    async def guild_settings(self, guild_id: int) -> list[StoredSetting]:
+        return await self._run(self._database.guild_settings, guild_id)
+
+    async def change_guild_setting(self, guild_id: int, setting: StoredSetting) -> None:
+        await self._run(self._database.change_guild_setting, guild_id, setting)
 
     # -- channels the bot is not in --------------------------------------------------------
 

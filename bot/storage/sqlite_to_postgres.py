@@ -37,6 +37,7 @@ COPIED_COLUMNS: dict[str, tuple[str, ...]] = {
     "player_stats": ("guild_id", "user_id", "size", "opponent", "wins", "losses", "draws"),
     "ratings": ("guild_id", "user_id", "size", "rating", "games", "wins", "losses", "draws"),
     "settings": ("key", "value"),
+    "guild_settings": ("guild_id", "key", "value", "changed_by", "changed_at"),
     "reply_routes": tuple(field.name for field in fields(ReplyRoute)),
 }
 # The tables whose ids come from a sequence.

@@ -76,6 +76,7 @@ USER_INSTALL = 1
 CHANNEL_TEXT = 0
 CHANNEL_DM = 1
 CHANNEL_GROUP_DM = 3
+CHANNEL_CATEGORY = 4
 CHANNEL_PUBLIC_THREAD = 11
 
 _MENTION_RE = re.compile(r"<@!?(\d+)>")
@@ -332,6 +333,9 @@ class SimGuild:
     channels: list[SimChannel] = field(default_factory=list)
     members: dict[int, SimMember] = field(default_factory=dict)
     created_at: float = field(default_factory=time.time)
+    # Commands this server shows to every member whatever their default_member_permissions
+    # (Server Settings > Integrations lets its admins do so): a bot must check again.
+    shown_to_everyone: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         # Discord gives the @everyone role the guild's own id.

@@ -215,6 +215,8 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
         ):
             raise SimUsageError(f"{user.name} lacks use_application_commands in #{chan.name}")
         definition = self._command_for(chan.guild, command)
+        if chan.guild is not None and definition["name"] in chan.guild.shown_to_everyone:
+            definition = {**definition, "default_member_permissions": None}
         installs = self._installs_for(user, chan)
         authorizing = check_can_invoke(
             definition, member, context=self.context_of(chan), installs=list(installs)

@@ -95,9 +95,19 @@ class WorldMixin(SimCore):
         guild.members[user.id] = member
         return member
 
-    def add_channel(self, guild: SimGuild, name: str, *, type: int = CHANNEL_TEXT) -> SimChannel:
+    def add_channel(
+        self,
+        guild: SimGuild,
+        name: str,
+        *,
+        type: int = CHANNEL_TEXT,
+        category: SimChannel | None = None,
+    ) -> SimChannel:
+        """A channel of ``guild`` (``type`` 4 for a category), in ``category`` if given."""
         position = sum(1 for c in guild.channels if not c.is_thread)
-        channel = SimChannel(self.snowflakes.next(), name, type, guild, position=position)
+        channel = SimChannel(
+            self.snowflakes.next(), name, type, guild, parent=category, position=position
+        )
         guild.channels.append(channel)
         self.channels[channel.id] = channel
         return channel

@@ -1,0 +1,77 @@
+"""What the bot's services share: who acts, a refusal with its sentence, board sizes as
+people name them, and the guild id that stands for every place outside servers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.i18n import Language
+from bot.storage.base import ChallengeRecord, GameRecord
+from game import BOARD_SIZES
+
+# Games outside servers (DMs, group DMs) all count under this guild id: a member's stats there
+# are one record across every DM. No server has it, and it is on shard 0, as DMs are.
+OUTSIDE_SERVERS = 0
+
+
+class Verbatim(str):
+    """A value for a refusal's sentence that is shown as it is, unescaped: a mention or a
+    timestamp the bot wrote itself, never text a member typed."""
+
+    __slots__ = ()
+
+
+class UserError(Exception):
+    """A failure the user caused: a sentence to show them.
+
+    ``template`` is an English message of the catalogues (extracted from ``UserError(...)``
+    calls). Member names and other values go in ``names`` and ``{}`` slots rather than into
+    the text, so that whoever shows the sentence translates the template and escapes the names
+    for its medium (:meth:`sentence`); ``str()`` fills them in as they are, in English, for logs
+    and tests.
+
+    ``changed`` is a game or challenge whose stored state this attempt did change as a side
+    effect (a turn found to have timed out, a challenge found expired), so that the caller can
+    show the new state.
+    """
+
+    def __init__(
+        self,
+        template: str,
+        *names: str,
+        changed: GameRecord | ChallengeRecord | None = None,
+    ) -> None:
+        super().__init__(template.format(*names))
+        self.template = template
+        self.names = names
+        self.changed = changed
+
+    def sentence(self, lang: Language, escape: Callable[[str], str]) -> str:
+        shown = (name if isinstance(name, Verbatim) else escape(name) for name in self.names)
+        return lang.gettext(self.template).format(*shown)
+
+
+@dataclass(frozen=True, slots=True)
+class Actor:
+    """Someone acting through Discord: a member (or the bot) with the name to show, and in a
+    server their roles there and the permissions the settings ask about (in the channel they
+    act in)."""
+
+    id: int
+    name: str
+    is_bot: bool = False
+    roles: frozenset[int] = frozenset()
+    manages_messages: bool = False
+    manages_server: bool = False
+
+
+def size_name(size: int) -> str:
+    """How a board size is named to people: 4 and a multiplication sign and 4."""
+    return f"{size}\N{MULTIPLICATION SIGN}{size}"
+
+
+def check_size(size: int) -> None:
+    if size not in BOARD_SIZES:
+        sizes = ", ".join(size_name(side) for side in BOARD_SIZES)
+        raise UserError("Pick a board size: {}.", sizes)

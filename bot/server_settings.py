@@ -1,0 +1,380 @@
+"""A server's settings: what its admins chose, the defaults, and who may change them.
+
+Where games may be started, who may play and end games, the turn and challenge timeouts, the
+language of what the channel sees, how many live games a member may be in, the cooldown
+between one member's challenges, and the default board size. Each is stored as one row
+(``guild_settings``: its value as text, who changed it last and when) and read again by
+every command that needs it, so that a change applies at once in every process sharing the
+database. A game keeps the turn timeout it started with.
+
+Pure domain, as :mod:`bot.service` is: ids and values, no Discord. The cog turns options into
+ids (and checks that they are the server's own); here they are checked against the rules
+and stored, and refusals are :class:`~bot.domain.UserError` sentences.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from bot.clock import Clock
+from bot.config import MAX_TIMEOUT, MIN_TIMEOUT
+from bot.domain import OUTSIDE_SERVERS, Actor, UserError, Verbatim, check_size
+from bot.i18n import ALL_LANGUAGES
+from bot.storage.base import Storage, StoredSetting
+
+log = logging.getLogger(__name__)
+
+# The most channels (and categories) and roles a server may list: every one is checked on each
+# start, and the settings message shows them all.
+MAX_LISTED = 25
+# The most live games a member may be limited to: beyond it, a limit is no limit.
+MAX_GAMES_LIMIT = 100
+# The longest cooldown between one member's challenges.
+MAX_COOLDOWN = 24 * 3600.0
+
+
+class Setting(StrEnum):
+    """A server setting, by the key it is stored under."""
+
+    CHANNELS = "channels"
+    PLAYER_ROLES = "player_roles"
+    MODERATOR_ROLE = "moderator_role"
+    TURN_TIMEOUT = "turn_timeout"
+    CHALLENGE_TIMEOUT = "challenge_timeout"
+    LANGUAGE = "language"
+    MAX_GAMES = "max_games"
+    COOLDOWN = "cooldown"
+    SIZE = "size"
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """Who changed a setting last (a member's id), and when (epoch seconds)."""
+
+    by: int
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSettings:
+    """One server's settings; each field's default is the bot's behaviour without settings.
+
+    ``channels``: the channels and categories where games may be started, empty for all;
+    ``player_roles``: the roles one of which a member needs to play, empty for everyone;
+    ``moderator_role``: a role whose members may ``/ttt end`` games, besides those who can
+    manage messages; the timeouts in seconds (None: the bot's own); ``language``: a catalogue
+    code for what the channel sees (None: the server's Discord locale); ``max_games``: live
+    games a member may be in at once; ``cooldown``: seconds between one member's challenges;
+    ``size``: the board ``/ttt start`` and ``/ttt vs-ai`` use when none is picked.
+    """
+
+    channels: frozenset[int] = frozenset()
+    player_roles: frozenset[int] = frozenset()
+    moderator_role: int | None = None
+    turn_timeout: float | None = None
+    challenge_timeout: float | None = None
+    language: str | None = None
+    max_games: int | None = None
+    cooldown: float | None = None
+    size: int | None = None
+    changes: Mapping[Setting, Change] = field(default_factory=dict, compare=False)
+
+    def allows_games_in(self, place: Collection[int]) -> bool:
+        """Whether games may start in a channel, given it and its parents (a thread's channel,
+        a channel's category): the list names one of them, or there is no list."""
+        return not self.channels or not self.channels.isdisjoint(place)
+
+    def lets_play(self, member: Actor) -> bool:
+        return not self.player_roles or not self.player_roles.isdisjoint(member.roles)
+
+    def lets_end_games(self, member: Actor) -> bool:
+        return member.manages_messages or (
+            self.moderator_role is not None and self.moderator_role in member.roles
+        )
+
+
+DEFAULTS = ServerSettings()
+
+
+def _ids(value: Any) -> frozenset[int]:
+    if not isinstance(value, list) or not all(
+        isinstance(item, int) and not isinstance(item, bool) and item > 0 for item in value
+    ):
+        raise ValueError(f"not a list of ids: {value!r}")
+    return frozenset(value)
+
+
+def _id(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"not an id: {value!r}")
+    return value
+
+
+def _seconds(value: Any) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"not a number of seconds: {value!r}")
+    return float(value)
+
+
+def _count(value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"not a count: {value!r}")
+    return value
+
+
+def _language(value: Any) -> str:
+    if value not in ALL_LANGUAGES:
+        raise ValueError(f"not a language of the bot's: {value!r}")
+    return str(value)
+
+
+# How each setting's stored JSON becomes its value (ValueError for one no bot wrote).
+_DECODERS = {
+    Setting.CHANNELS: _ids,
+    Setting.PLAYER_ROLES: _ids,
+    Setting.MODERATOR_ROLE: _id,
+    Setting.TURN_TIMEOUT: _seconds,
+    Setting.CHALLENGE_TIMEOUT: _seconds,
+    Setting.LANGUAGE: _language,
+    Setting.MAX_GAMES: _count,
+    Setting.COOLDOWN: _seconds,
+    Setting.SIZE: _count,
+}
+
+
+def decode(guild_id: int, rows: Iterable[StoredSetting]) -> ServerSettings:
+    """The settings ``rows`` store. A row this bot cannot read (an unknown key, a value it
+    would never write) counts as its default, with a warning: a server's games must not stop
+    over one bad row."""
+    values: dict[str, Any] = {}
+    changes: dict[Setting, Change] = {}
+    for row in rows:
+        try:
+            setting = Setting(row.key)
+            if row.value is not None:
+                decoded = _DECODERS[setting](json.loads(row.value))
+                values[setting.value] = (
+                    sorted(decoded) if isinstance(decoded, frozenset) else decoded
+                )
+        except ValueError as error:
+            log.warning("guild %s: ignoring its setting %r: %s", guild_id, row.key, error)
+            continue
+        changes[setting] = Change(row.changed_by, row.changed_at)
+    for listed in (Setting.CHANNELS, Setting.PLAYER_ROLES):
+        if listed.value in values:
+            values[listed.value] = frozenset(values[listed.value])
+    return ServerSettings(**values, changes=changes)
+
+
+def encode(value: object) -> str | None:
+    """A setting's value as stored: JSON, lists of ids sorted; None for the default."""
+    if value is None:
+        return None
+    if isinstance(value, frozenset):
+        value = sorted(value)
+    return json.dumps(value)
+
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|m|s)?", re.IGNORECASE)
+_UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a duration as people type them: ``90``, ``90s``, ``5m``, ``1h30m``, ``2d``
+    (a bare number is seconds). ValueError for anything else."""
+    compact = text.strip().replace(" ", "")
+    if not compact:
+        raise ValueError("an empty duration")
+    seconds, position = 0.0, 0
+    while position < len(compact):
+        part = _DURATION_PART.match(compact, position)
+        if part is None:
+            raise ValueError(f"{text!r} is not a duration")
+        number, unit = part.groups()
+        seconds += float(number) * _UNIT_SECONDS[(unit or "s").lower()]
+        position = part.end()
+    return seconds
+
+
+class SettingsService:
+    """Reads a server's settings and changes them for its admins: members who can manage the
+    server (checked here again, since a server may show the command to others)."""
+
+    def __init__(self, storage: Storage, clock: Clock) -> None:
+        self._storage = storage
+        self._clock = clock
+
+    async def of(self, guild_id: int) -> ServerSettings:
+        """``guild_id``'s settings, as stored now; outside servers, the defaults."""
+        if guild_id == OUTSIDE_SERVERS:
+            return DEFAULTS
+        return decode(guild_id, await self._storage.guild_settings(guild_id))
+
+    # -- changes --------------------------------------------------------------------------
+
+    async def add_channel(self, guild_id: int, admin: Actor, channel_id: int) -> ServerSettings:
+        """Games may be started in ``channel_id`` (a channel or a category) too."""
+        current = await self._admin(guild_id, admin)
+        if channel_id in current.channels:
+            raise UserError("Games can already be started in {}.", Verbatim(f"<#{channel_id}>"))
+        if len(current.channels) >= MAX_LISTED:
+            raise UserError(
+                "Up to {} channels and categories can be listed: remove one first, or use a "
+                "category.",
+                str(MAX_LISTED),
+            )
+        return await self._store(guild_id, admin, Setting.CHANNELS, current.channels | {channel_id})
+
+    async def remove_channel(self, guild_id: int, admin: Actor, channel_id: int) -> ServerSettings:
+        current = await self._admin(guild_id, admin)
+        if channel_id not in current.channels:
+            raise UserError(
+                "{} is not in the list of channels for games.", Verbatim(f"<#{channel_id}>")
+            )
+        left = current.channels - {channel_id}
+        return await self._store(guild_id, admin, Setting.CHANNELS, left or None)
+
+    async def add_player_role(self, guild_id: int, admin: Actor, role_id: int) -> ServerSettings:
+        """Members with ``role_id`` may play too."""
+        current = await self._admin(guild_id, admin)
+        if role_id == guild_id:
+            raise UserError(
+                "Everyone has @everyone: to let everyone play, use "
+                "`/ttt-settings players everyone`."
+            )
+        if role_id in current.player_roles:
+            raise UserError("Members with {} can already play.", Verbatim(f"<@&{role_id}>"))
+        if len(current.player_roles) >= MAX_LISTED:
+            raise UserError("Up to {} roles can be listed: remove one first.", str(MAX_LISTED))
+        roles = current.player_roles | {role_id}
+        return await self._store(guild_id, admin, Setting.PLAYER_ROLES, roles)
+
+    async def remove_player_role(self, guild_id: int, admin: Actor, role_id: int) -> ServerSettings:
+        current = await self._admin(guild_id, admin)
+        if role_id not in current.player_roles:
+            raise UserError("{} is not one of the roles that may play.", Verbatim(f"<@&{role_id}>"))
+        left = current.player_roles - {role_id}
+        return await self._store(guild_id, admin, Setting.PLAYER_ROLES, left or None)
+
+    async def set_moderator_role(self, guild_id: int, admin: Actor, role_id: int) -> ServerSettings:
+        """Members with ``role_id`` may end games too."""
+        await self._admin(guild_id, admin)
+        if role_id == guild_id:
+            raise UserError("Pick a role other than @everyone: ending games is for moderators.")
+        return await self._store(guild_id, admin, Setting.MODERATOR_ROLE, role_id)
+
+    async def set_timeouts(
+        self, guild_id: int, admin: Actor, turn: str | None, challenge: str | None
+    ) -> ServerSettings:
+        """The turn and the challenge timeout, as typed (``90s``, ``5m``...); either may be
+        left as it is."""
+        await self._admin(guild_id, admin)
+        if turn is None and challenge is None:
+            raise UserError("Give a turn timeout, a challenge timeout, or both.")
+        values = {
+            setting: _timeout(text)
+            for setting, text in (
+                (Setting.TURN_TIMEOUT, turn),
+                (Setting.CHALLENGE_TIMEOUT, challenge),
+            )
+            if text is not None
+        }
+        return await self._store_all(guild_id, admin, values)
+
+    async def set_language(self, guild_id: int, admin: Actor, code: str) -> ServerSettings:
+        await self._admin(guild_id, admin)
+        if code not in ALL_LANGUAGES:
+            raise UserError("Pick a language from the list.")
+        return await self._store(guild_id, admin, Setting.LANGUAGE, code)
+
+    async def set_limits(
+        self, guild_id: int, admin: Actor, games: int | None, cooldown: str | None
+    ) -> ServerSettings:
+        """How many live games a member may be in, and the wait between one member's
+        challenges (as typed); either may be left as it is."""
+        await self._admin(guild_id, admin)
+        if games is None and cooldown is None:
+            raise UserError("Give a number of games, a cooldown, or both.")
+        values: dict[Setting, object] = {}
+        if games is not None:
+            if not 1 <= games <= MAX_GAMES_LIMIT:
+                raise UserError(
+                    "A member can be limited to 1 to {} live games.", str(MAX_GAMES_LIMIT)
+                )
+            values[Setting.MAX_GAMES] = games
+        if cooldown is not None:
+            values[Setting.COOLDOWN] = _cooldown(cooldown)
+        return await self._store_all(guild_id, admin, values)
+
+    async def set_size(self, guild_id: int, admin: Actor, size: int) -> ServerSettings:
+        await self._admin(guild_id, admin)
+        check_size(size)
+        return await self._store(guild_id, admin, Setting.SIZE, size)
+
+    async def reset(
+        self, guild_id: int, admin: Actor, settings: Collection[Setting]
+    ) -> ServerSettings:
+        """``settings`` back to their defaults."""
+        await self._admin(guild_id, admin)
+        return await self._store_all(guild_id, admin, dict.fromkeys(settings))
+
+    # -- helpers --------------------------------------------------------------------------
+
+    async def _admin(self, guild_id: int, admin: Actor) -> ServerSettings:
+        """The settings ``admin`` is about to change; refused outside servers, and to a member
+        who cannot manage the server."""
+        if guild_id == OUTSIDE_SERVERS:
+            raise UserError("Settings belong to a server: use this command in one.")
+        if not admin.manages_server:
+            raise UserError("Only members who can manage the server can change its settings.")
+        return await self.of(guild_id)
+
+    async def _store(
+        self, guild_id: int, admin: Actor, setting: Setting, value: object
+    ) -> ServerSettings:
+        return await self._store_all(guild_id, admin, {setting: value})
+
+    async def _store_all(
+        self, guild_id: int, admin: Actor, values: Mapping[Setting, object]
+    ) -> ServerSettings:
+        now = self._clock.now()
+        for setting, value in values.items():
+            stored = StoredSetting(setting.value, encode(value), admin.id, now)
+            await self._storage.change_guild_setting(guild_id, stored)
+        log.info(
+            "guild %s: user %s set %s",
+            guild_id,
+            admin.id,
+            ", ".join(f"{setting.value}={encode(value)}" for setting, value in values.items()),
+        )
+        return await self.of(guild_id)
+
+
+def _timeout(text: str) -> float:
+    try:
+        seconds = parse_duration(text)
+    except ValueError:
+        raise UserError(
+            "{} is not a duration: write it like 90s, 5m, 2h or 1d.", text.strip()
+        ) from None
+    if not MIN_TIMEOUT <= seconds <= MAX_TIMEOUT:
+        raise UserError("A timeout must be between 10 seconds and 7 days, not {}.", text.strip())
+    return seconds
+
+
+def _cooldown(text: str) -> float | None:
+    try:
+        seconds = parse_duration(text)
+    except ValueError:
+        raise UserError(
+            "{} is not a duration: write it like 30s, 5m or 1h (0 for none).", text.strip()
+        ) from None
+    if seconds > MAX_COOLDOWN:
+        raise UserError("A cooldown can be a day at most, not {}.", text.strip())
+    return seconds or None

@@ -1,0 +1,21 @@
+-- Server settings: what a server's admins chose (where games are played, who plays, timeouts,
+-- language, limits, the default board size), one row a setting, with who changed it last and
+-- when. A NULL value is a setting reset to its default: the row keeps who reset it.
+CREATE TABLE guild_settings (
+    guild_id   INTEGER NOT NULL,
+    key        TEXT    NOT NULL,
+    value      TEXT,
+    changed_by INTEGER NOT NULL,
+    changed_at REAL    NOT NULL,
+    PRIMARY KEY (guild_id, key)
+);
+
+-- A game's turn clock, in seconds, as its server's settings had it when the game started: a
+-- change of the setting applies to the games started after it, as a tournament's clock does.
+-- NULL: the bot's own TTT_TURN_TIMEOUT (every game from before).
+ALTER TABLE games ADD COLUMN turn_timeout REAL CHECK (turn_timeout > 0);
+
+-- The limits of a server count a member's live games and find their last challenge.
+CREATE INDEX games_active_by_x ON games (guild_id, x_id) WHERE status = 'active';
+CREATE INDEX games_active_by_o ON games (guild_id, o_id) WHERE status = 'active';
+CREATE INDEX challenges_by_challenger ON challenges (guild_id, challenger_id, created_at);

@@ -1,0 +1,365 @@
+"""A server's settings through the local Discord server, on SQLite and PostgreSQL: each one
+shown, changed, applied and reset by an admin (the server's owner), refused to members who
+cannot manage the server even when the server shows them the command, and bad input refused
+with a sentence and no change."""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import pytest
+
+from bot.components import CHALLENGE_ID
+from bot.storage.base import StoredSetting
+from bot.storage.connect import open_storage
+from tests.bot_harness import (
+    BotHarness,
+    both_engines,
+    button_id,
+    refused,
+    size_of,
+    start_member_game,
+    text_of,
+)
+from tests.discord_sim import DiscordSim, InteractionRecord
+from tests.discord_sim.models import CHANNEL_CATEGORY, SimUsageError
+
+pytestmark = both_engines
+
+SETTINGS = "ttt-settings"
+
+
+def shown(record: InteractionRecord) -> str:
+    """The settings message an admin got: private, and what it says."""
+    assert record.response_type == 4, record.content
+    assert record.ephemeral, record.content
+    return text_of(record)
+
+
+async def test_an_admin_sees_the_defaults_changes_timeouts_and_resets_them(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        defaults = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} show"))
+        assert "Where games can be started: Every channel" in defaults
+        assert "Who can play: Everyone" in defaults
+        assert "Time for a move: 5 minutes (the bot's default)" in defaults
+        assert "Time to answer a challenge: 2 minutes (the bot's default)" in defaults
+        assert "Live games a member can be in at once: No limit" in defaults
+        assert "changed by" not in defaults
+        harness.clock.advance(60)
+        saved = shown(
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} timeouts", turn="90s", challenge="1h")
+        )
+        assert saved.startswith("Saved. The settings now:")
+        changed_at = int(harness.clock.now())
+        assert (
+            f"Time for a move: 1 minute and 30 seconds\n-# changed by <@{s.owner.id}> "
+            f"<t:{changed_at}:R>"
+        ) in saved
+        assert "Time to answer a challenge: 1 hour\n" in saved
+        again = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} show"))
+        assert "Time for a move: 1 minute and 30 seconds" in again
+        reset = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} reset", setting="timeouts"))
+        assert "Time for a move: 5 minutes (the bot's default)" in reset
+        assert f"-# changed by <@{s.owner.id}>" in reset  # a reset is a change, and says whose
+    async with harness.running():  # kept over a restart
+        after = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} show"))
+    assert "Time for a move: 5 minutes (the bot's default)" in after
+
+
+async def test_members_who_cannot_manage_the_server_neither_see_nor_use_the_settings(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        # Discord hides the command from them (default_member_permissions)...
+        with pytest.raises(SimUsageError, match="default_member_permissions"):
+            await sim.slash(s.moderator, s.channel, f"{SETTINGS} show")
+        # ...unless the server's admins show it to everyone: the bot checks again.
+        s.guild.shown_to_everyone.add(SETTINGS)
+        refused(
+            await sim.slash(s.moderator, s.channel, f"{SETTINGS} timeouts", turn="10s"),
+            "Only members who can manage the server can change its settings.",
+        )
+        refused(
+            await sim.slash(s.alice, s.channel, f"{SETTINGS} reset", setting="everything"),
+            "Only members who can manage the server can change its settings.",
+        )
+        assert await bot.storage.guild_settings(s.guild.id) == []
+
+
+async def test_games_start_only_in_the_listed_channels_and_categories_threads_with_theirs(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    category = sim.add_channel(s.guild, "Games", type=CHANNEL_CATEGORY)
+    in_category = sim.add_channel(s.guild, "arena", category=category)
+    arena_thread = sim.add_thread(in_category, "arena-thread")
+    async with harness.running():
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} channels add", channel=s.channel)
+        listed = shown(
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} channels add", channel=category)
+        )
+        assert f"Where games can be started: <#{s.channel.id}>, <#{category.id}>" in listed
+        elsewhere = "Games aren't played in this channel: this server plays them in"
+        refused(await sim.slash(s.alice, s.other_channel, "ttt start"), elsewhere)
+        refused(
+            await sim.slash(s.alice, s.other_channel, "ttt vs-ai", difficulty="random"),
+            f"{elsewhere} <#{s.channel.id}>, <#{category.id}>.",
+        )
+        assert (await sim.slash(s.alice, s.channel, "ttt start")).message is not None
+        # A thread follows its channel; a channel its category, and so its threads.
+        for channel in (s.thread, in_category, arena_thread):
+            started = await sim.slash(s.bob, channel, "ttt vs-ai", difficulty="random")
+            assert started.message is not None, (channel.name, started.content)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} channels remove", channel=category)
+        refused(await sim.slash(s.carol, in_category, "ttt start"), elsewhere)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} channels everywhere")
+        assert (await sim.slash(s.carol, s.other_channel, "ttt start")).message is not None
+
+
+async def test_games_are_for_members_with_a_players_role_and_end_with_a_moderator_role(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    players = sim.add_role(s.guild, "players")
+    referees = sim.add_role(s.guild, "referees")
+    for user in (s.alice, s.carol):
+        s.guild.member(user).roles.append(players)  # type: ignore[union-attr]
+    s.guild.member(s.bob).roles.append(referees)  # type: ignore[union-attr]
+    async with harness.running():
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} players add", role=players)
+        for_players = f"Games in this server are for members with <@&{players.id}>"
+        refused(await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="random"), for_players)
+        refused(
+            await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob),
+            f"bob can't play here: games in this server are for members with <@&{players.id}>.",
+        )
+        open_challenge = await sim.slash(s.alice, s.channel, "ttt start")
+        assert open_challenge.message is not None
+        accept = button_id(open_challenge.message, CHALLENGE_ID, action="accept")
+        refused(await sim.click(s.bob, open_challenge.message, accept), for_players)
+        board = await sim.click(s.carol, open_challenge.message, accept)
+        assert board.message is not None
+        # Ending games: those who manage messages, and the moderator role once it is set.
+        refused(
+            await sim.slash(s.bob, s.channel, "ttt end"),
+            "Only members who can manage messages can do that.",
+        )
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} moderators", role=referees)
+        ended = await sim.slash(s.bob, s.channel, "ttt end")
+        assert ended.message is not None
+        assert "A moderator ended this game" in text_of(ended.message)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} players everyone")
+        assert (await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="random")).message
+
+
+async def test_a_servers_timeouts_settle_its_games_and_challenges(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        before = await sim.slash(s.alice, s.other_channel, "ttt vs-ai", difficulty="random")
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} timeouts", turn="30s", challenge="15s")
+        game = await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="random")
+        challenge = await sim.slash(s.carol, s.thread, "ttt start")
+        assert game.message is not None
+        assert challenge.message is not None
+        assert before.message is not None
+        assert await bot.in_flight.wait_idle(patience=5)
+        harness.clock.advance(31)
+        await bot.sweep()
+        assert "bob** ran out of time" in text_of(game.message)
+        assert "expired" in text_of(challenge.message)
+        # A game keeps the clock it started with: 5 minutes.
+        assert "ran out of time" not in text_of(before.message)
+        harness.clock.advance(300)
+        await bot.sweep()
+        assert "alice** ran out of time" in text_of(before.message)
+
+
+async def test_the_servers_language_for_boards_whatever_its_discord_locale(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    s.guild.locale = "fr"
+    async with harness.running():
+        french = await sim.slash(s.alice, s.channel, "ttt start")
+        assert french.message is not None
+        assert "Accepter" in str(french.message.buttons())
+        await sim.click(
+            s.alice, french.message, button_id(french.message, CHALLENGE_ID, action="withdraw")
+        )
+        languages = shown(
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} language", language="de")
+        )
+        assert "Language of boards and challenges: Deutsch" in languages
+        board = await start_member_game(sim, s.other_channel)
+        assert "ist am Zug" in text_of(board)
+        stats = await sim.slash(s.alice, s.channel, "ttt stats")
+        assert "Gegen Mitglieder" in text_of(stats)
+        # A member's own replies stay in their own language.
+        refused(await sim.slash(s.carol, s.other_channel, "ttt resign"), "You are not playing")
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} language", language="server")
+        again = await sim.slash(s.carol, s.channel, "ttt start")
+        assert again.message is not None
+        assert "Accepter" in str(again.message.buttons())
+
+
+async def test_a_cooldown_between_challenges_and_a_limit_of_live_games(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} limits", games=1, cooldown="2m")
+        first = await sim.slash(s.alice, s.channel, "ttt start")
+        assert first.message is not None
+        await sim.click(
+            s.alice, first.message, button_id(first.message, CHALLENGE_ID, action="withdraw")
+        )
+        harness.clock.advance(60)
+        wait_until = math.ceil(harness.clock.now() + 60)
+        refused(
+            await sim.slash(s.alice, s.channel, "ttt start"),
+            "This server asks members to wait between challenges: you can challenge again "
+            f"<t:{wait_until}:R>.",
+        )
+        harness.clock.advance(61)
+        second = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        assert second.message is not None
+        # One live game each: bob plays the bot, and can then accept nothing more.
+        assert (await sim.slash(s.bob, s.other_channel, "ttt vs-ai", difficulty="random")).message
+        accept = button_id(second.message, CHALLENGE_ID, action="accept")
+        refused(
+            await sim.click(s.bob, second.message, accept),
+            "You are already in as many live games as this server allows (1): finish one first.",
+        )
+        refused(
+            await sim.slash(s.bob, s.thread, "ttt vs-ai", difficulty="random"),
+            "You are already in as many live games as this server allows (1)",
+        )
+        await sim.slash(s.bob, s.other_channel, "ttt resign")
+        assert (await sim.click(s.bob, second.message, accept)).message is not None
+        reset = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} reset", setting="limits"))
+        assert "Live games a member can be in at once: No limit" in reset
+        assert (await sim.slash(s.bob, s.thread, "ttt vs-ai", difficulty="random")).message
+
+
+async def test_the_default_board_size(sim: DiscordSim, harness: BotHarness) -> None:
+    s = sim.seed
+    async with harness.running():
+        saved = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} board-size", size=4))
+        assert "Board size when none is picked: 4\N{MULTIPLICATION SIGN}4 (4 in a row)" in saved
+        game = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        assert game.message is not None
+        assert size_of(game.message) == 4
+        picked = await sim.slash(s.bob, s.other_channel, "ttt vs-ai", difficulty="random", size=3)
+        assert picked.message is not None
+        assert size_of(picked.message) == 3
+        board = await start_member_game(sim, s.thread, s.carol, s.owner)
+        assert size_of(board) == 4
+        help_text = text_of(await sim.slash(s.carol, s.channel, "ttt help"))
+        assert "4\N{MULTIPLICATION SIGN}4 if you leave it out" in help_text
+
+
+async def test_bad_settings_get_a_sentence_and_change_nothing(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    elsewhere = sim.add_guild("Elsewhere", owner=s.owner)
+    foreign_channel = sim.add_channel(elsewhere, "foreign")
+    foreign_role = sim.add_role(elsewhere, "foreign-role")
+    async with harness.running() as bot:
+        for options, sentence in (
+            ({"turn": "soon"}, "soon is not a duration: write it like 90s, 5m, 2h or 1d."),
+            ({"turn": "5s"}, "A timeout must be between 10 seconds and 7 days, not 5s."),
+            ({"challenge": "8d"}, "A timeout must be between 10 seconds and 7 days, not 8d."),
+            ({}, "Give a turn timeout, a challenge timeout, or both."),
+        ):
+            refused(
+                await sim.slash(s.owner, s.channel, f"{SETTINGS} timeouts", options=options),
+                sentence,
+            )
+        refused(
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} limits", cooldown="2d"),
+            "A cooldown can be a day at most, not 2d.",
+        )
+
+        forged = {**foreign_channel.payload(), "permissions": str(2**40 - 1)}
+        for entry, sentence in (
+            (forged, "That channel isn't one of this server's: pick one from the list."),
+            # Discord always sends a resolved channel's permissions, and discord.py needs them.
+            (
+                foreign_channel.payload(),
+                "The channel option doesn't name anyone here: pick from the list.",
+            ),
+        ):
+            refused(
+                await sim.slash(
+                    s.owner,
+                    s.channel,
+                    f"{SETTINGS} channels add",
+                    channel=s.channel,
+                    tamper=functools.partial(
+                        _swap_resolved, kind="channels", old_id=s.channel.id, new=entry
+                    ),
+                ),
+                sentence,
+            )
+        everyone = s.guild.everyone
+
+        def other_role(data: dict[str, object]) -> None:
+            _swap_resolved(data, "roles", everyone.id, foreign_role.payload())
+
+        refused(
+            await sim.slash(
+                s.owner, s.channel, f"{SETTINGS} players add", role=everyone, tamper=other_role
+            ),
+            "That role isn't one of this server's: pick one from the list.",
+        )
+        refused(
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} players add", role=everyone),
+            "Everyone has @everyone",
+        )
+
+        refused(
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} channels remove", channel=s.channel),
+            f"<#{s.channel.id}> is not in the list of channels for games.",
+        )
+        assert await bot.storage.guild_settings(s.guild.id) == []
+
+
+async def test_a_change_made_by_another_process_applies_at_once(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        other_process = await open_storage(harness.database, harness.clock)
+        try:
+            change = StoredSetting("channels", f"[{s.other_channel.id}]", s.owner.id, 0.0)
+            await other_process.change_guild_setting(s.guild.id, change)
+        finally:
+            await other_process.close()
+        refused(
+            await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random"),
+            f"this server plays them in <#{s.other_channel.id}>.",
+        )
+
+
+def _swap_resolved(data: dict[str, object], kind: str, old_id: int, new: dict[str, object]) -> None:
+    """Make a command's option name another object than the one picked, as only a hand-made
+    payload could: its value and its resolved entry."""
+    resolved = data["resolved"]
+    assert isinstance(resolved, dict)
+    entries = resolved[kind]
+    del entries[str(old_id)]
+    entries[str(new["id"])] = new
+    stack = list(data.get("options") or [])  # type: ignore[call-overload]
+    while stack:
+        option = stack.pop()
+        if option.get("value") == str(old_id):
+            option["value"] = str(new["id"])
+        stack.extend(option.get("options") or [])
