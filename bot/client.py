@@ -42,6 +42,9 @@ EXTENSIONS: Sequence[str] = ("bot.cogs.ttt", "bot.cogs.settings")
 # How long shutdown waits for interaction handlers in flight (Discord's own patience for a
 # deferred interaction is far longer; a restart should not take longer than this).
 SHUTDOWN_GRACE = 10.0
+# How long a custom emoji mark is taken to exist after Discord last said so: a game start asks
+# at most this often per emoji, and a deleted one gives way to the bot's mark within it.
+EMOJI_RECHECK = 60.0
 # How often the heartbeat file is touched while connected (bot/healthcheck.py allows 4 misses).
 HEARTBEAT_INTERVAL = 15.0
 
@@ -256,6 +259,8 @@ class TTTBot(commands.AutoShardedBot):
         self._heartbeat: asyncio.Task[None] | None = None
         self._stall_watch: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
+        # Custom emoji marks Discord was asked about: whether they exist, and when it said.
+        self._emoji_checks: dict[tuple[int, int], tuple[bool, float]] = {}
 
     @contextlib.asynccontextmanager
     async def handling(self, interaction: discord.Interaction[Any]) -> AsyncIterator[Answer]:
@@ -300,6 +305,7 @@ class TTTBot(commands.AutoShardedBot):
             rng=self.rng,
             shards=self.own_shards,
             search_budget=self.search_budget,
+            custom_emoji_exists=self.custom_emoji_exists,
         )
         self.boards = Boards(self.storage, self, self.clock, self.own_shards)
         self.reporter = Reporter(self.boards, self.in_flight)
@@ -448,6 +454,26 @@ class TTTBot(commands.AutoShardedBot):
         await self.storage.set_setting(key, digest)
         log.info("synced %d %s commands", len(synced), scope)
         return True
+
+    async def custom_emoji_exists(self, guild_id: int, emoji_id: int) -> bool:
+        """Whether ``guild_id`` still has the custom emoji ``emoji_id``, as Discord said within
+        the last :data:`EMOJI_RECHECK` seconds. When Discord cannot say (an outage), yes: a
+        server's choice is not dropped for a network error."""
+        now = self.clock.now()
+        known = self._emoji_checks.get((guild_id, emoji_id))
+        if known is not None and now - known[1] < EMOJI_RECHECK:
+            return known[0]
+        try:
+            await self.http.get_custom_emoji(guild_id, emoji_id)
+        except discord.NotFound:
+            exists = False
+        except discord.HTTPException as error:
+            log.info("could not ask for emoji %s of guild %s: %s", emoji_id, guild_id, error)
+            return True
+        else:
+            exists = True
+        self._emoji_checks[(guild_id, emoji_id)] = (exists, now)
+        return exists
 
     # -- timeouts -----------------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from bot import i18n
 from bot.components import CELL_ID, CHALLENGE_ID, GAME_ACTION_ID, walk
 from bot.domain import size_name
 from bot.i18n import N_, Language
+from bot.marks import DEFAULT_MARKS, button_emoji
 from bot.server_settings import ServerSettings, Setting
 from bot.service import Hint, Review
 from bot.storage.base import (
@@ -49,7 +50,7 @@ from game import BOARD_SIZES, DEFAULT_SIZE, Board, Mark, cell_name, standard_lin
 from game.ai import DIFFICULTIES, describe, is_solved
 from game.review import MoveReview, Verdict
 
-MARK_EMOJI = {Mark.X: "❌", Mark.O: "⭕"}
+MARK_EMOJI = DEFAULT_MARKS  # the bot's own marks; a server may choose others (bot.marks)
 WINNING_EMOJI = {Mark.X: "❎", Mark.O: "🅾️"}
 EMPTY_EMOJI = "⬜"
 CORNER_EMOJI = "⬛"
@@ -188,8 +189,14 @@ def size_label(size: int, lang: Language) -> str:
     return lang.gettext(SIZE_LABELS[size])
 
 
+def mark_emoji(game: GameRecord, mark: Mark) -> str:
+    """The emoji ``game`` shows for ``mark``: its server's choice when it started, or the
+    bot's own."""
+    return (game.mark_x if mark is Mark.X else game.mark_o) or MARK_EMOJI[mark]
+
+
 def player(game: GameRecord, mark: Mark) -> str:
-    return f"{MARK_EMOJI[mark]} **{escape(game.player_name(mark))}**"
+    return f"{mark_emoji(game, mark)} **{escape(game.player_name(mark))}**"
 
 
 def timestamp(epoch: float, style: str = "R") -> str:
@@ -207,11 +214,12 @@ def _button(
     *,
     disabled: bool = False,
 ) -> JSON:
+    """A button; ``emoji`` as a message writes it (a Unicode emoji, or ``<:name:id>``)."""
     button: JSON = {"type": BUTTON, "style": style.value, "custom_id": custom_id}
     if label is not None:
         button["label"] = label
     if emoji is not None:
-        button["emoji"] = {"name": emoji}
+        button["emoji"] = button_emoji(emoji)
     button["disabled"] = disabled
     return button
 
@@ -240,12 +248,14 @@ class _Shown:
     board: Board
     winning: frozenset[int]  # the cells to highlight: the line that won, if one did
     lang: Language  # the game's own: its board reads the same whoever redraws it
+    marks: Mapping[Mark, str]  # the emoji it shows for each side
 
     @classmethod
     def of(cls, game: GameRecord) -> _Shown:
         board = game.board
         line = board.winning_line if game.end_reason is EndReason.LINE else None
-        return cls(game, board, frozenset(line or ()), i18n.language(game.language))
+        marks = {mark: mark_emoji(game, mark) for mark in (Mark.X, Mark.O)}
+        return cls(game, board, frozenset(line or ()), i18n.language(game.language), marks)
 
 
 def _grid(shown: _Shown) -> str:
@@ -259,10 +269,10 @@ def _grid(shown: _Shown) -> str:
             mark = board[cell]
             if mark is None:
                 cells.append(EMPTY_EMOJI)
-            elif cell in shown.winning:
+            elif cell in shown.winning and shown.marks[mark] == MARK_EMOJI[mark]:
                 cells.append(WINNING_EMOJI[mark])
-            else:
-                cells.append(MARK_EMOJI[mark])
+            else:  # a server's own marks have no winning look: the buttons show the line
+                cells.append(shown.marks[mark])
         lines.append(" ".join([ROW_EMOJI[row], *cells]))
     return "\n".join(lines)
 
@@ -348,7 +358,7 @@ def _cells(shown: _Shown) -> list[JSON]:
         _button(
             CELL_ID.build(game=game.id, ply=ply, cell=cell),
             cell_name(cell, board.size) if mark is None else None,
-            MARK_EMOJI[mark] if mark is not None else None,
+            shown.marks[mark] if mark is not None else None,
             discord.ButtonStyle.success if cell in shown.winning else discord.ButtonStyle.secondary,
             disabled=over or mark is not None,
         )
@@ -815,16 +825,18 @@ def settings_message(
     """A server's settings, each with who changed it last; the timeouts given are the bot's
     own, shown where the server keeps them."""
 
-    def changed(setting: Setting) -> str:
-        change = settings.changes.get(setting)
-        if change is None:
+    def changed(*shown: Setting) -> str:
+        changes = [settings.changes[setting] for setting in shown if setting in settings.changes]
+        if not changes:
             return ""
+        change = max(changes, key=lambda change: change.at)
         return "\n" + lang._(
             "-# changed by <@{user}> {when}", user=change.by, when=timestamp(change.at)
         )
 
-    def field(name: str, setting: Setting, value: str) -> None:
-        embed.add_field(name=name, value=value + changed(setting), inline=False)
+    def field(name: str, setting: Setting | tuple[Setting, ...], value: str) -> None:
+        shown = setting if isinstance(setting, tuple) else (setting,)
+        embed.add_field(name=name, value=value + changed(*shown), inline=False)
 
     def default(value: str) -> str:
         return lang._("{value} (the bot's default)", value=value)
@@ -870,6 +882,13 @@ def settings_message(
     field(lang._("Live games a member can be in at once"), Setting.MAX_GAMES, limit)
     wait = duration(settings.cooldown, lang) if settings.cooldown else lang._("None")
     field(lang._("Wait between one member's challenges"), Setting.COOLDOWN, wait)
+    marks = " ".join(
+        mark or MARK_EMOJI[side]
+        for side, mark in ((Mark.X, settings.mark_x), (Mark.O, settings.mark_o))
+    )
+    chosen = settings.mark_x or settings.mark_o
+    both = (Setting.MARK_X, Setting.MARK_O)
+    field(lang._("Marks for X and O"), both, marks if chosen else default(marks))
     size = settings.size or DEFAULT_SIZE
     shown_size = size_label(size, lang) if settings.size else default(size_label(size, lang))
     field(lang._("Board size when none is picked"), Setting.SIZE, shown_size)

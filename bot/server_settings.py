@@ -26,7 +26,9 @@ from bot.clock import Clock
 from bot.config import MAX_TIMEOUT, MIN_TIMEOUT
 from bot.domain import OUTSIDE_SERVERS, Actor, UserError, Verbatim, check_size
 from bot.i18n import ALL_LANGUAGES
+from bot.marks import DEFAULT_MARKS, TAKEN, CustomEmoji, parse_mark
 from bot.storage.base import Storage, StoredSetting
+from game import Mark
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +53,8 @@ class Setting(StrEnum):
     MAX_GAMES = "max_games"
     COOLDOWN = "cooldown"
     SIZE = "size"
+    MARK_X = "mark_x"
+    MARK_O = "mark_o"
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +75,8 @@ class ServerSettings:
     manage messages; the timeouts in seconds (None: the bot's own); ``language``: a catalogue
     code for what the channel sees (None: the server's Discord locale); ``max_games``: live
     games a member may be in at once; ``cooldown``: seconds between one member's challenges;
-    ``size``: the board ``/ttt start`` and ``/ttt vs-ai`` use when none is picked.
+    ``size``: the board ``/ttt start`` and ``/ttt vs-ai`` use when none is picked;
+    ``mark_x``, ``mark_o``: the emoji shown for each side (:mod:`bot.marks`; None: the bot's).
     """
 
     channels: frozenset[int] = frozenset()
@@ -83,6 +88,8 @@ class ServerSettings:
     max_games: int | None = None
     cooldown: float | None = None
     size: int | None = None
+    mark_x: str | None = None
+    mark_o: str | None = None
     changes: Mapping[Setting, Change] = field(default_factory=dict, compare=False)
 
     def allows_games_in(self, place: Collection[int]) -> bool:
@@ -128,6 +135,13 @@ def _count(value: Any) -> int:
     return value
 
 
+def _mark(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"not a mark: {value!r}")
+    parse_mark(value)
+    return value
+
+
 def _language(value: Any) -> str:
     if value not in ALL_LANGUAGES:
         raise ValueError(f"not a language of the bot's: {value!r}")
@@ -145,6 +159,8 @@ _DECODERS = {
     Setting.MAX_GAMES: _count,
     Setting.COOLDOWN: _seconds,
     Setting.SIZE: _count,
+    Setting.MARK_X: _mark,
+    Setting.MARK_O: _mark,
 }
 
 
@@ -312,6 +328,23 @@ class SettingsService:
             values[Setting.COOLDOWN] = _cooldown(cooldown)
         return await self._store_all(guild_id, admin, values)
 
+    async def set_marks(
+        self, guild_id: int, admin: Actor, x: str | None, o: str | None
+    ) -> ServerSettings:
+        """The emoji for X and for O, as typed (either may be left as it is): one Unicode
+        emoji, or one of the server's custom emoji, which the caller has checked is the
+        server's own."""
+        current = await self._admin(guild_id, admin)
+        if x is None and o is None:
+            raise UserError("Give a mark for X, for O, or both.")
+        chosen = {Setting.MARK_X: x, Setting.MARK_O: o}
+        values = {setting: _parsed_mark(text) for setting, text in chosen.items() if text}
+        shown_x = values.get(Setting.MARK_X, current.mark_x or DEFAULT_MARKS[Mark.X])
+        shown_o = values.get(Setting.MARK_O, current.mark_o or DEFAULT_MARKS[Mark.O])
+        if shown_x == shown_o:
+            raise UserError("X and O need different marks: {} would be both.", shown_x)
+        return await self._store_all(guild_id, admin, values)
+
     async def set_size(self, guild_id: int, admin: Actor, size: int) -> ServerSettings:
         await self._admin(guild_id, admin)
         check_size(size)
@@ -366,6 +399,20 @@ def _timeout(text: str) -> float:
     if not MIN_TIMEOUT <= seconds <= MAX_TIMEOUT:
         raise UserError("A timeout must be between 10 seconds and 7 days, not {}.", text.strip())
     return seconds
+
+
+def _parsed_mark(text: str) -> str:
+    """A mark as typed, as stored: one emoji, without the spaces around it."""
+    try:
+        parsed = parse_mark(text)
+    except ValueError:
+        raise UserError(
+            "{} is not one emoji: give one emoji, or one of this server's own.", text.strip()
+        ) from None
+    mark = parsed.text if isinstance(parsed, CustomEmoji) else parsed
+    if mark in TAKEN:
+        raise UserError("{} already means something on the board: pick another emoji.", mark)
+    return mark
 
 
 def _cooldown(text: str) -> float | None:

@@ -19,6 +19,7 @@ from typing import Literal, TypeVar, get_args
 from bot.clock import Clock
 from bot.domain import Actor, UserError, Verbatim, check_size, size_name
 from bot.i18n import ENGLISH, N_
+from bot.marks import DEFAULT_MARKS, custom_emoji_id
 from bot.server_settings import ServerSettings, SettingsService
 from bot.storage.base import (
     EVERY_GUILD,
@@ -131,6 +132,20 @@ class Swept:
     challenges: list[ChallengeRecord]
 
 
+@dataclass(frozen=True, slots=True)
+class GameRules:
+    """What a new game takes from its server's settings and keeps: its turn clock (None: the
+    bot's own) and its marks (None: the bot's own)."""
+
+    turn_timeout: float | None = None
+    mark_x: str | None = None
+    mark_o: str | None = None
+
+
+# Whether a custom emoji (by server and emoji id) still exists: a port onto Discord, which the
+# service does not speak to itself.
+EmojiCheck = Callable[[int, int], Awaitable[bool]]
+
 # Games kept in memory for their next click (about half a kilobyte each): a move while live,
 # a rematch once over. Beyond this, the oldest are read from the database again when clicked.
 GAMES_KEPT = 10_000
@@ -178,11 +193,13 @@ class GameService:
         shards: ShardSlice = EVERY_GUILD,
         search_budget: SearchBudget | None = None,
         settings: SettingsService | None = None,
+        custom_emoji_exists: EmojiCheck | None = None,
     ) -> None:
         self.storage = storage
         self.clock = clock
         # The servers' own settings, read again by every action they bear on.
         self.server_settings = settings or SettingsService(storage, clock)
+        self._custom_emoji_exists = custom_emoji_exists
         self.bot_user = bot_user
         self.turn_timeout = turn_timeout
         self.challenge_timeout = challenge_timeout
@@ -289,7 +306,7 @@ class GameService:
             user,
             size=challenge.size,
             language=challenge.language,
-            turn_timeout=rules.turn_timeout,
+            rules=await self._game_rules(challenge.guild_id, rules),
         )
         try:
             closed = await self.storage.close_challenge(
@@ -376,7 +393,7 @@ class GameService:
             None,
             size,
             rules.language or language,
-            rules.turn_timeout,
+            await self._game_rules(guild_id, rules),
         )
 
     async def _start_vs_ai(
@@ -389,7 +406,7 @@ class GameService:
         rematch_of: int | None,
         size: int,
         language: str,
-        turn_timeout: float | None,
+        rules: GameRules,
     ) -> Started:
         bot = Actor(self.bot_user.id, f"{self.bot_user.name} ({difficulty})", is_bot=True)
         ai_cell = None
@@ -409,7 +426,7 @@ class GameService:
             rematch_of=rematch_of,
             size=size,
             language=language,
-            turn_timeout=turn_timeout,
+            rules=rules,
         )
         return Started(await self._create(game), ai_cell)
 
@@ -446,7 +463,7 @@ class GameService:
                 rematch_of=old.id,
                 size=old.size,
                 language=old.language,
-                turn_timeout=rules.turn_timeout,
+                rules=await self._game_rules(old.guild_id, rules),
             )
         x, o = (Actor(old.player_id(mark), old.player_name(mark)) for mark in (Mark.O, Mark.X))
         await self._check_live_games(rules, old.guild_id, user, x if user.id == o.id else o)
@@ -458,7 +475,7 @@ class GameService:
             rematch_of=old.id,
             size=old.size,
             language=old.language,
-            turn_timeout=rules.turn_timeout,
+            rules=await self._game_rules(old.guild_id, rules),
         )
         return Started(await self._create(game))
 
@@ -475,10 +492,10 @@ class GameService:
         rematch_of: int | None = None,
         size: int = DEFAULT_SIZE,
         language: str = ENGLISH,
-        turn_timeout: float | None = None,
+        rules: GameRules = GameRules(),
     ) -> NewGame:
-        """A game starting now, with the first turn's clock running: ``turn_timeout``
-        seconds (None: the bot's own)."""
+        """A game starting now, with the first turn's clock running, on its server's
+        ``rules``."""
         now = self.clock.now()
         return NewGame(
             guild_id=guild_id,
@@ -490,13 +507,37 @@ class GameService:
             ai_difficulty=ai_difficulty,
             ai_mark=ai_mark,
             moves=moves,
-            deadline=now + (turn_timeout or self.turn_timeout),
+            deadline=now + (rules.turn_timeout or self.turn_timeout),
             created_at=now,
             rematch_of=rematch_of,
             size=size,
             language=language,
-            turn_timeout=turn_timeout,
+            turn_timeout=rules.turn_timeout,
+            mark_x=rules.mark_x,
+            mark_o=rules.mark_o,
         )
+
+    async def _game_rules(self, guild_id: int, settings: ServerSettings) -> GameRules:
+        """What a game starting now in ``guild_id`` keeps of its ``settings``. A custom emoji
+        mark that no longer exists (deleted since it was chosen) gives way to the bot's own,
+        with a warning: a board with a missing emoji is one Discord refuses to show."""
+        marks = {Mark.X: settings.mark_x, Mark.O: settings.mark_o}
+        if self._custom_emoji_exists is not None:
+            for mark, text in marks.items():
+                emoji_id = custom_emoji_id(text) if text else None
+                if emoji_id is not None and not await self._custom_emoji_exists(guild_id, emoji_id):
+                    log.warning(
+                        "guild %s: its mark for %s, %s, is no longer one of its emoji: "
+                        "playing with the bot's own",
+                        guild_id,
+                        mark.value,
+                        text,
+                    )
+                    marks[mark] = None
+        shown = {mark: text or DEFAULT_MARKS[mark] for mark, text in marks.items()}
+        if shown[Mark.X] == shown[Mark.O]:  # one gave way to the bot's mark the other has
+            marks = {Mark.X: None, Mark.O: None}
+        return GameRules(settings.turn_timeout, marks[Mark.X], marks[Mark.O])
 
     async def _create(self, game: NewGame) -> GameRecord:
         try:

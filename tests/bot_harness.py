@@ -39,7 +39,7 @@ from bot.storage.sqlite import SqliteStorage
 from game import DEFAULT_SIZE, Board, cell_name, parse_cell
 from game.search import SearchBudget
 from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimMessage, SimUser
-from tests.discord_sim.models import JSON, _walk, message_text
+from tests.discord_sim.models import JSON, message_text, walk_components
 
 MARKS = {"❌": "X", "⭕": "O"}
 CALLBACK = "POST /interactions/{id}/{token}/callback"
@@ -135,7 +135,7 @@ class BotHarness:
                 first = message.edits[0] if message.edits else message
                 actions = {
                     fields["action"]
-                    for component in _walk(first.components)
+                    for component in walk_components(first.components)
                     if (fields := CHALLENGE_ID.parse(component.get("custom_id", "")))
                 }
                 assert "accept" in actions, message

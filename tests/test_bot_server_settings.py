@@ -6,6 +6,7 @@ with a sentence and no change."""
 from __future__ import annotations
 
 import functools
+import logging
 import math
 
 import pytest
@@ -17,6 +18,8 @@ from tests.bot_harness import (
     BotHarness,
     both_engines,
     button_id,
+    cell_buttons,
+    cell_id,
     refused,
     size_of,
     start_member_game,
@@ -363,3 +366,77 @@ def _swap_resolved(data: dict[str, object], kind: str, old_id: int, new: dict[st
         if option.get("value") == str(old_id):
             option["value"] = str(new["id"])
         stack.extend(option.get("options") or [])
+
+
+async def test_custom_marks_on_the_buttons_and_in_the_grid_at_every_size(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    cross = sim.add_emoji(s.guild, "cross")
+    async with harness.running():
+        saved = shown(
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} marks", x=f" {cross.text} ", o="🍩")
+        )
+        assert f"Marks for X and O: {cross.text} 🍩\n-# changed by <@{s.owner.id}>" in saved
+        for size, channel in ((3, s.channel), (5, s.other_channel)):
+            started = await sim.slash(s.alice, channel, "ttt vs-ai", difficulty="random", size=size)
+            assert started.message is not None
+            moved = await sim.click(s.alice, started.message, cell_id(started.message, "A1"))
+            assert moved.message is not None
+            board = moved.message
+            emojis = [button.get("emoji") for button in cell_buttons(board)]
+            assert emojis[0] == {"id": str(cross.id), "name": "cross", "animated": False}
+            assert {"name": "🍩"} in emojis  # the bot's answer
+            text = text_of(board)
+            assert f"{cross.text} **alice**" in text
+            assert "🍩" in text
+            assert "❌" not in text
+            assert "⭕" not in text
+        reset = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} reset", setting="marks"))
+        assert "Marks for X and O: ❌ ⭕ (the bot's default)" in reset
+
+
+async def test_a_deleted_custom_mark_gives_way_to_the_bots_own(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = sim.seed
+    cross = sim.add_emoji(s.guild, "cross")
+    async with harness.running():
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} marks", x=cross.text)
+        first = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        assert first.message is not None
+        assert cross.text in text_of(first.message)
+        await sim.slash(s.alice, s.channel, "ttt resign")
+        sim.delete_emoji(cross)
+        harness.clock.advance(61)  # past what the bot remembers of Discord's last answer
+        with caplog.at_level(logging.WARNING, logger="bot.service"):
+            second = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        assert second.message is not None
+        assert "❌ **alice**" in text_of(second.message)
+    assert any(
+        record.levelno == logging.WARNING and "is no longer one of its emoji" in record.message
+        for record in caplog.records
+    )
+
+
+async def test_bad_marks_get_a_sentence_and_change_nothing(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    elsewhere = sim.add_guild("Elsewhere", owner=s.owner)
+    foreign = sim.add_emoji(elsewhere, "foreign")
+    async with harness.running() as bot:
+        for options, sentence in (
+            ({"x": "abc"}, "abc is not one emoji: give one emoji, or one of this server's own."),
+            ({"x": "❌⭕"}, "❌⭕ is not one emoji"),
+            ({"o": "<:fake:12>"}, "<:fake:12> is not one emoji"),
+            ({"x": foreign.text}, "That emoji isn't one of this server's"),
+            ({"o": "⬜"}, "⬜ already means something on the board: pick another emoji."),
+            ({"x": "⭕"}, "X and O need different marks: ⭕ would be both."),
+            ({}, "Give a mark for X, for O, or both."),
+        ):
+            refused(
+                await sim.slash(s.owner, s.channel, f"{SETTINGS} marks", options=options),
+                sentence,
+            )
+        assert await bot.storage.guild_settings(s.guild.id) == []

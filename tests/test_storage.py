@@ -1159,6 +1159,15 @@ async def test_a_games_turn_timeout_is_kept(storage: Storage) -> None:
     assert (await storage.get_game(timed.id)) == timed
 
 
+async def test_a_games_marks_are_kept(storage: Storage) -> None:
+    default = await storage.create_game(new_game(CHANNEL))
+    assert (default.mark_x, default.mark_o) == (None, None)
+    custom = "<:cross:123456789012345678>"
+    marked = await storage.create_game(replace(new_game(OTHER_CHANNEL), mark_x=custom, mark_o="🍩"))
+    assert (marked.mark_x, marked.mark_o) == (custom, "🍩")
+    assert (await storage.get_game(marked.id)) == marked
+
+
 async def test_64_bit_snowflakes_round_trip(storage: Storage) -> None:
     big = SNOWFLAKE
     biggest = 2**63 - 1

@@ -24,6 +24,7 @@ from bot.answers import Answer
 from bot.cogs.ttt import SIZE_CHOICES, member
 from bot.domain import Actor, UserError
 from bot.i18n import ALL_LANGUAGES
+from bot.marks import custom_emoji_id
 from bot.server_settings import ServerSettings, Setting, SettingsService
 
 if TYPE_CHECKING:
@@ -72,6 +73,7 @@ RESETS: dict[str, tuple[Setting, ...]] = {
     "language": (Setting.LANGUAGE,),
     "limits": (Setting.MAX_GAMES, Setting.COOLDOWN),
     "board-size": (Setting.SIZE,),
+    "marks": (Setting.MARK_X, Setting.MARK_O),
     EVERYTHING: tuple(Setting),
 }
 RESET_CHOICES = [
@@ -82,6 +84,7 @@ RESET_CHOICES = [
     app_commands.Choice(name=locale_str("language"), value="language"),
     app_commands.Choice(name=locale_str("limits"), value="limits"),
     app_commands.Choice(name=locale_str("board size"), value="board-size"),
+    app_commands.Choice(name=locale_str("marks"), value="marks"),
     app_commands.Choice(name=locale_str("everything"), value=EVERYTHING),
 ]
 DURATION_HELP = locale_str("Like 90s, 5m, 2h or 1d (10 seconds to 7 days)")
@@ -278,6 +281,28 @@ class SettingsCog(commands.Cog, name="Settings"):
             await self._show(answer, settings, saved=True)
 
     @settings.command(
+        name=locale_str("marks"), description=locale_str("The emoji for X and for O on boards")
+    )
+    @app_commands.rename(x=locale_str("x"), o=locale_str("o"))
+    @app_commands.describe(
+        x=locale_str("One emoji, or one of this server's own"),
+        o=locale_str("One emoji, or one of this server's own"),
+    )
+    async def marks(
+        self,
+        interaction: discord.Interaction[Any],
+        x: app_commands.Range[str, 1, 100] | None = None,
+        o: app_commands.Range[str, 1, 100] | None = None,
+    ) -> None:
+        async with self._changing(interaction) as (answer, guild_id, admin):
+            for text in (x, o):
+                emoji_id = _custom_emoji_id(text)
+                if emoji_id is not None:
+                    await self._own_emoji(guild_id, emoji_id)
+            settings = await self.service.set_marks(guild_id, admin, x, o)
+            await self._show(answer, settings, saved=True)
+
+    @settings.command(
         name=locale_str("board-size"),
         description=locale_str("The board games get when no size is picked"),
     )
@@ -316,12 +341,33 @@ class SettingsCog(commands.Cog, name="Settings"):
         if isinstance(channel, discord.Thread):
             raise UserError("Threads follow their channel: add the channel instead.")
 
+    async def _own_emoji(self, guild_id: int, emoji_id: int) -> None:
+        """Refuse a custom emoji that is not this server's: the bot could not show it."""
+        try:
+            await self.bot.http.get_custom_emoji(guild_id, emoji_id)
+        except discord.NotFound:
+            log.info("refused emoji %s for the marks of guild %s", emoji_id, guild_id)
+            raise UserError(
+                "That emoji isn't one of this server's: use one of its own, or a standard one."
+            ) from None
+
     async def _own_role(self, guild_id: int, role_id: int) -> None:
         """Refuse a role that is not this server's (only a hand-made option names one)."""
         roles = await self.bot.http.get_roles(guild_id)
         if not any(int(role["id"]) == role_id for role in roles):
             log.info("refused role %s for the settings of guild %s", role_id, guild_id)
             raise UserError("That role isn't one of this server's: pick one from the list.")
+
+
+def _custom_emoji_id(text: str | None) -> int | None:
+    """The id of the custom emoji ``text`` names, if it names one (anything else is left to
+    the service to refuse)."""
+    if text is None:
+        return None
+    try:
+        return custom_emoji_id(text)
+    except ValueError:
+        return None
 
 
 async def setup(bot: TTTBot) -> None:

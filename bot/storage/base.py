@@ -80,6 +80,10 @@ class GameSetup:
     # Seconds a player has for each move, from its server's settings when it started; None:
     # the bot's own TTT_TURN_TIMEOUT.
     turn_timeout: float | None = None
+    # The emoji shown for X and for O (bot.marks), from its server's settings when it started;
+    # None: the bot's own.
+    mark_x: str | None = None
+    mark_o: str | None = None
 
     @property
     def against_ai(self) -> bool:

@@ -78,6 +78,8 @@ def new_game_values(game: NewGame) -> tuple[Any, ...]:
         game.rematch_of,
         game.language,
         game.turn_timeout,
+        game.mark_x,
+        game.mark_o,
     )
 
 

@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from aiohttp import web
 
-from . import faults
+from . import faults, limits
 from .models import (
     JSON,
     InteractionRecord,
     RequestRecord,
     SimChannel,
+    SimEmoji,
     SimGuild,
     SimMember,
     SimMessage,
@@ -33,6 +34,7 @@ from .models import (
     SimUser,
     SnowflakeFactory,
     copy_json,
+    walk_components,
 )
 from .wire import API_PREFIX, INVALID_FORM_BODY, Connection, Reply, RestRoute, Session, error_reply
 
@@ -76,6 +78,7 @@ class SimCore:
         self.user_installs: set[int] = set()
         self.channels: dict[int, SimChannel] = {}
         self.roles: dict[int, SimRole] = {}
+        self.emojis: dict[int, SimEmoji] = {}  # the custom emoji of every guild, while they exist
         self.interactions: list[InteractionRecord] = []
         self.unknown_routes: list[tuple[str, str]] = []
         self.violations: list[str] = []
@@ -247,6 +250,21 @@ class SimCore:
     def _raise_if_client_died(self) -> None:
         for run in self._clients:
             run.raise_if_died()
+
+    def _check_sent(self, data: JSON) -> list[str]:
+        """What Discord would refuse in a message the bot sends: its limits
+        (:func:`limits.check_message`), and any custom emoji in its components that no
+        server the bot is in has (Discord answers 400, 50035 "Invalid emoji")."""
+        problems = limits.check_message(data)
+        for component in walk_components(list(data.get("components") or [])):
+            emoji = component.get("emoji") or {}
+            emoji_id = emoji.get("id")
+            if emoji_id is None:
+                continue
+            known = self.emojis.get(int(emoji_id)) if str(emoji_id).isdigit() else None
+            if known is None or known.guild.member(self.bot_user) is None:
+                problems.append(f"custom emoji {emoji_id} is not one the bot can use")
+        return problems
 
     def _violation(self, text: str) -> None:
         log.warning("Discord rule violation: %s", text)

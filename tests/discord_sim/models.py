@@ -171,6 +171,33 @@ class SimUser:
 
 
 @dataclass(eq=False)
+class SimEmoji:
+    """A server's custom emoji: usable by the bot in any message while the bot is in that
+    server and the emoji exists."""
+
+    id: int
+    guild: SimGuild
+    name: str
+    animated: bool = False
+
+    @property
+    def text(self) -> str:
+        """As a message writes it."""
+        return f"<{'a' if self.animated else ''}:{self.name}:{self.id}>"
+
+    def payload(self) -> JSON:
+        return {
+            "id": str(self.id),
+            "name": self.name,
+            "roles": [],
+            "require_colons": True,
+            "managed": False,
+            "animated": self.animated,
+            "available": True,
+        }
+
+
+@dataclass(eq=False)
 class SimRole:
     id: int
     guild: SimGuild
@@ -336,6 +363,7 @@ class SimGuild:
     # Commands this server shows to every member whatever their default_member_permissions
     # (Server Settings > Integrations lets its admins do so): a bot must check again.
     shown_to_everyone: set[str] = field(default_factory=set)
+    emojis: list[SimEmoji] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # Discord gives the @everyone role the guild's own id.
@@ -373,7 +401,7 @@ class SimGuild:
             "preferred_locale": self.locale,
             "features": [],
             "roles": [r.payload() for r in self.roles],
-            "emojis": [],
+            "emojis": [emoji.payload() for emoji in self.emojis],
             "stickers": [],
             "system_channel_id": None,
             "system_channel_flags": 0,
@@ -412,7 +440,7 @@ def message_text(content: str, components: list[JSON]) -> str:
     displays (a components-v2 message has no content: its text is all in them)."""
     shown = [
         comp["content"]
-        for comp in _walk(components)
+        for comp in walk_components(components)
         if comp.get("type") == 10 and isinstance(comp.get("content"), str)
     ]
     return "\n".join(part for part in (content, *shown) if part)
@@ -478,7 +506,7 @@ class SimMessage:
 
     def iter_components(self) -> Iterator[JSON]:
         """Every component, depth first, in display order."""
-        yield from _walk(self.components)
+        yield from walk_components(self.components)
 
     def buttons(self) -> list[JSON]:
         """The buttons in row order, as sent (``custom_id``, ``label``, ``emoji``, ``style``,
@@ -569,16 +597,17 @@ class SimMessage:
         return f"<SimMessage id={self.id} in #{self.channel.name}{extra} content={self.content!r}>"
 
 
-def _walk(components: list[JSON]) -> Iterator[JSON]:
+def walk_components(components: list[JSON]) -> Iterator[JSON]:
+    """Every component of a message, nested ones (rows, containers, sections) included."""
     for comp in components:
         yield comp
         children = comp.get("components")
         if isinstance(children, list):
-            yield from _walk(children)
+            yield from walk_components(children)
         for key in ("component", "accessory"):
             child = comp.get(key)
             if isinstance(child, dict):
-                yield from _walk([child])
+                yield from walk_components([child])
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from .wire import (
     MISSING_PERMISSIONS,
     UNKNOWN_CHANNEL,
     UNKNOWN_COMMAND,
+    UNKNOWN_EMOJI,
     UNKNOWN_GUILD,
     UNKNOWN_MEMBER,
     UNKNOWN_MESSAGE,
@@ -200,7 +201,7 @@ class RestMixin(MessagesMixin):
         if channel.guild is not None and not self.channel_permissions(bot, channel) & need:
             return error_reply(403, MISSING_PERMISSIONS, "Missing Permissions")
         body = call.body if isinstance(call.body, dict) else {}
-        problems = limits.check_message(self._created(body, call.files))
+        problems = self._check_sent(self._created(body, call.files))
         if problems:
             return self._reject(f"{call.method} {call.path}", problems)
         msg = self._new_message(channel, self.bot_user, body, call.files)
@@ -226,7 +227,7 @@ class RestMixin(MessagesMixin):
                 403, CANNOT_EDIT_OTHERS, "Cannot edit a message authored by another user"
             )
         body = call.body if isinstance(call.body, dict) else {}
-        problems = limits.check_message(self._merged(msg, body, call.files))
+        problems = self._check_sent(self._merged(msg, body, call.files))
         if problems:
             return self._reject(context, problems)
         self._apply_edit(msg, body, call.files)
@@ -276,6 +277,13 @@ class RestMixin(MessagesMixin):
 
     async def _get_guild_roles(self, call: Call, guild_id: str) -> Reply:
         return 200, [r.payload() for r in self._bot_guild(guild_id).roles]
+
+    async def _get_guild_emoji(self, call: Call, guild_id: str, emoji_id: str) -> Reply:
+        guild = self._bot_guild(guild_id)
+        emoji = self.emojis.get(int(emoji_id)) if emoji_id.isdigit() else None
+        if emoji is None or emoji.guild is not guild:
+            return error_reply(404, UNKNOWN_EMOJI, "Unknown Emoji")
+        return 200, emoji.payload()
 
     async def _get_member(self, call: Call, guild_id: str, user_id: str) -> Reply:
         member = self._bot_guild(guild_id).member(int(user_id))

@@ -119,7 +119,7 @@ class InteractionRestMixin(MessagesMixin):
             )
         problems: list[str]
         if cb_type == 4:
-            problems = limits.check_message(self._created(data, call.files))
+            problems = self._check_sent(self._created(data, call.files))
             if problems:
                 record.rejected = "invalid"
                 return self._reject(context, problems)
@@ -141,7 +141,7 @@ class InteractionRestMixin(MessagesMixin):
             return self._callback_reply(record, call, 6)
         if cb_type == 7:
             assert source is not None
-            problems = limits.check_message(self._merged(source, data, call.files))
+            problems = self._check_sent(self._merged(source, data, call.files))
             if problems:
                 record.rejected = "invalid"
                 return self._reject(context, problems)
@@ -189,7 +189,7 @@ class InteractionRestMixin(MessagesMixin):
     async def _followup(self, call: Call, app_id: str, token: str) -> Reply:
         record = self._webhook_record(app_id, token, "followup")
         body = call.body if isinstance(call.body, dict) else {}
-        problems = limits.check_message(self._created(body, call.files))
+        problems = self._check_sent(self._created(body, call.files))
         if problems:
             return self._reject(f"followup to {record.describe()}", problems)
         original = record.message
@@ -244,7 +244,7 @@ class InteractionRestMixin(MessagesMixin):
             )
             return error_reply(404, UNKNOWN_MESSAGE, "Unknown Message")
         body = call.body if isinstance(call.body, dict) else {}
-        problems = limits.check_message(self._merged(msg, body, call.files))
+        problems = self._check_sent(self._merged(msg, body, call.files))
         if problems:
             return self._reject(f"edit of {message_id} for {record.describe()}", problems)
         self._apply_edit(msg, body, call.files, fill=msg.loading)

@@ -393,6 +393,7 @@ class DiscordSim(ControlMixin, RestMixin, InteractionRestMixin):
             ("GET", "/guilds/{guild_id}", self._get_guild, True),
             ("GET", "/guilds/{guild_id}/channels", self._get_guild_channels, True),
             ("GET", "/guilds/{guild_id}/roles", self._get_guild_roles, True),
+            ("GET", "/guilds/{guild_id}/emojis/{emoji_id}", self._get_guild_emoji, True),
             ("GET", "/guilds/{guild_id}/members/{user_id}", self._get_member, True),
         ]
         return [(m, t, _template_regex(t), h, auth) for m, t, h, auth in table]

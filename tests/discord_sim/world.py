@@ -22,6 +22,7 @@ from .models import (
     PERM_VIEW_CHANNEL,
     USER_INSTALL,
     SimChannel,
+    SimEmoji,
     SimGuild,
     SimMember,
     SimRole,
@@ -77,6 +78,18 @@ class WorldMixin(SimCore):
         guild.roles.append(role)
         self.roles[role.id] = role
         return role
+
+    def add_emoji(self, guild: SimGuild, name: str, *, animated: bool = False) -> SimEmoji:
+        """A custom emoji of ``guild``."""
+        emoji = SimEmoji(self.snowflakes.next(), guild, name, animated)
+        guild.emojis.append(emoji)
+        self.emojis[emoji.id] = emoji
+        return emoji
+
+    def delete_emoji(self, emoji: SimEmoji) -> None:
+        """As a server's admin deleting it: messages may no longer use it."""
+        emoji.guild.emojis.remove(emoji)
+        del self.emojis[emoji.id]
 
     def add_member(
         self,

@@ -15,6 +15,12 @@ CREATE TABLE guild_settings (
 -- NULL: the bot's own TTT_TURN_TIMEOUT (every game from before).
 ALTER TABLE games ADD COLUMN turn_timeout DOUBLE PRECISION CHECK (turn_timeout > 0);
 
+-- A game's marks for X and for O, as its server's settings had them when it started (an emoji
+-- as Discord writes it in a message: a Unicode one, or <:name:id> for a custom one). NULL: the
+-- bot's own, as every game from before has.
+ALTER TABLE games ADD COLUMN mark_x TEXT;
+ALTER TABLE games ADD COLUMN mark_o TEXT;
+
 -- The limits of a server count a member's live games and find their last challenge.
 CREATE INDEX games_active_by_x ON games (guild_id, x_id) WHERE status = 'active';
 CREATE INDEX games_active_by_o ON games (guild_id, o_id) WHERE status = 'active';
