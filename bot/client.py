@@ -29,6 +29,7 @@ from bot.cycles import release_response
 from bot.errors import Reporter
 from bot.fast_clicks import FastClicks
 from bot.i18n import CommandTranslator
+from bot.privacy import MembersData
 from bot.service import Actor, GameService, Swept, UserError
 from bot.stalls import watch_stalls
 from bot.storage.base import EVERY_GUILD, ShardSlice, Storage
@@ -200,6 +201,7 @@ class TTTBot(commands.AutoShardedBot):
 
     storage: Storage
     service: GameService
+    members_data: MembersData
     boards: Boards
     reporter: Reporter
 
@@ -274,6 +276,7 @@ class TTTBot(commands.AutoShardedBot):
             shards=self.own_shards,
             search_budget=self.search_budget,
         )
+        self.members_data = MembersData(self.storage, self.clock, self.service)
         self.boards = Boards(self.storage, self, self.clock, self.own_shards)
         self.reporter = Reporter(self.boards, self.in_flight)
         await self.tree.set_translator(CommandTranslator())

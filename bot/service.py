@@ -32,6 +32,7 @@ from bot.storage.base import (
     Rating,
     ShardSlice,
     Storage,
+    is_forgotten,
 )
 from game import (
     BOARD_SIZES,
@@ -407,6 +408,11 @@ class GameService:
             raise UserError("This game is still going: finish it before a rematch.")
         if old.mark_of(user.id) is None:
             raise UserError("Only the players of this game can start a rematch.")
+        if is_forgotten(old.x_id) or is_forgotten(old.o_id):
+            raise UserError(
+                "The other player of this game deleted their data: start a new game with "
+                "`/ttt start`."
+            )
         if old.ai_mark is not None and old.ai_difficulty is not None:
             return await self._start_vs_ai(
                 old.guild_id,
@@ -768,6 +774,26 @@ class GameService:
                 [challenge.id for challenge in challenges[:20]],
             )
         return Swept(games, challenges)
+
+    async def time_out_overdue(self, games: list[GameRecord]) -> list[GameRecord]:
+        """Settle those of the live ``games`` whose turn clock ran out, as the sweeper would:
+        before anything else happens to them (a member forgotten), the player who was
+        waiting gets the win they are owed."""
+        now = self.clock.now()
+        settled = []
+        for game in games:
+            if game.deadline is not None and game.deadline <= now:
+                timed_out = await self._time_out(game)
+                if timed_out is not None:  # else a move got in first
+                    settled.append(timed_out)
+        return settled
+
+    def drop_copies(self, changed: Callable[[GameRecord], bool]) -> None:
+        """Forget the copies in memory of the games ``changed`` picks: their stored rows
+        changed without a save (a member forgotten, a server's data erased), and a copy of a
+        finished game is otherwise trusted for good."""
+        for game_id in [game_id for game_id, game in self._kept.items() if changed(game)]:
+            del self._kept[game_id]
 
     # -- stats ---------------------------------------------------------------------------
 

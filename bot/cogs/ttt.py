@@ -23,6 +23,7 @@ from bot.answers import Answer
 from bot.boards import Boards, reaches_channel
 from bot.components import CELL_ID, COG_NAME, ID_FORMATS, ClickHandler, walk
 from bot.i18n import N_
+from bot.privacy import MembersData
 from bot.service import (
     CHANGED,
     DIFFICULTIES,
@@ -114,6 +115,10 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     @property
     def boards(self) -> Boards:
         return self.bot.boards
+
+    @property
+    def members_data(self) -> MembersData:
+        return self.bot.members_data
 
     @contextlib.asynccontextmanager
     async def _handling(self, interaction: discord.Interaction[Any]) -> AsyncIterator[Answer]:
@@ -363,6 +368,70 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     async def help(self, interaction: discord.Interaction[Any]) -> None:
         async with self._handling(interaction) as answer:
             await answer.post(render.help_message(answer.private_language), ephemeral=True)
+
+    # -- members' data (see bot.privacy) ----------------------------------------------------
+
+    @ttt.command(
+        name=locale_str("my-data"),
+        description=locale_str("What I keep about you, everywhere (only you see it)"),
+    )
+    async def my_data(self, interaction: discord.Interaction[Any]) -> None:
+        async with self._handling(interaction) as answer:
+            data = await self.members_data.of_member(interaction.user.id)
+            message = render.member_data_message(
+                data, interaction.guild_id, DIFFICULTIES, answer.private_language
+            )
+            await answer.post(message, ephemeral=True)
+
+    @ttt.command(
+        name=locale_str("forget-me"),
+        description=locale_str("Delete what I keep about you, everywhere (asks first)"),
+    )
+    async def forget_me(self, interaction: discord.Interaction[Any]) -> None:
+        async with self._handling(interaction) as answer:
+            data = await self.members_data.to_forget(interaction.user.id)
+            asked = int(self.bot.clock.now())
+            message = render.forget_confirmation(data, asked, answer.private_language)
+            await answer.post(message, ephemeral=True)
+
+    async def forget_clicked(
+        self, interaction: discord.Interaction[Any], member_id: int, asked_at: int, action: str
+    ) -> None:
+        """An answer to ``/ttt forget-me``'s question: only the member who asked may give it."""
+        async with self._handling(interaction) as answer:
+            if interaction.user.id != member_id:
+                raise UserError(
+                    "Only the member who asked can answer this: to delete your own data, use "
+                    "`/ttt forget-me`."
+                )
+            lang = answer.private_language
+            if action == "cancel":
+                await answer.update(render.cancelled_message(lang))
+                return
+            forgetting = await self.members_data.forget(member_id, asked_at)
+            # Told first: the boards below may take a while, and may fail without undoing it.
+            await answer.update(render.forgotten_message(forgetting, lang))
+            await self.boards.show_ended(
+                forgetting.games, forgetting.challenges, render.forgotten_note
+            )
+
+    async def erase_clicked(
+        self, interaction: discord.Interaction[Any], guild_id: int, asked_at: int, action: str
+    ) -> None:
+        """An answer to the question :func:`bot.render.erase_server_confirmation` asks: only
+        a member who can manage that server may give it, there."""
+        async with self._handling(interaction) as answer:
+            if interaction.guild_id != guild_id:
+                raise UserError(NOT_HERE)
+            if not interaction.permissions.manage_guild:
+                raise UserError("Only members who can manage this server can delete its data.")
+            lang = answer.private_language
+            if action == "cancel":
+                await answer.update(render.cancelled_message(lang))
+                return
+            erased = await self.members_data.erase_guild(guild_id, asked_at)
+            await answer.update(render.server_erased_message(erased, lang))
+            await self.boards.show_erased(erased)
 
     # -- buttons (see bot.components) ---------------------------------------------------
 
