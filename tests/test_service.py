@@ -12,10 +12,20 @@ import discord
 import pytest
 
 import bot.service
+from bot import render
 from bot.boards import Boards
 from bot.clock import ManualClock
-from bot.service import Actor, Clicked, GameService, UserError
-from bot.storage.base import EVERY_GUILD, EndReason, NewGame, ShardSlice
+from bot.i18n import ENGLISH, language
+from bot.privacy import CONFIRMATION_LIFETIME, MembersData
+from bot.service import OUTSIDE_SERVERS, Actor, Clicked, GameService, UserError
+from bot.storage.base import (
+    EVERY_GUILD,
+    EndReason,
+    MemberData,
+    NewGame,
+    ShardSlice,
+    StoredGames,
+)
 from bot.storage.sqlite import SqliteStorage
 from game import Board, Mark
 from game.review import MoveReview, review_game
@@ -298,3 +308,45 @@ async def test_a_5x5_review_is_searched_once_however_often_it_is_asked_for(
     assert len(searched) == 1
     assert first.moves == second.moves == again.moves
     assert len(first.moves) == 2  # alice's C3 and the bot's answer
+
+
+# -- members' data (bot.privacy) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("asked_after", [CONFIRMATION_LIFETIME + 1, -3600])
+async def test_a_confirmation_too_old_or_dated_ahead_deletes_nothing(
+    service: GameService, asked_after: float
+) -> None:
+    """An old question found in a client later, or a hand-made button dated ahead."""
+    members = MembersData(service.storage, service.clock, service)
+    started = await service.start_vs_ai(GUILD, CHANNEL, ALICE, "random")
+    asked = int(service.clock.now() - asked_after)
+    for attempt in (
+        members.forget(ALICE.id, asked),
+        members.erase_guild(GUILD, asked),
+    ):
+        with pytest.raises(UserError, match="This confirmation has expired"):
+            await attempt
+    assert await service.storage.get_game(started.game.id) == started.game
+    assert not (await members.of_member(ALICE.id)).is_empty
+
+
+async def test_outside_servers_there_is_no_server_data_to_erase(service: GameService) -> None:
+    members = MembersData(service.storage, service.clock, service)
+    with pytest.raises(UserError, match="That only works in a server"):
+        await members.erase_guild(OUTSIDE_SERVERS, int(service.clock.now()))
+
+
+def test_a_long_my_data_fits_in_one_embed_and_says_what_was_cut() -> None:
+    many = MemberData(
+        user_id=ALICE.id,
+        games=tuple(StoredGames(10**17 + guild, 3, 1) for guild in range(300)),
+        challenges=2,
+        names=("alice",),
+    )
+    message = render.member_data_message(many, None, ("random",), language(ENGLISH))
+    assert message.embed is not None
+    description = message.embed.description or ""
+    assert len(description) <= 4096
+    assert description.endswith("more lines.")
+    assert f"**Server {10**17}**" in description
