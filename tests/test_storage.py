@@ -1448,3 +1448,27 @@ async def test_erasing_a_guild_deletes_its_games_challenges_and_stats_only(
         await storage.create_game(new_game(channel))
     assert (await storage.erase_guild(GUILD)).live_games != ()
     assert (await storage.erase_guild(GUILD)).is_empty
+
+
+def test_a_members_data_is_found_by_index_not_by_reading_whole_tables() -> None:
+    """Migration 0008: on SQLite a whole-table read would hold up every move queued behind
+    it in the storage thread."""
+    with closing(sqlite3.connect(":memory:")) as db:
+        for _, script in migration_files("sqlite"):
+            for statement in split_statements(script):
+                db.execute(statement)
+        lookups = [
+            QMARK.member_records,
+            QMARK.member_ratings,
+            QMARK.member_games,
+            QMARK.member_challenges,
+            QMARK.member_names,
+            QMARK.active_games_of,
+            *QMARK.anonymise_games,
+            *QMARK.anonymise_challenges,
+            *QMARK.delete_member_stats,
+        ]
+        for statement in lookups:
+            plan = db.execute(f"EXPLAIN QUERY PLAN {statement}", (1,) * statement.count("?"))
+            details = [row[3] for row in plan]
+            assert not [step for step in details if step.startswith("SCAN")], (statement, details)
