@@ -21,7 +21,15 @@ from discord.ext import commands
 from bot import render
 from bot.answers import Answer
 from bot.boards import Boards, reaches_channel
-from bot.components import CELL_ID, COG_NAME, ID_FORMATS, ClickHandler, walk
+from bot.components import (
+    CELL_ID,
+    COG_NAME,
+    ERASE_ID,
+    FORGET_ID,
+    ID_FORMATS,
+    ClickHandler,
+    walk,
+)
 from bot.i18n import N_
 from bot.privacy import MembersData
 from bot.service import (
@@ -456,6 +464,9 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         elif CELL_ID.parse(custom_id) and any(CELL_ID.parse(other) for other in on_message):
             # A cell drawn at an older ply, on a board since redrawn.
             sentence = CHANGED
+        elif FORGET_ID.parse(custom_id) or ERASE_ID.parse(custom_id):
+            # A second click on a question its first click answered (and took the buttons off).
+            sentence = N_("This question was already answered: nothing more was done.")
         else:
             sentence = N_("That button is no longer on this message: use the newest board.")
         log.info("answered an unroutable click on %r by user %s", custom_id, interaction.user.id)
