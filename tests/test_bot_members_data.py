@@ -327,3 +327,35 @@ async def test_a_servers_data_is_erased_by_a_member_who_can_manage_it(
     assert sim.message(live.id).buttons() == []
     assert sim.message(pending.message.id).buttons() == []
     assert again.message is not None  # the thread is free again
+
+
+async def test_a_game_where_the_bot_is_not_ends_through_the_latest_token_or_the_next_answer(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Forgotten from a server, a member's games in group DMs (where the bot can only edit
+    through an interaction's token) show their end there: through the token while it is
+    valid; past its 15 minutes, with the next interaction there."""
+    s = sim.seed
+    group = sim.group_dm("friends", s.alice, s.bob, s.carol)
+    other_group = sim.group_dm("others", s.alice, s.carol)
+    sim.install_for_user(s.alice)
+    async with harness.running(turn_timeout=7200) as bot:
+        fresh = await start_member_game(sim, group)
+        stale = await start_member_game(sim, other_group, s.alice, s.carol)
+        assert await bot.in_flight.wait_idle(patience=5)  # the tokens are saved after answers
+        harness.clock.advance(16 * 60)  # both tokens run out...
+        sim.advance_clock(16 * 60)
+        fresh = await play(sim, fresh, [(s.alice, "A1")])  # ...and the first is renewed
+        await confirm(sim, s.alice, await ask_to_forget(sim, s.alice))
+        assert await bot.in_flight.wait_idle(patience=5)
+        through_token = text_of(sim.message(fresh.id))
+        untouched = text_of(sim.message(stale.id))
+        sim.install_for_user(s.carol)
+        next_answer = await sim.slash(s.carol, other_group, "ttt stats")
+    assert "❌ *a deleted member* vs ⭕ **bob**" in through_token
+    assert "🛑 This game was ended: it counts for nobody." in through_token
+    assert "**alice**" in untouched  # no token could reach it...
+    shown = [text_of(message) for message in next_answer.followups]
+    assert any(  # ...so the next interaction there shows it
+        "❌ *a deleted member* vs ⭕ **carol**" in text and "🛑" in text for text in shown
+    ), shown
