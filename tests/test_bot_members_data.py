@@ -302,6 +302,11 @@ async def test_a_servers_data_is_erased_by_a_member_who_can_manage_it(
         live = await start_member_game(sim, s.thread, s.carol, s.bob)
         pending = await sim.slash(s.alice, s.other_channel, "ttt start")
         assert pending.message is not None
+        # A 5x5 board is a components-v2 message, and must stay one.
+        large = await sim.slash(
+            s.bob, sim.add_channel(s.guild, "large"), "ttt vs-ai", difficulty="random", size=5
+        )
+        assert large.message is not None
         question = sim.message(await post_erase_question(bot, harness, s.channel, s.guild.id))
         erase = button_id(question, ERASE_ID, action="confirm")
         by_member = await sim.click(s.alice, question, erase)
@@ -316,7 +321,7 @@ async def test_a_servers_data_is_erased_by_a_member_who_can_manage_it(
     assert done.response_type == 7
     assert done.message is not None
     assert done.message.buttons() == []
-    assert "Done: deleted 2 games, 3 challenges and 4 rows of records and ratings" in text_of(
+    assert "Done: deleted 3 games, 3 challenges and 4 rows of records and ratings" in text_of(
         done.message
     )
     assert "No finished games yet in this server" in stats
@@ -326,6 +331,8 @@ async def test_a_servers_data_is_erased_by_a_member_who_can_manage_it(
     )
     assert sim.message(live.id).buttons() == []
     assert sim.message(pending.message.id).buttons() == []
+    assert "deleted with the server's data" in text_of(sim.message(large.message.id))
+    assert sim.message(large.message.id).buttons() == []
     assert again.message is not None  # the thread is free again
 
 
