@@ -16,6 +16,7 @@ handler: a message that cannot be shown is logged, and shown another way later.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import discord
@@ -25,7 +26,14 @@ from bot.answers import ANSWER_FAILURES, Answer
 from bot.clock import Clock
 from bot.components import GAME_ACTION_ID, ID_FORMATS, walk
 from bot.service import Swept
-from bot.storage.base import ChallengeRecord, GameRecord, ReplyRoute, ShardSlice, Storage
+from bot.storage.base import (
+    ChallengeRecord,
+    GameRecord,
+    GuildErased,
+    ReplyRoute,
+    ShardSlice,
+    Storage,
+)
 
 log = logging.getLogger(__name__)
 
@@ -220,17 +228,42 @@ class Boards:
             message_id = await self._post(challenge.channel_id, message)
             if message_id is not None:
                 await self._storage.set_challenge_message(challenge.id, message_id)
-        for game in settled.games:
+        await self.show_ended(settled.games, settled.challenges)
+
+    async def show_ended(
+        self,
+        games: Iterable[GameRecord],
+        challenges: Iterable[ChallengeRecord],
+        note: Callable[[GameRecord], str | None] = lambda game: None,
+    ) -> None:
+        """Show games that ended and challenges that closed outside an interaction on their
+        messages, each game with its ``note``; where no token reaches a game's board, at the
+        next interaction there."""
+        for game in games:
             route = await self._storage.reply_route(game.channel_id)
+            message = render.board_message(game, note(game))
             shown = game.message_id is not None and await self._edit_by(
-                route, game.channel_id, game.message_id, render.board_message(game)
+                route, game.channel_id, game.message_id, message
             )
             if not shown and route is not None:  # the next interaction there shows it
                 await self._storage.set_unseen_game(game.channel_id, game.id)
-        for challenge in settled.challenges:
+        for challenge in challenges:
             if challenge.message_id is not None:
                 message = render.challenge_message(challenge)
                 await self.edit(challenge.channel_id, challenge.message_id, message)
+
+    async def show_erased(self, erased: GuildErased) -> None:
+        """Take the buttons off the messages of a server's live games and open challenges
+        once its data was deleted. Its reply routes went with it: only messages in channels
+        the bot is in can be edited."""
+        shown_by: list[GameRecord | ChallengeRecord] = [
+            *erased.live_games,
+            *erased.pending_challenges,
+        ]
+        for shown in shown_by:
+            if shown.message_id is not None:
+                message = render.erased_message(shown)
+                await self._edit_in_channel(shown.channel_id, shown.message_id, message)
 
     async def unshown(self) -> Swept:
         """Live games and pending challenges saved without their message (the answer that

@@ -30,6 +30,7 @@ from bot.domain import Actor, UserError
 from bot.errors import Reporter
 from bot.fast_clicks import FastClicks
 from bot.i18n import CommandTranslator
+from bot.privacy import MembersData
 from bot.service import GameService, Swept
 from bot.stalls import watch_stalls
 from bot.storage.base import EVERY_GUILD, ShardSlice, Storage
@@ -211,6 +212,7 @@ class TTTBot(commands.AutoShardedBot):
 
     storage: Storage
     service: GameService
+    members_data: MembersData
     boards: Boards
     reporter: Reporter
 
@@ -307,6 +309,7 @@ class TTTBot(commands.AutoShardedBot):
             search_budget=self.search_budget,
             custom_emoji_exists=self.custom_emoji_exists,
         )
+        self.members_data = MembersData(self.storage, self.clock, self.service)
         self.boards = Boards(self.storage, self, self.clock, self.own_shards)
         self.reporter = Reporter(self.boards, self.in_flight)
         await self.tree.set_translator(CommandTranslator())

@@ -69,7 +69,12 @@ LEGACY_CELL_ID = IdFormat("cell", ("game", ROW_ID), ("cell", _SMALL))
 # A board's controls: Resign, Rematch, and Review (``ttt:review:<game>``, since the review).
 GAME_ACTION_ID = IdFormat(("action", "resign|rematch|review"), ("game", ROW_ID))
 CHALLENGE_ID = IdFormat("challenge", ("challenge", ROW_ID), ("action", "accept|decline|withdraw"))
-ID_FORMATS = (CELL_ID, LEGACY_CELL_ID, GAME_ACTION_ID, CHALLENGE_ID)
+# The answers to a question asked once (see bot.privacy): whose data or which server's, and
+# when it was asked (epoch seconds), so that an old question found later deletes nothing.
+_ASKED = ("asked", r"[0-9]{1,12}")
+FORGET_ID = IdFormat("forget", ("member", ROW_ID), _ASKED, ("action", "confirm|cancel"))
+ERASE_ID = IdFormat("erase", ("guild", ROW_ID), _ASKED, ("action", "confirm|cancel"))
+ID_FORMATS = (CELL_ID, LEGACY_CELL_ID, GAME_ACTION_ID, CHALLENGE_ID, FORGET_ID, ERASE_ID)
 
 
 COG_NAME = "TicTacToe"
@@ -92,6 +97,14 @@ class ClickHandler(Protocol):
 
     async def challenge_clicked(
         self, interaction: discord.Interaction[Any], challenge_id: int, action: str
+    ) -> None: ...
+
+    async def forget_clicked(
+        self, interaction: discord.Interaction[Any], member_id: int, asked_at: int, action: str
+    ) -> None: ...
+
+    async def erase_clicked(
+        self, interaction: discord.Interaction[Any], guild_id: int, asked_at: int, action: str
     ) -> None: ...
 
 
@@ -182,6 +195,24 @@ class ChallengeButton(_Routed, template=CHALLENGE_ID.template):
         await handler.challenge_clicked(interaction, int(fields["challenge"]), fields["action"])
 
 
+class ForgetButton(_Routed, template=FORGET_ID.template):
+    """**Delete my data** or **Cancel** under ``/ttt forget-me``'s question."""
+
+    async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
+        fields = self.fields
+        member, asked = int(fields["member"]), int(fields["asked"])
+        await handler.forget_clicked(interaction, member, asked, fields["action"])
+
+
+class EraseButton(_Routed, template=ERASE_ID.template):
+    """**Delete this server's data** or **Cancel** under an admin's question."""
+
+    async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
+        fields = self.fields
+        guild, asked = int(fields["guild"]), int(fields["asked"])
+        await handler.erase_clicked(interaction, guild, asked, fields["action"])
+
+
 def walk(components: Iterable[discord.Component]) -> Iterator[discord.Component]:
     """Every component of a received message, nested ones too (a components-v2 message holds
     its buttons and text inside containers, rows and sections), depth first."""
@@ -202,4 +233,6 @@ DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
     LegacyCellButton,
     GameButton,
     ChallengeButton,
+    ForgetButton,
+    EraseButton,
 )

@@ -36,6 +36,7 @@ from bot.storage.base import (
     Rating,
     ShardSlice,
     Storage,
+    is_forgotten,
 )
 from game import (
     BOARD_SIZES,
@@ -433,9 +434,9 @@ class GameService:
     async def rematch(self, game_id: int, user: Actor, clicked: Clicked) -> Started:
         """A new game between the same players with sides swapped (same difficulty and board
         size)."""
-        old = self._kept.get(game_id)
-        if old is None or old.is_active:  # a finished game is final; a live one may not be
-            old = await self.storage.get_game(game_id)
+        # As stored, never a copy in memory: a finished game changes too when a player asks to
+        # be forgotten or the server's data is erased, maybe in another process.
+        old = await self.storage.get_game(game_id)
         if old is None:
             raise UserError("That game no longer exists.")
         if old.channel_id != clicked.channel_id:
@@ -444,6 +445,11 @@ class GameService:
             raise UserError("This game is still going: finish it before a rematch.")
         if old.mark_of(user.id) is None:
             raise UserError("Only the players of this game can start a rematch.")
+        if is_forgotten(old.x_id) or is_forgotten(old.o_id):
+            raise UserError(
+                "The other player of this game deleted their data: start a new game with "
+                "`/ttt start`."
+            )
         # A rematch is a new game: the server's rules for starting one apply (but not its list
         # of channels: the players stay where their game was).
         rules = await self.server_settings.of(old.guild_id)
@@ -893,6 +899,26 @@ class GameService:
                 [challenge.id for challenge in challenges[:20]],
             )
         return Swept(games, challenges)
+
+    async def time_out_overdue(self, games: list[GameRecord]) -> list[GameRecord]:
+        """Settle those of the live ``games`` whose turn clock ran out, as the sweeper would:
+        before anything else happens to them (a member forgotten), the player who was
+        waiting gets the win they are owed."""
+        now = self.clock.now()
+        settled = []
+        for game in games:
+            if game.deadline is not None and game.deadline <= now:
+                timed_out = await self._time_out(game)
+                if timed_out is not None:  # else a move got in first
+                    settled.append(timed_out)
+        return settled
+
+    def drop_copies(self, changed: Callable[[GameRecord], bool]) -> None:
+        """Forget the copies in memory of the games ``changed`` picks: their stored rows
+        changed without a save (a member forgotten, a server's data erased), and a copy of a
+        finished game is otherwise trusted for good."""
+        for game_id in [game_id for game_id, game in self._kept.items() if changed(game)]:
+            del self._kept[game_id]
 
     # -- stats ---------------------------------------------------------------------------
 

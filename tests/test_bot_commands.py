@@ -193,13 +193,16 @@ async def test_slash_options_are_the_documented_contract(
     assert (settings["contexts"], settings["integration_types"]) == ([0], [0])
     assert {option["name"] for option in settings["options"]} == {
         "show", "channels", "players", "moderators", "timeouts", "language", "limits",
-        "marks", "board-size", "reset",
+        "marks", "board-size", "reset", "erase-data",
     }  # fmt: skip
     subcommands = {option["name"]: option for option in ttt["options"]}
     assert set(subcommands) == {
         "start", "vs-ai", "move", "board", "resign", "stats", "leaderboard", "help", "end",
-        "hint", "review",
+        "hint", "review", "my-data", "forget-me",
     }  # fmt: skip
+    # Members' data is always the asker's own: nobody can name another member there.
+    assert "options" not in subcommands["my-data"] or subcommands["my-data"]["options"] == []
+    assert "options" not in subcommands["forget-me"] or subcommands["forget-me"]["options"] == []
     vs_ai = {option["name"]: option for option in subcommands["vs-ai"]["options"]}
     difficulties = [c["value"] for c in vs_ai["difficulty"]["choices"]]
     assert difficulties == ["random", "casual", "smart", "minimax"]

@@ -12,11 +12,21 @@ import discord
 import pytest
 
 import bot.service
+from bot import render
 from bot.boards import Boards
 from bot.clock import ManualClock
-from bot.domain import Actor, UserError
+from bot.domain import OUTSIDE_SERVERS, Actor, UserError
+from bot.i18n import ENGLISH, language
+from bot.privacy import CONFIRMATION_LIFETIME, MembersData
 from bot.service import Clicked, GameService
-from bot.storage.base import EVERY_GUILD, EndReason, NewGame, ShardSlice
+from bot.storage.base import (
+    EVERY_GUILD,
+    EndReason,
+    MemberData,
+    NewGame,
+    ShardSlice,
+    StoredGames,
+)
 from bot.storage.sqlite import SqliteStorage
 from game import Board, Mark
 from game.review import MoveReview, review_game
@@ -189,22 +199,25 @@ async def test_a_hint_given_by_another_process_stays_on_the_game_played_here() -
         await storage.close()
 
 
-async def test_a_rematch_right_after_the_game_reads_nothing_back(
-    service: GameService, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The game a click just finished is kept: the Rematch under it needs no read, and the
-    rematch swaps sides and keeps the level."""
-    started = await service.start_vs_ai(GUILD, CHANNEL, ALICE, "smart")
-    finished = await service.resign_on_board(started.game.id, ALICE, Clicked(CHANNEL, 555))
-    assert not finished.is_active
-
-    async def no_read(game_id: int) -> None:
-        raise AssertionError(f"game {game_id} was read from storage")
-
-    monkeypatch.setattr(service.storage, "get_game", no_read)
-    again = await service.rematch(finished.id, ALICE, Clicked(CHANNEL, 555))
-    assert (again.game.rematch_of, again.game.ai_difficulty) == (finished.id, "smart")
-    assert (again.game.o_id, again.game.ai_mark) == (ALICE.id, Mark.X)
+async def test_a_rematch_goes_by_the_stored_game_whose_player_another_process_forgot() -> None:
+    """A finished game changes too: a player forgotten (by any process) leaves a placeholder
+    in it. A rematch reads the stored game, so it never brings a forgotten member back from a
+    copy in memory."""
+    clock = ManualClock(1_700_000_000.0)
+    storage = await SqliteStorage.open(":memory:", clock)
+    try:
+        here = make_service(storage, clock)
+        bob = Actor(102, "bob")
+        challenge = await here.challenge(GUILD, CHANNEL, ALICE, bob)
+        _, game = await here.accept(challenge.id, bob, Clicked(CHANNEL, 555))
+        finished = await here.resign_on_board(game.id, ALICE, Clicked(CHANNEL, 555))
+        assert not finished.is_active
+        await storage.forget_member(ALICE.id, clock.now())  # another process's forget-me
+        with pytest.raises(UserError, match="deleted their data"):
+            await here.rematch(finished.id, bob, Clicked(CHANNEL, 555))
+        assert await storage.live_games_of(GUILD, bob.id) == 0
+    finally:
+        await storage.close()
 
 
 async def test_a_rematch_of_a_game_another_process_finished_reads_the_stored_game() -> None:
@@ -299,3 +312,45 @@ async def test_a_5x5_review_is_searched_once_however_often_it_is_asked_for(
     assert len(searched) == 1
     assert first.moves == second.moves == again.moves
     assert len(first.moves) == 2  # alice's C3 and the bot's answer
+
+
+# -- members' data (bot.privacy) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("asked_after", [CONFIRMATION_LIFETIME + 1, -3600])
+async def test_a_confirmation_too_old_or_dated_ahead_deletes_nothing(
+    service: GameService, asked_after: float
+) -> None:
+    """An old question found in a client later, or a hand-made button dated ahead."""
+    members = MembersData(service.storage, service.clock, service)
+    started = await service.start_vs_ai(GUILD, CHANNEL, ALICE, "random")
+    asked = int(service.clock.now() - asked_after)
+    for attempt in (
+        members.forget(ALICE.id, asked),
+        members.erase_guild(GUILD, asked),
+    ):
+        with pytest.raises(UserError, match="This confirmation has expired"):
+            await attempt
+    assert await service.storage.get_game(started.game.id) == started.game
+    assert not (await members.of_member(ALICE.id)).is_empty
+
+
+async def test_outside_servers_there_is_no_server_data_to_erase(service: GameService) -> None:
+    members = MembersData(service.storage, service.clock, service)
+    with pytest.raises(UserError, match="That only works in a server"):
+        await members.erase_guild(OUTSIDE_SERVERS, int(service.clock.now()))
+
+
+def test_a_long_my_data_fits_in_one_embed_and_says_what_was_cut() -> None:
+    many = MemberData(
+        user_id=ALICE.id,
+        games=tuple(StoredGames(10**17 + guild, 3, 1) for guild in range(300)),
+        challenges=2,
+        names=("alice",),
+    )
+    message = render.member_data_message(many, None, ("random",), language(ENGLISH))
+    assert message.embed is not None
+    description = message.embed.description or ""
+    assert len(description) <= 4096
+    assert description.endswith("more lines.")
+    assert f"**Server {10**17}**" in description

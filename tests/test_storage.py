@@ -22,6 +22,7 @@ from bot import results
 from bot.clock import ManualClock
 from bot.storage import (
     EVERY_GUILD,
+    FORGOTTEN_NAME,
     VS_MEMBER,
     AlreadyRematchedError,
     ChallengeStatus,
@@ -35,7 +36,9 @@ from bot.storage import (
     ReplyRoute,
     ShardSlice,
     Storage,
+    StoredGames,
     StoredSetting,
+    is_forgotten,
 )
 from bot.storage.migrations import migration_files
 from bot.storage.postgres import PostgresStorage
@@ -1318,3 +1321,242 @@ async def test_processes_starting_together_on_a_new_database_apply_each_migratio
         finally:
             for storage in storages:
                 await storage.close()
+
+
+# -- members' data -------------------------------------------------------------------------
+
+THIRD_CHANNEL, FOURTH_CHANNEL = 22, 23
+
+
+async def test_a_stranger_has_no_data(storage: Storage) -> None:
+    data = await storage.member_data(DAVE)
+    assert data.is_empty
+    assert (data.user_id, data.stats, data.games, data.challenges, data.names) == (
+        DAVE,
+        (),
+        (),
+        0,
+        (),
+    )
+
+
+async def test_a_members_data_is_every_guild_size_game_challenge_and_name(
+    storage: Storage,
+) -> None:
+    await finish(storage, new_game(), Mark.X, EndReason.LINE)
+    await finish(storage, vs_ai(ALICE, "random", Mark.O, OTHER_CHANNEL), None, EndReason.DRAW)
+    await finish(storage, new_game(size=4), None, EndReason.ENDED)  # stored, counts nowhere
+    renamed = replace(new_game(THIRD_CHANNEL, BOB, ALICE, guild_id=OTHER_GUILD), o_name="Alicia")
+    await storage.create_game(renamed)  # live, in another guild, under another name
+    await storage.create_challenge(new_challenge(FOURTH_CHANNEL, CAROL, ALICE))
+    data = await storage.member_data(ALICE)
+    assert not data.is_empty
+    assert data.guild_ids == (GUILD, OTHER_GUILD)
+    assert [(s.guild_id, s.size) for s in data.stats] == [(GUILD, 3)]
+    (stats,) = data.stats
+    assert stats.records == {VS_MEMBER: Record(wins=1), "random": Record(draws=1)}
+    assert stats.rated_games == 1
+    assert stats.rating == pytest.approx(results.update(1200.0, 1200.0, 1.0)[0])
+    assert data.games == (
+        StoredGames(GUILD, 3, 2),
+        StoredGames(GUILD, 4, 1),
+        StoredGames(OTHER_GUILD, 3, 1),
+    )
+    assert data.challenges == 1
+    assert data.names == ("Alicia", f"user{ALICE}")
+    # Nothing of the bot's side or of the other players is hers.
+    assert (await storage.member_data(CAROL)).names == (f"user{CAROL}",)
+
+
+async def test_forgetting_a_member_replaces_them_everywhere_and_keeps_the_others_counts(
+    storage: Storage,
+) -> None:
+    won = await finish(storage, new_game(), Mark.X, EndReason.LINE)
+    await finish(storage, new_game(x_id=CAROL, o_id=BOB), Mark.O, EndReason.RESIGN)
+    await finish(storage, vs_ai(ALICE, "smart", Mark.X), Mark.X, EndReason.LINE)
+    outside = await finish(
+        storage, new_game(x_id=BOB, o_id=ALICE, guild_id=0), None, EndReason.DRAW
+    )
+    live = await storage.create_game(new_game(OTHER_CHANNEL, CAROL, ALICE))
+    mine = await storage.create_challenge(new_challenge(THIRD_CHANNEL, ALICE, DAVE))
+    theirs = await storage.create_challenge(new_challenge(FOURTH_CHANNEL, BOB, ALICE))
+    before = {
+        (guild, user): await storage.player_stats(guild, user)
+        for guild in (GUILD, 0)
+        for user in (BOB, CAROL)
+    }
+
+    forgotten = await storage.forget_member(ALICE, T0 + 100)
+
+    placeholder = forgotten.placeholder_id
+    assert is_forgotten(placeholder)
+    assert (forgotten.games, forgotten.challenges) == (4, 2)
+    assert forgotten.stats_rows == 5  # member and smart records here, one outside; 2 ratings
+    (ended,) = forgotten.ended
+    assert (ended.id, ended.status, ended.end_reason, ended.winner) == (
+        live.id,
+        GameStatus.FINISHED,
+        EndReason.ENDED,
+        None,
+    )
+    assert (ended.o_id, ended.o_name, ended.x_id) == (placeholder, FORGOTTEN_NAME, CAROL)
+    assert (ended.version, ended.updated_at, ended.deadline) == (live.version + 1, T0 + 100, None)
+    assert [(c.id, c.status) for c in forgotten.closed] == [
+        (mine.id, ChallengeStatus.WITHDRAWN),
+        (theirs.id, ChallengeStatus.DECLINED),
+    ]
+    assert forgotten.closed[0].challenger_id == placeholder
+    assert forgotten.closed[0].challenger_name == FORGOTTEN_NAME
+    assert (forgotten.closed[1].opponent_id, forgotten.closed[1].opponent_name) == (
+        placeholder,
+        FORGOTTEN_NAME,
+    )
+    # Nothing of hers is left; everyone else's counts are as they were.
+    assert (await storage.member_data(ALICE)).is_empty
+    for (guild, user), stats in before.items():
+        assert await storage.player_stats(guild, user) == stats
+    assert [r.user_id for r in await storage.leaderboard(GUILD)] == [BOB, CAROL]
+    stored = await storage.get_game(won.id)
+    assert stored is not None
+    assert (stored.x_id, stored.x_name, stored.o_id, stored.winner) == (
+        placeholder,
+        FORGOTTEN_NAME,
+        BOB,
+        Mark.X,
+    )
+    stored = await storage.get_game(outside.id)
+    assert stored is not None
+    assert stored.o_id == placeholder
+    # The placeholder has games but no stats, and the channels are free again.
+    anonymous = await storage.member_data(placeholder)
+    assert (anonymous.stats, anonymous.challenges, anonymous.names) == ((), 2, (FORGOTTEN_NAME,))
+    for channel in (OTHER_CHANNEL, THIRD_CHANNEL, FOURTH_CHANNEL):
+        await storage.create_game(new_game(channel, BOB, CAROL))
+    # An ended game takes no more saves.
+    assert await storage.save_game(moved(live, 4)) is None
+
+
+async def test_each_forgotten_member_gets_a_placeholder_of_their_own(storage: Storage) -> None:
+    game = await finish(storage, new_game(), Mark.O, EndReason.LINE)
+    alice = await storage.forget_member(ALICE, T0 + 1)
+    bob = await storage.forget_member(BOB, T0 + 2)
+    nobody = await storage.forget_member(DAVE, T0 + 3)
+    placeholders = [alice.placeholder_id, bob.placeholder_id, nobody.placeholder_id]
+    assert len(set(placeholders)) == 3
+    assert all(is_forgotten(placeholder) for placeholder in placeholders)
+    assert (nobody.games, nobody.challenges, nobody.stats_rows) == (0, 0, 0)
+    stored = await storage.get_game(game.id)
+    assert stored is not None
+    assert (stored.x_id, stored.o_id) == (alice.placeholder_id, bob.placeholder_id)
+    assert (stored.x_name, stored.o_name) == (FORGOTTEN_NAME, FORGOTTEN_NAME)
+    assert await storage.leaderboard(GUILD) == []
+    # Forgetting again finds nothing more.
+    again = await storage.forget_member(ALICE, T0 + 4)
+    assert (again.games, again.challenges, again.stats_rows, again.ended) == (0, 0, 0, ())
+
+
+async def test_active_games_of_a_member_are_theirs_everywhere(storage: Storage) -> None:
+    here = await storage.create_game(new_game())
+    there = await storage.create_game(new_game(OTHER_CHANNEL, CAROL, ALICE, guild_id=0))
+    await storage.create_game(new_game(THIRD_CHANNEL, BOB, CAROL))
+    await finish(storage, new_game(FOURTH_CHANNEL), None, EndReason.DRAW)
+    assert await storage.active_games_of(ALICE) == [here, there]
+    assert await storage.active_games_of(DAVE) == []
+
+
+async def test_erasing_a_guild_deletes_its_games_challenges_and_stats_only(
+    storage: Storage,
+) -> None:
+    first = await finish(storage, new_game(), Mark.X, EndReason.LINE)
+    await finish(
+        storage, replace(new_game(x_id=BOB, o_id=ALICE), rematch_of=first.id), None, EndReason.DRAW
+    )
+    await finish(storage, vs_ai(CAROL, "random", Mark.O, OTHER_CHANNEL), Mark.X, EndReason.LINE)
+    live = await storage.create_game(new_game(OTHER_CHANNEL, CAROL, DAVE))
+    await storage.save_reply_route(
+        ReplyRoute(channel_id=OTHER_CHANNEL, token="t", expires_at=T0 + 900, message_id=1)
+    )
+    await storage.set_unseen_game(OTHER_CHANNEL, first.id)
+    pending = await storage.create_challenge(new_challenge(THIRD_CHANNEL))
+    accepted = await storage.close_challenge(
+        (await storage.create_challenge(new_challenge(FOURTH_CHANNEL))).id,
+        ChallengeStatus.ACCEPTED,
+        new_game(FOURTH_CHANNEL),
+    )
+    assert accepted is not None
+    assert accepted[1] is not None
+    elsewhere = await finish(
+        storage, new_game(SNOWFLAKE, guild_id=OTHER_GUILD), Mark.O, EndReason.LINE
+    )
+    kept_stats = await storage.player_stats(OTHER_GUILD, ALICE)
+
+    erased = await storage.erase_guild(GUILD)
+
+    assert not erased.is_empty
+    assert erased.live_games == (live, accepted[1])
+    assert erased.pending_challenges == (pending,)
+    assert (erased.games, erased.challenges) == (5, 2)
+    assert erased.stats_rows == 3 + 2  # alice, bob (member), carol (random); alice, bob rated
+    assert await storage.get_game(first.id) is None
+    assert await storage.get_game(live.id) is None
+    assert await storage.get_challenge(pending.id) is None
+    assert await storage.reply_route(OTHER_CHANNEL) is None
+    for user in (ALICE, BOB, CAROL):
+        stats = await storage.player_stats(GUILD, user)
+        assert (stats.records, stats.rating) == ({}, None)
+    assert await storage.leaderboard(GUILD) == []
+    # The other guild keeps everything, and the guild's channels are free.
+    assert await storage.get_game(elsewhere.id) == elsewhere
+    assert await storage.player_stats(OTHER_GUILD, ALICE) == kept_stats
+    for channel in (CHANNEL, OTHER_CHANNEL, THIRD_CHANNEL, FOURTH_CHANNEL):
+        await storage.create_game(new_game(channel))
+    assert (await storage.erase_guild(GUILD)).live_games != ()
+    assert (await storage.erase_guild(GUILD)).is_empty
+
+
+def test_a_members_data_is_found_by_index_not_by_reading_whole_tables() -> None:
+    """Migration 0008: on SQLite a whole-table read would hold up every move queued behind
+    it in the storage thread."""
+    with closing(sqlite3.connect(":memory:")) as db:
+        for _, script in migration_files("sqlite"):
+            for statement in split_statements(script):
+                db.execute(statement)
+        lookups = [
+            QMARK.member_records,
+            QMARK.member_ratings,
+            QMARK.member_games,
+            QMARK.member_challenges,
+            QMARK.member_names,
+            QMARK.active_games_of,
+            *QMARK.anonymise_games,
+            *QMARK.anonymise_challenges,
+            *QMARK.delete_member_stats,
+        ]
+        for statement in lookups:
+            plan = db.execute(f"EXPLAIN QUERY PLAN {statement}", (1,) * statement.count("?"))
+            details = [row[3] for row in plan]
+            assert not [step for step in details if step.startswith("SCAN")], (statement, details)
+
+
+async def test_forgetting_a_member_keeps_their_setting_changes_but_not_their_id(
+    storage: Storage,
+) -> None:
+    await storage.change_guild_setting(GUILD, StoredSetting("size", "4", ALICE, T0))
+    await storage.change_guild_setting(GUILD, StoredSetting("language", '"de"', BOB, T0))
+    forgotten = await storage.forget_member(ALICE, T0 + 1)
+    assert await storage.guild_settings(GUILD) == [
+        StoredSetting("language", '"de"', BOB, T0),
+        StoredSetting("size", "4", forgotten.placeholder_id, T0),
+    ]
+
+
+async def test_erasing_a_server_deletes_its_settings_and_no_other_servers(
+    storage: Storage,
+) -> None:
+    await storage.change_guild_setting(GUILD, StoredSetting("size", "4", ALICE, T0))
+    kept = StoredSetting("size", "5", ALICE, T0)
+    await storage.change_guild_setting(OTHER_GUILD, kept)
+    erased = await storage.erase_guild(GUILD)
+    assert erased.stats_rows == 1
+    assert await storage.guild_settings(GUILD) == []
+    assert await storage.guild_settings(OTHER_GUILD) == [kept]

@@ -327,6 +327,18 @@ class SettingsCog(commands.Cog, name="Settings"):
             settings = await self.service.reset(guild_id, admin, RESETS[setting.value])
             await self._show(answer, settings, saved=True)
 
+    @settings.command(
+        name=locale_str("erase-data"),
+        description=locale_str("Delete this server's games, stats and settings, after a question"),
+    )
+    async def erase_data(self, interaction: discord.Interaction[Any]) -> None:
+        async with self._changing(interaction) as (answer, guild_id, admin):
+            if not admin.manages_server:
+                raise UserError("Only members who can manage this server can delete its data.")
+            asked_at = int(self.bot.clock.now())
+            question = render.erase_server_confirmation(guild_id, asked_at, answer.private_language)
+            await answer.post(question, ephemeral=True)
+
     # -- checks through Discord ----------------------------------------------------------------
 
     async def _own_channel(self, guild_id: int, channel_id: int) -> None:

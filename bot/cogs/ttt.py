@@ -23,9 +23,18 @@ from discord.ext import commands
 from bot import render
 from bot.answers import Answer
 from bot.boards import Boards, reaches_channel
-from bot.components import CELL_ID, COG_NAME, ID_FORMATS, ClickHandler, walk
+from bot.components import (
+    CELL_ID,
+    COG_NAME,
+    ERASE_ID,
+    FORGET_ID,
+    ID_FORMATS,
+    ClickHandler,
+    walk,
+)
 from bot.domain import OUTSIDE_SERVERS, Actor, UserError
 from bot.i18n import N_, Language, language
+from bot.privacy import MembersData
 from bot.service import CHANGED, DIFFICULTIES, NO_SUCH_BUTTON, NOT_HERE, Clicked, GameService, Place
 from bot.storage.base import GameRecord
 from game import BOARD_SIZES, DEFAULT_SIZE, cell_name, parse_cell
@@ -126,6 +135,10 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     @property
     def boards(self) -> Boards:
         return self.bot.boards
+
+    @property
+    def members_data(self) -> MembersData:
+        return self.bot.members_data
 
     def _handling(
         self, interaction: discord.Interaction[Any]
@@ -395,6 +408,70 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             message = render.help_message(answer.private_language, size)
             await answer.post(message, ephemeral=True)
 
+    # -- members' data (see bot.privacy) ----------------------------------------------------
+
+    @ttt.command(
+        name=locale_str("my-data"),
+        description=locale_str("What I keep about you, everywhere (only you see it)"),
+    )
+    async def my_data(self, interaction: discord.Interaction[Any]) -> None:
+        async with self._handling(interaction) as answer:
+            data = await self.members_data.of_member(interaction.user.id)
+            message = render.member_data_message(
+                data, interaction.guild_id, DIFFICULTIES, answer.private_language
+            )
+            await answer.post(message, ephemeral=True)
+
+    @ttt.command(
+        name=locale_str("forget-me"),
+        description=locale_str("Delete what I keep about you, everywhere (asks first)"),
+    )
+    async def forget_me(self, interaction: discord.Interaction[Any]) -> None:
+        async with self._handling(interaction) as answer:
+            data = await self.members_data.to_forget(interaction.user.id)
+            asked = int(self.bot.clock.now())
+            message = render.forget_confirmation(data, asked, answer.private_language)
+            await answer.post(message, ephemeral=True)
+
+    async def forget_clicked(
+        self, interaction: discord.Interaction[Any], member_id: int, asked_at: int, action: str
+    ) -> None:
+        """An answer to ``/ttt forget-me``'s question: only the member who asked may give it."""
+        async with self._handling(interaction) as answer:
+            if interaction.user.id != member_id:
+                raise UserError(
+                    "Only the member who asked can answer this: to delete your own data, use "
+                    "`/ttt forget-me`."
+                )
+            lang = answer.private_language
+            if action == "cancel":
+                await answer.update(render.cancelled_message(lang))
+                return
+            forgetting = await self.members_data.forget(member_id, asked_at)
+            # Told first: the boards below may take a while, and may fail without undoing it.
+            await answer.update(render.forgotten_message(forgetting, lang))
+            await self.boards.show_ended(
+                forgetting.games, forgetting.challenges, render.forgotten_note
+            )
+
+    async def erase_clicked(
+        self, interaction: discord.Interaction[Any], guild_id: int, asked_at: int, action: str
+    ) -> None:
+        """An answer to the question :func:`bot.render.erase_server_confirmation` asks: only
+        a member who can manage that server may give it, there."""
+        async with self._handling(interaction) as answer:
+            if interaction.guild_id != guild_id:
+                raise UserError(NOT_HERE)
+            if not interaction.permissions.manage_guild:
+                raise UserError("Only members who can manage this server can delete its data.")
+            lang = answer.private_language
+            if action == "cancel":
+                await answer.update(render.cancelled_message(lang))
+                return
+            erased = await self.members_data.erase_guild(guild_id, asked_at)
+            await answer.update(render.server_erased_message(erased, lang))
+            await self.boards.show_erased(erased)
+
     # -- buttons (see bot.components) ---------------------------------------------------
 
     @commands.Cog.listener()
@@ -418,6 +495,9 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         elif CELL_ID.parse(custom_id) and any(CELL_ID.parse(other) for other in on_message):
             # A cell drawn at an older ply, on a board since redrawn.
             sentence = CHANGED
+        elif FORGET_ID.parse(custom_id) or ERASE_ID.parse(custom_id):
+            # A second click on a question its first click answered (and took the buttons off).
+            sentence = N_("This question was already answered: nothing more was done.")
         else:
             sentence = N_("That button is no longer on this message: use the newest board.")
         log.info("answered an unroutable click on %r by user %s", custom_id, interaction.user.id)

@@ -247,6 +247,82 @@ class Rating:
     draws: int
 
 
+# -- members' data ------------------------------------------------------------------------
+
+# A forgotten member (``/ttt forget-me``) is replaced in the games and challenges they were in
+# by a placeholder id and an empty name. Each forgetting draws a new placeholder, a negative
+# number (no Discord id is negative, and none is derived from theirs): the games of one
+# forgotten member still hang together, so the ratings their opponents got from them still
+# replay exactly from the games, while two forgotten members never merge into one player.
+FORGOTTEN_NAME = ""
+
+
+def is_forgotten(user_id: int) -> bool:
+    """Whether ``user_id`` is the placeholder of a forgotten member."""
+    return user_id < 0
+
+
+@dataclass(frozen=True, slots=True)
+class StoredGames:
+    """How many games (live or finished) a member has stored in one guild on one size."""
+
+    guild_id: int
+    size: int
+    games: int
+
+
+@dataclass(frozen=True, slots=True)
+class MemberData:
+    """Everything stored about one member: their stats and ratings per guild and size, the
+    games and challenges they are in, and every name stored with those."""
+
+    user_id: int
+    stats: tuple[PlayerStats, ...] = ()  # by guild, then size
+    games: tuple[StoredGames, ...] = ()  # by guild, then size
+    challenges: int = 0  # made or received, in any state
+    names: tuple[str, ...] = ()  # distinct, sorted
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.stats or self.games or self.challenges)
+
+    @property
+    def guild_ids(self) -> tuple[int, ...]:
+        """Every guild (``0``: outside servers) with something of theirs, in order."""
+        found = {stats.guild_id for stats in self.stats} | {kept.guild_id for kept in self.games}
+        return tuple(sorted(found))
+
+
+@dataclass(frozen=True, slots=True)
+class Forgotten:
+    """What forgetting a member did: the placeholder now standing for them, the live games
+    that ended (counting for nobody) and the pending challenges that closed, as stored after,
+    and how many games and challenges now show the placeholder."""
+
+    placeholder_id: int
+    ended: tuple[GameRecord, ...]
+    closed: tuple[ChallengeRecord, ...]
+    games: int
+    challenges: int
+    stats_rows: int  # player_stats and ratings rows deleted
+
+
+@dataclass(frozen=True, slots=True)
+class GuildErased:
+    """What erasing a guild's data deleted: its live games and pending challenges as they were
+    (their messages still show them), and how many rows of each kind went."""
+
+    live_games: tuple[GameRecord, ...]
+    pending_challenges: tuple[ChallengeRecord, ...]
+    games: int
+    challenges: int
+    stats_rows: int  # player_stats, ratings and guild_settings rows
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self.games or self.challenges or self.stats_rows)
+
+
 class StorageError(Exception):
     """Base class of the storage's own errors."""
 
@@ -410,6 +486,33 @@ class Storage(Protocol):
 
     async def change_guild_setting(self, guild_id: int, setting: StoredSetting) -> None:
         """Store ``setting`` for ``guild_id`` in place of any before it."""
+        ...
+
+    # -- members' data -------------------------------------------------------------------
+
+    async def member_data(self, user_id: int) -> MemberData:
+        """Everything stored about ``user_id`` in every guild and outside servers, as of one
+        moment."""
+        ...
+
+    async def active_games_of(self, user_id: int) -> list[GameRecord]:
+        """The live games ``user_id`` plays, everywhere, oldest first."""
+        ...
+
+    async def forget_member(self, user_id: int, now: float) -> Forgotten:
+        """Forget ``user_id`` everywhere, in one transaction: draw a new placeholder
+        (:func:`is_forgotten`) and put it, with :data:`FORGOTTEN_NAME`, in place of their id
+        and name in every game and challenge; end their live games (``ended`` at ``now``,
+        counting for nobody, version bumped) and close their pending challenges (withdrawn
+        if they made it, declined if they received it); delete their stats and ratings rows.
+        The other players' rows are untouched: what their games added stays. A member with
+        nothing stored gets a placeholder that nothing shows."""
+        ...
+
+    async def erase_guild(self, guild_id: int) -> GuildErased:
+        """Delete, in one transaction, every game, challenge, stats row and rating of
+        ``guild_id`` and the reply routes of the channels they were in; the channels are
+        free afterwards."""
         ...
 
     # -- the bot's own settings ----------------------------------------------------------

@@ -14,12 +14,14 @@ from bot.storage.base import (
     EndReason,
     GameRecord,
     GameStatus,
+    MemberData,
     NewChallenge,
     NewGame,
     PlayerStats,
     Rating,
     Record,
     ReplyRoute,
+    StoredGames,
     StoredSetting,
 )
 from game import Mark
@@ -227,3 +229,36 @@ def rating_rows(counted: results.Tally) -> list[tuple[Any, ...]]:
 def _increments(score: results.Score) -> tuple[int, int, int]:
     """A score as the (wins, losses, draws) columns it adds."""
     return score.wins, score.losses, score.draws
+
+
+def member_data(
+    user_id: int,
+    records: Iterable[Row],
+    ratings: Iterable[Row],
+    games: Iterable[Row],
+    challenges: int,
+    names: Iterable[Row],
+) -> MemberData:
+    """A member's data from the rows ``sql.Statements.member_records``, ``member_ratings``,
+    ``member_games`` and ``member_names`` read, in guild and size order."""
+    by_place: dict[tuple[int, int], tuple[list[Row], Row | None]] = {}
+    for row in records:
+        by_place.setdefault((row["guild_id"], row["size"]), ([], None))[0].append(row)
+    for row in ratings:
+        kept, _ = by_place.setdefault((row["guild_id"], row["size"]), ([], None))
+        by_place[row["guild_id"], row["size"]] = kept, row
+    return MemberData(
+        user_id=user_id,
+        stats=tuple(
+            player_stats(guild_id, user_id, size, rows, rating)
+            for (guild_id, size), (rows, rating) in sorted(by_place.items())
+        ),
+        games=tuple(
+            sorted(
+                (StoredGames(row["guild_id"], row["size"], int(row["games"])) for row in games),
+                key=lambda kept: (kept.guild_id, kept.size),
+            )
+        ),
+        challenges=challenges,
+        names=tuple(sorted({str(row["name"]) for row in names})),
+    )

@@ -30,12 +30,16 @@ from bot.config import DEFAULT_POOL_SIZE
 from bot.storage import codec, sql
 from bot.storage.base import (
     EVERY_GUILD,
+    FORGOTTEN_NAME,
     AlreadyRematchedError,
     ChallengeRecord,
     ChallengeStatus,
     ChannelBusyError,
+    Forgotten,
     GameRecord,
     GameStatus,
+    GuildErased,
+    MemberData,
     NewChallenge,
     NewGame,
     PlayerStats,
@@ -341,6 +345,64 @@ class PostgresStorage:
 
     async def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
         await self._pool.execute(SQL.set_unseen_game, game_id, channel_id)
+
+    # -- members' data -------------------------------------------------------------------
+
+    async def member_data(self, user_id: int) -> MemberData:
+        async with self._snapshot() as db:
+            records = await db.fetch(SQL.member_records, user_id)
+            ratings = await db.fetch(SQL.member_ratings, user_id)
+            games = await db.fetch(SQL.member_games, user_id, user_id)
+            challenges = await db.fetchval(SQL.member_challenges, user_id, user_id)
+            names = await db.fetch(SQL.member_names, *(user_id,) * 4)
+        return codec.member_data(user_id, records, ratings, games, int(challenges), names)
+
+    async def active_games_of(self, user_id: int) -> list[GameRecord]:
+        return await self._games(SQL.active_games_of, user_id, user_id)
+
+    async def forget_member(self, user_id: int, now: float) -> Forgotten:
+        async with self.transaction() as db:
+            # The counter's row stays locked until the commit: a second forgetting waits
+            # here, before it touches any game, so two never lock the same games in turn.
+            placeholder = -int(await db.fetchval(SQL.next_placeholder))
+            anonymised = (placeholder, FORGOTTEN_NAME, user_id)
+            games = challenges = stats_rows = 0
+            for step in SQL.anonymise_games:
+                games += len(await db.fetch(step, *anonymised))
+            for step in SQL.anonymise_challenges:
+                challenges += len(await db.fetch(step, *anonymised))
+            await db.execute(SQL.anonymise_settings, placeholder, user_id)
+            ended = await db.fetch(SQL.end_games_of, now, placeholder, placeholder)
+            closed = await db.fetch(SQL.close_challenges_of, *(placeholder,) * 3)
+            for step in SQL.delete_member_stats:
+                stats_rows += len(await db.fetch(step, user_id))
+        return Forgotten(
+            placeholder_id=placeholder,
+            ended=tuple(sorted((codec.game(row) for row in ended), key=lambda game: game.id)),
+            closed=tuple(sorted((codec.challenge(row) for row in closed), key=lambda c: c.id)),
+            games=games,
+            challenges=challenges,
+            stats_rows=stats_rows,
+        )
+
+    async def erase_guild(self, guild_id: int) -> GuildErased:
+        async with self.transaction() as db:
+            live = [codec.game(row) for row in await db.fetch(SQL.guild_live_games, guild_id)]
+            pending = await db.fetch(SQL.guild_pending_challenges, guild_id)
+            await db.execute(SQL.free_guild_channels, guild_id, guild_id)
+            await db.execute(SQL.drop_guild_routes, guild_id, guild_id)
+            challenges = len(await db.fetch(SQL.delete_guild_challenges, guild_id))
+            games = len(await db.fetch(SQL.delete_guild_games, guild_id))
+            stats_rows = 0
+            for step in SQL.delete_guild_stats:
+                stats_rows += len(await db.fetch(step, guild_id))
+        return GuildErased(
+            tuple(live),
+            tuple(codec.challenge(row) for row in pending),
+            games,
+            challenges,
+            stats_rows,
+        )
 
     # -- settings ------------------------------------------------------------------------
 

@@ -51,6 +51,8 @@ _GAMES = f"SELECT {GAME_COLUMNS} FROM games WHERE"
 _CHALLENGES = f"SELECT {CHALLENGE_COLUMNS} FROM challenges WHERE"
 # A channel without a reply route: the bot is in it, and may post there itself.
 _WITHOUT_ROUTE = "channel_id NOT IN (SELECT channel_id FROM reply_routes)"
+# The setting that counts forgotten members: the next placeholder is minus its new value.
+PLACEHOLDER_COUNTER = "forgotten_members"
 # Where a statement names the shards its guilds are on: their count and ids (shard_params).
 _SHARDS = "<shards>"
 
@@ -204,6 +206,104 @@ class Statements:
             " VALUES (?, ?, ?, ?, ?) ON CONFLICT (guild_id, key) DO UPDATE SET"
             " value = excluded.value, changed_by = excluded.changed_by,"
             " changed_at = excluded.changed_at"
+        )
+        # -- members' data: what member_data reads, by user id
+        self.member_records = spell(
+            "SELECT guild_id, size, opponent, wins, losses, draws FROM player_stats"
+            " WHERE user_id = ?"
+        )
+        self.member_ratings = spell(
+            "SELECT guild_id, size, rating, games FROM ratings WHERE user_id = ?"
+        )
+        self.member_games = spell(
+            "SELECT guild_id, size, COUNT(*) AS games FROM games WHERE x_id = ? OR o_id = ?"
+            " GROUP BY guild_id, size"
+        )
+        self.member_challenges = spell(
+            "SELECT COUNT(*) AS challenges FROM challenges"
+            " WHERE challenger_id = ? OR opponent_id = ?"
+        )
+        # The names stored beside the member's id, each once (sorted by the codec, so that
+        # both engines' collations give one order).
+        self.member_names = spell(
+            "SELECT x_name AS name FROM games WHERE x_id = ?"
+            " UNION SELECT o_name FROM games WHERE o_id = ?"
+            " UNION SELECT challenger_name FROM challenges WHERE challenger_id = ?"
+            " UNION SELECT opponent_name FROM challenges WHERE opponent_id = ?"
+        )
+        self.active_games_of = spell(
+            f"{_GAMES} status = 'active' AND (x_id = ? OR o_id = ?) ORDER BY id"
+        )
+        # -- forgetting a member: the placeholder first (its counter's row also queues
+        # concurrent forgettings one behind the other), then the member's id and name
+        # replaced by it, then what they had live ended by the placeholder
+        self.next_placeholder = spell(
+            f"INSERT INTO settings (key, value) VALUES ('{PLACEHOLDER_COUNTER}', '1')"
+            " ON CONFLICT (key) DO UPDATE"
+            " SET value = CAST(CAST(settings.value AS BIGINT) + 1 AS TEXT) RETURNING value"
+        )
+        # Each: placeholder id, placeholder name, member id.
+        self.anonymise_games = (
+            spell("UPDATE games SET x_id = ?, x_name = ? WHERE x_id = ? RETURNING id"),
+            spell("UPDATE games SET o_id = ?, o_name = ? WHERE o_id = ? RETURNING id"),
+        )
+        self.anonymise_challenges = (
+            spell(
+                "UPDATE challenges SET challenger_id = ?, challenger_name = ?"
+                " WHERE challenger_id = ? RETURNING id"
+            ),
+            spell(
+                "UPDATE challenges SET opponent_id = ?, opponent_name = ?"
+                " WHERE opponent_id = ? RETURNING id"
+            ),
+        )
+        # The placeholder, then the member id: the settings they changed last keep the change
+        # but no longer say who made it.
+        self.anonymise_settings = spell(
+            "UPDATE guild_settings SET changed_by = ? WHERE changed_by = ?"
+        )
+        # now, then the placeholder twice: counts for nobody, as a moderator's end does.
+        self.end_games_of = spell(
+            "UPDATE games SET status = 'finished', winner = NULL, end_reason = 'ended',"
+            " deadline = NULL, version = version + 1, updated_at = ?"
+            f" WHERE status = 'active' AND (x_id = ? OR o_id = ?) RETURNING {GAME_COLUMNS}"
+        )
+        # The placeholder three times: withdrawn if theirs, declined if made to them.
+        self.close_challenges_of = spell(
+            "UPDATE challenges SET status = CASE WHEN challenger_id = ? THEN 'withdrawn'"
+            " ELSE 'declined' END"
+            " WHERE status = 'pending' AND (challenger_id = ? OR opponent_id = ?)"
+            f" RETURNING {CHALLENGE_COLUMNS}"
+        )
+        self.delete_member_stats = (
+            spell("DELETE FROM player_stats WHERE user_id = ? RETURNING user_id"),
+            spell("DELETE FROM ratings WHERE user_id = ? RETURNING user_id"),
+        )
+        # -- erasing a guild's data, in this order: what its messages show, then the rows
+        # that point at its games and challenges, then those, then its stats
+        self.guild_live_games = spell(f"{_GAMES} guild_id = ? AND status = 'active' ORDER BY id")
+        self.guild_pending_challenges = spell(
+            f"{_CHALLENGES} guild_id = ? AND status = 'pending' ORDER BY id"
+        )
+        # Each takes the guild id twice.
+        self.free_guild_channels = spell(
+            "DELETE FROM channel_occupants WHERE game_id IN (SELECT id FROM games WHERE"
+            " guild_id = ?) OR challenge_id IN (SELECT id FROM challenges WHERE guild_id = ?)"
+        )
+        self.drop_guild_routes = spell(
+            "DELETE FROM reply_routes WHERE channel_id IN (SELECT channel_id FROM games"
+            " WHERE guild_id = ? UNION SELECT channel_id FROM challenges WHERE guild_id = ?)"
+        )
+        # Challenges before games (a challenge names the game it started); one statement
+        # for all of a guild's games, so that a rematch and the game it follows go together.
+        self.delete_guild_challenges = spell(
+            "DELETE FROM challenges WHERE guild_id = ? RETURNING id"
+        )
+        self.delete_guild_games = spell("DELETE FROM games WHERE guild_id = ? RETURNING id")
+        self.delete_guild_stats = (
+            spell("DELETE FROM player_stats WHERE guild_id = ? RETURNING user_id"),
+            spell("DELETE FROM ratings WHERE guild_id = ? RETURNING user_id"),
+            spell("DELETE FROM guild_settings WHERE guild_id = ? RETURNING changed_by"),
         )
         # -- the bot's own settings
         self.setting = spell("SELECT value FROM settings WHERE key = ?")

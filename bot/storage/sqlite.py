@@ -24,12 +24,16 @@ from bot.clock import Clock
 from bot.storage import codec, sql
 from bot.storage.base import (
     EVERY_GUILD,
+    FORGOTTEN_NAME,
     AlreadyRematchedError,
     ChallengeRecord,
     ChallengeStatus,
     ChannelBusyError,
+    Forgotten,
     GameRecord,
     GameStatus,
+    GuildErased,
+    MemberData,
     NewChallenge,
     NewGame,
     PlayerStats,
@@ -244,6 +248,30 @@ class _Database:
     def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
         self._write(lambda db: db.execute(SQL.set_unseen_game, (game_id, channel_id)))
 
+    # -- members' data -------------------------------------------------------------------
+
+    def member_data(self, user_id: int) -> MemberData:
+        # One read transaction: every table as of the same moment.
+        self.db.execute("BEGIN")
+        try:
+            records = self._rows(SQL.member_records, (user_id,))
+            ratings = self._rows(SQL.member_ratings, (user_id,))
+            games = self._rows(SQL.member_games, (user_id, user_id))
+            (challenges,) = self.db.execute(SQL.member_challenges, (user_id, user_id)).fetchone()
+            names = self._rows(SQL.member_names, (user_id,) * 4)
+        finally:
+            self.db.execute("COMMIT")
+        return codec.member_data(user_id, records, ratings, games, challenges, names)
+
+    def active_games_of(self, user_id: int) -> list[GameRecord]:
+        return self._games(SQL.active_games_of, user_id, user_id)
+
+    def forget_member(self, user_id: int, now: float) -> Forgotten:
+        return self._write(lambda db: _forget_member(db, user_id, now))
+
+    def erase_guild(self, guild_id: int) -> GuildErased:
+        return self._write(lambda db: _erase_guild(db, guild_id))
+
     # -- settings ------------------------------------------------------------------------
 
     def get_setting(self, key: str) -> str | None:
@@ -419,6 +447,20 @@ class SqliteStorage:
     async def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
         await self._run(self._database.set_unseen_game, channel_id, game_id)
 
+    # -- members' data -------------------------------------------------------------------
+
+    async def member_data(self, user_id: int) -> MemberData:
+        return await self._run(self._database.member_data, user_id)
+
+    async def active_games_of(self, user_id: int) -> list[GameRecord]:
+        return await self._run(self._database.active_games_of, user_id)
+
+    async def forget_member(self, user_id: int, now: float) -> Forgotten:
+        return await self._run(self._database.forget_member, user_id, now)
+
+    async def erase_guild(self, guild_id: int) -> GuildErased:
+        return await self._run(self._database.erase_guild, guild_id)
+
     # -- settings ------------------------------------------------------------------------
 
     async def get_setting(self, key: str) -> str | None:
@@ -504,6 +546,47 @@ def _close_challenge(
     created = _insert_game(db, game)
     row = db.execute(SQL.start_challenge_game, (created.id, challenge_id)).fetchone()
     return codec.challenge(row), created
+
+
+def _forget_member(db: sqlite3.Connection, user_id: int, now: float) -> Forgotten:
+    """:meth:`Storage.forget_member`'s steps, inside its transaction."""
+    (counted,) = db.execute(SQL.next_placeholder).fetchone()
+    placeholder = -int(counted)
+    anonymised = (placeholder, FORGOTTEN_NAME, user_id)
+    games = sum(len(db.execute(step, anonymised).fetchall()) for step in SQL.anonymise_games)
+    challenges = sum(
+        len(db.execute(step, anonymised).fetchall()) for step in SQL.anonymise_challenges
+    )
+    db.execute(SQL.anonymise_settings, (placeholder, user_id))
+    ended = db.execute(SQL.end_games_of, (now, placeholder, placeholder)).fetchall()
+    closed = db.execute(SQL.close_challenges_of, (placeholder,) * 3).fetchall()
+    stats_rows = sum(
+        len(db.execute(step, (user_id,)).fetchall()) for step in SQL.delete_member_stats
+    )
+    return Forgotten(
+        placeholder_id=placeholder,
+        ended=tuple(sorted((codec.game(row) for row in ended), key=lambda game: game.id)),
+        closed=tuple(sorted((codec.challenge(row) for row in closed), key=lambda c: c.id)),
+        games=games,
+        challenges=challenges,
+        stats_rows=stats_rows,
+    )
+
+
+def _erase_guild(db: sqlite3.Connection, guild_id: int) -> GuildErased:
+    """:meth:`Storage.erase_guild`'s steps, inside its transaction."""
+    live = [codec.game(row) for row in db.execute(SQL.guild_live_games, (guild_id,))]
+    pending = [
+        codec.challenge(row) for row in db.execute(SQL.guild_pending_challenges, (guild_id,))
+    ]
+    db.execute(SQL.free_guild_channels, (guild_id, guild_id))
+    db.execute(SQL.drop_guild_routes, (guild_id, guild_id))
+    challenges = len(db.execute(SQL.delete_guild_challenges, (guild_id,)).fetchall())
+    games = len(db.execute(SQL.delete_guild_games, (guild_id,)).fetchall())
+    stats_rows = sum(
+        len(db.execute(step, (guild_id,)).fetchall()) for step in SQL.delete_guild_stats
+    )
+    return GuildErased(tuple(live), tuple(pending), games, challenges, stats_rows)
 
 
 def _raise_if_occupied(

@@ -27,6 +27,7 @@ from bot.boards import UNSHOWN_GRACE
 from bot.components import CELL_ID, CHALLENGE_ID, GAME_ACTION_ID
 from bot.results import INITIAL_RATING, K_FACTOR
 from bot.service import DIFFICULTIES
+from bot.storage.base import is_forgotten
 from game import Board
 from tests.discord_sim import DiscordSim, SimMessage
 
@@ -384,7 +385,8 @@ def expected_score(rating: float, opponent: float) -> float:
 def count_problems(tables: Tables) -> list[str]:
     """Recompute ``player_stats`` and ``ratings`` from the finished games (the rules of
     ``bot/results.py``) and compare, each board size on its own. Elo is replayed in the order
-    the games finished: by ``updated_at``, then id."""
+    the games finished: by ``updated_at``, then id. A forgotten member's placeholder plays
+    its games in the replay, and must have no row of its own."""
     stats: dict[tuple[int, int, int, str], Counter[str]] = {}
     rated: dict[tuple[int, int, int], Counter[str]] = {}
     ratings: dict[tuple[int, int, int], float] = {}
@@ -410,6 +412,10 @@ def count_problems(tables: Tables) -> list[str]:
         score_x = 1.0 if winner == "X" else 0.5 if winner is None else 0.0
         change = K_FACTOR * (score_x - expected_score(rating_x, rating_o))
         ratings[x], ratings[o] = rating_x + change, rating_o - change
+    # A forgotten member's rows were deleted (bot/privacy.py); the games they played still
+    # count, as played, for everyone else. Their placeholder must have no row left.
+    stats = {key: counts for key, counts in stats.items() if not is_forgotten(key[1])}
+    ratings = {key: rating for key, rating in ratings.items() if not is_forgotten(key[1])}
     problems: list[str] = []
     have_stats = {(r["guild_id"], r["user_id"], r["size"], r["opponent"]): r for r in tables.stats}
     for key in sorted(stats.keys() | have_stats.keys()):

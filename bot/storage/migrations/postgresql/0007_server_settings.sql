@@ -24,4 +24,4 @@ ALTER TABLE games ADD COLUMN mark_o TEXT;
 -- The limits of a server count a member's live games and find their last challenge.
 CREATE INDEX games_active_by_x ON games (guild_id, x_id) WHERE status = 'active';
 CREATE INDEX games_active_by_o ON games (guild_id, o_id) WHERE status = 'active';
-CREATE INDEX challenges_by_challenger ON challenges (guild_id, challenger_id, created_at);
+CREATE INDEX challenges_by_guild_and_challenger ON challenges (guild_id, challenger_id, created_at);

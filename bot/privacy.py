@@ -1,0 +1,129 @@
+"""Members' data: what the bot keeps about a member (``/ttt my-data``), forgetting it
+(``/ttt forget-me``), and erasing a server's data at its admins' request. No Discord imports.
+
+What is kept about a member: their id and the name they had, in every game and challenge
+they played or were challenged to; their records and Elo ratings, per server (``0``: outside
+servers) and board size. Forgetting them, after they confirm, does everything at once,
+everywhere, and cannot be undone:
+
+- a live game of theirs whose turn clock already ran out is settled first, as the sweeper
+  would (the player who was waiting gets the win they are owed);
+- in one transaction (:meth:`bot.storage.base.Storage.forget_member`): their id and name in
+  every game and challenge become a placeholder (a negative id of their own, shown as "a
+  deleted member"), so that the other players' records and ratings still add up from the
+  games; their other live games end, counting for nobody, and their pending challenges close;
+  their stats and ratings are deleted.
+
+The caller then shows the ended games and closed challenges on their messages; a message
+that cannot be edited changes nothing of what was forgotten. Messages the bot posted before
+(finished boards in channels) keep the name they were drawn with: they belong to the channel.
+
+A confirmation is a button that carries who asked (or which server) and when: it works for
+:data:`CONFIRMATION_LIFETIME` only, so an old one found in a client later deletes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from bot.clock import Clock
+from bot.domain import OUTSIDE_SERVERS, UserError
+from bot.i18n import N_
+from bot.service import GameService
+from bot.storage.base import (
+    ChallengeRecord,
+    Forgotten,
+    GameRecord,
+    GuildErased,
+    MemberData,
+    Storage,
+)
+
+log = logging.getLogger(__name__)
+
+# How long a confirmation button works after it was shown: long enough to read it, short
+# enough that a forgotten one does not delete the data of a later day.
+CONFIRMATION_LIFETIME = 10 * 60
+
+NOTHING_STORED = N_("I keep nothing about you: there is nothing to delete.")
+EXPIRED = N_("This confirmation has expired, so nothing was deleted: ask again.")
+
+
+@dataclass(frozen=True, slots=True)
+class Forgetting:
+    """A member forgotten: what storage did, and the games and challenges whose messages
+    must now show it (ended or timed out, closed), as stored after."""
+
+    forgotten: Forgotten
+    games: tuple[GameRecord, ...]
+    challenges: tuple[ChallengeRecord, ...]
+
+
+class MembersData:
+    """The members'-data rules. One per bot process, beside the :class:`GameService` whose
+    copies of games it keeps true."""
+
+    def __init__(self, storage: Storage, clock: Clock, games: GameService) -> None:
+        self.storage = storage
+        self.clock = clock
+        self.games = games
+
+    async def of_member(self, user_id: int) -> MemberData:
+        """``/ttt my-data``: everything stored about the member."""
+        return await self.storage.member_data(user_id)
+
+    async def to_forget(self, user_id: int) -> MemberData:
+        """``/ttt forget-me``: what would be forgotten; a UserError if nothing is stored."""
+        data = await self.storage.member_data(user_id)
+        if data.is_empty:
+            raise UserError(NOTHING_STORED)
+        return data
+
+    def check_confirmation(self, asked_at: int) -> None:
+        """Refuse a confirmation shown more than :data:`CONFIRMATION_LIFETIME` ago (or, from
+        a hand-made button, dated ahead of the clock)."""
+        age = self.clock.now() - asked_at
+        if not -60 <= age <= CONFIRMATION_LIFETIME:
+            raise UserError(EXPIRED)
+
+    async def forget(self, user_id: int, asked_at: int) -> Forgetting:
+        """Forget the member everywhere (see the module's docstring), once they confirmed the
+        question shown at ``asked_at``. Forgetting a member with nothing stored (a second
+        click) changes nothing anyone can see."""
+        self.check_confirmation(asked_at)
+        timed_out = await self.games.time_out_overdue(await self.storage.active_games_of(user_id))
+        forgotten = await self.storage.forget_member(user_id, self.clock.now())
+        placeholder = forgotten.placeholder_id
+        self.games.drop_copies(lambda game: user_id in (game.x_id, game.o_id))
+        shown = list(forgotten.ended)
+        for game in timed_out:
+            stored = await self.storage.get_game(game.id)  # as forgotten: the placeholder
+            if stored is not None:
+                shown.append(stored)
+        log.info(
+            "forgot a member as %s: %d games, %d challenges, %d stats rows; ended %s",
+            placeholder,
+            forgotten.games,
+            forgotten.challenges,
+            forgotten.stats_rows,
+            [game.id for game in shown],
+        )
+        return Forgetting(forgotten, tuple(shown), forgotten.closed)
+
+    async def erase_guild(self, guild_id: int, asked_at: int) -> GuildErased:
+        """Delete the server's games, challenges, stats and ratings, once an admin confirmed
+        the question shown at ``asked_at`` (the caller checked they may)."""
+        if guild_id == OUTSIDE_SERVERS:
+            raise UserError("That only works in a server.")
+        self.check_confirmation(asked_at)
+        erased = await self.storage.erase_guild(guild_id)
+        self.games.drop_copies(lambda game: game.guild_id == guild_id)
+        log.info(
+            "erased guild %s: %d games, %d challenges, %d stats rows",
+            guild_id,
+            erased.games,
+            erased.challenges,
+            erased.stats_rows,
+        )
+        return erased
