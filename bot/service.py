@@ -258,12 +258,14 @@ class GameService:
         await self._require_free_channel(channel_id)
         await self._check_live_games(rules, guild_id, challenger)
         now = self.clock.now()
-        last = await self.storage.last_challenge_by(guild_id, challenger.id)
-        if rules.cooldown is not None and last is not None and now < last + rules.cooldown:
-            raise UserError(
-                "This server asks members to wait between challenges: you can challenge again {}.",
-                _when(last + rules.cooldown),
-            )
+        if rules.cooldown is not None:
+            last = await self.storage.last_challenge_by(guild_id, challenger.id)
+            if last is not None and now < last + rules.cooldown:
+                raise UserError(
+                    "This server asks members to wait between challenges: you can challenge "
+                    "again {}.",
+                    _when(last + rules.cooldown),
+                )
         try:
             return await self.storage.create_challenge(
                 NewChallenge(

@@ -115,7 +115,7 @@ class SettingsCog(commands.Cog, name="Settings"):
         return self.bot.service.server_settings
 
     @contextlib.asynccontextmanager
-    async def _changing(
+    async def _handling(
         self, interaction: discord.Interaction[Any]
     ) -> AsyncIterator[tuple[Answer, int, Actor]]:
         """A handler's answer, the server, and the member acting, with their permissions."""
@@ -144,7 +144,7 @@ class SettingsCog(commands.Cog, name="Settings"):
 
     @settings.command(name=locale_str("show"), description=locale_str("This server's settings"))
     async def show(self, interaction: discord.Interaction[Any]) -> None:
-        async with self._changing(interaction) as (answer, guild_id, _):
+        async with self._handling(interaction) as (answer, guild_id, _):
             await self._show(answer, await self.service.of(guild_id), saved=False)
 
     # -- where and who -----------------------------------------------------------------------
@@ -160,7 +160,7 @@ class SettingsCog(commands.Cog, name="Settings"):
         interaction: discord.Interaction[Any],
         channel: app_commands.Transform[int, ListedChannel],
     ) -> None:
-        async with self._changing(interaction) as (answer, guild_id, admin):
+        async with self._handling(interaction) as (answer, guild_id, admin):
             await self._own_channel(guild_id, channel)
             settings = await self.service.add_channel(guild_id, admin, channel)
             await self._show(answer, settings, saved=True)
@@ -175,7 +175,7 @@ class SettingsCog(commands.Cog, name="Settings"):
         interaction: discord.Interaction[Any],
         channel: app_commands.Transform[int, ListedChannel],
     ) -> None:
-        async with self._changing(interaction) as (answer, guild_id, admin):
+        async with self._handling(interaction) as (answer, guild_id, admin):
             settings = await self.service.remove_channel(guild_id, admin, channel)
             await self._show(answer, settings, saved=True)
 
@@ -184,7 +184,7 @@ class SettingsCog(commands.Cog, name="Settings"):
         description=locale_str("Let games be started in every channel"),
     )
     async def channels_everywhere(self, interaction: discord.Interaction[Any]) -> None:
-        async with self._changing(interaction) as (answer, guild_id, admin):
+        async with self._handling(interaction) as (answer, guild_id, admin):
             settings = await self.service.reset(guild_id, admin, RESETS["channels"])
             await self._show(answer, settings, saved=True)
 
@@ -192,7 +192,7 @@ class SettingsCog(commands.Cog, name="Settings"):
     @app_commands.rename(role=locale_str("role"))
     @app_commands.describe(role=locale_str("Members with it can play"))
     async def players_add(self, interaction: discord.Interaction[Any], role: discord.Role) -> None:
-        async with self._changing(interaction) as (answer, guild_id, admin):
+        async with self._handling(interaction) as (answer, guild_id, admin):
             await self._own_role(guild_id, role.id)
             settings = await self.service.add_player_role(guild_id, admin, role.id)
             await self._show(answer, settings, saved=True)
@@ -205,13 +205,13 @@ class SettingsCog(commands.Cog, name="Settings"):
     async def players_remove(
         self, interaction: discord.Interaction[Any], role: discord.Role
     ) -> None:
-        async with self._changing(interaction) as (answer, guild_id, admin):
+        async with self._handling(interaction) as (answer, guild_id, admin):
             settings = await self.service.remove_player_role(guild_id, admin, role.id)
             await self._show(answer, settings, saved=True)
 
     @players.command(name=locale_str("everyone"), description=locale_str("Let everyone play"))
     async def players_everyone(self, interaction: discord.Interaction[Any]) -> None:
-        async with self._changing(interaction) as (answer, guild_id, admin):
+        async with self._handling(interaction) as (answer, guild_id, admin):
             settings = await self.service.reset(guild_id, admin, RESETS["players"])
             await self._show(answer, settings, saved=True)
 
@@ -222,7 +222,7 @@ class SettingsCog(commands.Cog, name="Settings"):
     @app_commands.rename(role=locale_str("role"))
     @app_commands.describe(role=locale_str("Members with it can use /ttt end"))
     async def moderators(self, interaction: discord.Interaction[Any], role: discord.Role) -> None:
-        async with self._changing(interaction) as (answer, guild_id, admin):
+        async with self._handling(interaction) as (answer, guild_id, admin):
             await self._own_role(guild_id, role.id)
             settings = await self.service.set_moderator_role(guild_id, admin, role.id)
             await self._show(answer, settings, saved=True)
@@ -240,7 +240,7 @@ class SettingsCog(commands.Cog, name="Settings"):
         turn: app_commands.Range[str, 1, 20] | None = None,
         challenge: app_commands.Range[str, 1, 20] | None = None,
     ) -> None:
-        async with self._changing(interaction) as (answer, guild_id, admin):
+        async with self._handling(interaction) as (answer, guild_id, admin):
             settings = await self.service.set_timeouts(guild_id, admin, turn, challenge)
             await self._show(answer, settings, saved=True)
 
@@ -254,7 +254,7 @@ class SettingsCog(commands.Cog, name="Settings"):
     async def language(
         self, interaction: discord.Interaction[Any], language: app_commands.Choice[str]
     ) -> None:
-        async with self._changing(interaction) as (answer, guild_id, admin):
+        async with self._handling(interaction) as (answer, guild_id, admin):
             if language.value == SERVER_LANGUAGE:
                 settings = await self.service.reset(guild_id, admin, RESETS["language"])
             else:
@@ -276,7 +276,7 @@ class SettingsCog(commands.Cog, name="Settings"):
         games: app_commands.Range[int, 1, 100] | None = None,
         cooldown: app_commands.Range[str, 1, 20] | None = None,
     ) -> None:
-        async with self._changing(interaction) as (answer, guild_id, admin):
+        async with self._handling(interaction) as (answer, guild_id, admin):
             settings = await self.service.set_limits(guild_id, admin, games, cooldown)
             await self._show(answer, settings, saved=True)
 
@@ -294,7 +294,7 @@ class SettingsCog(commands.Cog, name="Settings"):
         x: app_commands.Range[str, 1, 100] | None = None,
         o: app_commands.Range[str, 1, 100] | None = None,
     ) -> None:
-        async with self._changing(interaction) as (answer, guild_id, admin):
+        async with self._handling(interaction) as (answer, guild_id, admin):
             for text in (x, o):
                 emoji_id = _custom_emoji_id(text)
                 if emoji_id is not None:
@@ -312,7 +312,7 @@ class SettingsCog(commands.Cog, name="Settings"):
     async def board_size(
         self, interaction: discord.Interaction[Any], size: app_commands.Choice[int]
     ) -> None:
-        async with self._changing(interaction) as (answer, guild_id, admin):
+        async with self._handling(interaction) as (answer, guild_id, admin):
             settings = await self.service.set_size(guild_id, admin, size.value)
             await self._show(answer, settings, saved=True)
 
@@ -323,7 +323,7 @@ class SettingsCog(commands.Cog, name="Settings"):
     async def reset(
         self, interaction: discord.Interaction[Any], setting: app_commands.Choice[str]
     ) -> None:
-        async with self._changing(interaction) as (answer, guild_id, admin):
+        async with self._handling(interaction) as (answer, guild_id, admin):
             settings = await self.service.reset(guild_id, admin, RESETS[setting.value])
             await self._show(answer, settings, saved=True)
 
@@ -332,7 +332,7 @@ class SettingsCog(commands.Cog, name="Settings"):
         description=locale_str("Delete this server's games, stats and settings, after a question"),
     )
     async def erase_data(self, interaction: discord.Interaction[Any]) -> None:
-        async with self._changing(interaction) as (answer, guild_id, admin):
+        async with self._handling(interaction) as (answer, guild_id, admin):
             if not admin.manages_server:
                 raise UserError("Only members who can manage this server can delete its data.")
             asked_at = int(self.bot.clock.now())
