@@ -86,11 +86,16 @@ class Boards:
         one, the sweeper posts it)."""
         message = render.board_message(game, note)
         answer.state.shown_games.add(game.id)
+        if game.channel_id != answer.interaction.channel_id:  # a thread of its own
+            await answer.post(render.thread_pointer_message(game, game.size))
+            await self._post_in_thread(game, message)
+            return
         message_id = await answer.post(message)
         if message_id is not None:
             await self._adopt_shown(answer, game, message_id)
         elif game.message_id is not None:
             await self._edit_beside(answer, game.channel_id, game.message_id, message)
+        await self.close_thread(game)
 
     async def update_board(self, answer: Answer, game: GameRecord, note: str | None) -> None:
         """Edit the clicked board in place; it is (or becomes) the game's live board. If the
@@ -98,10 +103,34 @@ class Boards:
         channel_id, message_id = _clicked(answer)
         message = render.board_message(game, note)
         answer.state.shown_games.add(game.id)
+        if game.channel_id != channel_id:  # an accepted challenge, played in its own thread
+            pointer = render.thread_pointer_message(game, game.size)
+            if not await answer.update(pointer):
+                await self._edit_beside(answer, channel_id, message_id, pointer)
+            await self._post_in_thread(game, message)
+            return
         if await answer.update(message) or await self._edit_beside(
             answer, channel_id, message_id, message
         ):
             await self._adopt_shown(answer, game, message_id)
+        await self.close_thread(game)
+
+    async def _post_in_thread(self, game: GameRecord, message: render.Message) -> None:
+        """Post a new game's board in the thread the bot opened for it (if that fails, the
+        sweeper posts it later: the game has no board message yet)."""
+        message_id = await self._post(game.channel_id, message)
+        if message_id is not None:
+            await self._storage.set_game_message(game.id, message_id)
+
+    async def close_thread(self, game: GameRecord) -> None:
+        """Archive the thread of its own a game was played in, once it is over. A thread the
+        bot cannot archive stays open (logged): Discord archives it after a week unused."""
+        if not game.own_thread or game.is_active:
+            return
+        try:
+            await self._client.http.edit_channel(game.channel_id, archived=True)
+        except ANSWER_FAILURES as error:
+            log.info("could not archive thread %s of game %s: %s", game.channel_id, game.id, error)
 
     async def post_challenge(self, answer: Answer, challenge: ChallengeRecord) -> None:
         """Reply with the challenge as a new message, which becomes its message; an older one
@@ -247,6 +276,7 @@ class Boards:
             )
             if not shown and route is not None:  # the next interaction there shows it
                 await self._storage.set_unseen_game(game.channel_id, game.id)
+            await self.close_thread(game)
         for challenge in challenges:
             if challenge.message_id is not None:
                 message = render.challenge_message(challenge)
@@ -348,7 +378,7 @@ class Boards:
         except ANSWER_FAILURES as error:
             log.warning("could not post in channel %s: %s", channel_id, error)
             return None
-        log.info("posted message %s, saved earlier without it, in channel %s", sent.id, channel_id)
+        log.info("posted message %s in channel %s", sent.id, channel_id)
         return sent.id
 
 

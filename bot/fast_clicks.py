@@ -229,6 +229,7 @@ class FastClicks:
             assert self._boards is not None
             try:
                 await self._boards.adopt_board(game, message_id, reaches=True)
+                await self._boards.close_thread(game)
             except Exception:  # the game is saved and shown; only an older board may linger
                 log.exception("could not make message %s the board of game %s", message_id, game.id)
 

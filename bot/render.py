@@ -918,6 +918,10 @@ def settings_message(
     chosen = settings.mark_x or settings.mark_o
     both = (Setting.MARK_X, Setting.MARK_O)
     field(lang._("Marks for X and O"), both, marks if chosen else default(marks))
+    threads = (
+        lang._("On: each game gets a thread of its own") if settings.threads else lang._("Off")
+    )
+    field(lang._("Games in threads"), Setting.THREADS, threads)
     size = settings.size or DEFAULT_SIZE
     shown_size = size_label(size, lang) if settings.size else default(size_label(size, lang))
     field(lang._("Board size when none is picked"), Setting.SIZE, shown_size)
@@ -1142,6 +1146,21 @@ def server_erased_message(erased: GuildErased, lang: Language) -> Message:
             ),
         )
     )
+
+
+def thread_pointer_message(game: GameRecord, size: int) -> Message:
+    """Where a game went: the thread of its own it is played in (in place of its challenge,
+    or as the answer to ``/ttt vs-ai``), in the form of a ``size`` game's messages."""
+    lang = i18n.language(game.language)
+    text = "🧵 " + lang._(
+        "{x} vs {o}: the game is on in {thread}.",
+        x=player(game, Mark.X, lang),
+        o=player(game, Mark.O, lang),
+        thread=f"<#{game.channel_id}>",
+    )
+    if uses_layout(size):
+        return Message(components=[_text_display(text)], layout=True)
+    return Message(content=text)
 
 
 def erased_message(shown: GameRecord | ChallengeRecord) -> Message:

@@ -55,6 +55,7 @@ class Setting(StrEnum):
     SIZE = "size"
     MARK_X = "mark_x"
     MARK_O = "mark_o"
+    THREADS = "threads"
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,9 @@ class ServerSettings:
     code for what the channel sees (None: the server's Discord locale); ``max_games``: live
     games a member may be in at once; ``cooldown``: seconds between one member's challenges;
     ``size``: the board ``/ttt start`` and ``/ttt vs-ai`` use when none is picked;
-    ``mark_x``, ``mark_o``: the emoji shown for each side (:mod:`bot.marks`; None: the bot's).
+    ``mark_x``, ``mark_o``: the emoji shown for each side (:mod:`bot.marks`; None: the bot's);
+    ``threads``: each game against the bot and each accepted challenge gets a thread of its
+    own off the channel, so that a channel holds many games at once.
     """
 
     channels: frozenset[int] = frozenset()
@@ -90,6 +93,7 @@ class ServerSettings:
     size: int | None = None
     mark_x: str | None = None
     mark_o: str | None = None
+    threads: bool = False
     changes: Mapping[Setting, Change] = field(default_factory=dict, compare=False)
 
     def allows_games_in(self, place: Collection[int]) -> bool:
@@ -142,6 +146,12 @@ def _mark(value: Any) -> str:
     return value
 
 
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"not on or off: {value!r}")
+    return value
+
+
 def _language(value: Any) -> str:
     if value not in ALL_LANGUAGES:
         raise ValueError(f"not a language of the bot's: {value!r}")
@@ -161,6 +171,7 @@ _DECODERS = {
     Setting.SIZE: _count,
     Setting.MARK_X: _mark,
     Setting.MARK_O: _mark,
+    Setting.THREADS: _flag,
 }
 
 
@@ -344,6 +355,11 @@ class SettingsService:
         if shown_x == shown_o:
             raise UserError("X and O need different marks: {} would be both.", shown_x)
         return await self._store_all(guild_id, admin, values)
+
+    async def set_threads(self, guild_id: int, admin: Actor, on: bool) -> ServerSettings:
+        """Games in threads of their own, or (off, the default) in the channel itself."""
+        await self._admin(guild_id, admin)
+        return await self._store(guild_id, admin, Setting.THREADS, on or None)
 
     async def set_size(self, guild_id: int, admin: Actor, size: int) -> ServerSettings:
         await self._admin(guild_id, admin)

@@ -94,6 +94,9 @@ class Place:
     channel_id: int
     parents: tuple[int, ...] = ()
     more_parents: Callable[[], Awaitable[Collection[int]]] | None = None
+    # Opens a thread of the given name off the channel and gives its id, for a server that
+    # plays games in threads; None where there can be none (outside servers, in a thread).
+    open_thread: Callable[[str], Awaitable[int]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +144,7 @@ class GameRules:
     turn_timeout: float | None = None
     mark_x: str | None = None
     mark_o: str | None = None
+    own_thread: bool = False  # it is played in a thread the bot opened for it
 
 
 # Whether a custom emoji (by server and emoji id) still exists: a port onto Discord, which the
@@ -285,8 +289,10 @@ class GameService:
             raise UserError(await self._busy_reason(channel_id)) from None
 
     async def accept(
-        self, challenge_id: int, user: Actor, clicked: Clicked
+        self, challenge_id: int, user: Actor, clicked: Clicked, *, place: Place | None = None
     ) -> tuple[ChallengeRecord, GameRecord]:
+        """``user`` accepts a challenge clicked in ``place`` (by default, the channel alone);
+        the game starts there, or in a thread of its own off it."""
         challenge = await self._pending_challenge(challenge_id, clicked)
         if user.id == challenge.challenger_id:
             raise UserError("You can't accept your own challenge. Withdraw it instead.")
@@ -302,14 +308,18 @@ class GameService:
             )
         challenger = Actor(challenge.challenger_id, challenge.challenger_name)
         await self._check_live_games(rules, challenge.guild_id, user, challenger)
+        game_rules = await self._game_rules(challenge.guild_id, rules)
+        channel_id, game_rules = await self._home(
+            rules, place or Place(challenge.channel_id), game_rules, challenger, user
+        )
         game = self._new_game(
             challenge.guild_id,
-            challenge.channel_id,
+            channel_id,
             challenger,
             user,
             size=challenge.size,
             language=challenge.language,
-            rules=await self._game_rules(challenge.guild_id, rules),
+            rules=game_rules,
         )
         try:
             closed = await self.storage.close_challenge(
@@ -384,9 +394,15 @@ class GameService:
             raise UserError("Pick who moves first: {}.", ", ".join(FIRST_PLAYERS))
         rules = await self.server_settings.of(guild_id)
         size = _size(size, rules)
-        await self._may_start(rules, place or Place(channel_id), user)
+        where = place or Place(channel_id)
+        await self._may_start(rules, where, user)
         await self._check_live_games(rules, guild_id, user)
         bot_first = first == "bot" or (first == "random" and self._rng.random() < 0.5)
+        game_rules = await self._game_rules(guild_id, rules)
+        players = (self._bot_as(difficulty), user)
+        channel_id, game_rules = await self._home(
+            rules, where, game_rules, *(players if bot_first else reversed(players))
+        )
         return await self._start_vs_ai(
             guild_id,
             channel_id,
@@ -396,7 +412,7 @@ class GameService:
             None,
             size,
             rules.language or language,
-            await self._game_rules(guild_id, rules),
+            game_rules,
         )
 
     async def _start_vs_ai(
@@ -411,7 +427,7 @@ class GameService:
         language: str,
         rules: GameRules,
     ) -> Started:
-        bot = Actor(self.bot_user.id, f"{self.bot_user.name} ({difficulty})", is_bot=True)
+        bot = self._bot_as(difficulty)
         ai_cell = None
         if bot_first:
             if size >= SEARCHED_FROM_SIZE:
@@ -432,6 +448,21 @@ class GameService:
             rules=rules,
         )
         return Started(await self._create(game), ai_cell)
+
+    def _bot_as(self, difficulty: str) -> Actor:
+        """The bot as a player at ``difficulty``, named with it."""
+        return Actor(self.bot_user.id, f"{self.bot_user.name} ({difficulty})", is_bot=True)
+
+    async def _home(
+        self, rules: ServerSettings, place: Place, game_rules: GameRules, x: Actor, o: Actor
+    ) -> tuple[int, GameRules]:
+        """The channel a new game between ``x`` and ``o`` is played in: a thread of its own
+        off ``place`` where the server plays games in threads and one can be opened there,
+        else ``place`` itself."""
+        if not rules.threads or place.open_thread is None:
+            return place.channel_id, game_rules
+        thread_id = await place.open_thread(thread_name(x.name, o.name))
+        return thread_id, dataclasses.replace(game_rules, own_thread=True)
 
     async def rematch(self, game_id: int, user: Actor, clicked: Clicked) -> Started:
         """A new game between the same players with sides swapped (same difficulty and board
@@ -471,7 +502,7 @@ class GameService:
                 rematch_of=old.id,
                 size=old.size,
                 language=old.language,
-                rules=await self._game_rules(old.guild_id, rules),
+                rules=await self._rematch_rules(old, rules),
             )
         x, o = (Actor(old.player_id(mark), old.player_name(mark)) for mark in (Mark.O, Mark.X))
         await self._check_live_games(rules, old.guild_id, user, x if user.id == o.id else o)
@@ -483,7 +514,7 @@ class GameService:
             rematch_of=old.id,
             size=old.size,
             language=old.language,
-            rules=await self._game_rules(old.guild_id, rules),
+            rules=await self._rematch_rules(old, rules),
         )
         return Started(await self._create(game))
 
@@ -523,7 +554,13 @@ class GameService:
             turn_timeout=rules.turn_timeout,
             mark_x=rules.mark_x,
             mark_o=rules.mark_o,
+            own_thread=rules.own_thread,
         )
+
+    async def _rematch_rules(self, old: GameRecord, settings: ServerSettings) -> GameRules:
+        """A rematch's rules: its server's now, in its game's thread if it had one."""
+        rules = await self._game_rules(old.guild_id, settings)
+        return dataclasses.replace(rules, own_thread=old.own_thread)
 
     async def _game_rules(self, guild_id: int, settings: ServerSettings) -> GameRules:
         """What a game starting now in ``guild_id`` keeps of its ``settings``. A custom emoji
@@ -950,6 +987,15 @@ def _keep_latest(kept: dict[_K, _V], key: _K, value: _V, limit: int) -> None:
     kept[key] = value
     if len(kept) > limit:
         del kept[next(iter(kept))]
+
+
+# Discord's limit on a thread's name.
+THREAD_NAME_LIMIT = 100
+
+
+def thread_name(x: str, o: str) -> str:
+    """The name of a game's own thread: its players."""
+    return f"{x} vs {o}"[:THREAD_NAME_LIMIT]
 
 
 def _size(size: int | None, rules: ServerSettings) -> int:

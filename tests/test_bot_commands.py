@@ -193,7 +193,7 @@ async def test_slash_options_are_the_documented_contract(
     assert (settings["contexts"], settings["integration_types"]) == ([0], [0])
     assert {option["name"] for option in settings["options"]} == {
         "show", "channels", "players", "moderators", "timeouts", "language", "limits",
-        "marks", "board-size", "reset", "erase-data",
+        "marks", "threads", "board-size", "reset", "erase-data",
     }  # fmt: skip
     subcommands = {option["name"]: option for option in ttt["options"]}
     assert set(subcommands) == {

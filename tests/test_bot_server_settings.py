@@ -11,7 +11,7 @@ import math
 
 import pytest
 
-from bot.components import CHALLENGE_ID
+from bot.components import CHALLENGE_ID, GAME_ACTION_ID
 from bot.storage.base import StoredSetting
 from bot.storage.connect import open_storage
 from tests.bot_harness import (
@@ -26,7 +26,14 @@ from tests.bot_harness import (
     text_of,
 )
 from tests.discord_sim import DiscordSim, InteractionRecord
-from tests.discord_sim.models import CHANNEL_CATEGORY, SimUsageError
+from tests.discord_sim.models import (
+    CHANNEL_CATEGORY,
+    DEFAULT_BOT_PERMISSIONS,
+    PERM_CREATE_PUBLIC_THREADS,
+    SimUsageError,
+)
+
+PERM_THREADS = PERM_CREATE_PUBLIC_THREADS
 
 pytestmark = both_engines
 
@@ -440,3 +447,88 @@ async def test_bad_marks_get_a_sentence_and_change_nothing(
                 sentence,
             )
         assert await bot.storage.guild_settings(s.guild.id) == []
+
+
+async def test_games_in_threads_of_their_own_archived_once_over(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        saved = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True))
+        assert "Games in threads: On: each game gets a thread of its own" in saved
+        # Two games against the bot at once in one channel, each in its own thread.
+        first = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        second = await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="random", size=5)
+        assert await bot.in_flight.wait_idle(patience=5)
+        threads = [c for c in s.guild.channels if c.is_thread and c.parent is s.channel]
+        alices, bobs = (c for c in threads if c is not s.thread)
+        assert alices.name == f"alice vs {sim.bot_user.name} (random)"
+        assert bobs.name == f"bob vs {sim.bot_user.name} (random)"
+        for pointer, thread, player in ((first, alices, "alice"), (second, bobs, "bob")):
+            assert pointer.message is not None
+            assert not pointer.ephemeral
+            assert f"the game is on in <#{thread.id}>." in text_of(pointer.message)
+            assert pointer.message.buttons() == []
+            (board,) = sim.messages(thread)
+            assert f"**{player}**" in text_of(board)
+            assert cell_buttons(board)  # the board is played in the thread
+        # Over: the thread is archived; a Rematch there reopens it, in the same thread.
+        (board,) = sim.messages(alices)
+        await sim.click(s.alice, board, button_id(board, GAME_ACTION_ID, action="resign"))
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert alices.archived
+        again = await sim.click(s.alice, board, button_id(board, GAME_ACTION_ID, action="rematch"))
+        assert again.message is not None
+        assert again.message.channel is alices
+        assert not alices.archived
+        # An accepted challenge too: its message points at the game's thread.
+        challenge = await sim.slash(s.carol, s.other_channel, "ttt start", opponent=s.owner)
+        assert challenge.message is not None
+        accept = button_id(challenge.message, CHALLENGE_ID, action="accept")
+        accepted = await sim.click(s.owner, challenge.message, accept)
+        assert accepted.message is not None
+        assert await bot.in_flight.wait_idle(patience=5)  # the board is posted after the answer
+        (game_thread,) = (c for c in s.guild.channels if c.parent is s.other_channel)
+        assert game_thread.name == "carol vs owner"
+        assert f"the game is on in <#{game_thread.id}>." in text_of(accepted.message)
+        assert accepted.message.buttons() == []
+        (board,) = sim.messages(game_thread)
+        assert "❌ **carol** vs ⭕ **owner**" in text_of(board)
+        # In a thread already, a game is played where it is asked for.
+        in_thread = await sim.slash(s.carol, s.thread, "ttt vs-ai", difficulty="random")
+        assert in_thread.message is not None
+        assert cell_buttons(in_thread.message)
+        # A game that runs out of time is over too: its thread is archived by the sweeper.
+        assert not bobs.archived
+        harness.clock.advance(301)
+        await bot.sweep()
+        assert "ran out of time" in text_of(sim.messages(bobs)[0])
+        assert bobs.archived
+        assert game_thread.archived
+        assert not s.thread.archived  # not the bot's to close
+
+
+async def test_without_thread_permissions_the_bot_says_so_and_changes_nothing(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    bare = sim.add_guild(
+        "No threads", owner=s.owner, bot_permissions=DEFAULT_BOT_PERMISSIONS & ~PERM_THREADS
+    )
+    bare.everyone.permissions &= ~PERM_THREADS  # the bot has @everyone's too
+    sim.add_member(bare, s.alice)
+    locked = sim.add_channel(bare, "no-threads")
+    async with harness.running() as bot:
+        await sim.slash(s.owner, locked, f"{SETTINGS} threads", enabled=True)
+        refused(
+            await sim.slash(s.alice, locked, "ttt vs-ai", difficulty="random"),
+            "This server plays each game in a thread of its own, but I can't open threads "
+            "here: I need Create Public Threads and Send Messages in Threads in this channel",
+        )
+        assert await bot.storage.live_games_of(bare.id, s.alice.id) == 0
+        assert [c for c in bare.channels if c.parent is locked] == []
+        off = shown(await sim.slash(s.owner, locked, f"{SETTINGS} threads", enabled=False))
+        assert "Games in threads: Off" in off
+        started = await sim.slash(s.alice, locked, "ttt vs-ai", difficulty="random")
+        assert started.message is not None
+        assert cell_buttons(started.message)

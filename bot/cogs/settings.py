@@ -74,6 +74,7 @@ RESETS: dict[str, tuple[Setting, ...]] = {
     "limits": (Setting.MAX_GAMES, Setting.COOLDOWN),
     "board-size": (Setting.SIZE,),
     "marks": (Setting.MARK_X, Setting.MARK_O),
+    "threads": (Setting.THREADS,),
     EVERYTHING: tuple(Setting),
 }
 RESET_CHOICES = [
@@ -85,6 +86,7 @@ RESET_CHOICES = [
     app_commands.Choice(name=locale_str("limits"), value="limits"),
     app_commands.Choice(name=locale_str("board size"), value="board-size"),
     app_commands.Choice(name=locale_str("marks"), value="marks"),
+    app_commands.Choice(name=locale_str("games in threads"), value="threads"),
     app_commands.Choice(name=locale_str("everything"), value=EVERYTHING),
 ]
 DURATION_HELP = locale_str("Like 90s, 5m, 2h or 1d (10 seconds to 7 days)")
@@ -300,6 +302,17 @@ class SettingsCog(commands.Cog, name="Settings"):
                 if emoji_id is not None:
                     await self._own_emoji(guild_id, emoji_id)
             settings = await self.service.set_marks(guild_id, admin, x, o)
+            await self._show(answer, settings, saved=True)
+
+    @settings.command(
+        name=locale_str("threads"),
+        description=locale_str("Each game in a thread of its own, so a channel holds many"),
+    )
+    @app_commands.rename(enabled=locale_str("enabled"))
+    @app_commands.describe(enabled=locale_str("On, or off: one game at a time in each channel"))
+    async def threads(self, interaction: discord.Interaction[Any], enabled: bool) -> None:
+        async with self._handling(interaction) as (answer, guild_id, admin):
+            settings = await self.service.set_threads(guild_id, admin, enabled)
             await self._show(answer, settings, saved=True)
 
     @settings.command(

@@ -46,6 +46,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+# Where a server plays games in threads but the bot may not open one in this channel.
+NO_THREADS = N_(
+    "This server plays each game in a thread of its own, but I can't open threads here: I "
+    "need Create Public Threads and Send Messages in Threads in this channel (or an admin "
+    "can turn games in threads off)."
+)
+
+
 def actor(user: discord.abc.User) -> Actor:
     """Someone an interaction names, with their roles in its server (none outside one)."""
     # The bot keeps no cache of servers (it asks for no intent), so Member.roles, which looks
@@ -154,7 +162,30 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             parent_id = channel.parent_id
             return Place(channel_id, (parent_id,), functools.partial(self._category_of, parent_id))
         category_id = getattr(channel, "category_id", None)
-        return Place(channel_id, () if category_id is None else (category_id,))
+        parents = () if category_id is None else (category_id,)
+        # A thread of its own for a game, where the server asks for one: off a server's text
+        # channel the bot is in (a thread cannot hold threads; elsewhere the bot cannot).
+        if isinstance(channel, discord.TextChannel) and reaches_channel(interaction):
+            opener = functools.partial(self._open_thread, interaction, channel_id)
+            return Place(channel_id, parents, open_thread=opener)
+        return Place(channel_id, parents)
+
+    async def _open_thread(
+        self, interaction: discord.Interaction[Any], channel_id: int, name: str
+    ) -> int:
+        """A public thread off ``channel_id`` for a game; a sentence if the bot may not."""
+        permissions = interaction.app_permissions
+        if not (permissions.create_public_threads and permissions.send_messages_in_threads):
+            raise UserError(NO_THREADS)
+        thread = await self.bot.http.start_thread_without_message(
+            channel_id,
+            name=name,
+            # The longest Discord allows: a live game's thread must not close under it.
+            auto_archive_duration=10080,
+            type=discord.ChannelType.public_thread.value,
+        )
+        log.info("opened thread %s off channel %s", thread["id"], channel_id)
+        return int(thread["id"])
 
     async def _category_of(self, channel_id: int) -> Collection[int]:
         try:
@@ -544,7 +575,8 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         async with self._handling(interaction) as answer:
             user, clicked = actor(interaction.user), _clicked(interaction)
             if action == "accept":
-                _, game = await self.service.accept(challenge_id, user, clicked)
+                where = self._place(interaction)
+                _, game = await self.service.accept(challenge_id, user, clicked, place=where)
                 # The challenge message becomes the board: one message, edited in place.
                 await self.boards.update_board(answer, game, None)
                 return

@@ -84,6 +84,8 @@ class GameSetup:
     # None: the bot's own.
     mark_x: str | None = None
     mark_o: str | None = None
+    # Played in a thread the bot opened for it, off the channel it was asked for in.
+    own_thread: bool = False
 
     @property
     def against_ai(self) -> bool:

@@ -82,6 +82,7 @@ def new_game_values(game: NewGame) -> tuple[Any, ...]:
         game.turn_timeout,
         game.mark_x,
         game.mark_o,
+        game.own_thread,
     )
 
 
@@ -135,6 +136,7 @@ def game(row: Row) -> GameRecord:
         updated_at=float(values["updated_at"]),
         # SQLite keeps a flag as 0 or 1.
         assisted=bool(values["assisted"]),
+        own_thread=bool(values["own_thread"]),
     )
     return GameRecord(**values)
 

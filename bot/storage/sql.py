@@ -129,8 +129,9 @@ class Statements:
         self.insert_game = spell(
             "INSERT INTO games (guild_id, channel_id, x_id, o_id, x_name, o_name, ai_difficulty,"
             " ai_mark, size, moves, status, deadline, version, created_at, updated_at,"
-            " rematch_of, language, turn_timeout, mark_x, mark_o) VALUES (?, ?, ?, ?, ?, ?, ?, ?,"
-            f" ?, ?, 'active', ?, 1, ?, ?, ?, ?, ?, ?, ?) RETURNING {GAME_COLUMNS}"
+            " rematch_of, language, turn_timeout, mark_x, mark_o, own_thread) VALUES (?, ?, ?, ?,"
+            " ?, ?, ?, ?, ?, ?, 'active', ?, 1, ?, ?, ?, ?, ?, ?, ?, ?)"
+            f" RETURNING {GAME_COLUMNS}"
         )
         self.save_game = spell(SAVE_GAME)
         self.set_game_message = spell("UPDATE games SET message_id = ? WHERE id = ?")

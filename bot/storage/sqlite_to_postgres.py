@@ -60,7 +60,7 @@ class Snapshot:
 
 # The columns that hold a flag: SQLite keeps it as 0 or 1, PostgreSQL as a boolean, which a
 # copy from SQLite must be given.
-FLAG_COLUMNS = frozenset({"assisted"})
+FLAG_COLUMNS = frozenset({"assisted", "own_thread"})
 
 
 def read_sqlite(path: Path) -> Snapshot:

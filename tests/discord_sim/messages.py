@@ -20,7 +20,14 @@ from .models import (
     SimUser,
     copy_json,
 )
-from .wire import INTENT_DIRECT_MESSAGES, INTENT_GUILD_MESSAGES, INTENT_MESSAGE_CONTENT
+from .wire import (
+    INTENT_DIRECT_MESSAGES,
+    INTENT_GUILD_MESSAGES,
+    INTENT_MESSAGE_CONTENT,
+    THREAD_ARCHIVED,
+    Fail,
+    error_reply,
+)
 from .world import WorldMixin
 
 EDITABLE_FLAGS = FLAG_SUPPRESS_EMBEDS
@@ -73,6 +80,8 @@ class MessagesMixin(WorldMixin):
                 msg.interaction_user = interaction.user
         if not msg.ephemeral and not msg.loading:
             msg.pinged = limits.pinged_users(msg.mentioned_user_ids(), msg.allowed_mentions)
+        if channel.archived and not msg.ephemeral:
+            channel.archived = False  # a new message in an archived thread reopens it
         return self._store_message(msg)
 
     def _attachments(self, files: list[JSON]) -> list[JSON]:
@@ -129,6 +138,10 @@ class MessagesMixin(WorldMixin):
     ) -> None:
         """Apply a PATCH. ``fill`` completes a deferred "thinking" message, which Discord
         shows as a new message rather than as an edit; like any edit it pings nobody."""
+        if msg.channel.archived and not msg.ephemeral:
+            # Discord refuses to change a message of an archived thread until a new message
+            # (or an unarchive) reopens it.
+            raise Fail(error_reply(400, THREAD_ARCHIVED, "Thread is archived"))
         state = self._merged(msg, body)
         if not fill:
             msg.edits.append(msg.retire_version())

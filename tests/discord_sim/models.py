@@ -52,6 +52,8 @@ PERM_VIEW_CHANNEL = 1 << 10
 PERM_SEND_MESSAGES = 1 << 11
 PERM_MANAGE_MESSAGES = 1 << 13
 PERM_USE_APPLICATION_COMMANDS = 1 << 31
+PERM_MANAGE_THREADS = 1 << 34
+PERM_CREATE_PUBLIC_THREADS = 1 << 35
 PERM_SEND_MESSAGES_IN_THREADS = 1 << 38
 ALL_PERMISSIONS = (1 << 53) - 1
 
@@ -77,6 +79,7 @@ CHANNEL_TEXT = 0
 CHANNEL_DM = 1
 CHANNEL_GROUP_DM = 3
 CHANNEL_CATEGORY = 4
+CHANNEL_NEWS = 5
 CHANNEL_PUBLIC_THREAD = 11
 
 _MENTION_RE = re.compile(r"<@!?(\d+)>")
@@ -293,6 +296,7 @@ class SimChannel:
     recipients: tuple[SimUser, ...] = ()
     owner_id: int | None = None
     created_at: float = field(default_factory=time.time)
+    archived: bool = False  # a thread's: no edits until a new message reopens it
 
     @property
     def mention(self) -> str:
@@ -334,7 +338,7 @@ class SimChannel:
                 member_count=1,
                 total_message_sent=0,
                 thread_metadata={
-                    "archived": False,
+                    "archived": self.archived,
                     "auto_archive_duration": 1440,
                     "archive_timestamp": iso(self.created_at),
                     "locked": False,

@@ -8,8 +8,13 @@ from __future__ import annotations
 from . import limits
 from .messages import MessagesMixin
 from .models import (
+    CHANNEL_NEWS,
+    CHANNEL_PUBLIC_THREAD,
+    CHANNEL_TEXT,
     JSON,
+    PERM_CREATE_PUBLIC_THREADS,
     PERM_MANAGE_MESSAGES,
+    PERM_MANAGE_THREADS,
     PERM_SEND_MESSAGES,
     PERM_SEND_MESSAGES_IN_THREADS,
     PERM_VIEW_CHANNEL,
@@ -20,6 +25,7 @@ from .models import (
 )
 from .wire import (
     CANNOT_EDIT_OTHERS,
+    INVALID_FORM_BODY,
     MISSING_ACCESS,
     MISSING_PERMISSIONS,
     UNKNOWN_CHANNEL,
@@ -186,6 +192,41 @@ class RestMixin(MessagesMixin):
 
     async def _get_channel(self, call: Call, channel_id: str) -> Reply:
         return 200, self._visible_channel(channel_id).payload()
+
+    async def _start_thread(self, call: Call, channel_id: str) -> Reply:
+        """Start a thread without a message: a public one (type 11) needs Create Public
+        Threads in its text channel. The sim starts public threads only."""
+        parent = self._visible_channel(channel_id)
+        body = call.body if isinstance(call.body, dict) else {}
+        if parent.guild is None or parent.type not in (CHANNEL_TEXT, CHANNEL_NEWS):
+            return error_reply(400, INVALID_FORM_BODY, "Cannot start a thread here")
+        if body.get("type") != CHANNEL_PUBLIC_THREAD:
+            self._violation(f"{call.method} {call.path}: the sim starts public threads only")
+            return error_reply(400, INVALID_FORM_BODY, "Invalid Form Body")
+        bot = self._bot_member(parent.guild)
+        if not self.channel_permissions(bot, parent) & PERM_CREATE_PUBLIC_THREADS:
+            return error_reply(403, MISSING_PERMISSIONS, "Missing Permissions")
+        name = str(body.get("name") or "")
+        if not 1 <= len(name) <= 100:
+            self._violation(f"{call.method} {call.path}: a thread's name is 1 to 100 characters")
+            return error_reply(400, INVALID_FORM_BODY, "Invalid Form Body")
+        thread = self.add_thread(parent, name, owner=self.bot_user)
+        return 201, thread.payload()
+
+    async def _modify_thread(self, call: Call, channel_id: str) -> Reply:
+        """Archive or reopen a thread: its owner may, as may members who manage threads.
+        (The sim modifies threads only.)"""
+        thread = self._visible_channel(channel_id)
+        body = call.body if isinstance(call.body, dict) else {}
+        if not thread.is_thread or set(body) - {"archived"}:
+            self._violation(f"{call.method} {call.path}: the sim only archives threads")
+            return error_reply(400, INVALID_FORM_BODY, "Invalid Form Body")
+        bot = self._bot_member(thread.guild)
+        owns = thread.owner_id == self.bot_user.id
+        if not owns and not self.channel_permissions(bot, thread) & PERM_MANAGE_THREADS:
+            return error_reply(403, MISSING_PERMISSIONS, "Missing Permissions")
+        thread.archived = bool(body.get("archived", thread.archived))
+        return 200, thread.payload()
 
     async def _list_messages(self, call: Call, channel_id: str) -> Reply:
         found = self._visible_channel(channel_id)

@@ -378,6 +378,8 @@ class DiscordSim(ControlMixin, RestMixin, InteractionRestMixin):
                 False,
             ),
             ("GET", "/channels/{channel_id}", self._get_channel, True),
+            ("PATCH", "/channels/{channel_id}", self._modify_thread, True),
+            ("POST", "/channels/{channel_id}/threads", self._start_thread, True),
             ("GET", "/channels/{channel_id}/messages", self._list_messages, True),
             ("POST", "/channels/{channel_id}/messages", self._create_message, True),
             ("GET", "/channels/{channel_id}/messages/{message_id}", self._get_message, True),

@@ -42,6 +42,7 @@ CANNOT_EDIT_OTHERS = 50005
 MISSING_PERMISSIONS = 50013
 INVALID_WEBHOOK_TOKEN = 50027
 INVALID_FORM_BODY = 50035
+THREAD_ARCHIVED = 50083
 
 # What Discord sends in the Via header of every reply; discord.py honours a 429 only with it.
 VIA = "1.1 google"

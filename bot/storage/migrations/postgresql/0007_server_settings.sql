@@ -21,6 +21,10 @@ ALTER TABLE games ADD COLUMN turn_timeout DOUBLE PRECISION CHECK (turn_timeout >
 ALTER TABLE games ADD COLUMN mark_x TEXT;
 ALTER TABLE games ADD COLUMN mark_o TEXT;
 
+-- A game the bot opened a thread of its own for (a server's "games in threads" setting): that
+-- thread is archived once the game is over. FALSE for every game from before.
+ALTER TABLE games ADD COLUMN own_thread BOOLEAN NOT NULL DEFAULT FALSE;
+
 -- The limits of a server count a member's live games and find their last challenge.
 CREATE INDEX games_active_by_x ON games (guild_id, x_id) WHERE status = 'active';
 CREATE INDEX games_active_by_o ON games (guild_id, o_id) WHERE status = 'active';

@@ -21,6 +21,10 @@ ALTER TABLE games ADD COLUMN turn_timeout REAL CHECK (turn_timeout > 0);
 ALTER TABLE games ADD COLUMN mark_x TEXT;
 ALTER TABLE games ADD COLUMN mark_o TEXT;
 
+-- A game the bot opened a thread of its own for (a server's "games in threads" setting): that
+-- thread is archived once the game is over. 0 for every game from before.
+ALTER TABLE games ADD COLUMN own_thread INTEGER NOT NULL DEFAULT 0 CHECK (own_thread IN (0, 1));
+
 -- The limits of a server count a member's live games and find their last challenge.
 CREATE INDEX games_active_by_x ON games (guild_id, x_id) WHERE status = 'active';
 CREATE INDEX games_active_by_o ON games (guild_id, o_id) WHERE status = 'active';
