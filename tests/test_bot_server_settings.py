@@ -532,3 +532,29 @@ async def test_without_thread_permissions_the_bot_says_so_and_changes_nothing(
         started = await sim.slash(s.alice, locked, "ttt vs-ai", difficulty="random")
         assert started.message is not None
         assert cell_buttons(started.message)
+
+
+async def test_durations_are_offered_and_read_back_in_words_as_they_are_typed(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    command = f"{SETTINGS} timeouts"
+    async with harness.running():
+        empty = await sim.autocomplete(s.owner, s.channel, command, focused="turn", turn="")
+        typed = await sim.autocomplete(s.owner, s.channel, command, focused="turn", turn="90")
+        five = await sim.autocomplete(
+            s.owner, s.channel, command, focused="challenge", challenge="5"
+        )
+        junk = await sim.autocomplete(s.owner, s.channel, command, focused="turn", turn="soon")
+        none = await sim.autocomplete(
+            s.owner, s.channel, f"{SETTINGS} limits", focused="cooldown", cooldown=""
+        )
+    assert [choice["value"] for choice in empty][:4] == ["30s", "1m", "2m", "5m"]
+    assert {"name": "7d: 7 days", "value": "7d"} in empty
+    assert typed == [{"name": "90: 1 minute and 30 seconds", "value": "90"}]
+    assert five == [
+        {"name": "5: 5 seconds", "value": "5"},
+        {"name": "5m: 5 minutes", "value": "5m"},
+    ]
+    assert junk == []
+    assert none[0] == {"name": "0: None", "value": "0"}

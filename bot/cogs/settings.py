@@ -23,9 +23,9 @@ from bot import render
 from bot.answers import Answer
 from bot.cogs.ttt import SIZE_CHOICES, member
 from bot.domain import Actor, UserError
-from bot.i18n import ALL_LANGUAGES
+from bot.i18n import ALL_LANGUAGES, Language, for_locale
 from bot.marks import custom_emoji_id
-from bot.server_settings import ServerSettings, Setting, SettingsService
+from bot.server_settings import ServerSettings, Setting, SettingsService, parse_duration
 
 if TYPE_CHECKING:
     from bot.client import TTTBot
@@ -246,6 +246,13 @@ class SettingsCog(commands.Cog, name="Settings"):
             settings = await self.service.set_timeouts(guild_id, admin, turn, challenge)
             await self._show(answer, settings, saved=True)
 
+    @timeouts.autocomplete("turn")
+    @timeouts.autocomplete("challenge")
+    async def timeout_choices(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return duration_choices(current, TIMEOUT_SUGGESTIONS, for_locale(interaction.locale))
+
     @settings.command(
         name=locale_str("language"),
         description=locale_str("The language of boards and challenges in this server"),
@@ -281,6 +288,12 @@ class SettingsCog(commands.Cog, name="Settings"):
         async with self._handling(interaction) as (answer, guild_id, admin):
             settings = await self.service.set_limits(guild_id, admin, games, cooldown)
             await self._show(answer, settings, saved=True)
+
+    @limits.autocomplete("cooldown")
+    async def cooldown_choices(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return duration_choices(current, COOLDOWN_SUGGESTIONS, for_locale(interaction.locale))
 
     @settings.command(
         name=locale_str("marks"), description=locale_str("The emoji for X and for O on boards")
@@ -382,6 +395,31 @@ class SettingsCog(commands.Cog, name="Settings"):
         if not any(int(role["id"]) == role_id for role in roles):
             log.info("refused role %s for the settings of guild %s", role_id, guild_id)
             raise UserError("That role isn't one of this server's: pick one from the list.")
+
+
+# What the duration options offer before anything is typed, as people write them.
+TIMEOUT_SUGGESTIONS = ("30s", "1m", "2m", "5m", "10m", "30m", "1h", "12h", "1d", "7d")
+COOLDOWN_SUGGESTIONS = ("0", "10s", "30s", "1m", "5m", "15m", "1h")
+
+
+def duration_choices(
+    current: str, suggestions: tuple[str, ...], lang: Language
+) -> list[app_commands.Choice[str]]:
+    """Durations for an option being typed: what was typed so far, if it reads as one, then
+    the suggestions it begins; each named in words in the member's language ("5m: 5
+    minutes"), so that "90" is seen to mean seconds before it is sent."""
+    typed = current.strip()
+    offered = [typed] if typed else []
+    offered += [text for text in suggestions if text.startswith(typed) and text != typed]
+    choices = []
+    for text in offered:
+        try:
+            seconds = parse_duration(text)
+        except ValueError:
+            continue
+        words = render.duration(seconds, lang) if seconds else lang._("None")
+        choices.append(app_commands.Choice(name=f"{text}: {words}"[:100], value=text))
+    return choices[:25]
 
 
 def _custom_emoji_id(text: str | None) -> int | None:
