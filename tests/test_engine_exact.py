@@ -117,7 +117,7 @@ def test_late_positions_win_as_fast_as_a_plain_negamax_says() -> None:
     rng = random.Random(30)
     checked = 0
     while checked < 100:
-        board = random_position(rng, rng.randrange(15, 19))
+        board = random_position(rng, rng.randrange(16, 19))
         if board.is_over or plain_value(board) != 1:
             continue
         move = MinimaxStrategy(random.Random(checked)).choose(board)
