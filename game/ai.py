@@ -220,11 +220,14 @@ def is_solved(board: Board) -> bool:
     )
 
 
-def exact_5x5(board: Board, solver: ExactSolver | None = None) -> tuple[int, int | None]:
-    """A 5x5 (4 in a row) position's value for the side to move and a move that keeps it (in a
-    won position one of the fastest wins; None once the game is over): from the shipped opening
-    book where it holds the position, else from an exact search by ``solver`` (a fresh one
-    unless given: a solver kept for a game's positions shares their work).
+def exact_5x5(
+    board: Board, solver: ExactSolver | None = None, fastest: bool = True
+) -> tuple[int, int | None]:
+    """A 5x5 (4 in a row) position's value for the side to move and a move that keeps it (None
+    once the game is over; in a won position one of the fastest wins, unless ``fastest`` is
+    False and the book does not hold it): from the shipped opening book where it holds the
+    position, else from an exact search by ``solver`` (a fresh one unless given: a solver kept
+    for a game's positions shares their work).
 
     The search holds the calling thread: a move takes milliseconds once the book is left
     (``python -m bench.engine`` measures it), but call it off an event loop.
@@ -235,7 +238,7 @@ def exact_5x5(board: Board, solver: ExactSolver | None = None) -> tuple[int, int
     found = book_entry(board)
     if found is not None:
         return found
-    return (solver or ExactSolver(board.geometry)).best_moves(board)
+    return (solver or ExactSolver(board.geometry)).best_moves(board, fastest=fastest)
 
 
 def score(board: Board) -> int:

@@ -153,10 +153,13 @@ class ExactSolver:
                 values[cell] = -self._value(theirs, mine | 1 << cell, -1, 1)
         return values
 
-    def best_moves(self, board: Board, rng: random.Random | None = None) -> tuple[int, int]:
-        """The position's value and a move that keeps it: in a won position one of the fastest
-        wins, otherwise the first move in :meth:`ordered_moves` (shuffled by ``rng`` among equally
-        rated cells) that keeps the value."""
+    def best_moves(
+        self, board: Board, rng: random.Random | None = None, fastest: bool = True
+    ) -> tuple[int, int]:
+        """The position's value and a move that keeps it: the first in :meth:`ordered_moves`
+        (shuffled by ``rng`` among equally rated cells) that does; in a won position, unless
+        ``fastest`` is False (a review needs only a move that keeps the win), the first of the
+        fastest wins."""
         self._check(board)
         if board.is_over:
             raise ValueError(f"no move to choose: the game is over\n{board.grid()}")
@@ -174,8 +177,8 @@ class ExactSolver:
                 best, best_move = value, cell
                 if best == 1:
                     break
-        if best == 1:
-            return 1, self._fastest_win(mine, theirs, order, rng)
+        if best == 1 and fastest:
+            return 1, self._fastest_win(mine, theirs, order)
         return best, best_move
 
     def moves_to_win(self, board: Board) -> int | None:
@@ -183,10 +186,15 @@ class ExactSolver:
         longest defence (1: it completes one now), or None when it cannot force a win."""
         if self.value(board) != 1:
             return None
-        mine, theirs = self._split(board)
+        return self._moves_to_win(*self._split(board))
+
+    def _moves_to_win(self, mine: int, theirs: int) -> int:
+        """:meth:`moves_to_win` in a position proven won."""
         moves = 1
         while not self._wins_within(mine, theirs, moves):
             moves += 1
+            if moves > self._tables.cell_count:
+                raise AssertionError(f"a won position with no win found: {mine:#x} {theirs:#x}")
         return moves
 
     def is_fastest_win(self, board: Board, move: int) -> bool:
@@ -417,20 +425,12 @@ class ExactSolver:
 
     # -- the fastest win -----------------------------------------------------------------
 
-    def _fastest_win(
-        self, mine: int, theirs: int, order: list[int], rng: random.Random | None
-    ) -> int:
-        """One of the moves that win fastest, in a position proven won; ``rng`` picks among
-        them."""
-        # The moves that win within 1, 2, ... moves: the first that any does is the fastest.
-        moves = 1
-        while True:
-            fastest = [cell for cell in order if self._wins_with(mine, theirs, cell, moves)]
-            if fastest:
-                return rng.choice(fastest) if rng else fastest[0]
-            moves += 1
-            if moves > self._tables.cell_count:
-                raise AssertionError(f"a won position with no win found: {mine:#x} {theirs:#x}")
+    def _fastest_win(self, mine: int, theirs: int, order: list[int]) -> int:
+        """The first move in ``order`` that wins fastest, in a position proven won: how fast
+        first (a search of the wins within 1, 2, ... moves, which stops at the first found),
+        then which move."""
+        fewest = self._moves_to_win(mine, theirs)
+        return next(cell for cell in order if self._wins_with(mine, theirs, cell, fewest))
 
     def _completes(self, marks: int, cell: int) -> bool:
         """Whether a mark on ``cell`` completes a line of ``marks``: the searches below take a
@@ -463,6 +463,10 @@ class ExactSolver:
             return not self._holds(theirs, mine | threats, moves - 1)
         if scan.my_fork:
             return True
+        # With no fork, the opponent blocks any single threat: no win in two. Nor before the
+        # emptiest of our open lines could fill, nor if the opponent can pair them all.
+        if moves == 2 or min(map(int.bit_count, scan.my_lines)) > moves:
+            return False
         if _pairable(scan.my_lines):
             return False
         key = self._key(mine, theirs)
@@ -498,8 +502,11 @@ class ExactSolver:
             if threats & (threats - 1):
                 return False
             return not self._wins_within(attacker, defender | threats, moves)
-        # With no cell completing a line of the attacker's, it needs two moves at least.
-        if moves == 1 or not scan.their_lines or _pairable(scan.their_lines):
+        # With no cell completing a line of the attacker's, it needs two moves at least, and as
+        # many as the emptiest of its open lines has free cells.
+        if moves == 1 or not scan.their_lines:
+            return True
+        if min(map(int.bit_count, scan.their_lines)) > moves or _pairable(scan.their_lines):
             return True
         return any(
             not self._wins_within(attacker, defender | 1 << cell, moves)

@@ -204,7 +204,8 @@ def _analysis(
         return (0 if outcome.winner is None else -1), None
     if is_solved(board):
         if is_searched_exactly(board):
-            return exact_5x5(board, solver)
+            # Any move that keeps a win will do for a review: it need not be the fastest.
+            return exact_5x5(board, solver, fastest=False)
         return evaluate(board), best_move(board)
     result = ThreatSearch(board.geometry).analyse(board, budget, random.Random(_REVIEW_SEED))
     value = 1 if result.forced_win else -1 if result.forced_loss else 0
