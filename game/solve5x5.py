@@ -165,9 +165,12 @@ def build(output: Path) -> None:
     )
 
 
-def minimax_positions(choose: Callable[[Board], int], side: Mark, marks: int) -> Iterator[Board]:
+def minimax_positions(
+    choose: Callable[[Board], int], side: Mark, marks: int
+) -> Iterator[tuple[Board, int]]:
     """Every position ``choose``, playing ``side``, meets up to ``marks`` marks, once up to
-    symmetry, with its own moves from ``choose`` and every reply of the opponent's."""
+    symmetry, with the move it chose there; the opponent's positions are walked through with
+    every reply."""
     seen: set[int] = set()
     stack = [Board(SIZE, LINE_LENGTH)]
     while stack:
@@ -179,8 +182,9 @@ def minimax_positions(choose: Callable[[Board], int], side: Mark, marks: int) ->
             continue
         seen.add(key)
         if board.turn is side:
-            yield board
-            stack.append(board.play(choose(board)))
+            choice = choose(board)
+            yield board, choice
+            stack.append(board.play(choice))
         else:
             stack.extend(board.play(cell) for cell in board.legal_moves)
 
@@ -224,46 +228,81 @@ def _check_choice(solver: ExactSolver, board: Board, choice: int) -> None:
         assert solver.is_fastest_win(board, choice), f"{board}: {choice} is not a fastest win"
 
 
+class _Timed:
+    """``minimax``'s choices, each by a fresh strategy (as the bot makes one a move, so nothing
+    carries over from the positions before), with the time each took."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        self.seconds: list[float] = []
+        self.slowest = Board(SIZE, LINE_LENGTH)
+        self.longest = 0.0
+
+    def choose(self, board: Board) -> int:
+        minimax = MinimaxStrategy(random.Random(self.rng.random()))
+        started = time.perf_counter()
+        choice = minimax.choose(board)
+        elapsed = time.perf_counter() - started
+        if elapsed > self.longest:
+            self.slowest, self.longest = board, elapsed
+        self.seconds.append(elapsed)
+        return choice
+
+    def summary(self) -> str:
+        ordered = sorted(self.seconds)
+        p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+        return (
+            f"a choice: median {ordered[len(ordered) // 2] * 1000:.2f} ms, "
+            f"p99 {p99 * 1000:.2f} ms, slowest {self.longest * 1000:.1f} ms ({self.slowest})"
+        )
+
+
 def check(plies: int, all_plies: int, games: int, seed: int) -> None:
     """``minimax``'s 5x5 choices against the exact search (see the module)."""
     solver = ExactSolver(geometry(SIZE, LINE_LENGTH))
-    minimax = MinimaxStrategy(random.Random(seed))
     started = time.perf_counter()
-    count = 0
+    timed = _Timed(seed)
     for board in positions_up_to(all_plies):
         if not board.is_over:
-            _check_choice(solver, board, minimax.choose(board))
-            count += 1
+            _check_choice(solver, board, timed.choose(board))
+            if len(timed.seconds) % 5000 == 0:
+                print(
+                    f"{len(timed.seconds):,} positions checked "
+                    f"({time.perf_counter() - started:.0f} s)"
+                )
     print(
-        f"every position up to {all_plies} marks: {count:,} choices keep the value "
-        f"({time.perf_counter() - started:.0f} s)"
+        f"every position up to {all_plies} marks: {len(timed.seconds):,} choices keep the value "
+        f"({time.perf_counter() - started:.0f} s); {timed.summary()}"
     )
     for side in (Mark.X, Mark.O):
-        started, count = time.perf_counter(), 0
-        for board in minimax_positions(minimax.choose, side, plies):
-            _check_choice(solver, board, minimax.choose(board))
-            count += 1
+        started, timed = time.perf_counter(), _Timed(seed)
+        for board, choice in minimax_positions(timed.choose, side, plies):
+            _check_choice(solver, board, choice)
         print(
-            f"minimax as {side}, every position it meets up to {plies} marks: {count:,} choices "
-            f"keep the value ({time.perf_counter() - started:.0f} s)"
+            f"minimax as {side}, every position it meets up to {plies} marks: "
+            f"{len(timed.seconds):,} choices keep the value "
+            f"({time.perf_counter() - started:.0f} s); {timed.summary()}"
         )
-    started, count = time.perf_counter(), 0
+    started, timed = time.perf_counter(), _Timed(seed)
     rng = random.Random(seed)
+    lost = 0
     for opponent in STRATEGIES:
         for side in (Mark.X, Mark.O):
             for _ in range(games):
-                players = {side: minimax, side.other: get_strategy(opponent, rng)}
+                other = get_strategy(opponent, rng)
                 board = Board(SIZE, LINE_LENGTH)
                 while not board.is_over:
-                    choice = players[board.turn].choose(board)
                     if board.turn is side:
+                        choice = timed.choose(board)
                         _check_choice(solver, board, choice)
-                        count += 1
+                    else:
+                        choice = other.choose(board)
                     board = board.play(choice)
-                assert board.winner is not side.other, f"minimax lost: {board}"
+                lost += board.winner is side.other
+    assert not lost, f"minimax lost {lost} games"
     print(
-        f"{games} games as X and as O against each level: {count:,} choices keep the value, "
-        f"no game lost ({time.perf_counter() - started:.0f} s)"
+        f"{games} games as X and as O against each level: {len(timed.seconds):,} choices keep "
+        f"the value, no game lost ({time.perf_counter() - started:.0f} s); {timed.summary()}"
     )
 
 
