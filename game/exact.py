@@ -8,7 +8,12 @@ makes that affordable in pure Python:
 - **Threat rules**, each a proof, not a heuristic: a side that can complete a line wins; two
   cells that would complete the opponent's lines are a loss; a single one must be blocked (the
   only move searched); a move that leaves two such cells of one's own, while the opponent has
-  none, wins.
+  none, wins; so when the opponent has such a move, a move that neither makes a threat (which
+  must be answered first) nor spoils every such fork loses, and is not searched.
+- **Pairing strategies**: if disjoint pairs of free cells can be chosen, one inside each line
+  still open to a side, that side cannot win (its opponent answers each move in a pair with
+  the other cell), so its value is at most a draw. Late in the game this settles most
+  positions at once.
 - **Dead cells skipped**: a cell on no line still open to either side changes nothing but whose
   turn it is, and an extra mark never harms its owner, so such a move is never better than one
   on an open line (and when no line is open the game is a draw).
@@ -18,13 +23,14 @@ makes that affordable in pure Python:
   are), by the plain masks after that (where computing the images would cost more than it saves).
 - **Moves ordered** by how much each cell attacks and defends open lines.
 
-From the empty 5x5 board the search proves the draw in a few seconds; from the sixth move on a
-median position takes milliseconds. The opening, where a position can take seconds, is answered
-from a shipped book (:mod:`game.book5x5`).
+From the empty 5x5 board the search proves the draw in about 0.2 s; a position of the first
+few moves can take up to about a second (``python -m bench.engine`` measures them), which the
+shipped opening book (:mod:`game.book5x5`) answers instead.
 
-A won position is converted by the fastest win: among the winning moves, those that win in the
-fewest moves against the longest defence (:meth:`ExactSolver.moves_to_win`), by a search of the
-forced wins within 1, 2, ... moves.
+A won position is converted by the fastest win: the fewest moves of one's own against the
+longest defence (:meth:`ExactSolver.moves_to_win`), found by a search of the forced wins within
+1, 2, ... moves (no win in two without a fork, none before the emptiest open line could fill),
+then the first move that wins that fast.
 
 >>> from game.board import Board
 >>> solver = ExactSolver(Board(5).geometry)
@@ -517,9 +523,11 @@ class ExactSolver:
 # Past this many open lines a pairing is rarely there and costly to look for.
 _PAIRING_LINES = 10
 # Whether each set of lines (their free cells, in line order) can be paired: the same sets come
-# back across positions and searches. Plain facts, so shared by every solver and thread.
+# back across positions and searches. Plain facts, so shared by every solver and thread; kept
+# small (about 7 MB at most, measured) since it lives as long as the process: 200,000 would
+# save about 10% of a long search's time for about 60 MB.
 _PAIRINGS: dict[tuple[int, ...], bool] = {}
-_PAIRINGS_KEPT = 200_000
+_PAIRINGS_KEPT = 20_000
 
 
 def _pairable(lines: list[int]) -> bool:
