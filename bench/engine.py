@@ -254,15 +254,15 @@ def time_empty_5x5_solve(runs: int) -> list[float]:
     return times
 
 
-def count_losses(games: int, nodes: int) -> dict[str, int]:
-    """5x5 games that minimax (``nodes`` a move) loses, per opponent and side."""
+def count_losses(games: int) -> dict[str, int]:
+    """5x5 games that minimax loses, per opponent and side (seeded: a run repeats)."""
     losses = {}
     for opponent in ("smart", "random"):
         for side in (Mark.X, Mark.O):
             lost = 0
             for seed in range(games):
                 rng = random.Random(seed)
-                minimax = MinimaxStrategy(rng, SearchBudget(seconds=None, nodes=nodes))
+                minimax = MinimaxStrategy(rng)
                 final = play_game(
                     Board(5), {side: minimax, side.other: get_strategy(opponent, rng)}
                 )
@@ -281,7 +281,6 @@ def main() -> None:
     parser.add_argument(
         "--games", type=int, default=0, help="5x5 games against smart and random, each side"
     )
-    parser.add_argument("--game-nodes", type=int, default=2000, help="minimax's nodes a move")
     parser.add_argument(
         "--timed-games", type=int, default=10, help="5x5 games timed against each level and side"
     )
@@ -373,10 +372,10 @@ def main() -> None:
     )
     if args.games:
         started = time.perf_counter()
-        losses = count_losses(args.games, args.game_nodes)
+        losses = count_losses(args.games)
         summary = ", ".join(f"{lost} {where}" for where, lost in losses.items())
         print(
-            f"5x5 minimax ({args.game_nodes} nodes a move), {args.games} games each side "
+            f"5x5 minimax, {args.games} games each side "
             f"against each opponent, losses: {summary} ({time.perf_counter() - started:.0f} s)"
         )
 
