@@ -48,7 +48,7 @@ LINE_LENGTH = 4
 BOOK_FILE = "book_5x5.xz"
 BOOK_PATH = Path(__file__).parent / "data" / BOOK_FILE
 # Every position with at most this many marks is in the book.
-FULL_UP_TO = 3
+FULL_UP_TO = 4
 # And every position minimax can meet, as X or as O, with at most this many marks.
 MINIMAX_UP_TO = 5
 # A record: the canonical key (X-to-move's mask, then the other's, 25 bits each: 7 bytes), then
