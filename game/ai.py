@@ -278,9 +278,11 @@ class MinimaxStrategy:
     and always blocks a threat. The budget bounds only that search: on the offered boards play
     is exact whatever the budget.
 
-    On 5x5 its search runs in the calling thread (milliseconds a move at the median, about a
-    second at worst; ``python -m bench.engine``): a program with an event loop calls
-    :meth:`choose` in a worker thread or process.
+    On 5x5 its search runs in the calling thread (in its games, well under a millisecond a move
+    at the median and a few milliseconds at worst, ``python -m bench.engine``; an arbitrary
+    position of the opening that its book does not hold can take longer, ``python -m
+    game.solve5x5 check``): a program with an event loop calls :meth:`choose` in a worker thread
+    or process.
     """
 
     name = "minimax"
