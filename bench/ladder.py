@@ -10,9 +10,10 @@ the expected record, computed exactly over the game tree (every strategy's move 
 known there), which the sampled counts should approach.
 
 Every game is seeded from ``--seed``, the size, the two levels and the game's number, so a run
-repeats whatever ``--jobs`` and whichever sizes are asked for. ``minimax`` searches 5x5 with a
-node budget (``--nodes``, 2,000 a move, as in the engine's tests) rather than its 0.3 s default:
-a time budget would not repeat, and at about 50 ms a move it would take the 5x5 table hours.
+repeats whatever ``--jobs`` and whichever sizes are asked for. ``minimax`` plays every offered
+size exactly (on 5x5 the opening book, then the exact search, whatever its budget), so its
+games repeat too; ``--nodes`` is the budget of its search on boards it does not play exactly,
+none of those the ladder plays.
 
 Targets (issue "Difficulty ladder and game review"), on 3x3: ``casual`` loses at least 25% of
 its games against ``minimax`` (both sides together: as X it cannot, see ``CASUAL_SKILL``) and
@@ -213,7 +214,10 @@ def main() -> None:
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
-        "--nodes", type=int, default=DEFAULT_NODES, help="minimax's search budget a move on 5x5"
+        "--nodes",
+        type=int,
+        default=DEFAULT_NODES,
+        help="minimax's search budget a move where it does not play exactly (no offered size)",
     )
     parser.add_argument("--jobs", type=int, default=1, help="processes to play on (1)")
     args = parser.parse_args()
@@ -228,13 +232,8 @@ def main() -> None:
         line_length = Board(size).line_length
         print(f"## {size}x{size}, {line_length} in a row: {args.games:,} games a pairing")
         print()
-        budget = (
-            f", minimax searching {args.nodes:,} nodes a move (not its 0.3 s default)"
-            if size == 5
-            else ""
-        )
         print(
-            f"Seed {args.seed}, casual's skill {CASUAL_SKILL}{budget}; {seconds:.1f} s on "
+            f"Seed {args.seed}, casual's skill {CASUAL_SKILL}; {seconds:.1f} s on "
             f"{args.jobs} process{'es' if args.jobs > 1 else ''}."
         )
         print()

@@ -1,9 +1,10 @@
 """Computer players, weakest first: ``random``, ``casual`` (wins and blocks, otherwise often
 careless), ``smart`` (rule-based) and ``minimax`` (the strongest), on every board.
 
-``minimax`` is perfect on 3x3 (the whole game solved on first use, then answered by lookup) and on
-4x4 with 4 in a row (a shipped table of every position's value, see :mod:`game.solved`); on 5x5,
-and any other board, it searches under a time budget (see :mod:`game.search`).
+``minimax`` is perfect on 3x3 (the whole game solved on first use, then answered by lookup), on
+4x4 with 4 in a row (a shipped table of every position's value, see :mod:`game.solved`) and on
+5x5 with 4 in a row (a shipped opening book, see :mod:`game.book5x5`, then an exact search, see
+:mod:`game.exact`); on any other board it searches under a time budget (see :mod:`game.search`).
 
 >>> from game import Board
 >>> import random
@@ -23,7 +24,11 @@ from collections.abc import Mapping
 from typing import NamedTuple, Protocol
 
 from game.board import Board, Geometry, Mark
+from game.book5x5 import LINE_LENGTH as BOOK_LINE_LENGTH
+from game.book5x5 import SIZE as BOOK_SIZE
+from game.book5x5 import book_entry
 from game.errors import IllegalMoveError
+from game.exact import ExactSolver, solved_outcome
 from game.search import DEFAULT_TIME_BUDGET, SearchBudget, ThreatSearch, cell_scores
 from game.solved import LINE_LENGTH as SOLVED_LINE_LENGTH
 from game.solved import SIZE as SOLVED_SIZE
@@ -43,7 +48,9 @@ __all__ = [
     "Strategy",
     "describe",
     "evaluate",
+    "exact_5x5",
     "get_strategy",
+    "is_searched_exactly",
     "is_solved",
     "play_game",
     "score",
@@ -179,7 +186,7 @@ def _solver(board: Board) -> _Solver:
     if geo.cell_count > _SOLVE_UP_TO_CELLS:
         raise ValueError(
             f"exact scores are for 3x3 boards; a {geo.size}x{geo.size} board has none "
-            "(evaluate() knows the value of 4x4 positions)"
+            "(evaluate() knows the value of 4x4 and 5x5 positions)"
         )
     solver = _solvers.get(geo)
     if solver is None:
@@ -191,13 +198,47 @@ def _is_solved_4x4(board: Board) -> bool:
     return (board.size, board.line_length) == (SOLVED_SIZE, SOLVED_LINE_LENGTH)
 
 
+def is_searched_exactly(board: Board) -> bool:
+    """Whether ``board``'s exact values come from the opening book and the exact search rather
+    than a table solved outright: 5x5 with 4 in a row."""
+    return (board.size, board.line_length) == (BOOK_SIZE, BOOK_LINE_LENGTH)
+
+
 def is_solved(board: Board) -> bool:
-    """Whether :func:`evaluate` knows ``board``'s value: on 3x3, and on 4x4 with 4 in a row.
+    """Whether :func:`evaluate` knows ``board``'s value: on 3x3, on 4x4 with 4 in a row and on
+    5x5 with 4 in a row (the boards the game offers), not on other line lengths.
 
     >>> is_solved(Board()), is_solved(Board(4)), is_solved(Board(5))
-    (True, True, False)
+    (True, True, True)
+    >>> is_solved(Board(5, line_length=5))
+    False
     """
-    return board.geometry.cell_count <= _SOLVE_UP_TO_CELLS or _is_solved_4x4(board)
+    return (
+        board.geometry.cell_count <= _SOLVE_UP_TO_CELLS
+        or _is_solved_4x4(board)
+        or is_searched_exactly(board)
+    )
+
+
+def exact_5x5(
+    board: Board, solver: ExactSolver | None = None, fastest: bool = True
+) -> tuple[int, int | None]:
+    """A 5x5 (4 in a row) position's value for the side to move and a move that keeps it (None
+    once the game is over; in a won position one of the fastest wins, unless ``fastest`` is
+    False and the book does not hold it): from the shipped opening book where it holds the
+    position, else from an exact search by ``solver`` (a fresh one unless given: a solver kept
+    for a game's positions shares their work).
+
+    The search holds the calling thread: a move takes milliseconds once the book is left
+    (``python -m bench.engine`` measures it), but call it off an event loop.
+    """
+    finished = solved_outcome(board)
+    if finished is not None:
+        return finished, None
+    found = book_entry(board)
+    if found is not None:
+        return found
+    return (solver or ExactSolver(board.geometry)).best_moves(board, fastest=fastest)
 
 
 def score(board: Board) -> int:
@@ -211,8 +252,8 @@ def score(board: Board) -> int:
 
 
 def evaluate(board: Board) -> int:
-    """The game-theoretic value for the side to move: +1 win, 0 draw, -1 loss; on 3x3 and 4x4
-    (4 in a row), the boards solved outright.
+    """The game-theoretic value for the side to move: +1 win, 0 draw, -1 loss; on 3x3, 4x4 (4 in
+    a row, a table lookup) and 5x5 (4 in a row: the opening book, else an exact search).
 
     >>> evaluate(Board()), evaluate(Board.from_string("XX./OO./...")), evaluate(
     ...     Board.from_string("XXX/OO./..."))
@@ -223,18 +264,25 @@ def evaluate(board: Board) -> int:
     if _is_solved_4x4(board):
         x_mask, o_mask = board.masks
         return solved_table().value(x_mask, o_mask)
+    if is_searched_exactly(board):
+        return exact_5x5(board)[0]
     value = score(board)
     return (value > 0) - (value < 0)
 
 
 class MinimaxStrategy:
     """The strongest player. Perfect on 3x3 (never loses, forces a win when it can, wins fastest
-    and loses slowest) and on 4x4 (keeps every position's value, wins at once when it can); on
-    larger boards a search within ``budget`` (by default :data:`DEFAULT_TIME_BUDGET` seconds a
-    move) that always completes a line it can and always blocks a threat.
+    and loses slowest), on 4x4 and on 5x5 with 4 in a row (keeps every position's value, and in
+    a won position plays one of the fastest wins); on other boards a search within ``budget``
+    (by default :data:`DEFAULT_TIME_BUDGET` seconds a move) that always completes a line it can
+    and always blocks a threat. The budget bounds only that search: on the offered boards play
+    is exact whatever the budget.
 
-    The search runs in the calling thread and holds it for up to the budget: a program with an
-    event loop calls :meth:`choose` in a worker thread or process.
+    On 5x5 its search runs in the calling thread (in its games, well under a millisecond a move
+    at the median and a few milliseconds at worst, ``python -m bench.engine``; an arbitrary
+    position of the opening that its book does not hold can take longer, ``python -m
+    game.solve5x5 check``): a program with an event loop calls :meth:`choose` in a worker thread
+    or process.
     """
 
     name = "minimax"
@@ -245,15 +293,24 @@ class MinimaxStrategy:
         self._rng = rng or random.Random()
         self._budget = budget or SearchBudget()
         self._searches: dict[Geometry, ThreatSearch] = {}
+        self._exact: dict[Geometry, ExactSolver] = {}
 
     def best_moves(self, board: Board) -> tuple[int, ...]:
         """The moves :meth:`choose` picks from uniformly: every move with the best score on 3x3
-        and 4x4, the one move the search found best elsewhere."""
+        and 4x4 (the fastest wins among them), on 5x5 the book's move or the first the exact
+        search finds that keeps the value (a fastest win), the one move the search found best
+        elsewhere."""
         moves = _require_moves(board)
         if board.geometry.cell_count <= _SOLVE_UP_TO_CELLS:
             return _solver(board).entry(board)[1]
         if _is_solved_4x4(board):
-            return _best_solved_moves(board, moves)
+            return _best_solved_moves(board, moves, self._exact_solver(board))
+        if is_searched_exactly(board):
+            found = book_entry(board)
+            if found is None:
+                # The search orders equally rated moves with the strategy's rng, so games vary.
+                found = self._exact_solver(board).best_moves(board, self._rng)
+            return (found[1],)
         search = self._searches.get(board.geometry)
         if search is None:
             search = self._searches[board.geometry] = ThreatSearch(board.geometry)
@@ -262,10 +319,21 @@ class MinimaxStrategy:
     def choose(self, board: Board) -> int:
         return self._rng.choice(self.best_moves(board))
 
+    def _exact_solver(self, board: Board) -> ExactSolver:
+        """The strategy's exact search for ``board``'s geometry: kept, so that a game's
+        positions share what it proved."""
+        solver = self._exact.get(board.geometry)
+        if solver is None:
+            solver = self._exact[board.geometry] = ExactSolver(board.geometry)
+        return solver
 
-def _best_solved_moves(board: Board, moves: tuple[int, ...]) -> tuple[int, ...]:
-    """The moves that keep a 4x4 position's value, by the table; the wins at once among them
-    when there are any, so that a won game ends without delay."""
+
+def _best_solved_moves(
+    board: Board, moves: tuple[int, ...], solver: ExactSolver
+) -> tuple[int, ...]:
+    """The moves that keep a 4x4 position's value, by the table; in a won position only the
+    fastest wins among them (by ``solver``'s search of forced wins), so that a won game ends
+    without delay."""
     table = solved_table()
     x_mask, o_mask = board.masks
     x_to_move = board.turn.value == "X"
@@ -276,9 +344,9 @@ def _best_solved_moves(board: Board, moves: tuple[int, ...]) -> tuple[int, ...]:
         child_values[cell] = -table.value(*child)
     best = max(child_values.values())
     best_moves = tuple(cell for cell, value in child_values.items() if value == best)
-    mine = x_mask if x_to_move else o_mask
-    winning_now = tuple(cell for cell in best_moves if board.geometry.has_line(mine | 1 << cell))
-    return winning_now or best_moves
+    if best == 1:
+        return solver.fastest_wins(board, best_moves)
+    return best_moves
 
 
 # -- rules -----------------------------------------------------------------------------------
@@ -531,7 +599,7 @@ DIFFICULTIES = (
     Difficulty("random", "Plays any free cell: the easiest."),
     Difficulty("casual", "Takes a win and blocks yours, but often plays carelessly."),
     Difficulty("smart", "Plays by the classic rules: never loses on 3x3."),
-    Difficulty("minimax", "Perfect on 3x3 and 4x4, a deep search on 5x5: the strongest."),
+    Difficulty("minimax", "Perfect on 3x3, 4x4 and 5x5: the strongest."),
 )
 
 

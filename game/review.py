@@ -1,9 +1,11 @@
 """What each move of a game did to its value, a sentence a move; and the best move, for hints.
 
 A position's value, for the side to move, is what perfect play by both sides gives it: +1 a
-win, 0 a draw, -1 a loss. It is exact on 3x3 and on 4x4 (4 in a row), the boards solved
-outright; on 5x5 it is from the search, within a node budget (:data:`REVIEW_BUDGET`, about a
-second for a whole game): a win or a loss it proved, else a draw (see :func:`position_value`).
+win, 0 a draw, -1 a loss. It is exact on every board the game offers: 3x3 and 4x4 (4 in a row),
+solved outright, and 5x5 (4 in a row), from the opening book and the exact search
+(:func:`game.ai.exact_5x5`); on any other board it is from the budgeted search, within a node
+budget (:data:`REVIEW_BUDGET`): a win or a loss it proved, else a draw (see
+:func:`position_value`).
 
 Each move is judged by the value of the game for its player before and after it
 (:class:`Verdict`): it kept it (good), turned a win into a draw (a missed win), or turned a win
@@ -49,8 +51,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
-from game.ai import MinimaxStrategy, evaluate, is_solved
+from game.ai import MinimaxStrategy, evaluate, exact_5x5, is_searched_exactly, is_solved
 from game.board import DEFAULT_SIZE, Board, Mark, cell_name
+from game.exact import ExactSolver
 from game.search import SearchBudget, ThreatSearch
 
 __all__ = [
@@ -62,8 +65,9 @@ __all__ = [
     "review_game",
 ]
 
-# What the review's search may spend on each 5x5 position: nodes rather than seconds, so that
-# a game's review reads the same every time and on every machine.
+# What the review's search may spend on each position of a board not solved exactly (another
+# line length): nodes rather than seconds, so that a review reads the same every time and on
+# every machine.
 REVIEW_BUDGET = SearchBudget(seconds=None, nodes=20_000)
 # The search orders equal moves with an rng: a fixed one, for the same reason.
 _REVIEW_SEED = 0
@@ -155,8 +159,8 @@ def _forecast(mark: Mark, value: int) -> str:
 
 def position_value(board: Board, budget: SearchBudget = REVIEW_BUDGET) -> int:
     """+1, 0 or -1: the value of ``board`` for the side to move (-1 once the other side has won,
-    0 for a finished draw). Exact on 3x3 and 4x4; on 5x5 from the search, within ``budget``: a
-    win or a loss it proved, else 0.
+    0 for a finished draw). Exact on 3x3, 4x4 and 5x5 (their standard line lengths); on other
+    boards from the search, within ``budget``: a win or a loss it proved, else 0.
 
     >>> position_value(Board.from_string("XX./OO./...")), position_value(Board(4))
     (1, 0)
@@ -167,25 +171,41 @@ def position_value(board: Board, budget: SearchBudget = REVIEW_BUDGET) -> int:
 
 
 def best_move(board: Board, budget: SearchBudget | None = None) -> int:
-    """A best move for the side to move, for a hint: one that keeps the position's value (a win
-    at once when there is one, the lowest cell among equals), exact on 3x3 and 4x4; on 5x5
+    """A best move for the side to move, for a hint: one that keeps the position's value (in a
+    won position one of the fastest wins, the lowest cell among equals on 3x3 and 4x4), exact on
+    3x3, 4x4 and 5x5 (the book's move, or the exact search's first); on other boards
     ``minimax``'s choice within ``budget`` (its default budget of 0.3 s unless given).
 
     >>> cell_name(best_move(Board.from_string("XX./OO./...")))
     'C1'
     """
     if is_solved(board):
+        if is_searched_exactly(board):
+            return _exact(board)[1]
         return MinimaxStrategy().best_moves(board)[0]
     strategy = MinimaxStrategy(random.Random(_REVIEW_SEED), budget)
     return strategy.best_moves(board)[0]
 
 
-def _analysis(board: Board, budget: SearchBudget) -> tuple[int, int | None]:
-    """``board``'s value for the side to move, and a move that keeps it (None once over)."""
+def _exact(board: Board, solver: ExactSolver | None = None) -> tuple[int, int]:
+    value, move = exact_5x5(board, solver)
+    if move is None:
+        raise ValueError(f"no move to suggest: the game is over\n{board.grid()}")
+    return value, move
+
+
+def _analysis(
+    board: Board, budget: SearchBudget, solver: ExactSolver | None = None
+) -> tuple[int, int | None]:
+    """``board``'s value for the side to move, and a move that keeps it (None once over);
+    ``solver`` is the exact search a 5x5 game's positions share."""
     outcome = board.outcome()
     if outcome is not None:
         return (0 if outcome.winner is None else -1), None
     if is_solved(board):
+        if is_searched_exactly(board):
+            # Any move that keeps a win will do for a review: it need not be the fastest.
+            return exact_5x5(board, solver, fastest=False)
         return evaluate(board), best_move(board)
     result = ThreatSearch(board.geometry).analyse(board, budget, random.Random(_REVIEW_SEED))
     value = 1 if result.forced_win else -1 if result.forced_loss else 0
@@ -200,11 +220,13 @@ def review_game(
 ) -> tuple[MoveReview, ...]:
     """Every move of the game played by ``moves`` (cells or names, from the empty board), with
     what it did to the game's value; ``budget`` bounds the search on boards not solved outright
-    (5x5), once for each position. A move that cannot be played raises the board's error.
+    (other line lengths), once for each position. A move that cannot be played raises the
+    board's error.
 
-    On 5x5 the search may see further from the position after a move than from the one before
-    it: a move the search itself would have played is never called a mistake, and a move after
-    which it finds more than it found before is good.
+    On 5x5 one exact search serves the whole game, so each position reuses what the others
+    proved. On boards judged by the budgeted search, it may see further from the position after
+    a move than from the one before it: a move the search itself would have played is never
+    called a mistake, and a move after which it finds more than it found before is good.
     """
     positions = [Board(size, line_length)]
     cells = []
@@ -212,7 +234,9 @@ def review_game(
         cell = positions[-1].parse_move(move)
         cells.append(cell)
         positions.append(positions[-1].play(cell))
-    analyses = [_analysis(position, budget) for position in positions]
+    solver = ExactSolver(positions[0].geometry) if is_searched_exactly(positions[0]) else None
+    # Last position first: the exact search then meets the earlier ones' lines already proven.
+    analyses = [_analysis(position, budget, solver) for position in reversed(positions)][::-1]
     reviews = []
     for index, cell in enumerate(cells):
         before, kept_by = analyses[index]

@@ -81,6 +81,19 @@ class BoardSymmetry:
             mask >>= _CHUNK_BITS
         return image
 
+    def all_images(self, mask: int) -> list[int]:
+        """``mask``'s image under each symmetry, the identity first: for the 5x5 search, which
+        takes them at every node of the opening (four bytes a mask at most)."""
+        images = [0] * len(self._tables)
+        for symmetry, table in enumerate(self._tables):
+            image = 0
+            rest = mask
+            for chunk in table:
+                image |= chunk[rest & 0xFF]
+                rest >>= _CHUNK_BITS
+            images[symmetry] = image
+        return images
+
     def images(self, x_mask: int, o_mask: int) -> list[tuple[int, int]]:
         """The position's image under each symmetry, the identity first."""
         return [

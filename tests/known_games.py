@@ -39,7 +39,7 @@ PERFECT_DRAW_REVIEW = [
     "9. X C1 — the game ends in a draw.",
 ]
 # A 5x5 game that fills the board with no 4 in a row (rows XXOOX / OOXXO, alternately): the
-# longest review there is, 25 moves.
+# longest review there is, 25 moves, judged exactly (O's D1 already loses: X wins from C3).
 FULL_5X5 = [
     "A1", "C1", "B1", "D1", "E1", "A2", "C2", "B2", "D2", "E2", "A3", "C3", "B3",
     "D3", "E3", "A4", "C4", "B4", "D4", "E4", "A5", "C5", "B5", "D5", "E5",
@@ -48,13 +48,13 @@ FULL_5X5_REVIEW = [
     "1. X A1 — draw.",
     "2. O C1 — draw.",
     "3. X B1 — draw.",
-    "4. O D1 — draw.",
-    "5. X E1 — draw.",
+    "4. O D1 — blunder: the game was a draw, now X wins. C3 kept the draw.",
+    "5. X E1 — missed win: the game was a win for X, now a draw. C3 kept the win.",
     "6. O A2 — draw.",
     "7. X C2 — draw.",
     "8. O B2 — draw.",
     "9. X D2 — draw.",
-    "10. O E2 — blunder: the game was a draw, now X wins. D3 kept the draw.",
+    "10. O E2 — blunder: the game was a draw, now X wins. C3 kept the draw.",
     "11. X A3 — missed win: the game was a win for X, now a draw. C3 kept the win.",
     "12. O C3 — draw.",
     "13. X B3 — draw.",

@@ -18,6 +18,7 @@ def test_engine_benchmark_runs_and_reports_every_figure() -> None:
             "-m",
             "bench.engine",
             *("--rounds", "1", "--naive-runs", "1", "--positions", "10"),
+            *("--timed-games", "1", "--reviews", "2"),
         ],
         capture_output=True,
         text=True,
@@ -26,6 +27,8 @@ def test_engine_benchmark_runs_and_reports_every_figure() -> None:
     )
     assert result.returncode == 0, result.stderr
     for figure in ("one-time cost", "every position: median", "p99", "speed-up on the empty"):
+        assert figure in result.stdout
+    for figure in ("empty 5x5 board proven a draw", "minimax on 5x5, its", "5x5 review"):
         assert figure in result.stdout
     assert "549,945 nodes" in result.stdout  # the baseline really searched the whole tree
 
@@ -90,7 +93,7 @@ def test_ladder_benchmark_prints_every_table_and_repeats_on_two_processes() -> N
     alone = run_ladder(*arguments)
     for heading in ("## 3x3, 3 in a row: 4 games", "## 5x5, 4 in a row: 4 games", "Expected per"):
         assert heading in alone
-    assert "minimax searching 2,000 nodes a move" in alone
+    assert "casual's skill 0.3;" in alone
     assert alone.count("| **casual** |") == 5  # sides and levels at each size, and exact 3x3
 
     def tables(output: str) -> list[str]:

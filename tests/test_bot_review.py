@@ -139,7 +139,7 @@ async def test_the_levels_are_offered_weakest_first_with_their_descriptions(
         ("random — Plays any free cell: the easiest.", "random"),
         ("casual — Takes a win and blocks yours, but often plays carelessly.", "casual"),
         ("smart — Plays by the classic rules: never loses on 3x3.", "smart"),
-        ("minimax — Perfect on 3x3 and 4x4, a deep search on 5x5: the strongest.", "minimax"),
+        ("minimax — Perfect on 3x3, 4x4 and 5x5: the strongest.", "minimax"),
     ]
     assert all(len(name) <= 100 for name, _ in choices)  # Discord's limit for a choice's name
     lines = [f"- `{level.name}`: {level.description}" for level in DIFFICULTIES]
@@ -237,9 +237,7 @@ async def test_a_whole_5x5_game_is_reviewed_within_discords_limits(
     # machine the review may take over 1.5 s and be deferred: the answer is then a follow-up.)
     (embed,) = (await private_answer(ix)).embeds
     assert len(embed["description"]) < 4096 // 2
-    assert embed["footer"]["text"] == (
-        "Every move is judged by a search, which calls a move a mistake only when it proves it."
-    )
+    assert embed["footer"]["text"] == "Every move is judged against perfect play."
 
 
 @pytest.mark.parametrize("size", [3, 4, 5])

@@ -269,7 +269,10 @@ def test_exact_scores_are_for_3x3_only() -> None:
     with pytest.raises(ValueError, match="exact scores are for 3x3 boards"):
         score(Board(4))
     with pytest.raises(ValueError, match="exact scores are for 3x3 boards"):
-        evaluate(Board(5))
+        score(Board(5))
+    # evaluate() knows the offered boards' values, not those of other line lengths.
+    with pytest.raises(ValueError, match="exact scores are for 3x3 boards"):
+        evaluate(Board(5, line_length=5))
 
 
 # -- 5x5: the search's promises --------------------------------------------------------------

@@ -76,17 +76,31 @@ def test_a_perfect_game_is_a_draw_at_every_move() -> None:
     assert all(move.verdict is Verdict.GOOD for move in review_game(moves))
 
 
-@pytest.mark.parametrize(("size", "o_blunder"), [(4, "D4"), (5, "C5")])
-def test_a_blunder_on_the_larger_boards(size: int, o_blunder: str) -> None:
-    # X holds A1, B1 and C1: D1 completes its line at either size, so O must block there.
-    moves = ["A1", f"A{size}", "B1", f"B{size}", "C1", o_blunder, "D1"]
-    assert sentences(moves, size) == [
+def test_a_blunder_on_the_larger_boards() -> None:
+    # X holds A1, B1 and C1: D1 completes its line, so O must block there.
+    moves = ["A1", "A4", "B1", "B4", "C1", "D4", "D1"]
+    assert sentences(moves, 4) == [
         "1. X A1 — draw.",
-        f"2. O A{size} — draw.",
+        "2. O A4 — draw.",
         "3. X B1 — draw.",
-        f"4. O B{size} — draw.",
+        "4. O B4 — draw.",
         "5. X C1 — draw.",
-        f"6. O {o_blunder} — blunder: the game was a draw, now X wins. D1 kept the draw.",
+        "6. O D4 — blunder: the game was a draw, now X wins. D1 kept the draw.",
+        "7. X D1 — X wins the game.",
+    ]
+
+
+def test_a_blunder_on_5x5_long_before_the_line() -> None:
+    # The same moves on 5x5, judged exactly: O's B5 already loses (then X wins by D1, not C1),
+    # which the budgeted search that judged 5x5 before could not see.
+    moves = ["A1", "A5", "B1", "B5", "C1", "C5", "D1"]
+    assert sentences(moves, 5) == [
+        "1. X A1 — draw.",
+        "2. O A5 — draw.",
+        "3. X B1 — draw.",
+        "4. O B5 — blunder: the game was a draw, now X wins. C1 kept the draw.",
+        "5. X C1 — missed win: the game was a win for X, now a draw. D1 kept the win.",
+        "6. O C5 — blunder: the game was a draw, now X wins. D1 kept the draw.",
         "7. X D1 — X wins the game.",
     ]
 
