@@ -301,11 +301,7 @@ class GameService:
                 "This challenge is for {}, not for you.", _name(challenge.opponent_name)
             )
         rules = await self.server_settings.of(challenge.guild_id)
-        if not rules.lets_play(user):
-            raise UserError(
-                "Games in this server are for members with {}: ask a moderator for one.",
-                _roles(rules),
-            )
+        _require_player(rules, user)
         challenger = Actor(challenge.challenger_id, challenge.challenger_name)
         await self._check_live_games(rules, challenge.guild_id, user, challenger)
         game_rules = await self._game_rules(challenge.guild_id, rules)
@@ -486,11 +482,7 @@ class GameService:
         # A rematch is a new game: the server's rules for starting one apply (but not its list
         # of channels: the players stay where their game was).
         rules = await self.server_settings.of(old.guild_id)
-        if not rules.lets_play(user):
-            raise UserError(
-                "Games in this server are for members with {}: ask a moderator for one.",
-                _roles(rules),
-            )
+        _require_player(rules, user)
         if old.ai_mark is not None and old.ai_difficulty is not None:
             await self._check_live_games(rules, old.guild_id, user)
             return await self._start_vs_ai(
@@ -602,11 +594,7 @@ class GameService:
                 "Games aren't played in this channel: this server plays them in {}.",
                 Verbatim(", ".join(f"<#{channel}>" for channel in sorted(rules.channels))),
             )
-        if not rules.lets_play(member):
-            raise UserError(
-                "Games in this server are for members with {}: ask a moderator for one.",
-                _roles(rules),
-            )
+        _require_player(rules, member)
 
     async def _check_live_games(
         self, rules: ServerSettings, guild_id: int, member: Actor, *others: Actor
@@ -1003,6 +991,15 @@ def _size(size: int | None, rules: ServerSettings) -> int:
     chosen = size if size is not None else (rules.size or DEFAULT_SIZE)
     check_size(chosen)
     return chosen
+
+
+def _require_player(rules: ServerSettings, member: Actor) -> None:
+    """Refuse ``member`` a new game where the server's games are for some roles only."""
+    if not rules.lets_play(member):
+        raise UserError(
+            "Games in this server are for members with {}: ask a moderator for one.",
+            _roles(rules),
+        )
 
 
 def _roles(rules: ServerSettings) -> Verbatim:

@@ -12,6 +12,7 @@ from bot.storage.base import (
     ChallengeRecord,
     ChallengeStatus,
     EndReason,
+    Forgotten,
     GameRecord,
     GameStatus,
     MemberData,
@@ -263,4 +264,25 @@ def member_data(
         ),
         challenges=challenges,
         names=tuple(sorted({str(row["name"]) for row in names})),
+    )
+
+
+def forgotten(
+    placeholder: int,
+    ended: Iterable[Row],
+    closed: Iterable[Row],
+    *,
+    games: int,
+    challenges: int,
+    stats_rows: int,
+) -> Forgotten:
+    """What forgetting a member did, from the rows of the games it ended and the challenges
+    it closed (each in id order) and the counts of the rest."""
+    return Forgotten(
+        placeholder_id=placeholder,
+        ended=tuple(sorted((game(row) for row in ended), key=lambda record: record.id)),
+        closed=tuple(sorted((challenge(row) for row in closed), key=lambda record: record.id)),
+        games=games,
+        challenges=challenges,
+        stats_rows=stats_rows,
     )

@@ -376,10 +376,10 @@ class PostgresStorage:
             closed = await db.fetch(SQL.close_challenges_of, *(placeholder,) * 3)
             for step in SQL.delete_member_stats:
                 stats_rows += len(await db.fetch(step, user_id))
-        return Forgotten(
-            placeholder_id=placeholder,
-            ended=tuple(sorted((codec.game(row) for row in ended), key=lambda game: game.id)),
-            closed=tuple(sorted((codec.challenge(row) for row in closed), key=lambda c: c.id)),
+        return codec.forgotten(
+            placeholder,
+            ended,
+            closed,
             games=games,
             challenges=challenges,
             stats_rows=stats_rows,

@@ -563,10 +563,10 @@ def _forget_member(db: sqlite3.Connection, user_id: int, now: float) -> Forgotte
     stats_rows = sum(
         len(db.execute(step, (user_id,)).fetchall()) for step in SQL.delete_member_stats
     )
-    return Forgotten(
-        placeholder_id=placeholder,
-        ended=tuple(sorted((codec.game(row) for row in ended), key=lambda game: game.id)),
-        closed=tuple(sorted((codec.challenge(row) for row in closed), key=lambda c: c.id)),
+    return codec.forgotten(
+        placeholder,
+        ended,
+        closed,
         games=games,
         challenges=challenges,
         stats_rows=stats_rows,
