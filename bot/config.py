@@ -20,6 +20,10 @@ class ConfigError(Exception):
     """A setting is missing or malformed; the message is one line naming it."""
 
 
+# The health and metrics port listens on the loopback interface unless told otherwise: it
+# says how busy the bot is, which is nobody else's business.
+DEFAULT_HTTP_HOST = "127.0.0.1"
+
 SQLITE = "sqlite"
 POSTGRESQL = "postgresql"
 DEFAULT_POSTGRES_PORT = 5432
@@ -220,6 +224,35 @@ def _heartbeat_file(env: Mapping[str, str]) -> str | None:
     return raw
 
 
+LOG_FORMATS = ("text", "json")
+
+
+def _log_format(env: Mapping[str, str]) -> str:
+    raw = env.get("LOG_FORMAT", "").strip().lower() or "text"
+    if raw not in LOG_FORMATS:
+        raise ConfigError(f"LOG_FORMAT must be text or json, not {raw!r}")
+    return raw
+
+
+def _http_port(env: Mapping[str, str]) -> int | None:
+    """``TTT_HTTP_PORT``: where /livez, /readyz and /metrics are served; unset, nowhere."""
+    raw = env.get("TTT_HTTP_PORT", "").strip()
+    if not raw:
+        return None
+    if not _COUNT.fullmatch(raw) or not 1 <= int(raw) <= 65535:
+        raise ConfigError(f"TTT_HTTP_PORT must be a port number from 1 to 65535, not {raw!r}")
+    return int(raw)
+
+
+def _http_host(env: Mapping[str, str]) -> str:
+    raw = env.get("TTT_HTTP_HOST", "").strip() or DEFAULT_HTTP_HOST
+    if not raw.isascii() or not raw.isprintable() or " " in raw or "/" in raw:
+        raise ConfigError(
+            f"TTT_HTTP_HOST must be an address to listen on, like 127.0.0.1 or 0.0.0.0, not {raw!r}"
+        )
+    return raw
+
+
 def _url(env: Mapping[str, str], name: str, schemes: tuple[str, ...]) -> str | None:
     raw = env.get(name, "").strip()
     if not raw:
@@ -249,6 +282,10 @@ class Settings:
     shard_count: int | None = None
     # None: every one of the shard_count shards. Set when processes share the shards.
     shard_ids: tuple[int, ...] | None = None
+    log_format: str = "text"  # or "json": one object a line (bot/logs.py)
+    # Where /livez, /readyz and /metrics are served (bot/health.py); None: not at all.
+    http_port: int | None = None
+    http_host: str = DEFAULT_HTTP_HOST
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -285,4 +322,7 @@ class Settings:
             heartbeat_file=_heartbeat_file(env),
             shard_count=shard_count,
             shard_ids=_shard_ids(env, shard_count),
+            log_format=_log_format(env),
+            http_port=_http_port(env),
+            http_host=_http_host(env),
         )
