@@ -31,7 +31,9 @@ USER 10001:10001
 WORKDIR /data
 # Games and stats live on a volume (with SQLite), so they survive a new container.
 VOLUME ["/data"]
-# Healthy while the gateway connection is up: the bot touches TTT_HEARTBEAT_FILE every 15 s.
+# Healthy while ready: python -m bot.healthcheck asks the bot's /readyz when TTT_HTTP_PORT is
+# set (every shard connected, the database answering), else reads TTT_HEARTBEAT_FILE, which
+# the bot touches every 15 s while its gateway connection is up.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD ["python", "-m", "bot.healthcheck"]
 # docker stop sends SIGTERM: the bot stops taking interactions, finishes those in flight

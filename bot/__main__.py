@@ -1,4 +1,5 @@
-"""``python -m bot``: read the settings, set up logging, run the bot until stopped."""
+"""``python -m bot``: read the settings, set up logging (:mod:`bot.logs`), run the bot until
+stopped."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import aiohttp
 import discord
 from dotenv import load_dotenv
 
+from bot import logs
 from bot.client import TTTBot
 from bot.clock import SystemClock
 from bot.config import POSTGRESQL, ConfigError, Settings, database_from_env
@@ -53,17 +55,6 @@ async def freeze_after_start(bot: TTTBot) -> None:
     await bot.wait_until_ready()
     gc.collect()
     gc.freeze()
-
-
-def configure_logging(settings: Settings) -> None:
-    """One handler on the root logger; ``LOG_LEVEL`` for the bot (and everything else),
-    ``DISCORD_LOG_LEVEL`` for discord.py, whose DEBUG logs whole gateway payloads, interaction
-    tokens included: the bot's own DEBUG must not turn that on."""
-    discord.utils.setup_logging(
-        level=min(settings.log_level, settings.discord_log_level), root=True
-    )
-    logging.getLogger().setLevel(settings.log_level)
-    logging.getLogger("discord").setLevel(settings.discord_log_level)
 
 
 def migrate_sqlite_to_postgres(sqlite_path: str) -> int:
@@ -112,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.from_env(os.environ)
     except ConfigError as error:
         return fail(str(error), 2)
-    configure_logging(settings)
+    logs.configure(settings)
     bot = TTTBot(settings, force_sync=args.sync)
     try:
         asyncio.run(run(bot, settings.token))

@@ -31,6 +31,7 @@ import orjson
 
 from bot import i18n, render
 from bot.i18n import Language
+from bot.metrics import InteractionKind, Metrics, Outcome, kind_of
 
 log = logging.getLogger(__name__)
 
@@ -114,7 +115,14 @@ class AnswerState:
     interaction_id: int
     token: str
     received_at: float  # the event loop's time when the bot first saw it
+    label: InteractionKind = InteractionKind.COMPONENT  # its kind, as the metrics and logs name it
     first: First = First.NONE
+    # Its first answer was a deferral (the answer itself came after), and how long after the
+    # interaction's creation the first answer was taken, in seconds.
+    deferred: bool = False
+    latency: float | None = None
+    # A mistake of the user's (refused) or a fault (failed), as the user was told.
+    reported: Outcome | None = None
     # An answer was tried: a deferral no longer goes out (it would cross or follow it).
     tried: bool = False
     # The first answer sent last, taken or maybe taken, and the message it showed (once known).
@@ -132,6 +140,15 @@ class AnswerState:
         if self.work is not None:
             return cast(T, await self.work)
         return await start()
+
+    def outcome(self) -> Outcome:
+        """How its handling ended, once it has: an answer that never got through is a
+        failure, whatever it would have said."""
+        if self.first in (First.NONE, First.UNSURE, First.GONE):
+            return Outcome.FAILED
+        if self.reported is not None:
+            return self.reported
+        return Outcome.DEFERRED if self.deferred else Outcome.ANSWERED
 
     def was_sent(self, kind: Kind, message: render.Message | None) -> bool:
         """Whether the first answer sent (taken, or maybe taken) was this one."""
@@ -178,8 +195,13 @@ class Answers:
     on from the gateway payload, waiting for discord.py to route their interaction."""
 
     def __init__(
-        self, *, defer_after: float = DEFER_AFTER, last_try_after: float = LAST_TRY_AFTER
+        self,
+        metrics: Metrics,
+        *,
+        defer_after: float = DEFER_AFTER,
+        last_try_after: float = LAST_TRY_AFTER,
     ) -> None:
+        self.metrics = metrics
         self.defer_after = defer_after
         self.last_try_after = last_try_after
         self._handed_on: dict[int, AnswerState] = {}
@@ -191,6 +213,7 @@ class Answers:
         self._application_id = application_id
         self._session = aiohttp.ClientSession(
             timeout=ANSWER_TIMEOUT,
+            trace_configs=[self.metrics.http_trace()],
             headers={"User-Agent": user_agent, "Content-Type": "application/json"},
         )
 
@@ -228,7 +251,9 @@ class Answers:
         state = self._handed_on.pop(interaction.id, None)
         if state is None:
             loop = asyncio.get_running_loop()
-            state = AnswerState(interaction.id, interaction.token, loop.time())
+            state = AnswerState(
+                interaction.id, interaction.token, loop.time(), kind_of(interaction.type.value)
+            )
         else:
             state.taken.set()
         return Answer(interaction, state, self)
@@ -293,7 +318,7 @@ class Answers:
             earlier, state.sent = state.sent, (kind, message)
             reply = await self._request("POST", url, body)
             if reply.status is not None and reply.status < 300:
-                state.first = _TAKEN[kind]
+                self._taken(state, kind)
                 state.message_id = reply.message_id("interaction", "response_message_id")
                 return None
             log.warning("could not answer interaction %s: %s", state.interaction_id, reply)
@@ -305,7 +330,7 @@ class Answers:
             elif failure is Failure.ANSWERED:
                 # An earlier first answer, whose connection dropped, arrived after all.
                 state.sent = earlier or state.sent
-                state.first = _TAKEN[state.sent[0]]
+                self._taken(state, state.sent[0])
                 return failure
             status = reply.status or 0
             limited = status == 429
@@ -330,6 +355,13 @@ class Answers:
             await asyncio.sleep(pause)
             wait *= 2
 
+    def _taken(self, state: AnswerState, kind: Kind) -> None:
+        """Discord took ``state``'s first answer, of ``kind`` (known now, if not at once)."""
+        state.first = _TAKEN[kind]
+        state.deferred = kind in (Kind.THINKING, Kind.DEFERRED)
+        if state.latency is None:
+            state.latency = self.metrics.answered(state.label, state.interaction_id)
+
     async def _arrived(self, state: AnswerState) -> bool:
         """After a first answer whose connection dropped, whether Discord has it (then its
         message is ``state.message_id``)."""
@@ -339,7 +371,7 @@ class Answers:
             log.info("the answer to interaction %s did not arrive: %s", state.interaction_id, reply)
             return False
         log.info("the answer to interaction %s went through after all", state.interaction_id)
-        state.first = _TAKEN[state.sent[0] if state.sent else Kind.MESSAGE]
+        self._taken(state, state.sent[0] if state.sent else Kind.MESSAGE)
         state.message_id = reply.message_id("id")
         return True
 

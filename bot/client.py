@@ -9,6 +9,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
 import random
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
@@ -19,8 +20,15 @@ import yarl
 from discord import app_commands
 from discord.ext import commands
 
-from bot import events
-from bot.answers import ANSWER_FAILURES, DEFER_AFTER, LAST_TRY_AFTER, Answer, Answers
+from bot import events, logs
+from bot.answers import (
+    ANSWER_FAILURES,
+    DEFER_AFTER,
+    LAST_TRY_AFTER,
+    Answer,
+    Answers,
+    AnswerState,
+)
 from bot.boards import Boards, reaches_channel
 from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS
@@ -29,7 +37,9 @@ from bot.cycles import release_response
 from bot.domain import Actor, UserError
 from bot.errors import Reporter
 from bot.fast_clicks import FastClicks
+from bot.health import HealthServer
 from bot.i18n import CommandTranslator
+from bot.metrics import InteractionKind, Metrics, Outcome, measure_storage
 from bot.privacy import MembersData
 from bot.service import GameService, Swept
 from bot.stalls import watch_stalls
@@ -38,6 +48,7 @@ from bot.storage.connect import open_storage
 from game.search import SearchBudget
 
 log = logging.getLogger(__name__)
+interactions_log = logging.getLogger(logs.INTERACTIONS)
 
 EXTENSIONS: Sequence[str] = ("bot.cogs.ttt", "bot.cogs.settings")
 # How long shutdown waits for interaction handlers in flight (Discord's own patience for a
@@ -48,6 +59,8 @@ SHUTDOWN_GRACE = 10.0
 EMOJI_RECHECK = 60.0
 # How often the heartbeat file is touched while connected (bot/healthcheck.py allows 4 misses).
 HEARTBEAT_INTERVAL = 15.0
+# How long /readyz and /metrics wait for the database's answer.
+DATABASE_PATIENCE = 1.0
 
 
 def point_at(settings: Settings) -> None:
@@ -154,9 +167,21 @@ class TTTCommandTree(app_commands.CommandTree["TTTBot"]):
         if interaction.type is discord.InteractionType.autocomplete:
             await interaction.response.autocomplete([])
         else:
-            await self.client.reporter.report(self.client.answers.begin(interaction), refusal)
+            await self.client.refuse(interaction, refusal)
         release_response(interaction)  # discord.py answers nothing more for a refusal
         return False
+
+    async def _call(self, interaction: discord.Interaction[TTTBot]) -> None:
+        # discord.py answers autocomplete itself, after the cog's callback returns: whether it
+        # did is known only here. (Private API, like fast_clicks': tests/test_bot_health.py
+        # counts autocompletes through it.)
+        if interaction.type is not discord.InteractionType.autocomplete:
+            await super()._call(interaction)
+            return
+        try:
+            await super()._call(interaction)
+        finally:
+            self.client.autocompleted(interaction)
 
     async def on_error(
         self, interaction: discord.Interaction[TTTBot], error: app_commands.AppCommandError
@@ -166,7 +191,7 @@ class TTTCommandTree(app_commands.CommandTree["TTTBot"]):
         # but this process does not know, a signature that no longer matches).
         try:
             if not isinstance(getattr(interaction.command, "binding", None), commands.Cog):
-                await self.client.reporter.report(self.client.answers.begin(interaction), error)
+                await self.client.refuse(interaction, error)
         finally:
             release_response(interaction)
 
@@ -238,6 +263,7 @@ class TTTBot(commands.AutoShardedBot):
         # discord.py warns at every start that this may cause state issues; it cannot here.
         logging.getLogger("discord.state").addFilter(_NO_GUILDS_INTENT_WARNING)
         logging.getLogger("discord.app_commands.tree").addFilter(_ANSWER_FAILURES_ARE_WARNINGS)
+        self.metrics = Metrics()
         super().__init__(
             command_prefix=commands.when_mentioned,
             intents=intents,
@@ -245,6 +271,7 @@ class TTTBot(commands.AutoShardedBot):
             allowed_mentions=discord.AllowedMentions.none(),
             tree_cls=TTTCommandTree,
             shard_count=settings.shard_count,
+            http_trace=self.metrics.http_trace(),
             **options,
         )
         self.settings = settings
@@ -254,12 +281,13 @@ class TTTBot(commands.AutoShardedBot):
         self.sweep_interval = sweep_interval
         self.search_budget = search_budget
         self.in_flight = InFlight()
-        self.answers = Answers(defer_after=defer_after, last_try_after=last_try_after)
-        self.fast_clicks = FastClicks(self.answers, self.in_flight)
+        self.answers = Answers(self.metrics, defer_after=defer_after, last_try_after=last_try_after)
+        self.fast_clicks = FastClicks(self.answers, self.in_flight, self.interaction_done)
         self._sweeper: asyncio.Task[None] | None = None
         self._closing: asyncio.Task[None] | None = None
         self._heartbeat: asyncio.Task[None] | None = None
         self._stall_watch: asyncio.Task[None] | None = None
+        self._health: HealthServer | None = None
         self._wake = asyncio.Event()
         # Custom emoji marks Discord was asked about: whether they exist, and when it said.
         self._emoji_checks: dict[tuple[int, int], tuple[bool, float]] = {}
@@ -270,14 +298,47 @@ class TTTBot(commands.AutoShardedBot):
         Discord's deadline, its failure reported; in a channel the bot is not in, followed by
         a game that ended there unseen."""
         answer = self.answers.begin(interaction)
-        async with self.in_flight(), answer.in_time():
-            try:
-                yield answer
-            except Exception as error:
-                await self._show_unseen(answer)
-                await self.reporter.report(answer, error)
-            else:
-                await self._show_unseen(answer)
+        fields = logs.fields_of(interaction, self.shard_count)
+        with logs.about(fields):
+            async with self.in_flight(), answer.in_time():
+                try:
+                    yield answer
+                except Exception as error:
+                    await self._show_unseen(answer)
+                    await self.reporter.report(answer, error)
+                else:
+                    await self._show_unseen(answer)
+            self.interaction_done(answer.state)
+
+    async def refuse(self, interaction: discord.Interaction[Any], error: Exception) -> None:
+        """Answer an interaction that failed before any handler took it (a check, an option's
+        value, a command this process does not know) with what went wrong."""
+        answer = self.answers.begin(interaction)
+        with logs.about(logs.fields_of(interaction, self.shard_count)):
+            await self.reporter.report(answer, error)
+            self.interaction_done(answer.state)
+
+    def interaction_done(self, state: AnswerState) -> None:
+        """Count how an interaction's handling ended, and log it (``bot.interactions``)."""
+        outcome = state.outcome()
+        self.metrics.interaction(state.label, outcome)
+        latency_ms = None if state.latency is None else round(state.latency * 1e3, 1)
+        interactions_log.info(
+            "interaction %s (%s): %s, first answer after %s ms",
+            state.interaction_id,
+            state.label.value,
+            outcome.value,
+            latency_ms,
+            extra={"outcome": outcome.value, "latency_ms": latency_ms},
+        )
+
+    def autocompleted(self, interaction: discord.Interaction[Any]) -> None:
+        """Count an autocomplete, which discord.py answers itself."""
+        answered = interaction.response.is_done()
+        if answered:
+            self.metrics.answered(InteractionKind.AUTOCOMPLETE, interaction.id)
+        outcome = Outcome.ANSWERED if answered else Outcome.FAILED
+        self.metrics.interaction(InteractionKind.AUTOCOMPLETE, outcome)
 
     async def _show_unseen(self, answer: Answer) -> None:
         if not reaches_channel(answer.interaction):
@@ -297,6 +358,7 @@ class TTTBot(commands.AutoShardedBot):
 
     async def setup_hook(self) -> None:
         self.storage = await open_storage(self.settings.database, self.clock)
+        measure_storage(self.storage, self.metrics)
         assert self.user is not None
         self.service = GameService(
             self.storage,
@@ -319,7 +381,12 @@ class TTTBot(commands.AutoShardedBot):
         assert self.application_id is not None  # set at login, before this hook
         self.answers.open(self.http.user_agent, self.application_id)
         parsers = self._connection.parsers
-        self.fast_clicks.install(parsers, service=self.service, boards=self.boards)
+        self.fast_clicks.install(
+            parsers,
+            service=self.service,
+            boards=self.boards,
+            shard_count=lambda: self.shard_count,
+        )
         events.guard(parsers)
         if self.force_sync or self.syncs_commands:
             await self.sync_commands(force=self.force_sync)
@@ -337,6 +404,15 @@ class TTTBot(commands.AutoShardedBot):
         then shut down in order: first no new interactions (the gateway goes), then those in
         flight are finished, then the HTTP session and the storage close."""
         async with self:  # its exit runs close()
+            if self.settings.http_port is not None:
+                # Before login: /livez answers, and /readyz says why not ready, from the start.
+                self._health = HealthServer(
+                    self.settings.http_host,
+                    self.settings.http_port,
+                    readiness=self.readiness,
+                    scrape=self.scrape,
+                )
+                await self._health.start()
             await self.login(token)
             gateway = asyncio.create_task(self.connect(), name="ttt-gateway")
             stopping = asyncio.create_task(stop.wait(), name="ttt-stop")
@@ -385,6 +461,8 @@ class TTTBot(commands.AutoShardedBot):
                 await asyncio.to_thread(heartbeat.unlink, missing_ok=True)
             await super().close()
             await self.answers.close()
+            if self._health is not None:
+                await self._health.close()
         finally:
             storage = getattr(self, "storage", None)
             if storage is not None:
@@ -413,6 +491,42 @@ class TTTBot(commands.AutoShardedBot):
         expected = self.shard_ids or range(self.shard_count)
         shards = [self.get_shard(shard_id) for shard_id in expected]
         return all(shard is not None and not shard.is_closed() for shard in shards)
+
+    async def readiness(self) -> str | None:
+        """Why this process is not ready to answer interactions (``/readyz``), or None."""
+        if not self.is_ready():
+            return "not connected to Discord yet"
+        if not self.is_connected():
+            return "a gateway shard of this process is not connected"
+        try:
+            await asyncio.wait_for(self.storage.ping(), DATABASE_PATIENCE)
+        except TimeoutError:
+            return f"the database did not answer within {DATABASE_PATIENCE:g} s"
+        except Exception as error:
+            return f"the database did not answer: {type(error).__name__}: {error}"
+        return None
+
+    async def scrape(self) -> bytes:
+        """``/metrics``: what is read rather than counted brought up to date, then all of it."""
+        metrics = self.metrics
+        expected = list(self.shard_ids or range(self.shard_count or 0))
+        metrics.shards.set(len(expected))
+        shards = [self.get_shard(shard_id) for shard_id in expected]
+        metrics.shards_connected.set(
+            sum(1 for shard in shards if shard is not None and not shard.is_closed())
+        )
+        for shard in shards:
+            if shard is not None and math.isfinite(shard.latency):
+                metrics.gateway_latency.labels(str(shard.id)).set(shard.latency)
+        storage: Storage | None = getattr(self, "storage", None)
+        if storage is not None:
+            try:
+                live = await asyncio.wait_for(storage.live_games(), DATABASE_PATIENCE)
+            except Exception as error:  # the scrape still answers, with the last count
+                log.info("could not count live games for /metrics: %s", error)
+            else:
+                metrics.live_games.set(live)
+        return metrics.exposition()
 
     async def launch_shard(
         self, gateway: yarl.URL, shard_id: int, *, initial: bool = False
@@ -507,7 +621,7 @@ class TTTBot(commands.AutoShardedBot):
         # From the first connection on: start-up (imports, migrations, the solver's table)
         # blocks the loop by design, with nothing yet to answer.
         await self.wait_until_ready()
-        await watch_stalls()
+        await watch_stalls(self.metrics.stalled)
 
     async def _sweep_forever(self) -> None:
         # The first sweep runs at start-up: it settles what ran out while the bot was down.

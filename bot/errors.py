@@ -21,6 +21,7 @@ from bot.answers import Answer
 from bot.boards import Boards
 from bot.domain import UserError
 from bot.i18n import N_
+from bot.metrics import Outcome
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +50,14 @@ class Reporter:
             try:
                 await self._report(answer, error)
             except Exception:
+                answer.state.reported = Outcome.FAILED
                 log.exception("could not tell user %s about an error", answer.interaction.user.id)
 
     async def _report(self, answer: Answer, error: Exception) -> None:
         if isinstance(error, app_commands.CommandInvokeError):
             error = error.original
+        # Every known kind of error below is a refusal; the last, unexpected one a failure.
+        answer.state.reported = Outcome.REFUSED
         lang = answer.private_language
         if isinstance(error, UserError):
             await self._boards.show_changed(answer, error.changed)
@@ -72,6 +76,7 @@ class Reporter:
         elif isinstance(error, app_commands.AppCommandError):  # a check
             await answer.tell(lang._("That didn't work: {error}", error=error))
         else:
+            answer.state.reported = Outcome.FAILED
             interaction = answer.interaction
             log.error(
                 "unexpected error handling %s by user %s in channel %s",

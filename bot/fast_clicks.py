@@ -33,12 +33,13 @@ from typing import Any
 
 import discord
 
-from bot import events, render
+from bot import events, logs, render
 from bot.answers import Answers, AnswerState, Kind
 from bot.boards import Boards, may_write
 from bot.components import CELL_ID, GAME_ACTION_ID
 from bot.domain import Actor
 from bot.events import Parser
+from bot.metrics import InteractionKind
 from bot.service import Clicked, GameService, MoveResult, Started
 from bot.storage.base import GameRecord
 
@@ -158,20 +159,33 @@ class FastClicks:
     module)."""
 
     def __init__(
-        self, answers: Answers, in_flight: Callable[[], AbstractAsyncContextManager[None]]
+        self,
+        answers: Answers,
+        in_flight: Callable[[], AbstractAsyncContextManager[None]],
+        done: Callable[[AnswerState], None],
     ) -> None:
         self._answers = answers
         self._in_flight = in_flight
+        self._done = done  # told how each click answered here ended
         self._service: GameService | None = None
         self._boards: Boards | None = None
         self._parse: Parser | None = None
+        self._shard_count: Callable[[], int | None] = lambda: None
         self._answering: set[asyncio.Task[None]] = set()
         self.answered = 0  # clicks answered here, not handed on
 
-    def install(self, parsers: dict[str, Parser], *, service: GameService, boards: Boards) -> None:
+    def install(
+        self,
+        parsers: dict[str, Parser],
+        *,
+        service: GameService,
+        boards: Boards,
+        shard_count: Callable[[], int | None],
+    ) -> None:
         """Put :meth:`_parse_interaction` in front of discord.py's parser of interactions
         (``parsers``, its ``ConnectionState.parsers``)."""
         self._service, self._boards = service, boards
+        self._shard_count = shard_count
         self._parse = parsers["INTERACTION_CREATE"]
         parsers["INTERACTION_CREATE"] = self._parse_interaction
 
@@ -196,6 +210,21 @@ class FastClicks:
     async def _answer(self, click: CellClick | RematchClick, data: Any) -> None:
         loop = asyncio.get_running_loop()
         state = AnswerState(click.interaction_id, click.token, loop.time())
+        guild_id = int(data["guild_id"])
+        fields = logs.InteractionFields(
+            click.interaction_id,
+            InteractionKind.COMPONENT,
+            "cell" if isinstance(click, CellClick) else "rematch",
+            guild_id,
+            click.clicked.channel_id,
+            logs.shard_of(guild_id, self._shard_count()),
+        )
+        with logs.about(fields):
+            await self._answer_here(click, data, state)
+
+    async def _answer_here(
+        self, click: CellClick | RematchClick, data: Any, state: AnswerState
+    ) -> None:
         async with self._in_flight():
             state.work = work = asyncio.ensure_future(self._play(click))
             # Past the deferral deadline the click needs deferring, and a refusal a private
@@ -220,6 +249,7 @@ class FastClicks:
                 await self._hand_on(state, data)
                 return
             self.answered += 1
+            self._done(state)
             message_id = click.clicked.message_id if editing else state.message_id
             if message_id is None:
                 # Shown, but Discord did not say as what: as when discord.py's answer says
@@ -239,7 +269,10 @@ class FastClicks:
         cannot read its payload)."""
         assert self._parse is not None
         parse = self._parse
-        await self._answers.hand_on(state, lambda: events.read("INTERACTION_CREATE", parse, data))
+        if not await self._answers.hand_on(
+            state, lambda: events.read("INTERACTION_CREATE", parse, data)
+        ):
+            self._done(state)  # no handler will: counted as it stands
 
 
 def _shown(result: MoveResult | Started) -> tuple[GameRecord, str | None]:

@@ -1,9 +1,11 @@
-"""``python -m bot.healthcheck``: exit 0 if the bot running beside it is connected to Discord.
+"""``python -m bot.healthcheck``: exit 0 if the bot running beside it is ready.
 
-The bot touches ``TTT_HEARTBEAT_FILE`` every 15 s while its gateway connection is up and
-removes it when it stops; this reads the file's age. Docker's ``HEALTHCHECK`` runs it. Anything
-else (no setting, no file, a stale or future-dated one, a path that cannot be a file) is one
-line and exit 1: Docker takes any other code as unhealthy too, and 2 is reserved.
+With ``TTT_HTTP_PORT`` set, it asks the bot's ``/readyz`` (every shard connected, the database
+answering: :mod:`bot.health`). Without it, it reads the age of ``TTT_HEARTBEAT_FILE``, which
+the bot touches every 15 s while its gateway connection is up and removes when it stops.
+Docker's ``HEALTHCHECK`` runs it. Anything else (no setting, no file, a stale or future-dated
+one, a path that cannot be a file, a port that does not answer 200) is one line and exit 1:
+Docker takes any other code as unhealthy too, and 2 is reserved.
 """
 
 from __future__ import annotations
@@ -11,19 +13,29 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 
+from dotenv import load_dotenv
+
 from bot.clock import SystemClock
+from bot.config import ConfigError, Settings
 
 # Four missed beats: a reconnect or a busy moment is not yet "unhealthy".
 STALE_AFTER = 60.0
 # A heartbeat this far ahead of the clock is not a heartbeat of now (a wrong clock, a file
 # touched by hand); a little ahead is the file system's timestamps rounding up.
 AHEAD_AT_MOST = 2.0
+# /readyz waits at most 1 s for the database; Docker's HEALTHCHECK gives the command 5 s.
+READYZ_PATIENCE = 3.0
+# A bot listening on every address is asked on the loopback one.
+_ANY_ADDRESS = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 
 
 def check(path: str | None, now: float) -> tuple[bool, str]:
-    """Whether the bot is connected, and a line saying why."""
+    """Whether the bot is connected, by its heartbeat file, and a line saying why."""
     if not path:
         return False, "TTT_HEARTBEAT_FILE is not set: the bot writes no heartbeat"
     try:
@@ -43,8 +55,38 @@ def check(path: str | None, now: float) -> tuple[bool, str]:
     return True, f"connected: heartbeat {max(age, 0.0):.0f} s ago"
 
 
+def readyz_url(host: str, port: int) -> str:
+    host = _ANY_ADDRESS.get(host, host)
+    if ":" in host:  # an IPv6 address goes in brackets
+        host = f"[{host}]"
+    return f"http://{host}:{port}/readyz"
+
+
+def ask_ready(url: str) -> tuple[bool, str]:
+    """Whether the bot's ``/readyz`` at ``url`` says ready, and a line saying why."""
+    try:
+        with urllib.request.urlopen(url, timeout=READYZ_PATIENCE) as response:
+            return True, response.read().decode(errors="replace").strip()
+    except urllib.error.HTTPError as error:  # 503: the bot said why
+        return False, error.read().decode(errors="replace").strip() or f"HTTP {error.code}"
+    except (urllib.error.URLError, OSError) as error:
+        reason = getattr(error, "reason", error)
+        return False, f"not ready: {url} did not answer: {reason}"
+
+
+def health(env: Mapping[str, str], now: float) -> tuple[bool, str]:
+    try:
+        settings = Settings.from_env({**env, "DISCORD_TOKEN": "unused"})
+    except ConfigError as error:
+        return False, str(error)
+    if settings.http_port is not None:
+        return ask_ready(readyz_url(settings.http_host, settings.http_port))
+    return check(settings.heartbeat_file, now)
+
+
 def main() -> int:
-    healthy, line = check(os.environ.get("TTT_HEARTBEAT_FILE"), SystemClock().now())
+    load_dotenv(Path.cwd() / ".env")  # as python -m bot reads its settings
+    healthy, line = health(os.environ, SystemClock().now())
     print(f"tttbot: {line}")
     return 0 if healthy else 1
 

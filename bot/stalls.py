@@ -7,6 +7,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from types import TracebackType
 
 log = logging.getLogger(__name__)
@@ -56,9 +57,10 @@ class CpuWait:
         self.close()
 
 
-async def watch_stalls() -> None:
+async def watch_stalls(on_stall: Callable[[float], None] | None = None) -> None:
     """Log every stall of the running loop of at least ``NOTICEABLE`` seconds, and how much
-    of it the loop's thread spent waiting for a CPU, until cancelled."""
+    of it the loop's thread spent waiting for a CPU, until cancelled; ``on_stall`` hears each
+    one's length in seconds (the metrics count them)."""
     with CpuWait() as cpu_wait:
         while True:
             before, waited_before = time.perf_counter(), cpu_wait.seconds()
@@ -66,6 +68,8 @@ async def watch_stalls() -> None:
             stall = time.perf_counter() - before - TICK
             if stall < NOTICEABLE:
                 continue
+            if on_stall is not None:
+                on_stall(stall)
             waited_after = cpu_wait.seconds()
             waited = (
                 ""

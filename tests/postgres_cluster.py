@@ -20,7 +20,7 @@ import socket
 import subprocess
 import tempfile
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
@@ -107,7 +107,7 @@ class PostgresCluster:
             await admin.close()
 
 
-class _Server:
+class PostgresServer:
     """Starts and stops one cluster through its own binaries."""
 
     def __init__(self, binaries: Path, root: Path, run_as: str | None) -> None:
@@ -158,6 +158,10 @@ class _Server:
             "--no-sync",
         )
         password_file.unlink()
+        self.restart(cluster)
+
+    def restart(self, cluster: PostgresCluster) -> None:
+        """Start the server of a cluster made (and stopped) before."""
         options: Sequence[str] = (
             f"-p {cluster.port}",
             "-c listen_addresses=127.0.0.1",
@@ -205,8 +209,10 @@ def _unprivileged_user() -> str | None:
     return UNPRIVILEGED_USER
 
 
-@pytest.fixture(scope="session")
-def postgres_cluster() -> Iterator[PostgresCluster]:
+@contextmanager
+def postgres_server() -> Iterator[tuple[PostgresCluster, PostgresServer]]:
+    """A new cluster, running, and its server (to stop and start it again); removed at the
+    end. Skips without the server binaries (a failure under CI=true)."""
     binaries = find_server_binaries()
     if binaries is None:
         pytest.skip(
@@ -215,17 +221,23 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
         )
     run_as = _unprivileged_user()
     root = Path(tempfile.mkdtemp(prefix="tttbot-pg-"))
-    server = _Server(binaries, root, run_as)
+    server = PostgresServer(binaries, root, run_as)
     try:
         server._give_away(root)
         cluster = PostgresCluster(port=free_port(), password=secrets.token_urlsafe(16))
         server.start(cluster)
         try:
-            yield cluster
+            yield cluster, server
         finally:
             server.stop()
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_cluster() -> Iterator[PostgresCluster]:
+    with postgres_server() as (cluster, _):
+        yield cluster
 
 
 @pytest.fixture

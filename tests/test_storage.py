@@ -1108,6 +1108,16 @@ async def test_settings_get_set_overwrite(storage: Storage) -> None:
     assert await storage.get_setting("other") == "x"
 
 
+async def test_live_games_counts_the_games_being_played_everywhere(storage: Storage) -> None:
+    await storage.ping()  # a database that answers: no error
+    assert await storage.live_games() == 0
+    await storage.create_game(new_game())
+    await storage.create_game(vs_ai(ALICE, "minimax", Mark.O, OTHER_CHANNEL))
+    await storage.create_game(new_game(channel_id=CHANNEL + 100, guild_id=GUILD + 1))
+    await finish(storage, new_game(channel_id=CHANNEL + 200), Mark.X, EndReason.LINE)
+    assert await storage.live_games() == 3
+
+
 async def test_a_servers_settings_keep_their_last_change_and_who_made_it(
     storage: Storage,
 ) -> None:

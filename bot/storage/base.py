@@ -522,3 +522,13 @@ class Storage(Protocol):
     async def get_setting(self, key: str) -> str | None: ...
 
     async def set_setting(self, key: str, value: str) -> None: ...
+
+    # -- health and metrics --------------------------------------------------------------
+
+    async def ping(self) -> None:
+        """Run a trivial query: returns once the database answers (``/readyz`` asks)."""
+        ...
+
+    async def live_games(self) -> int:
+        """How many games are being played, in every guild and every process."""
+        ...

@@ -413,6 +413,14 @@ class PostgresStorage:
     async def set_setting(self, key: str, value: str) -> None:
         await self._pool.execute(SQL.set_setting, key, value)
 
+    # -- health and metrics --------------------------------------------------------------
+
+    async def ping(self) -> None:
+        await self._pool.fetchval(SQL.ping)
+
+    async def live_games(self) -> int:
+        return int(await self._pool.fetchval(SQL.live_games))
+
 
 if TYPE_CHECKING:
     # mypy proves the class satisfies the contract here, not first at the bot's call site.

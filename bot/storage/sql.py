@@ -308,6 +308,9 @@ class Statements:
         )
         # -- the bot's own settings
         self.setting = spell("SELECT value FROM settings WHERE key = ?")
+        # -- health and metrics
+        self.ping = spell("SELECT 1 AS ok")
+        self.live_games = spell("SELECT count(*) AS live FROM games WHERE status = 'active'")
         self.set_setting = spell(
             "INSERT INTO settings (key, value) VALUES (?, ?)"
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value"

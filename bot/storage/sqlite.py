@@ -281,6 +281,14 @@ class _Database:
     def set_setting(self, key: str, value: str) -> None:
         self._write(lambda db: db.execute(SQL.set_setting, (key, value)))
 
+    # -- health and metrics --------------------------------------------------------------
+
+    def ping(self) -> None:
+        self.db.execute(SQL.ping).fetchone()
+
+    def live_games(self) -> int:
+        return int(self.db.execute(SQL.live_games).fetchone()["live"])
+
 
 class SqliteStorage:
     """Games, challenges, stats and settings in one SQLite database.
@@ -468,6 +476,14 @@ class SqliteStorage:
 
     async def set_setting(self, key: str, value: str) -> None:
         await self._run(self._database.set_setting, key, value)
+
+    # -- health and metrics --------------------------------------------------------------
+
+    async def ping(self) -> None:
+        await self._run(self._database.ping)
+
+    async def live_games(self) -> int:
+        return await self._run(self._database.live_games)
 
 
 if TYPE_CHECKING:

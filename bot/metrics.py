@@ -1,0 +1,337 @@
+"""What the bot counts for Prometheus, served on ``/metrics`` (:mod:`bot.health`).
+
+One :class:`Metrics` per process, with a registry of its own (so that two bots in one process,
+as in the tests, count apart). Names follow Prometheus' conventions: the ``tttbot_`` prefix,
+base units (seconds), ``_total`` on counters (``prometheus_client`` adds it). No label carries
+an id or any other value without bound: interactions are labelled by kind and outcome,
+database operations by the storage method, games by board size and level, gateway latency by
+the shard ids this process runs.
+
+Everything is observed where it happens, once: first answers in :mod:`bot.answers`, outcomes
+when an interaction's handling ends (:mod:`bot.client`, :mod:`bot.fast_clicks`), database
+operations and game starts and ends around the storage (:func:`measure_storage`), Discord's
+429s and 5xx by a trace on the HTTP sessions (:meth:`Metrics.http_trace`), stalls by the stall
+watcher. Live games, shards and gateway latency are read when ``/metrics`` is scraped.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import inspect
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from types import SimpleNamespace
+from typing import Any, TypeVar
+
+import aiohttp
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from bot.storage.base import (
+    ChallengeRecord,
+    Forgotten,
+    GameRecord,
+    GameSetup,
+    GameStatus,
+    GuildErased,
+    Storage,
+)
+
+T = TypeVar("T")
+
+CONTENT_TYPE = CONTENT_TYPE_LATEST
+
+# Discord's own deadline for a first answer is 3 s: the buckets are finest below it.
+ANSWER_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 5.0, 10.0)
+DATABASE_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+# The stall watcher sees stalls from 10 ms (bot/stalls.py).
+STALL_BUCKETS = (0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+VS_MEMBERS = "members"  # the level label of a game between members
+
+
+class InteractionKind(enum.StrEnum):
+    """What an interaction was, as its label says."""
+
+    COMMAND = "command"
+    COMPONENT = "component"  # a button
+    AUTOCOMPLETE = "autocomplete"
+    OTHER = "other"  # a modal, or a type Discord adds later
+
+
+class Outcome(enum.StrEnum):
+    """How an interaction ended."""
+
+    ANSWERED = "answered"  # its first answer showed what it asked for
+    DEFERRED = "deferred"  # deferred first (slow), then answered
+    REFUSED = "refused"  # a mistake of the user's, answered with a sentence
+    FAILED = "failed"  # a fault of the bot's (an apology), or no answer got through
+
+
+def kind_of(interaction_type: int) -> InteractionKind:
+    """The label of an interaction of Discord's type ``interaction_type``."""
+    return _KINDS.get(interaction_type, InteractionKind.OTHER)
+
+
+_KINDS = {2: InteractionKind.COMMAND, 3: InteractionKind.COMPONENT, 4: InteractionKind.AUTOCOMPLETE}
+
+
+def level_of(game: GameSetup) -> str:
+    """A game's level label: the bot's difficulty, or members."""
+    return game.ai_difficulty or VS_MEMBERS
+
+
+class Metrics:
+    """This process's metrics (see the module)."""
+
+    def __init__(self) -> None:
+        self.registry = registry = CollectorRegistry()
+        ProcessCollector(registry=registry)  # CPU seconds, resident memory, open files
+        self.interactions = Counter(
+            "tttbot_interactions",
+            "Interactions handled, by kind and by how they ended.",
+            ["kind", "outcome"],
+            registry=registry,
+        )
+        self.answer_latency = Histogram(
+            "tttbot_answer_latency_seconds",
+            "From the interaction's creation (its snowflake's time) to its first answer "
+            "taken by Discord.",
+            ["kind"],
+            buckets=ANSWER_BUCKETS,
+            registry=registry,
+        )
+        self.database = Histogram(
+            "tttbot_database_operation_seconds",
+            "Storage operations, by operation, failed ones included.",
+            ["operation"],
+            buckets=DATABASE_BUCKETS,
+            registry=registry,
+        )
+        self.games_started = Counter(
+            "tttbot_games_started",
+            "Games started, by board size and level (members, or the bot's difficulty).",
+            ["size", "level"],
+            registry=registry,
+        )
+        self.games_finished = Counter(
+            "tttbot_games_finished",
+            "Games that ended (a line, a draw, a resignation, a timeout, ended by a "
+            "moderator or by a member's or a server's data being erased), by board size and "
+            "level.",
+            ["size", "level"],
+            registry=registry,
+        )
+        self.live_games = Gauge(
+            "tttbot_live_games",
+            "Games being played, in the whole database (every process sees the same count).",
+            registry=registry,
+        )
+        self.shards = Gauge("tttbot_shards", "Gateway shards this process runs.", registry=registry)
+        self.shards_connected = Gauge(
+            "tttbot_shards_connected",
+            "Gateway shards of this process whose connection is open.",
+            registry=registry,
+        )
+        self.gateway_latency = Gauge(
+            "tttbot_gateway_latency_seconds",
+            "Time between a gateway heartbeat and its acknowledgement, by shard.",
+            ["shard"],
+            registry=registry,
+        )
+        self.stalls = Histogram(
+            "tttbot_event_loop_stall_seconds",
+            "Times the event loop answered nothing for 10 ms or more, by how long.",
+            buckets=STALL_BUCKETS,
+            registry=registry,
+        )
+        self.rate_limited = Counter(
+            "tttbot_discord_rate_limits",
+            "Responses from Discord with status 429 (Too Many Requests).",
+            registry=registry,
+        )
+        self.server_errors = Counter(
+            "tttbot_discord_server_errors",
+            "Responses from Discord with a 5xx status.",
+            registry=registry,
+        )
+        # Every label value a dashboard looks for exists from the start, at zero.
+        for kind in InteractionKind:
+            self.answer_latency.labels(kind.value)
+            for outcome in Outcome:
+                self.interactions.labels(kind.value, outcome.value)
+
+    def exposition(self) -> bytes:
+        """Every metric in Prometheus' text format."""
+        return generate_latest(self.registry)
+
+    # -- interactions -------------------------------------------------------------------------
+
+    def answered(self, kind: InteractionKind, interaction_id: int) -> float:
+        """A first answer was taken: observe how long after the interaction's creation, and
+        return it (seconds)."""
+        latency = max(time.time() - snowflake_time(interaction_id), 0.0)
+        self.answer_latency.labels(kind.value).observe(latency)
+        return latency
+
+    def interaction(self, kind: InteractionKind, outcome: Outcome) -> None:
+        self.interactions.labels(kind.value, outcome.value).inc()
+
+    # -- games --------------------------------------------------------------------------------
+
+    def game_started(self, game: GameSetup) -> None:
+        self.games_started.labels(_size(game), level_of(game)).inc()
+
+    def games_ended(self, games: Iterable[GameSetup]) -> None:
+        for game in games:
+            self.games_finished.labels(_size(game), level_of(game)).inc()
+
+    # -- Discord's responses --------------------------------------------------------------------
+
+    def http_trace(self) -> aiohttp.TraceConfig:
+        """A trace for an HTTP session to Discord that counts its 429s and 5xx (each try of
+        a request counts: discord.py retries both)."""
+        trace = aiohttp.TraceConfig()
+        trace.on_request_end.append(self._on_response)
+        return trace
+
+    async def _on_response(
+        self,
+        session: aiohttp.ClientSession,
+        context: SimpleNamespace,
+        params: aiohttp.TraceRequestEndParams,
+    ) -> None:
+        status = params.response.status
+        if status == 429:
+            self.rate_limited.inc()
+        elif status >= 500:
+            self.server_errors.inc()
+
+    # -- the event loop -----------------------------------------------------------------------
+
+    def stalled(self, seconds: float) -> None:
+        self.stalls.observe(seconds)
+
+
+def _size(game: GameSetup) -> str:
+    return f"{game.size}x{game.size}"
+
+
+DISCORD_EPOCH_MS = 1_420_070_400_000
+
+
+def snowflake_time(snowflake: int) -> float:
+    """The Unix time a Discord snowflake was made at."""
+    return ((snowflake >> 22) + DISCORD_EPOCH_MS) / 1000
+
+
+# -- the storage, measured ---------------------------------------------------------------------
+
+# Every operation of the storage contract: each is timed under its own name.
+OPERATIONS = tuple(
+    name
+    for name, member in vars(Storage).items()
+    if inspect.iscoroutinefunction(member) and name != "close"
+)
+
+
+def measure_storage(storage: Storage, metrics: Metrics) -> None:
+    """Time every operation of ``storage`` (in place, whatever its engine), and count the
+    games its operations start and end: a game starts by ``create_game`` or by
+    ``close_challenge`` accepting a challenge, and ends by a ``save_game`` that finishes it,
+    by ``forget_member`` or by ``erase_guild``."""
+    for name in OPERATIONS:
+        timed = _timed(getattr(storage, name), metrics.database.labels(name))
+        counted = _COUNTED.get(name)
+        setattr(storage, name, counted(timed, metrics) if counted else timed)
+
+
+def _timed(operation: Callable[..., Awaitable[T]], histogram: Any) -> Callable[..., Awaitable[T]]:
+    @functools.wraps(operation)
+    async def timed(*args: Any, **kwargs: Any) -> T:
+        started = time.perf_counter()
+        try:
+            return await operation(*args, **kwargs)
+        finally:
+            histogram.observe(time.perf_counter() - started)
+
+    return timed
+
+
+def _counting_starts(
+    create: Callable[..., Awaitable[GameRecord]], metrics: Metrics
+) -> Callable[..., Awaitable[GameRecord]]:
+    async def create_game(*args: Any, **kwargs: Any) -> GameRecord:
+        game = await create(*args, **kwargs)
+        metrics.game_started(game)
+        return game
+
+    return create_game
+
+
+def _counting_accepted(
+    close: Callable[..., Awaitable[tuple[ChallengeRecord, GameRecord | None] | None]],
+    metrics: Metrics,
+) -> Callable[..., Awaitable[tuple[ChallengeRecord, GameRecord | None] | None]]:
+    # An accepted challenge starts its game in the same transaction.
+    async def close_challenge(
+        *args: Any, **kwargs: Any
+    ) -> tuple[ChallengeRecord, GameRecord | None] | None:
+        closed = await close(*args, **kwargs)
+        if closed is not None and closed[1] is not None:
+            metrics.game_started(closed[1])
+        return closed
+
+    return close_challenge
+
+
+def _counting_ends(
+    save: Callable[..., Awaitable[GameRecord | None]], metrics: Metrics
+) -> Callable[..., Awaitable[GameRecord | None]]:
+    # A finished game is never saved again: a save that stores a finished game ends it.
+    async def save_game(*args: Any, **kwargs: Any) -> GameRecord | None:
+        saved = await save(*args, **kwargs)
+        if saved is not None and saved.status is GameStatus.FINISHED:
+            metrics.games_ended([saved])
+        return saved
+
+    return save_game
+
+
+def _counting_forgotten(
+    forget: Callable[..., Awaitable[Forgotten]], metrics: Metrics
+) -> Callable[..., Awaitable[Forgotten]]:
+    async def forget_member(*args: Any, **kwargs: Any) -> Forgotten:
+        forgotten = await forget(*args, **kwargs)
+        metrics.games_ended(forgotten.ended)
+        return forgotten
+
+    return forget_member
+
+
+def _counting_erased(
+    erase: Callable[..., Awaitable[GuildErased]], metrics: Metrics
+) -> Callable[..., Awaitable[GuildErased]]:
+    async def erase_guild(*args: Any, **kwargs: Any) -> GuildErased:
+        erased = await erase(*args, **kwargs)
+        metrics.games_ended(erased.live_games)
+        return erased
+
+    return erase_guild
+
+
+_COUNTED: dict[str, Callable[[Any, Metrics], Any]] = {
+    "create_game": _counting_starts,
+    "close_challenge": _counting_accepted,
+    "save_game": _counting_ends,
+    "forget_member": _counting_forgotten,
+    "erase_guild": _counting_erased,
+}

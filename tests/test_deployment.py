@@ -1,0 +1,93 @@
+"""The deployment files agree with the bot and with each other: compose.yaml's monitoring
+profile, Prometheus' scrape of the bot's port, and the Grafana dashboard's queries, which
+must name only metrics the bot exports (a renamed metric would leave a panel empty, silently).
+CI also validates compose.yaml against the Compose specification (.ci/run)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from bot.metrics import Metrics
+
+REPO = Path(__file__).resolve().parent.parent
+DEPLOY = REPO / "deploy"
+
+
+def load_yaml(path: Path) -> Any:
+    return YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+
+
+def exported_names() -> set[str]:
+    """Every sample name the bot's /metrics can carry (``_total``, ``_bucket``...)."""
+    names: set[str] = set()
+    for family in Metrics().registry.collect():
+        names.add(family.name)
+        suffixes = {
+            "counter": ("_total", "_created"),
+            "histogram": ("_bucket", "_count", "_sum", "_created"),
+        }.get(family.type, ())
+        names.update(family.name + suffix for suffix in suffixes)
+    return names
+
+
+def dashboard_queries() -> list[str]:
+    dashboard = json.loads((DEPLOY / "grafana/dashboards/tttbot.json").read_text())
+    return [target["expr"] for panel in dashboard["panels"] for target in panel["targets"]]
+
+
+def test_the_dashboard_queries_only_metrics_the_bot_exports() -> None:
+    exported = exported_names()
+    queried = {
+        name
+        for expr in dashboard_queries()
+        for name in re.findall(r"\b((?:tttbot|process)_[a-z_]+)\b", expr)
+    }
+    assert queried - exported == set()
+    # ...and shows every metric of the bot's own.
+    own = {name for name in exported if name.startswith("tttbot_")}
+    shown = {re.sub(r"_(total|bucket|count|sum)$", "", name) for name in queried}
+    assert {re.sub(r"_(total|bucket|count|sum|created)$", "", name) for name in own} <= shown
+
+
+def test_the_dashboard_reads_the_provisioned_data_source() -> None:
+    datasource = load_yaml(DEPLOY / "grafana/provisioning/datasources/prometheus.yml")
+    (source,) = datasource["datasources"]
+    dashboard = json.loads((DEPLOY / "grafana/dashboards/tttbot.json").read_text())
+    for panel in dashboard["panels"]:
+        assert panel["datasource"]["uid"] == source["uid"], panel["title"]
+    assert source["url"] == "http://prometheus:9090"
+
+
+def test_prometheus_scrapes_the_port_compose_gives_the_bot() -> None:
+    compose = load_yaml(REPO / "compose.yaml")
+    bot = compose["services"]["bot"]["environment"]
+    prometheus = load_yaml(DEPLOY / "prometheus.yml")
+    (job,) = prometheus["scrape_configs"]
+    assert job["metrics_path"] == "/metrics"
+    (targets,) = job["static_configs"]
+    assert targets["targets"] == [f"bot:{bot['TTT_HTTP_PORT']}"]
+    # Listening beyond the container's loopback, or Prometheus could not reach it.
+    assert bot["TTT_HTTP_HOST"] == "0.0.0.0"
+
+
+def test_monitoring_is_a_profile_of_its_own_with_the_files_it_mounts() -> None:
+    services = load_yaml(REPO / "compose.yaml")["services"]
+    default = {name for name, service in services.items() if "profiles" not in service}
+    assert default == {"db", "bot"}  # `docker compose up` starts what it did before
+    for name in ("prometheus", "grafana"):
+        assert services[name]["profiles"] == ["monitoring"]
+        for volume in services[name]["volumes"]:
+            source = volume.split(":")[0]
+            if source.startswith("./"):
+                assert (REPO / source).exists(), volume
+        for port in services[name].get("ports", []):  # on the host's loopback only
+            assert port.startswith("127.0.0.1:"), port
+    provider = load_yaml(DEPLOY / "grafana/provisioning/dashboards/tttbot.yml")
+    (dashboards,) = provider["providers"]
+    mounts = {volume.split(":")[1] for volume in services["grafana"]["volumes"]}
+    assert dashboards["options"]["path"] in mounts
