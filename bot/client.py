@@ -311,8 +311,9 @@ class TTTBot(commands.AutoShardedBot):
             self.interaction_done(answer.state)
 
     async def refuse(self, interaction: discord.Interaction[Any], error: Exception) -> None:
-        """Answer an interaction that failed before any handler took it (a check, an option's
-        value, a command this process does not know) with what went wrong."""
+        """Answer an interaction no handler takes (a check or an option's value failed, a
+        command this process does not know, a click no button routes) with what went wrong,
+        and count it."""
         answer = self.answers.begin(interaction)
         with logs.about(logs.fields_of(interaction, self.shard_count)):
             await self.reporter.report(answer, error)
@@ -337,7 +338,12 @@ class TTTBot(commands.AutoShardedBot):
         answered = interaction.response.is_done()
         if answered:
             self.metrics.answered(InteractionKind.AUTOCOMPLETE, interaction.id)
-        outcome = Outcome.ANSWERED if answered else Outcome.FAILED
+        if not answered:
+            outcome = Outcome.FAILED
+        elif interaction.command_failed:  # refused by the tree's check: no choices
+            outcome = Outcome.REFUSED
+        else:
+            outcome = Outcome.ANSWERED
         self.metrics.interaction(InteractionKind.AUTOCOMPLETE, outcome)
 
     async def _show_unseen(self, answer: Answer) -> None:

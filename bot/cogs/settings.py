@@ -140,7 +140,7 @@ class SettingsCog(commands.Cog, name="Settings"):
     async def cog_app_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
     ) -> None:
-        await self.bot.reporter.report(self.bot.answers.begin(interaction), error)
+        await self.bot.refuse(interaction, error)
 
     # -- showing ---------------------------------------------------------------------------
 

@@ -207,7 +207,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
     ) -> None:
         # What fails before a handler runs: its checks, an option's value.
-        await self.bot.reporter.report(self.bot.answers.begin(interaction), error)
+        await self.bot.refuse(interaction, error)
 
     # -- starting --------------------------------------------------------------------------
 
@@ -532,7 +532,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         else:
             sentence = N_("That button is no longer on this message: use the newest board.")
         log.info("answered an unroutable click on %r by user %s", custom_id, interaction.user.id)
-        await self.bot.reporter.report(self.bot.answers.begin(interaction), UserError(sentence))
+        await self.bot.refuse(interaction, UserError(sentence))
 
     async def cell_clicked(
         self, interaction: discord.Interaction[Any], game_id: int, ply: int | None, cell: int
