@@ -19,12 +19,12 @@ import yarl
 from discord import app_commands
 from discord.ext import commands
 
-from bot import events
+from bot import events, invite
 from bot.answers import ANSWER_FAILURES, DEFER_AFTER, LAST_TRY_AFTER, Answer, Answers
 from bot.boards import Boards, reaches_channel
 from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS
-from bot.config import ConfigError, Settings
+from bot.config import Settings
 from bot.cycles import release_response
 from bot.domain import Actor, UserError
 from bot.errors import Reporter
@@ -296,6 +296,7 @@ class TTTBot(commands.AutoShardedBot):
         await super().login(token)
 
     async def setup_hook(self) -> None:
+        invite.log_if_in_no_server(self.application)
         self.storage = await open_storage(self.settings.database, self.clock)
         assert self.user is not None
         self.service = GameService(
@@ -450,10 +451,7 @@ class TTTBot(commands.AutoShardedBot):
         except discord.Forbidden as error:
             if guild is None:
                 raise
-            raise ConfigError(
-                f"TTT_GUILD_ID {guild.id}: Discord refused to register the commands there "
-                f"({error.status} {error.text}): is the bot in that server?"
-            ) from None
+            raise await invite.commands_refused(self, guild.id, error) from None
         await self.storage.set_setting(key, digest)
         log.info("synced %d %s commands", len(synced), scope)
         return True
