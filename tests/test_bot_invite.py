@@ -269,3 +269,15 @@ async def test_a_server_that_added_it_without_the_commands_scope_is_one_line(
         "that server without the applications.commands scope; invite it again with "
         f"{the_link(sim.application_id)}"
     )
+
+
+async def test_python_m_bot_invite_when_discord_refuses_the_application_is_one_line(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    sim.faults.add("GET /oauth2/applications/@me", status=403)
+    code, out, err = await run_bot(sim, tmp_path, "invite")
+    assert (code, out) == (1, "")
+    assert err.splitlines() == [
+        f"tttbot: Discord at {sim.api_base_url} did not say which application DISCORD_TOKEN "
+        "is: 403 Forbidden (error code: 0): 403: Forbidden"
+    ]
