@@ -18,8 +18,8 @@ import aiohttp
 import discord
 from dotenv import load_dotenv
 
-from bot import logs
-from bot.client import TTTBot
+from bot import invite, logs
+from bot.client import TTTBot, point_at
 from bot.clock import SystemClock
 from bot.config import POSTGRESQL, ConfigError, Settings, database_from_env
 from bot.storage.sqlite_to_postgres import copy_sqlite_to_postgres
@@ -77,6 +77,25 @@ def migrate_sqlite_to_postgres(sqlite_path: str) -> int:
     return 0
 
 
+def print_invite_link(settings: Settings) -> int:
+    """``python -m bot invite``: ask Discord which application DISCORD_TOKEN is, and print the
+    link that adds it to a server."""
+    point_at(settings)
+    where = settings.api_base_url or "discord.com"
+    try:
+        application = asyncio.run(invite.fetch_application(settings.token))
+    except discord.LoginFailure:
+        return fail(invite.REJECTED_TOKEN)
+    except discord.HTTPException as error:
+        return fail(f"Discord at {where} did not say which application DISCORD_TOKEN is: {error}")
+    except TimeoutError:
+        return fail(f"cannot reach Discord at {where}: no answer in {invite.PATIENCE:.0f} s")
+    except (aiohttp.ClientError, OSError) as error:
+        return fail(f"cannot reach Discord at {where}: {error}")
+    print(invite.invite_link(application.id))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bot", description="Run the tic-tac-toe bot.")
     parser.add_argument(
@@ -93,6 +112,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "The SQLite file is only read. Stop the bot first.",
     )
     migrate.add_argument("sqlite_path", metavar="SQLITE_PATH", help="the SQLite file to copy")
+    commands.add_parser(
+        "invite",
+        help="print the link that adds the bot to a server",
+        description="Ask Discord which application DISCORD_TOKEN belongs to, and print the "
+        "link that adds it to a server with the scopes and permissions the bot needs.",
+    )
     args = parser.parse_args(argv)
     # .env in the working directory (load_dotenv() alone looks beside this file instead);
     # the real environment wins over it.
@@ -103,12 +128,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = Settings.from_env(os.environ)
     except ConfigError as error:
         return fail(str(error), 2)
+    if args.command == "invite":
+        return print_invite_link(settings)
     logs.configure(settings)
     bot = TTTBot(settings, force_sync=args.sync)
     try:
         asyncio.run(run(bot, settings.token))
     except discord.LoginFailure:
-        return fail("Discord rejected DISCORD_TOKEN (401 Unauthorized): check the token")
+        return fail(invite.REJECTED_TOKEN)
     except discord.PrivilegedIntentsRequired:
         return fail("Discord refused the gateway intents the bot asked for")
     except ConfigError as error:

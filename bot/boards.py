@@ -25,6 +25,7 @@ from bot import render
 from bot.answers import ANSWER_FAILURES, Answer
 from bot.clock import Clock
 from bot.components import GAME_ACTION_ID, ID_FORMATS, walk
+from bot.permissions import WRITE_IN_CHANNEL, WRITE_IN_THREAD
 from bot.service import Swept
 from bot.storage.base import (
     ChallengeRecord,
@@ -50,8 +51,7 @@ UNSHOWN_GRACE = 30.0
 
 def may_write(allowed: discord.Permissions, *, in_thread: bool) -> bool:
     """Whether the bot, ``allowed`` this in a channel (or a thread), may see and write in it."""
-    writes = allowed.send_messages_in_threads if in_thread else allowed.send_messages
-    return allowed.view_channel and writes
+    return allowed >= (WRITE_IN_THREAD if in_thread else WRITE_IN_CHANNEL)
 
 
 def reaches_channel(interaction: discord.Interaction[Any]) -> bool:

@@ -20,7 +20,7 @@ import yarl
 from discord import app_commands
 from discord.ext import commands
 
-from bot import events, logs
+from bot import events, invite, logs
 from bot.answers import (
     ANSWER_FAILURES,
     DEFER_AFTER,
@@ -32,7 +32,7 @@ from bot.answers import (
 from bot.boards import Boards, reaches_channel
 from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS
-from bot.config import ConfigError, Settings
+from bot.config import Settings
 from bot.cycles import release_response
 from bot.domain import Actor, UserError
 from bot.errors import Reporter
@@ -363,6 +363,7 @@ class TTTBot(commands.AutoShardedBot):
         await super().login(token)
 
     async def setup_hook(self) -> None:
+        invite.log_if_in_no_server(self.application)
         self.storage = await open_storage(self.settings.database, self.clock)
         measure_storage(self.storage, self.metrics)
         assert self.user is not None
@@ -570,10 +571,7 @@ class TTTBot(commands.AutoShardedBot):
         except discord.Forbidden as error:
             if guild is None:
                 raise
-            raise ConfigError(
-                f"TTT_GUILD_ID {guild.id}: Discord refused to register the commands there "
-                f"({error.status} {error.text}): is the bot in that server?"
-            ) from None
+            raise await invite.commands_refused(self, guild.id, error) from None
         await self.storage.set_setting(key, digest)
         log.info("synced %d %s commands", len(synced), scope)
         return True

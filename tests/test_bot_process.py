@@ -203,7 +203,8 @@ async def test_a_rejected_token_is_one_line_and_a_failure(sim: DiscordSim, tmp_p
     out, err = await asyncio.wait_for(process.communicate(), 30)
     assert process.returncode == 1
     assert err.decode().strip().splitlines()[-1] == (
-        "tttbot: Discord rejected DISCORD_TOKEN (401 Unauthorized): check the token"
+        "tttbot: Discord rejected DISCORD_TOKEN (401 Unauthorized): check the token, or reset "
+        "it on the Bot page of the application in the developer portal and copy the new one"
     )
     assert "Traceback" not in err.decode()
     assert "not-the-token" not in (out + err).decode()
@@ -230,9 +231,15 @@ async def test_a_server_the_bot_is_not_in_is_one_line_and_a_failure(
     )
     _, err = await asyncio.wait_for(process.communicate(), 30)
     assert process.returncode == 1
+    application = f"the application tttbot (id {sim.application_id})"
+    link = (
+        f"https://discord.com/oauth2/authorize?client_id={sim.application_id}"
+        "&permissions=309237664768&integration_type=0&scope=bot+applications.commands"
+    )
     assert err.decode().strip().splitlines() == [
-        f"tttbot: TTT_GUILD_ID {stranger}: Discord refused to register the commands there "
-        "(403 Missing Access): is the bot in that server?"
+        f"tttbot: TTT_GUILD_ID {stranger}: Discord refused to register the commands of "
+        f"{application} there (403 Missing Access): it is not in that server; invite it with "
+        f"{link} (if you invited another application, put that one's token in DISCORD_TOKEN)"
     ]
 
 

@@ -8,7 +8,7 @@ import asyncio
 import discord
 import pytest
 
-from tests.discord_sim import DiscordSim, SimClientDied, SimTimeout, SimUsageError
+from tests.discord_sim import DiscordSim, SimClientDied, SimTimeout, SimUsageError, openapi
 from tests.discord_sim.demo_client import DemoClient, ShardedDemoClient
 
 
@@ -35,6 +35,30 @@ async def test_wrong_token_is_a_login_failure(sim: DiscordSim) -> None:
         async with sim.running(DemoClient(), token="another-token"):
             pass
     assert discord.http.Route.BASE == "https://discord.com/api/v10"
+
+
+async def test_the_application_says_how_many_guilds_the_bot_is_in(sim: DiscordSim) -> None:
+    """Both application routes answer Discord's application object, as its spec has it, with
+    the count of the guilds the bot is a member of: a bot that asks no intent learns of no
+    guild otherwise."""
+    s = sim.seed
+    sim.add_guild("elsewhere", with_bot=False)
+    sim.add_guild("second home")
+    spec = openapi.load().validator("/components/schemas/PrivateApplicationResponse")
+    async with sim.running(DemoClient()) as client:
+        assert client.application is not None
+        assert client.application.approximate_guild_count == 2  # the seed's guild and "second home"
+        sim.remove_member(s.guild, sim.bot_user)
+        info = await client.application_info()  # GET /oauth2/applications/@me
+        assert info.id == sim.application_id
+        assert info.name == sim.bot_user.name
+        assert info.approximate_guild_count == 1
+        for route in ("/oauth2/applications/@me", "/applications/@me"):
+            payload = await client.http.request(discord.http.Route("GET", route))
+            assert [error.message for error in spec.iter_errors(payload)] == []
+            assert payload["approximate_guild_count"] == 1
+    with pytest.raises(SimUsageError):
+        sim.remove_member(s.guild, sim.bot_user)  # no longer a member
 
 
 async def test_running_restores_discord_globals(sim: DiscordSim) -> None:

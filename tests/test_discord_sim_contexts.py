@@ -163,6 +163,30 @@ async def test_a_guild_without_the_bot_works_through_the_users_install_only(
     }
 
 
+async def test_a_guild_that_added_the_bot_without_the_commands_scope_refuses_its_commands(
+    sim: DiscordSim,
+) -> None:
+    """Added with the bot scope alone: the bot is a member, but Discord refuses the app's
+    guild commands there (403 Missing Access) and the guild's install offers none of its
+    commands; a member's own install still does."""
+    s = sim.seed
+    bare = sim.add_guild("bot scope only", commands_scope=False)
+    channel = sim.add_channel(bare, "lobby")
+    sim.add_member(bare, s.alice)
+    client = AnywhereClient()
+    async with sim.running(client):
+        assert client.get_guild(bare.id) is not None  # a member: in READY
+        with pytest.raises(discord.Forbidden) as refused:
+            await client.tree.sync(guild=discord.Object(bare.id))
+        assert (refused.value.status, refused.value.code) == (403, 50001)
+        await client.tree.sync(guild=discord.Object(s.guild.id))  # a guild with the scope
+        with pytest.raises(SimUsageError):
+            await sim.slash(s.alice, channel, "where")
+        sim.install_for_user(s.alice)
+        ix = await sim.slash(s.alice, channel, "where")
+    assert ix.payload["authorizing_integration_owners"] == {"1": str(s.alice.id)}
+
+
 async def test_interaction_tokens_answer_for_15_minutes_where_the_bot_is_not(
     sim: DiscordSim,
 ) -> None:

@@ -34,6 +34,7 @@ from bot.components import (
 )
 from bot.domain import OUTSIDE_SERVERS, Actor, UserError
 from bot.i18n import N_, Language, language
+from bot.permissions import may_open_thread
 from bot.privacy import MembersData
 from bot.service import CHANGED, DIFFICULTIES, NO_SUCH_BUTTON, NOT_HERE, Clicked, GameService, Place
 from bot.storage.base import GameRecord
@@ -174,8 +175,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         self, interaction: discord.Interaction[Any], channel_id: int, name: str
     ) -> int:
         """A public thread off ``channel_id`` for a game; a sentence if the bot may not."""
-        permissions = interaction.app_permissions
-        if not (permissions.create_public_threads and permissions.send_messages_in_threads):
+        if not may_open_thread(interaction.app_permissions):
             raise UserError(NO_THREADS)
         thread = await self.bot.http.start_thread_without_message(
             channel_id,

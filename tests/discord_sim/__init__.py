@@ -26,8 +26,12 @@ Setup
 
 World
     ``add_guild(name, *, id=None, shard=None, owner=None, bot_permissions=...,
-    with_bot=True) -> SimGuild`` (``shard=(shard_id, shard_count)`` picks an id routed to that
-    shard; ``with_bot=False``: a guild the bot is not in),
+    with_bot=True, commands_scope=True) -> SimGuild`` (``shard=(shard_id, shard_count)`` picks
+    an id routed to that shard; ``with_bot=False``: a guild the bot is not in;
+    ``commands_scope=False``: one that added the bot without applications.commands, where
+    the app's guild commands get 403 Missing Access and no command can be used through the
+    guild's install), ``remove_member(guild, user)`` (the bot too: then it is in no guild,
+    and the application's ``approximate_guild_count`` says so),
     ``add_channel(guild, name) -> SimChannel``, ``add_thread(parent, name)`` (type 11),
     ``dm_channel(user)`` (the bot's DM with ``user``), ``group_dm(name, *users)`` and
     ``private_dm(a, b)`` (channels the bot is not in), ``install_for_user(user)`` (the user

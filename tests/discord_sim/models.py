@@ -368,6 +368,10 @@ class SimGuild:
     # (Server Settings > Integrations lets its admins do so): a bot must check again.
     shown_to_everyone: set[str] = field(default_factory=set)
     emojis: list[SimEmoji] = field(default_factory=list)
+    # Whether the app was added with the applications.commands scope. Without it (a bot
+    # invited with the bot scope alone) Discord refuses the app's commands for this guild
+    # (403 Missing Access) and shows its commands to nobody here.
+    commands_scope: bool = True
 
     def __post_init__(self) -> None:
         # Discord gives the @everyone role the guild's own id.

@@ -21,6 +21,7 @@ from .models import (
     SimChannel,
     SimGuild,
     SimMessage,
+    SimUser,
     copy_json,
 )
 from .wire import (
@@ -53,21 +54,37 @@ class RestMixin(MessagesMixin):
         return 200, data
 
     async def _get_application(self, call: Call) -> Reply:
+        """The application, as both routes return it (Discord's spec: the same
+        ``PrivateApplicationResponse``). ``approximate_guild_count`` counts the guilds the bot
+        is a member of, ``approximate_user_install_count`` the users who installed it;
+        ``integration_types_config`` offers both installations (0 guild, 1 user)."""
         return 200, {
             "id": str(self.application_id),
             "name": self.bot_user.name,
             "description": "",
             "icon": None,
+            "type": None,
             "bot_public": True,
             "bot_require_code_grant": False,
-            "owner": self.app_owner.payload(),
+            "owner": _spec_user(self.app_owner),
             "verify_key": "0" * 64,
             "flags": 0,
+            "flags_new": "0",
             "team": None,
-            "bot": self.bot_user.payload(),
+            "bot": _spec_user(self.bot_user),
             "summary": "",
             "rpc_origins": [],
+            "redirect_uris": [],
             "interactions_endpoint_url": None,
+            "role_connections_verification_url": None,
+            "integration_types_config": {"0": {}, "1": {}},
+            "approximate_guild_count": sum(
+                1 for guild in self.guilds.values() if guild.member(self.bot_user) is not None
+            ),
+            "approximate_user_install_count": len(self.user_installs),
+            "approximate_user_authorization_count": 0,
+            "explicit_content_filter": 0,
+            "eligible_oauth2_scopes": [],
         }
 
     async def _get_gateway(self, call: Call) -> Reply:
@@ -93,7 +110,8 @@ class RestMixin(MessagesMixin):
         if guild_id is None:
             return self._global_commands
         guild = self.guilds.get(int(guild_id))
-        if guild is None or guild.member(self.bot_user) is None:
+        # A guild the app is not in, or one that added it without applications.commands.
+        if guild is None or guild.member(self.bot_user) is None or not guild.commands_scope:
             raise Fail(error_reply(403, MISSING_ACCESS, "Missing Access"))
         return self._guild_commands.setdefault(guild.id, [])
 
@@ -331,3 +349,8 @@ class RestMixin(MessagesMixin):
         if member is None:
             return error_reply(404, UNKNOWN_MEMBER, "Unknown Member")
         return 200, member.payload()
+
+
+def _spec_user(user: SimUser) -> JSON:
+    """A user as the application object holds it (its owner, its bot)."""
+    return {**user.payload(), "flags": 0, "primary_guild": None}

@@ -18,6 +18,7 @@ from .gateway import GatewayMixin
 from .messages import MessagesMixin
 from .models import (
     DEFAULT_BOT_PERMISSIONS,
+    GUILD_INSTALL,
     JSON,
     PERM_USE_APPLICATION_COMMANDS,
     PERM_VIEW_CHANNEL,
@@ -218,6 +219,9 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
         if chan.guild is not None and definition["name"] in chan.guild.shown_to_everyone:
             definition = {**definition, "default_member_permissions": None}
         installs = self._installs_for(user, chan)
+        if chan.guild is not None and not chan.guild.commands_scope:
+            # Added with the bot scope alone: the server's install offers no commands.
+            installs.pop(GUILD_INSTALL, None)
         authorizing = check_can_invoke(
             definition, member, context=self.context_of(chan), installs=list(installs)
         )

@@ -48,16 +48,18 @@ class WorldMixin(SimCore):
         owner: SimUser | None = None,
         bot_permissions: int | discord.Permissions = DEFAULT_BOT_PERMISSIONS,
         with_bot: bool = True,
+        commands_scope: bool = True,
     ) -> SimGuild:
         """A guild the bot is a member of (``with_bot=False``: one it is not in, where only
         users who installed the app can use it). ``shard=(shard_id, shard_count)`` picks an
         id that ``(id >> 22) % shard_count`` routes to that shard. Without ``owner`` a user
-        named "owner" is created; the owner has every permission."""
+        named "owner" is created; the owner has every permission. ``commands_scope=False``:
+        the guild added the bot without the applications.commands scope."""
         if id is None:
             id = self.snowflakes.for_shard(*shard) if shard else self.snowflakes.next()
         if owner is None:
             owner = self.add_user("owner")
-        guild = SimGuild(id, name, owner.id)
+        guild = SimGuild(id, name, owner.id, commands_scope=commands_scope)
         self.guilds[guild.id] = guild
         self.add_member(guild, owner)
         if with_bot:
@@ -107,6 +109,12 @@ class WorldMixin(SimCore):
             member.roles.append(self.add_role(guild, f"perms:{user.name}", permissions=permissions))
         guild.members[user.id] = member
         return member
+
+    def remove_member(self, guild: SimGuild, user: SimUser) -> None:
+        """``user`` leaves ``guild`` (for the bot: the server removed it). Say so before the
+        client connects: the sim sends no GUILD_DELETE."""
+        if guild.members.pop(user.id, None) is None:
+            raise SimUsageError(f"{user.name} is not a member of {guild.name}")
 
     def add_channel(
         self,
