@@ -122,7 +122,7 @@ def winner(shown: list[str]) -> str | None:
 def embed(message: JSON, what: str) -> JSON:
     embeds = message.get("embeds") or []
     if len(embeds) != 1:
-        fail(f"{what}: {len(embeds)} embeds, expected 1: {message}")
+        fail(f"{what}: {len(embeds)} embeds, not 1; the answer says {message.get('content')!r}")
     found: JSON = embeds[0]
     return found
 
