@@ -163,11 +163,14 @@ class Metrics:
             "Responses from Discord with a 5xx status.",
             registry=registry,
         )
-        # Every label value a dashboard looks for exists from the start, at zero.
-        for kind in InteractionKind:
-            self.answer_latency.labels(kind.value)
-            for outcome in Outcome:
-                self.interactions.labels(kind.value, outcome.value)
+        # Every label value a dashboard looks for exists from the start, at zero; the children
+        # are looked up once here, not on every interaction (labels() takes a lock).
+        self._latency = {kind: self.answer_latency.labels(kind.value) for kind in InteractionKind}
+        self._handled = {
+            (kind, outcome): self.interactions.labels(kind.value, outcome.value)
+            for kind in InteractionKind
+            for outcome in Outcome
+        }
 
     def exposition(self) -> bytes:
         """Every metric in Prometheus' text format."""
@@ -179,11 +182,11 @@ class Metrics:
         """A first answer was taken: observe how long after the interaction's creation, and
         return it (seconds)."""
         latency = max(time.time() - snowflake_time(interaction_id), 0.0)
-        self.answer_latency.labels(kind.value).observe(latency)
+        self._latency[kind].observe(latency)
         return latency
 
     def interaction(self, kind: InteractionKind, outcome: Outcome) -> None:
-        self.interactions.labels(kind.value, outcome.value).inc()
+        self._handled[kind, outcome].inc()
 
     # -- games --------------------------------------------------------------------------------
 
