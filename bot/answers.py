@@ -213,7 +213,6 @@ class Answers:
         self._application_id = application_id
         self._session = aiohttp.ClientSession(
             timeout=ANSWER_TIMEOUT,
-            trace_configs=[self.metrics.http_trace()],
             headers={"User-Agent": user_agent, "Content-Type": "application/json"},
         )
 
@@ -383,6 +382,7 @@ class Answers:
                 status = response.status
         except ANSWER_FAILURES as error:
             return _Reply(None, repr(error))
+        self.metrics.discord_answered(status)
         try:
             parsed = orjson.loads(raw) if raw else None
         except orjson.JSONDecodeError:

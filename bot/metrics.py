@@ -200,8 +200,9 @@ class Metrics:
     # -- Discord's responses --------------------------------------------------------------------
 
     def http_trace(self) -> aiohttp.TraceConfig:
-        """A trace for an HTTP session to Discord that counts its 429s and 5xx (each try of
-        a request counts: discord.py retries both)."""
+        """A trace for discord.py's HTTP session that counts its 429s and 5xx (each try of a
+        request counts: discord.py retries both). The first answers' own session counts in
+        its code instead (:mod:`bot.answers`): a trace costs every request some work."""
         trace = aiohttp.TraceConfig()
         trace.on_request_end.append(self._on_response)
         return trace
@@ -212,7 +213,10 @@ class Metrics:
         context: SimpleNamespace,
         params: aiohttp.TraceRequestEndParams,
     ) -> None:
-        status = params.response.status
+        self.discord_answered(params.response.status)
+
+    def discord_answered(self, status: int) -> None:
+        """Discord answered a request with ``status``."""
         if status == 429:
             self.rate_limited.inc()
         elif status >= 500:
