@@ -30,9 +30,9 @@ from tests.bot_harness import (
     first_answers_lost,
     start_member_game,
 )
+from tests.bot_processes import ROOT, bot_env, bot_process, started
 from tests.discord_sim import DiscordSim, SimTimeout
 from tests.postgres_cluster import free_port, postgres_server
-from tests.test_bot_process import ROOT, bot_env, bot_process
 
 # Labels, sorted, as a key: ("kind", "command"), ("outcome", "answered")...
 Labels = tuple[tuple[str, str], ...]
@@ -105,36 +105,6 @@ async def http_port(port: int) -> AsyncIterator[Port]:
         yield Port(http, port)
 
 
-@asynccontextmanager
-async def started(
-    sim: DiscordSim, tmp_path: Path, **env: str
-) -> AsyncIterator[asyncio.subprocess.Process]:
-    """``python -m bot`` started, not yet waited for; SIGTERM at the end, exit 0."""
-    log_path = tmp_path / "bot.log"
-    with log_path.open("wb") as log_file:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "bot",
-            env=bot_env(sim, tmp_path, **env),
-            cwd=tmp_path,
-            stdout=log_file,
-            stderr=log_file,
-        )
-    try:
-        yield process
-    finally:
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(process.wait(), 20)
-            except TimeoutError:
-                process.kill()
-                await process.wait()
-                raise
-    assert process.returncode == 0, log_path.read_text(errors="replace")
-
-
 @contextmanager
 def sqlite_locked(path: Path) -> Iterator[None]:
     """Another process holds the SQLite file's write lock for :data:`LOCKED_FOR` seconds from
@@ -175,7 +145,7 @@ async def test_readyz_is_false_until_the_gateway_is_ready_then_true(
     port = free_port()
     # Login waits on Discord: the port answers meanwhile, and says why the bot is not ready.
     sim.faults.add("GET /users/@me", delay=1.5)
-    async with started(sim, tmp_path, TTT_HTTP_PORT=str(port)), http_port(port) as http:
+    async with started(sim, tmp_path, TTT_HTTP_PORT=str(port)) as bot, http_port(port) as http:
         await http.status_until("/livez", 200)
         status, text = await http.get("/readyz")
         assert (status, text) == (503, "not ready: not connected to Discord yet\n")
@@ -190,6 +160,8 @@ async def test_readyz_is_false_until_the_gateway_is_ready_then_true(
         assert sim.identifies == 1
         ready = await asyncio.to_thread(healthcheck, env)
         assert (ready.returncode, ready.stdout) == (0, "tttbot: ready\n")
+        bot.process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(bot.process.wait(), 20) == 0, bot.log
 
 
 @pytest.mark.postgres

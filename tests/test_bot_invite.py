@@ -4,8 +4,6 @@ and one line for each way the Discord application can be set up wrong."""
 
 from __future__ import annotations
 
-import asyncio
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,8 +15,8 @@ from bot.boards import may_write
 from bot.invite import SCOPES, invite_link
 from bot.permissions import INVITE_PERMISSIONS, SHOW_EMBEDS, may_open_thread
 from bot.storage.base import GameRecord, GameStatus
+from tests.bot_processes import bot_process, run_bot
 from tests.discord_sim import DiscordSim
-from tests.test_bot_process import bot_env, bot_process
 
 # view_channel 2**10 + send_messages 2**11 + embed_links 2**14 + create_public_threads 2**35
 # + send_messages_in_threads 2**38.
@@ -124,23 +122,6 @@ def test_embed_links_is_for_the_boards_which_are_embeds_on_3x3_and_4x4() -> None
 
 
 # -- python -m bot, as a process against the simulator ----------------------------------------
-
-
-async def run_bot(sim: DiscordSim, tmp_path: Path, *args: str, **env: str) -> tuple[int, str, str]:
-    """``python -m bot ARGS`` to its end: exit code, stdout, stderr."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        *args,
-        env=bot_env(sim, tmp_path, **env),
-        cwd=tmp_path,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
 
 
 async def test_python_m_bot_invite_prints_the_applications_link(

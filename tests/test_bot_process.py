@@ -4,13 +4,10 @@ simulator: what an operator does, from start to SIGTERM."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 import os
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
 
@@ -18,76 +15,8 @@ import discord
 import pytest
 
 from tests.bot_harness import text_of
+from tests.bot_processes import ROOT, bot_process, run_bot
 from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimError, SimUser
-
-ROOT = Path(__file__).resolve().parent.parent
-_log_numbers = itertools.count()
-
-
-def bot_env(sim: DiscordSim, tmp_path: Path, **extra: str) -> dict[str, str]:
-    inherited = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("DISCORD_", "TTT_", "DATABASE_URL", "LOG_LEVEL"))
-    }
-    return {
-        **inherited,
-        "PYTHONPATH": str(ROOT),
-        "DISCORD_TOKEN": sim.token,
-        "DISCORD_API_BASE_URL": sim.api_base_url,
-        "DISCORD_GATEWAY_URL": sim.gateway_url,
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'bot.sqlite3'}",
-        "TTT_GUILD_ID": str(sim.seed.guild.id),
-        "LOG_LEVEL": "DEBUG",
-        **extra,
-    }
-
-
-class BotProcess:
-    def __init__(self, process: asyncio.subprocess.Process, log_path: Path) -> None:
-        self.process = process
-        self.log_path = log_path
-
-    @property
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-
-@asynccontextmanager
-async def bot_process(
-    sim: DiscordSim, tmp_path: Path, *args: str, **env: str
-) -> AsyncIterator[BotProcess]:
-    """Start ``python -m bot``, wait until it is connected, SIGTERM it at the end."""
-    log_path = tmp_path / f"bot-{next(_log_numbers)}.log"
-    with log_path.open("wb") as log_file:  # a file, not a pipe: DEBUG logs would fill a pipe
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "bot",
-            *args,
-            env=bot_env(sim, tmp_path, **env),
-            cwd=tmp_path,
-            stdout=log_file,
-            stderr=log_file,
-        )
-    running = BotProcess(process, log_path)
-    try:
-        before = sim.identifies
-        await sim.wait_for(
-            lambda: sim.identifies > before or process.returncode is not None, timeout=30
-        )
-        assert process.returncode is None, running.log
-        yield running
-    finally:
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(process.wait(), 20)
-            except TimeoutError:
-                # A bot that ignores SIGTERM fails its test; it must not outlive it.
-                process.kill()
-                await process.wait()
-                raise
 
 
 async def test_the_bot_process_plays_and_stops_cleanly_on_sigterm(
@@ -191,52 +120,36 @@ async def test_commands_are_synced_only_when_they_change_or_when_asked(
 
 
 async def test_a_rejected_token_is_one_line_and_a_failure(sim: DiscordSim, tmp_path: Path) -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        env=bot_env(sim, tmp_path, DISCORD_TOKEN="not-the-token", LOG_LEVEL="WARNING"),
-        cwd=tmp_path,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+    code, out, err = await run_bot(
+        sim, tmp_path, DISCORD_TOKEN="not-the-token", LOG_LEVEL="WARNING"
     )
-    out, err = await asyncio.wait_for(process.communicate(), 30)
-    assert process.returncode == 1
-    assert err.decode().strip().splitlines()[-1] == (
+    assert code == 1
+    assert err.strip().splitlines()[-1] == (
         "tttbot: Discord rejected DISCORD_TOKEN (401 Unauthorized): check the token, or reset "
         "it on the Bot page of the application in the developer portal and copy the new one"
     )
-    assert "Traceback" not in err.decode()
-    assert "not-the-token" not in (out + err).decode()
+    assert "Traceback" not in err
+    assert "not-the-token" not in out + err
 
 
 async def test_a_server_the_bot_is_not_in_is_one_line_and_a_failure(
     sim: DiscordSim, tmp_path: Path
 ) -> None:
     stranger = 123456789012345678  # no guild of the sim's world
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "bot",
-        env=bot_env(
-            sim,
-            tmp_path,
-            TTT_GUILD_ID=str(stranger),
-            LOG_LEVEL="CRITICAL",
-            DISCORD_LOG_LEVEL="CRITICAL",
-        ),
-        cwd=tmp_path,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+    code, _, err = await run_bot(
+        sim,
+        tmp_path,
+        TTT_GUILD_ID=str(stranger),
+        LOG_LEVEL="CRITICAL",
+        DISCORD_LOG_LEVEL="CRITICAL",
     )
-    _, err = await asyncio.wait_for(process.communicate(), 30)
-    assert process.returncode == 1
+    assert code == 1
     application = f"the application tttbot (id {sim.application_id})"
     link = (
         f"https://discord.com/oauth2/authorize?client_id={sim.application_id}"
         "&permissions=309237664768&integration_type=0&scope=bot+applications.commands"
     )
-    assert err.decode().strip().splitlines() == [
+    assert err.strip().splitlines() == [
         f"tttbot: TTT_GUILD_ID {stranger}: Discord refused to register the commands of "
         f"{application} there (403 Missing Access): it is not in that server; invite it with "
         f"{link} (if you invited another application, put that one's token in DISCORD_TOKEN)"

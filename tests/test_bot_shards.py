@@ -16,8 +16,8 @@ import pytest
 
 from bot.components import CHALLENGE_ID
 from tests.bot_harness import BotHarness, button_id, cell_id, start_member_game, text_of
+from tests.bot_processes import BotProcess, bot_process
 from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimMessage, SimUser
-from tests.test_bot_process import BotProcess, bot_process
 
 # Two bot processes, a restart and a turn clock run out: about half a minute.
 pytestmark = pytest.mark.slow

@@ -25,9 +25,9 @@ from bot.storage.connect import open_storage
 from bot.storage.migrations import migration_files
 from bot.storage.postgres import MIGRATION_LOCK, PostgresStorage
 from game import Mark
+from tests.bot_processes import bot_env
 from tests.discord_sim import DiscordSim
 from tests.postgres_cluster import PostgresCluster, free_port
-from tests.test_bot_process import bot_env
 from tests.test_storage import ALICE, BOB, CAROL, CHANNEL, T0, finished, new_challenge, new_game
 
 pytestmark = pytest.mark.postgres

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from bot.components import CELL_ID, CHALLENGE_ID, GAME_ACTION_ID
 from bot.service import DIFFICULTIES
 from game import Board, cell_name
+from tests.bot_processes import bot_env
 from tests.discord_sim import (
     DiscordSim,
     InteractionRecord,
@@ -49,7 +50,6 @@ from tests.soak.oracle import (
     side_id,
     sim_message,
 )
-from tests.test_bot_process import bot_env
 
 T = TypeVar("T")
 # discord.py colours its log lines whenever it believes the stream is a terminal.

@@ -1,0 +1,115 @@
+"""``python -m bot`` as a real process against the simulator, configured only by its
+environment, as an operator runs it: started, waited for, stopped with SIGTERM, or run to its
+end for its one line of output. Shared by every test (and the soak's driver) that runs one."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from tests.discord_sim import DiscordSim
+
+ROOT = Path(__file__).resolve().parent.parent
+_log_numbers = itertools.count()
+
+
+def bot_env(sim: DiscordSim, tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment of a bot process pointed at ``sim``, its SQLite file in ``tmp_path``;
+    ``extra`` settings win. Nothing of the bot's settings is inherited from the tests'."""
+    inherited = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DISCORD_", "TTT_", "DATABASE_URL", "LOG_LEVEL", "LOG_FORMAT"))
+    }
+    return {
+        **inherited,
+        "PYTHONPATH": str(ROOT),
+        "DISCORD_TOKEN": sim.token,
+        "DISCORD_API_BASE_URL": sim.api_base_url,
+        "DISCORD_GATEWAY_URL": sim.gateway_url,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'bot.sqlite3'}",
+        "TTT_GUILD_ID": str(sim.seed.guild.id),
+        "LOG_LEVEL": "DEBUG",
+        **extra,
+    }
+
+
+async def spawn(
+    sim: DiscordSim, tmp_path: Path, args: tuple[str, ...], env: dict[str, str], output: Any
+) -> asyncio.subprocess.Process:
+    """``python -m bot ARGS`` in ``tmp_path``, its stdout and stderr to ``output``: one file
+    for both, or ``PIPE``, a pipe each."""
+    return await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        *args,
+        env=bot_env(sim, tmp_path, **env),
+        cwd=tmp_path,
+        stdout=output,
+        stderr=output,
+    )
+
+
+class BotProcess:
+    def __init__(self, process: asyncio.subprocess.Process, log_path: Path) -> None:
+        self.process = process
+        self.log_path = log_path
+
+    @property
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+
+@asynccontextmanager
+async def started(
+    sim: DiscordSim, tmp_path: Path, *args: str, **env: str
+) -> AsyncIterator[BotProcess]:
+    """``python -m bot ARGS`` started, not waited for; SIGTERM at the end (a bot that ignores
+    it fails its test, and is killed: it must not outlive it)."""
+    log_path = tmp_path / f"bot-{next(_log_numbers)}.log"
+    with log_path.open("wb") as log_file:  # a file, not a pipe: DEBUG logs would fill a pipe
+        process = await spawn(sim, tmp_path, args, env, log_file)
+    try:
+        yield BotProcess(process, log_path)
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(process.wait(), 20)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+                raise
+
+
+@asynccontextmanager
+async def bot_process(
+    sim: DiscordSim, tmp_path: Path, *args: str, **env: str
+) -> AsyncIterator[BotProcess]:
+    """``python -m bot ARGS`` started and connected (it identified with the sim); SIGTERM at
+    the end."""
+    async with started(sim, tmp_path, *args, **env) as running:
+        before = sim.identifies
+        await sim.wait_for(
+            lambda: sim.identifies > before or running.process.returncode is not None,
+            timeout=30,
+        )
+        assert running.process.returncode is None, running.log
+        yield running
+
+
+async def run_bot(sim: DiscordSim, tmp_path: Path, *args: str, **env: str) -> tuple[int, str, str]:
+    """``python -m bot ARGS`` to its end (a command, or a start that fails): exit code, stdout,
+    stderr."""
+    process = await spawn(sim, tmp_path, args, env, asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
