@@ -66,6 +66,9 @@ __all__ = [
     "MIN_CHOICES",
     "POOL_PATH",
     "Puzzle",
+    "Reason",
+    "Refutation",
+    "Reply",
     "Task",
     "canonical_key",
     "generate",
@@ -73,6 +76,8 @@ __all__ = [
     "puzzle_id",
     "puzzle_of_the_day",
     "puzzle_task",
+    "refute",
+    "reply",
     "verify",
     "verify_pool",
 ]
@@ -500,6 +505,143 @@ def puzzle_of_the_day(date: datetime.date, pool: Sequence[Puzzle]) -> Puzzle:
         pool, key=lambda puzzle: hashlib.sha256(f"{cycle}:{puzzle.id}".encode()).digest()
     )
     return order[place]
+
+
+# -- answers: the refutation of a wrong move, the defence against a right one ----------------
+
+
+class Reason(Enum):
+    """Why the opponent's reply refutes a wrong move, read off the position after it."""
+
+    COMPLETES_LINE = "completes a line"
+    FORK = "makes two threats at once"  # two free cells that each complete a line of its own
+    FORCED_WIN = "and the win can no longer be stopped"  # neither at once nor by a fork
+    BLOCK = "blocks the threat"  # the wrong move made a threat; the draw follows the block
+    HOLDS = "holds the draw"  # the wrong move let a won game slip to a draw
+
+
+@dataclass(frozen=True, slots=True)
+class Refutation:
+    """The opponent's best answer to a wrong move: the fastest win when the move lost, a move
+    keeping the draw when it only let a win slip; ``replier_moves`` is how many moves of its
+    own the opponent then needs to win, the reply counted (None for a draw)."""
+
+    position: Board
+    move: int
+    reply: int
+    reason: Reason
+    replier_moves: int | None
+
+    @property
+    def sentence(self) -> str:
+        """``"B3? C2 wins: C2 makes two threats at once."``, ``"B3? C2 completes a line."``,
+        ``"B3? C2, and the win can no longer be stopped: O wins in 3."``, ``"B3? C2 blocks
+        the threat: a draw."``, ``"B3? C2 holds the draw."``."""
+        size = self.position.size
+        wrong, reply = cell_name(self.move, size), cell_name(self.reply, size)
+        replier = self.position.turn.other
+        if self.reason is Reason.COMPLETES_LINE:
+            return f"{wrong}? {reply} completes a line: {replier} wins."
+        if self.reason is Reason.FORK:
+            return f"{wrong}? {reply} wins: {reply} makes two threats at once."
+        if self.reason is Reason.FORCED_WIN:
+            return (
+                f"{wrong}? {reply}, and the win can no longer be stopped: {replier} wins in "
+                f"{self.replier_moves}."
+            )
+        if self.reason is Reason.BLOCK:
+            return f"{wrong}? {reply} blocks the threat: a draw."
+        return f"{wrong}? {reply} holds the draw."
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The defender's answer to a right move: the longest resistance when the move wins (None
+    once it completed a line), a move keeping the draw when it holds; ``moves_left`` is how
+    many moves of its own the solver still needs after that answer (None for a draw)."""
+
+    position: Board
+    move: int
+    answer: int | None
+    moves_left: int | None
+
+    @property
+    def sentence(self) -> str:
+        """``"C4 completes a line: X wins."``, ``"C4! O's longest defence is D4; X wins in 1
+        more."``, ``"B3! The draw is held; X answers C2."``."""
+        size = self.position.size
+        right = cell_name(self.move, size)
+        solver, defender = self.position.turn, self.position.turn.other
+        if self.answer is None:
+            return f"{right} completes a line: {solver} wins."
+        answer = cell_name(self.answer, size)
+        if self.moves_left is None:
+            return f"{right}! The draw is held; {defender} answers {answer}."
+        return (
+            f"{right}! {defender}'s longest defence is {answer}; {solver} wins in "
+            f"{self.moves_left} more."
+        )
+
+
+def refute(position: Board, wrong_move: int) -> Refutation:
+    """The opponent's best answer to ``wrong_move`` in ``position`` and why it works, from the
+    exact values. Raises ``ValueError`` when the move is not wrong: it ends the game, or it
+    keeps a win, or it keeps a draw that was all the position held."""
+    before = _position_value(position)
+    after = position.play(wrong_move)
+    name = cell_name(wrong_move, position.size)
+    if after.is_over:
+        raise ValueError(f"{name} ends the game: there is nothing to refute")
+    replier_value = _position_value(after)
+    if -replier_value >= before:
+        raise ValueError(f"{name} keeps the position's value: there is nothing to refute")
+    replier = after.turn
+    if replier_value == 1:
+        values = _move_values(after)
+        winners = [cell for cell, value in values.items() if value == 1]
+        reply = min(_solver(after.geometry).fastest_wins(after, winners))
+        replied = after.play(reply)
+        moves = _moves_to_win(after)
+        if replied.winner is replier:
+            reason = Reason.COMPLETES_LINE
+        elif len(_completing_cells(replied, replier)) >= 2 and not _completing_cells(
+            replied, replied.turn
+        ):
+            reason = Reason.FORK
+        else:
+            reason = Reason.FORCED_WIN
+        return Refutation(position, wrong_move, reply, reason, moves)
+    threats = _completing_cells(after, position.turn)
+    if len(threats) == 1:
+        # The wrong move made a threat, so the reply is the block; the draw is what is left.
+        return Refutation(position, wrong_move, threats[0], Reason.BLOCK, None)
+    _, reply = _solver(after.geometry).best_moves(after)
+    return Refutation(position, wrong_move, reply, Reason.HOLDS, None)
+
+
+def reply(position: Board, right_move: int) -> Reply:
+    """The defender's best answer to ``right_move`` in ``position``: in a won position the
+    longest resistance (the answer after which the solver needs the most moves; among equals a
+    block of a threat first, then the lowest cell), in a drawn one a move that keeps the draw.
+    Raises ``ValueError`` when the move loses value."""
+    before = _position_value(position)
+    after = position.play(right_move)
+    if after.is_over:
+        return Reply(position, right_move, None, None)
+    if -_position_value(after) < before:
+        raise ValueError(f"{cell_name(right_move, position.size)} loses value: it is no right move")
+    if before == 1:
+        lengths = {cell: _moves_to_win(after.play(cell)) or 0 for cell in after.legal_moves}
+        longest = max(lengths.values())
+        # Among equally long defences, a block reads as one: it answers a threat on the board.
+        blocks = set(_completing_cells(after, position.turn))
+        answer = min(
+            (cell for cell, moves in lengths.items() if moves == longest),
+            key=lambda cell: (cell not in blocks, cell),
+        )
+        return Reply(position, right_move, answer, longest)
+    _, answer = _solver(after.geometry).best_moves(after)
+    return Reply(position, right_move, answer, None)
 
 
 # -- python -m game.puzzles build|verify ------------------------------------------------------

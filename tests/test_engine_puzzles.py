@@ -24,6 +24,7 @@ from game.puzzles import (
     MIN_CHOICES,
     POOL_PATH,
     Puzzle,
+    Reason,
     Task,
     canonical_key,
     generate,
@@ -31,6 +32,8 @@ from game.puzzles import (
     puzzle_id,
     puzzle_of_the_day,
     puzzle_task,
+    refute,
+    reply,
     verify,
     verify_pool,
 )
@@ -288,3 +291,59 @@ def test_the_daily_puzzle_needs_a_pool_with_unique_ids() -> None:
     puzzle = Puzzle.from_line(FORK_IN_TWO)
     with pytest.raises(ValueError, match="two puzzles with the same id"):
         puzzle_of_the_day(DAILY_EPOCH, (puzzle, puzzle))
+
+
+# -- refutations and replies ------------------------------------------------------------------
+
+
+def test_a_wrong_move_in_a_hold_puzzle_is_refuted_by_the_fork_it_allows() -> None:
+    """O must take B3: X has A2, B2 and B4, so X on B3 leaves both B1 and B5 completing
+    column B."""
+    puzzle = Puzzle.from_line(HOLD_5X5)
+    refutation = refute(puzzle.board, parse_cell("C1", 5))
+    assert refutation.reason is Reason.FORK
+    assert refutation.reply == parse_cell("B3", 5)
+    assert refutation.sentence == "C1? B3 wins: B3 makes two threats at once."
+    forked = puzzle.board.play("C1").play("B3")
+    assert {parse_cell("B1", 5), parse_cell("B5", 5)} <= set(forked.legal_moves)
+    slower = refute(puzzle.board, parse_cell("B5", 5))
+    assert slower.reason is Reason.FORCED_WIN
+    assert slower.sentence == "B5? C2, and the win can no longer be stopped: X wins in 3."
+
+
+def test_a_wrong_move_in_a_win_puzzle_is_met_by_a_block_or_a_hold() -> None:
+    puzzle = Puzzle.from_line(FORK_IN_TWO)
+    # C2 makes one threat (C1, C2, C3: C4 completes it), which O blocks.
+    assert refute(puzzle.board, parse_cell("C2", 4)).sentence == "C2? C4 blocks the threat: a draw."
+    assert refute(puzzle.board, parse_cell("A1", 4)).sentence == "A1? C2 holds the draw."
+
+
+def test_a_wrong_move_that_lets_a_line_be_completed_says_so() -> None:
+    """X to play must block D1; A4 instead lets O complete the top row."""
+    board = Board.from_string("OOO./XX../X.../....")
+    refutation = refute(board, parse_cell("A4", 4))
+    assert refutation.reason is Reason.COMPLETES_LINE
+    assert refutation.sentence == "A4? D1 completes a line: O wins."
+
+
+def test_refute_refuses_a_move_that_is_not_wrong() -> None:
+    puzzle = Puzzle.from_line(FORK_IN_TWO)
+    with pytest.raises(ValueError, match="C4 keeps the position's value"):
+        refute(puzzle.board, puzzle.solution)
+
+
+def test_the_right_move_gets_the_longest_defence_or_the_draw_held() -> None:
+    win = Puzzle.from_line(FORK_IN_TWO)
+    answer = reply(win.board, win.solution)
+    # Every defence loses in one more move; blocking one of the two threats reads best.
+    assert answer.moves_left == 1
+    assert answer.answer in {parse_cell("C2", 4), parse_cell("D4", 4)}
+    assert answer.sentence == "C4! O's longest defence is C2; X wins in 1 more."
+    three = Puzzle.from_line(WIN_IN_THREE)
+    assert reply(three.board, three.solution).moves_left == 2
+    hold = Puzzle.from_line(HOLD_5X5)
+    assert reply(hold.board, hold.solution).sentence == "B3! The draw is held; X answers C2."
+    finish = reply(win.board.play("C4").play("A1"), parse_cell("C2", 4))
+    assert finish.sentence == "C2 completes a line: X wins."
+    with pytest.raises(ValueError, match="C1 loses value"):
+        reply(hold.board, parse_cell("C1", 5))
