@@ -21,8 +21,8 @@ the line length, the side to move, the task (``win2`` .. ``win9``, or ``hold``) 
 
 The shipped pool (``game/data/puzzles.txt``) is made and re-proven by
 
-    python -m game.puzzles build    # generate the pool from a seed (about a minute)
-    python -m game.puzzles verify   # prove every line again (seconds)
+    python -m game.puzzles build    # generate the pool from a seed (about 30 s)
+    python -m game.puzzles verify   # prove every line again (about a second)
 
 :func:`generate` finds puzzles along seeded games between the casual levels, keeping those that
 pass :func:`verify` and are worth asking (see :func:`puzzle_task`); :func:`puzzle_of_the_day`
@@ -658,6 +658,8 @@ POOL_SEED = 1
 
 
 def build(path: Path, seed: int) -> None:
+    """Generate the pool of :data:`POOL_PLAN` from ``seed``, prove it whole, and write it to
+    ``path`` under a header saying how it was made."""
     started = time.perf_counter()
     rng = random.Random(seed)
     puzzles: list[Puzzle] = []
