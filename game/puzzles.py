@@ -24,11 +24,11 @@ The shipped pool (``game/data/puzzles.txt``) is made and re-proven by
     python -m game.puzzles build    # generate the pool from a seed (about 30 s)
     python -m game.puzzles verify   # prove every line again (about a second)
 
-:func:`generate` finds puzzles along seeded games between the ``random``, ``casual`` and ``smart``
-levels, keeping those that
-pass :func:`verify` and are worth asking (see :func:`puzzle_task`); :func:`puzzle_of_the_day`
-picks one a day, the same everywhere; :func:`refute` and :func:`reply` say what answers a wrong
-move and a right one, from the solved tree.
+:func:`generate` finds puzzles along seeded games between the ``random``, ``casual`` and
+``smart`` levels, keeping those that pass :func:`verify` and are worth asking (see
+:func:`puzzle_task`); :func:`puzzle_of_the_day` picks one a day, the same everywhere;
+:func:`refute` and :func:`reply` say what answers a wrong move and a right one, from the solved
+tree.
 
 >>> puzzle = Puzzle.from_line("4w-f8fe2513 .OX./OO../O.X./XX.. k4 X win2 C4")
 >>> puzzle.statement
