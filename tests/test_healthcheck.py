@@ -1,4 +1,5 @@
-"""``python -m bot.healthcheck`` reads the heartbeat file's age."""
+"""``python -m bot.healthcheck`` reads the heartbeat file's age, or asks the bot's ``/readyz``
+when ``TTT_HTTP_PORT`` is set (the answers of a live bot: tests/test_bot_health.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.healthcheck import STALE_AFTER, check
+from bot.healthcheck import STALE_AFTER, check, health, readyz_url
+from tests.postgres_cluster import free_port
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -95,3 +97,39 @@ def test_the_command_says_one_line_and_exits_1(tmp_path: Path, path: str) -> Non
     assert done.stderr == ""
     assert len(done.stdout.splitlines()) == 1
     assert done.stdout.startswith("tttbot: ")
+
+
+# -- with TTT_HTTP_PORT: the bot's /readyz ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("host", "url"),
+    [
+        ("127.0.0.1", "http://127.0.0.1:9100/readyz"),
+        ("0.0.0.0", "http://127.0.0.1:9100/readyz"),  # listening everywhere: asked on loopback
+        ("::", "http://[::1]:9100/readyz"),
+        ("::1", "http://[::1]:9100/readyz"),
+        ("bot.internal", "http://bot.internal:9100/readyz"),
+    ],
+)
+def test_readyz_is_asked_where_the_bot_listens(host: str, url: str) -> None:
+    assert readyz_url(host, 9100) == url
+
+
+def test_a_port_nobody_answers_on_is_not_ready_in_one_line(tmp_path: Path) -> None:
+    port = free_port()  # nothing listens there
+    beat = tmp_path / "beat"
+    beat.touch()  # a fresh heartbeat does not count once the port is set
+    healthy, line = health(
+        {"TTT_HTTP_PORT": str(port), "TTT_HEARTBEAT_FILE": str(beat)}, now=beat.stat().st_mtime
+    )
+    assert not healthy
+    assert line.startswith(f"not ready: http://127.0.0.1:{port}/readyz did not answer: ")
+    assert "\n" not in line
+
+
+def test_a_malformed_port_is_the_settings_line() -> None:
+    assert health({"TTT_HTTP_PORT": "http"}, now=0.0) == (
+        False,
+        "TTT_HTTP_PORT must be a port number from 1 to 65535, not 'http'",
+    )
