@@ -243,6 +243,12 @@ class SettingsService:
             return DEFAULTS
         return decode(guild_id, await self._storage.guild_settings(guild_id))
 
+    @staticmethod
+    def as_stored(guild_id: int, rows: Iterable[StoredSetting]) -> ServerSettings:
+        """``guild_id``'s settings from ``rows``, its stored settings read beside something
+        else (:meth:`Storage.game_with_guild_settings`); outside servers, the defaults."""
+        return DEFAULTS if guild_id == OUTSIDE_SERVERS else decode(guild_id, rows)
+
     # -- changes --------------------------------------------------------------------------
 
     async def add_channel(self, guild_id: int, admin: Actor, channel_id: int) -> ServerSettings:

@@ -464,10 +464,12 @@ class GameService:
         """A new game between the same players with sides swapped (same difficulty and board
         size)."""
         # As stored, never a copy in memory: a finished game changes too when a player asks to
-        # be forgotten or the server's data is erased, maybe in another process.
-        old = await self.storage.get_game(game_id)
-        if old is None:
+        # be forgotten or the server's data is erased, maybe in another process. Its server's
+        # settings come with it, in the same statement: one round trip, not two in turn.
+        stored = await self.storage.game_with_guild_settings(game_id)
+        if stored is None:
             raise UserError("That game no longer exists.")
+        old, settings = stored
         if old.channel_id != clicked.channel_id:
             raise UserError(NOT_HERE)
         if old.is_active:
@@ -481,7 +483,7 @@ class GameService:
             )
         # A rematch is a new game: the server's rules for starting one apply (but not its list
         # of channels: the players stay where their game was).
-        rules = await self.server_settings.of(old.guild_id)
+        rules = self.server_settings.as_stored(old.guild_id, settings)
         _require_player(rules, user)
         if old.ai_mark is not None and old.ai_difficulty is not None:
             await self._check_live_games(rules, old.guild_id, user)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import discord
 import pytest
@@ -17,6 +18,7 @@ from bot.boards import Boards
 from bot.clock import ManualClock
 from bot.domain import OUTSIDE_SERVERS, Actor, UserError
 from bot.i18n import ENGLISH, language
+from bot.metrics import OPERATIONS
 from bot.privacy import CONFIRMATION_LIFETIME, MembersData
 from bot.service import Clicked, GameService
 from bot.storage.base import (
@@ -25,7 +27,9 @@ from bot.storage.base import (
     MemberData,
     NewGame,
     ShardSlice,
+    Storage,
     StoredGames,
+    StoredSetting,
 )
 from bot.storage.sqlite import SqliteStorage
 from game import Board, Mark
@@ -233,6 +237,54 @@ async def test_a_rematch_of_a_game_another_process_finished_reads_the_stored_gam
         assert again.game.rematch_of == started.game.id
     finally:
         await storage.close()
+
+
+def _counted(
+    operation: Callable[..., Awaitable[Any]], name: str, made: list[str]
+) -> Callable[..., Awaitable[Any]]:
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        made.append(name)
+        return await operation(*args, **kwargs)
+
+    return counted
+
+
+def storage_operations(storage: Storage) -> list[str]:
+    """The names of the operations ``storage`` makes from now on, in order (each one a round
+    trip to PostgreSQL, a turn of SQLite's thread)."""
+    made: list[str] = []
+    for name in OPERATIONS:
+        setattr(storage, name, _counted(getattr(storage, name), name, made))
+    return made
+
+
+async def test_a_rematch_reads_its_game_and_its_servers_settings_in_one_operation(
+    service: GameService,
+) -> None:
+    """A Rematch click reads the stored game and its server's settings in one operation, then
+    inserts the new game: two round trips where the server has its default settings (a limit
+    on live games adds its count), against the bot or between members."""
+    await service.start_vs_ai(GUILD, CHANNEL, ALICE, "minimax")
+    against_bot = await service.resign_in_channel(CHANNEL, ALICE)
+    bob = Actor(102, "bob")
+    challenge = await service.challenge(GUILD, CHANNEL + 1, ALICE, bob)
+    _, game = await service.accept(challenge.id, bob, Clicked(CHANNEL + 1, 555))
+    between_members = await service.resign_on_board(game.id, ALICE, Clicked(CHANNEL + 1, 555))
+    made = storage_operations(service.storage)
+    again = await service.rematch(against_bot.id, ALICE, Clicked(CHANNEL, 555))
+    assert again.ai_cell is not None  # the bot's first move, made without the database
+    assert made == ["game_with_guild_settings", "create_game"]
+    made.clear()
+    await service.rematch(between_members.id, bob, Clicked(CHANNEL + 1, 555))
+    assert made == ["game_with_guild_settings", "create_game"]
+    # The settings read with the game are the server's: its limit on live games holds.
+    limit = StoredSetting("max_games", "1", ALICE.id, service.clock.now())
+    await service.storage.change_guild_setting(GUILD, limit)
+    await service.resign_in_channel(CHANNEL, ALICE)
+    made.clear()
+    with pytest.raises(UserError, match="as many live games"):
+        await service.rematch(again.game.id, ALICE, Clicked(CHANNEL, 555))
+    assert made == ["game_with_guild_settings", "live_games_of"]
 
 
 async def test_a_kept_finished_game_is_not_played_on(service: GameService) -> None:

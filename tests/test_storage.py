@@ -1138,6 +1138,38 @@ async def test_a_servers_settings_keep_their_last_change_and_who_made_it(
     assert await storage.guild_settings(SNOWFLAKE) == [big]
 
 
+async def test_a_game_is_read_with_its_servers_settings_in_one_operation(
+    storage: Storage,
+) -> None:
+    """What a rematch reads: the game as stored and its guild's settings, those alone, as
+    ``get_game`` and ``guild_settings`` would read them."""
+    game = await finish(storage, new_game(), Mark.X, EndReason.LINE)
+    elsewhere = await storage.create_game(new_game(OTHER_CHANNEL, guild_id=OTHER_GUILD))
+    assert await storage.game_with_guild_settings(game.id) == (game, [])
+    await storage.change_guild_setting(GUILD, StoredSetting("turn_timeout", "60", ALICE, T0))
+    await storage.change_guild_setting(GUILD, StoredSetting("size", None, BOB, T0 + 1))
+    await storage.change_guild_setting(OTHER_GUILD, StoredSetting("size", "5", CAROL, T0 + 2))
+    settings = await storage.guild_settings(GUILD)
+    assert len(settings) == 2
+    assert await storage.game_with_guild_settings(game.id) == (game, settings)
+    assert await storage.game_with_guild_settings(elsewhere.id) == (
+        elsewhere,
+        [StoredSetting("size", "5", CAROL, T0 + 2)],
+    )
+    # Read again as stored after changes: the player forgotten (in the game and as who made
+    # a change), the other guild erased.
+    forgotten = await storage.forget_member(BOB, T0 + 3)
+    await storage.erase_guild(OTHER_GUILD)
+    changed = await storage.get_game(game.id)
+    assert changed is not None
+    assert changed.o_id == forgotten.placeholder_id
+    now = await storage.guild_settings(GUILD)
+    assert [setting.changed_by for setting in now] == [forgotten.placeholder_id, ALICE]
+    assert await storage.game_with_guild_settings(game.id) == (changed, now)
+    assert await storage.game_with_guild_settings(elsewhere.id) is None
+    assert await storage.game_with_guild_settings(game.id + 1000) is None
+
+
 async def test_a_members_live_games_are_counted_per_server(storage: Storage) -> None:
     assert await storage.live_games_of(GUILD, ALICE) == 0
     await storage.create_game(new_game(CHANNEL, ALICE, BOB))
@@ -1214,6 +1246,7 @@ async def test_64_bit_snowflakes_round_trip(storage: Storage) -> None:
 async def test_ids_no_row_can_have_find_nothing(storage: Storage, row_id: int) -> None:
     """Ids come from buttons, which a hand-made request can fill with any number."""
     assert await storage.get_game(row_id) is None
+    assert await storage.game_with_guild_settings(row_id) is None
     assert await storage.get_challenge(row_id) is None
 
 

@@ -367,6 +367,14 @@ class Storage(Protocol):
         """The game with that id; None if there is none, for any int (ids come from buttons)."""
         ...
 
+    async def game_with_guild_settings(
+        self, game_id: int
+    ) -> tuple[GameRecord, list[StoredSetting]] | None:
+        """The game with that id and its guild's settings (as :meth:`guild_settings` gives
+        them), read in one statement, so at one moment and in one round trip: what a rematch
+        needs. None if there is no such game, for any int."""
+        ...
+
     async def live_game_in_channel(self, channel_id: int) -> GameRecord | None:
         """The channel's active game, if any."""
         ...

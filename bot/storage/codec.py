@@ -3,7 +3,7 @@ column of the same name; moves are stored as comma-separated cell numbers, marks
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from typing import Any, Protocol, TypeVar
 
@@ -30,6 +30,9 @@ from game import Mark
 # A record's columns are its fields set at construction (a field that is not is a cache).
 GAME_FIELDS = tuple(field.name for field in fields(GameRecord) if field.init)
 GAME_COLUMNS = ", ".join(GAME_FIELDS)
+# A server setting's columns, and their prefix where they are read beside a game's.
+SETTING_COLUMNS = ("key", "value", "changed_by", "changed_at")
+SETTING_OF_GAME = "setting_"
 CHALLENGE_COLUMNS = ", ".join(field.name for field in fields(ChallengeRecord))
 
 _R = TypeVar("_R", GameRecord, ChallengeRecord)
@@ -121,7 +124,8 @@ def new_challenge_values(challenge: NewChallenge) -> tuple[Any, ...]:
 
 
 def game(row: Row) -> GameRecord:
-    values = _by_column(row)
+    # By the game's own columns: a row may hold others beside them (game_with_settings).
+    values = {name: row[name] for name in GAME_FIELDS}
     moves: str = values["moves"]
     end_reason = values["end_reason"]
     deadline = values["deadline"]
@@ -176,13 +180,26 @@ def guild_setting_values(guild_id: int, setting: StoredSetting) -> tuple[Any, ..
     return guild_id, setting.key, setting.value, setting.changed_by, setting.changed_at
 
 
-def guild_setting(row: Row) -> StoredSetting:
+def guild_setting(row: Row, prefix: str = "") -> StoredSetting:
     return StoredSetting(
-        key=row["key"],
-        value=row["value"],
-        changed_by=row["changed_by"],
-        changed_at=float(row["changed_at"]),
+        key=row[f"{prefix}key"],
+        value=row[f"{prefix}value"],
+        changed_by=row[f"{prefix}changed_by"],
+        changed_at=float(row[f"{prefix}changed_at"]),
     )
+
+
+def game_with_settings(rows: Sequence[Row]) -> tuple[GameRecord, list[StoredSetting]] | None:
+    """A game and its guild's settings from the rows of ``game_with_guild_settings``: the
+    game in each, and a setting in each unless the guild has none (a row of NULLs)."""
+    if not rows:
+        return None
+    settings = [
+        guild_setting(row, SETTING_OF_GAME)
+        for row in rows
+        if row[f"{SETTING_OF_GAME}key"] is not None
+    ]
+    return game(rows[0]), settings
 
 
 def player_stats(

@@ -182,6 +182,15 @@ class PostgresStorage:
             return None
         return codec.first(await self._games(SQL.game, game_id))
 
+    async def game_with_guild_settings(
+        self, game_id: int
+    ) -> tuple[GameRecord, list[StoredSetting]] | None:
+        if not codec.is_row_id(game_id):
+            return None
+        return codec.game_with_settings(
+            await self._pool.fetch(SQL.game_with_guild_settings, game_id)
+        )
+
     async def live_game_in_channel(self, channel_id: int) -> GameRecord | None:
         return codec.first(await self._games(SQL.live_game, channel_id))
 

@@ -8,7 +8,13 @@ import re
 from collections.abc import Callable
 
 from bot.storage.base import SchemaTooNewError, ShardSlice
-from bot.storage.codec import CHALLENGE_COLUMNS, GAME_COLUMNS
+from bot.storage.codec import (
+    CHALLENGE_COLUMNS,
+    GAME_COLUMNS,
+    GAME_FIELDS,
+    SETTING_COLUMNS,
+    SETTING_OF_GAME,
+)
 from bot.storage.migrations import migration_files
 
 _PLACEHOLDER = re.compile(r"\?")
@@ -48,6 +54,14 @@ def refuse_newer_schema(newest: int | None, dialect: str) -> None:
 
 
 _GAMES = f"SELECT {GAME_COLUMNS} FROM games WHERE"
+# A game and its guild's settings, one row a setting (or one of NULLs where there are none):
+# the game's columns named as in _GAMES, the setting's prefixed (codec.game_with_settings).
+_GAME_WITH_GUILD_SETTINGS = (
+    f"SELECT {', '.join(f'g.{name} AS {name}' for name in GAME_FIELDS)},"
+    f" {', '.join(f's.{column} AS {SETTING_OF_GAME}{column}' for column in SETTING_COLUMNS)}"
+    " FROM games g LEFT JOIN guild_settings s ON s.guild_id = g.guild_id"
+    " WHERE g.id = ? ORDER BY s.key"
+)
 _CHALLENGES = f"SELECT {CHALLENGE_COLUMNS} FROM challenges WHERE"
 # A channel without a reply route: the bot is in it, and may post there itself.
 _WITHOUT_ROUTE = "channel_id NOT IN (SELECT channel_id FROM reply_routes)"
@@ -120,6 +134,7 @@ class Statements:
         )
         # -- games
         self.game = spell(f"{_GAMES} id = ?")
+        self.game_with_guild_settings = spell(_GAME_WITH_GUILD_SETTINGS)
         self.live_game = spell(f"{_GAMES} channel_id = ? AND status = 'active'")
         self.finished_game = spell(f"{_GAMES} id = ? AND channel_id = ? AND status = 'finished'")
         self.last_finished_game = spell(

@@ -156,6 +156,11 @@ class _Database:
     def get_game(self, game_id: int) -> GameRecord | None:
         return codec.first(self._games(SQL.game, game_id))
 
+    def game_with_guild_settings(
+        self, game_id: int
+    ) -> tuple[GameRecord, list[StoredSetting]] | None:
+        return codec.game_with_settings(self._rows(SQL.game_with_guild_settings, (game_id,)))
+
     def live_game_in_channel(self, channel_id: int) -> GameRecord | None:
         return codec.first(self._games(SQL.live_game, channel_id))
 
@@ -361,6 +366,13 @@ class SqliteStorage:
         if not codec.is_row_id(game_id):
             return None
         return await self._run(self._database.get_game, game_id)
+
+    async def game_with_guild_settings(
+        self, game_id: int
+    ) -> tuple[GameRecord, list[StoredSetting]] | None:
+        if not codec.is_row_id(game_id):
+            return None
+        return await self._run(self._database.game_with_guild_settings, game_id)
 
     async def live_game_in_channel(self, channel_id: int) -> GameRecord | None:
         return await self._run(self._database.live_game_in_channel, channel_id)
