@@ -190,8 +190,9 @@ class Metrics:
 
     # -- games --------------------------------------------------------------------------------
 
-    def game_started(self, game: GameSetup) -> None:
-        self.games_started.labels(_size(game), level_of(game)).inc()
+    def games_began(self, games: Iterable[GameSetup]) -> None:
+        for game in games:
+            self.games_started.labels(_size(game), level_of(game)).inc()
 
     def games_ended(self, games: Iterable[GameSetup]) -> None:
         for game in games:
@@ -252,93 +253,72 @@ OPERATIONS = tuple(
 
 def measure_storage(storage: Storage, metrics: Metrics) -> None:
     """Time every operation of ``storage`` (in place, whatever its engine), and count the
-    games its operations start and end: a game starts by ``create_game`` or by
-    ``close_challenge`` accepting a challenge, and ends by a ``save_game`` that finishes it,
-    by ``forget_member`` or by ``erase_guild``."""
+    games its operations start and end (:data:`_GAMES_CHANGED`)."""
     for name in OPERATIONS:
-        timed = _timed(getattr(storage, name), metrics.database.labels(name))
-        counted = _COUNTED.get(name)
-        setattr(storage, name, counted(timed, metrics) if counted else timed)
+        histogram = metrics.database.labels(name)
+        changed = _GAMES_CHANGED.get(name)
+        setattr(storage, name, _measured(getattr(storage, name), histogram, changed, metrics))
 
 
-def _timed(operation: Callable[..., Awaitable[T]], histogram: Any) -> Callable[..., Awaitable[T]]:
+# Read from an operation's result: the games it started, and those it ended.
+GamesChanged = Callable[[Any], tuple[Iterable[GameSetup], Iterable[GameSetup]]]
+
+
+def _measured(
+    operation: Callable[..., Awaitable[T]],
+    histogram: Any,
+    changed: GamesChanged | None,
+    metrics: Metrics,
+) -> Callable[..., Awaitable[T]]:
     @functools.wraps(operation)
-    async def timed(*args: Any, **kwargs: Any) -> T:
+    async def measured(*args: Any, **kwargs: Any) -> T:
         started = time.perf_counter()
         try:
-            return await operation(*args, **kwargs)
+            result = await operation(*args, **kwargs)
         finally:
             histogram.observe(time.perf_counter() - started)
+        if changed is not None:
+            began, ended = changed(result)
+            metrics.games_began(began)
+            metrics.games_ended(ended)
+        return result
 
-    return timed
-
-
-def _counting_starts(
-    create: Callable[..., Awaitable[GameRecord]], metrics: Metrics
-) -> Callable[..., Awaitable[GameRecord]]:
-    async def create_game(*args: Any, **kwargs: Any) -> GameRecord:
-        game = await create(*args, **kwargs)
-        metrics.game_started(game)
-        return game
-
-    return create_game
+    return measured
 
 
-def _counting_accepted(
-    close: Callable[..., Awaitable[tuple[ChallengeRecord, GameRecord | None] | None]],
-    metrics: Metrics,
-) -> Callable[..., Awaitable[tuple[ChallengeRecord, GameRecord | None] | None]]:
+def _created(game: GameRecord) -> tuple[Iterable[GameSetup], Iterable[GameSetup]]:
+    return (game,), ()
+
+
+def _closed(
+    closed: tuple[ChallengeRecord, GameRecord | None] | None,
+) -> tuple[Iterable[GameSetup], Iterable[GameSetup]]:
     # An accepted challenge starts its game in the same transaction.
-    async def close_challenge(
-        *args: Any, **kwargs: Any
-    ) -> tuple[ChallengeRecord, GameRecord | None] | None:
-        closed = await close(*args, **kwargs)
-        if closed is not None and closed[1] is not None:
-            metrics.game_started(closed[1])
-        return closed
-
-    return close_challenge
+    game = closed[1] if closed is not None else None
+    return (() if game is None else (game,)), ()
 
 
-def _counting_ends(
-    save: Callable[..., Awaitable[GameRecord | None]], metrics: Metrics
-) -> Callable[..., Awaitable[GameRecord | None]]:
+def _saved(saved: GameRecord | None) -> tuple[Iterable[GameSetup], Iterable[GameSetup]]:
     # A finished game is never saved again: a save that stores a finished game ends it.
-    async def save_game(*args: Any, **kwargs: Any) -> GameRecord | None:
-        saved = await save(*args, **kwargs)
-        if saved is not None and saved.status is GameStatus.FINISHED:
-            metrics.games_ended([saved])
-        return saved
-
-    return save_game
+    finished = saved is not None and saved.status is GameStatus.FINISHED
+    return (), ((saved,) if finished and saved is not None else ())
 
 
-def _counting_forgotten(
-    forget: Callable[..., Awaitable[Forgotten]], metrics: Metrics
-) -> Callable[..., Awaitable[Forgotten]]:
-    async def forget_member(*args: Any, **kwargs: Any) -> Forgotten:
-        forgotten = await forget(*args, **kwargs)
-        metrics.games_ended(forgotten.ended)
-        return forgotten
-
-    return forget_member
+def _forgotten(forgotten: Forgotten) -> tuple[Iterable[GameSetup], Iterable[GameSetup]]:
+    return (), forgotten.ended
 
 
-def _counting_erased(
-    erase: Callable[..., Awaitable[GuildErased]], metrics: Metrics
-) -> Callable[..., Awaitable[GuildErased]]:
-    async def erase_guild(*args: Any, **kwargs: Any) -> GuildErased:
-        erased = await erase(*args, **kwargs)
-        metrics.games_ended(erased.live_games)
-        return erased
-
-    return erase_guild
+def _erased(erased: GuildErased) -> tuple[Iterable[GameSetup], Iterable[GameSetup]]:
+    return (), erased.live_games
 
 
-_COUNTED: dict[str, Callable[[Any, Metrics], Any]] = {
-    "create_game": _counting_starts,
-    "close_challenge": _counting_accepted,
-    "save_game": _counting_ends,
-    "forget_member": _counting_forgotten,
-    "erase_guild": _counting_erased,
+# The operations that start or end games: a game starts by create_game, or by close_challenge
+# accepting a challenge; it ends by a save_game that finishes it, by forget_member or by
+# erase_guild.
+_GAMES_CHANGED: dict[str, GamesChanged] = {
+    "create_game": _created,
+    "close_challenge": _closed,
+    "save_game": _saved,
+    "forget_member": _forgotten,
+    "erase_guild": _erased,
 }

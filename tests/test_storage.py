@@ -20,6 +20,7 @@ import pytest
 
 from bot import results
 from bot.clock import ManualClock
+from bot.metrics import Metrics, measure_storage
 from bot.storage import (
     EVERY_GUILD,
     FORGOTTEN_NAME,
@@ -1116,6 +1117,49 @@ async def test_live_games_counts_the_games_being_played_everywhere(storage: Stor
     await storage.create_game(new_game(channel_id=CHANNEL + 100, guild_id=GUILD + 1))
     await finish(storage, new_game(channel_id=CHANNEL + 200), Mark.X, EndReason.LINE)
     assert await storage.live_games() == 3
+
+
+async def test_measured_storage_times_each_operation_and_counts_games_begun_and_ended(
+    storage: Storage,
+) -> None:
+    metrics = Metrics()
+    measure_storage(storage, metrics)
+
+    def sample(name: str, **labels: str) -> float:
+        return metrics.registry.get_sample_value(name, labels) or 0.0
+
+    def begun(level: str, size: str = "3x3") -> float:
+        return sample("tttbot_games_started_total", size=size, level=level)
+
+    def ended(level: str, size: str = "3x3") -> float:
+        return sample("tttbot_games_finished_total", size=size, level=level)
+
+    members = await storage.create_game(new_game())
+    against_bot = await storage.create_game(vs_ai(ALICE, "minimax", Mark.O, OTHER_CHANNEL))
+    challenge = await storage.create_challenge(new_challenge(CHANNEL + 10, size=4))
+    accepted = await storage.close_challenge(
+        challenge.id, ChallengeStatus.ACCEPTED, new_game(CHANNEL + 10, CAROL, DAVE, size=4)
+    )
+    assert accepted is not None
+    assert (begun("members"), begun("minimax"), begun("members", "4x4")) == (1, 1, 1)
+    # A move is no end; a finishing save is, and so are a member forgotten and a server erased.
+    assert await storage.save_game(moved(against_bot, 0)) is not None
+    assert ended("minimax") == 0
+    assert await storage.save_game(finished(members, Mark.X, EndReason.LINE)) is not None
+    assert ended("members") == 1
+    await storage.forget_member(ALICE, T0 + 100)  # her game against the bot ends with it
+    assert ended("minimax") == 1
+    await storage.create_game(new_game(CHANNEL + 20, guild_id=OTHER_GUILD))
+    await storage.erase_guild(OTHER_GUILD)
+    assert ended("members") == 2
+    assert ended("members", "4x4") == 0  # still being played
+    count = "tttbot_database_operation_seconds_count"
+    assert sample(count, operation="create_game") == 3
+    assert sample(count, operation="save_game") == 2
+    assert sample(count, operation="close_challenge") == 1
+    assert sample(count, operation="live_games") == 0
+    assert await storage.live_games() == 1
+    assert sample(count, operation="live_games") == 1
 
 
 async def test_a_servers_settings_keep_their_last_change_and_who_made_it(
