@@ -335,15 +335,12 @@ class TTTBot(commands.AutoShardedBot):
 
     def autocompleted(self, interaction: discord.Interaction[Any]) -> None:
         """Count an autocomplete, which discord.py answers itself."""
-        answered = interaction.response.is_done()
-        if answered:
-            self.metrics.answered(InteractionKind.AUTOCOMPLETE, interaction.id)
-        if not answered:
+        if not interaction.response.is_done():
             outcome = Outcome.FAILED
-        elif interaction.command_failed:  # refused by the tree's check: no choices
-            outcome = Outcome.REFUSED
         else:
-            outcome = Outcome.ANSWERED
+            self.metrics.answered(InteractionKind.AUTOCOMPLETE, interaction.id)
+            # Refused by the tree's check: answered with no choices.
+            outcome = Outcome.REFUSED if interaction.command_failed else Outcome.ANSWERED
         self.metrics.interaction(InteractionKind.AUTOCOMPLETE, outcome)
 
     async def _show_unseen(self, answer: Answer) -> None:
