@@ -21,6 +21,7 @@ from bot.storage import (
     ChallengeRecord,
     ChallengeStatus,
     ChannelBusyError,
+    DrillRecord,
     EndReason,
     GameRecord,
     Record,
@@ -37,10 +38,15 @@ from tests.test_storage import (
     BOT,
     CAROL,
     DAVE,
+    DAY,
+    DRILL_A,
+    DRILL_B,
     GUILD,
     OTHER_GUILD,
     SNOWFLAKE,
     T0,
+    attempt,
+    drill_at,
     finished,
     moved,
     new_challenge,
@@ -63,6 +69,8 @@ class Made:
     players: set[tuple[int, int]] = field(default_factory=set)  # (guild, user)
     channels: set[int] = field(default_factory=set)
     settings: dict[str, str] = field(default_factory=dict)
+    drills: list[DrillRecord] = field(default_factory=list)
+    puzzle_players: set[int] = field(default_factory=set)
 
     def game(self, record: GameRecord) -> GameRecord:
         self.games.append(record)
@@ -164,6 +172,18 @@ async def fill(storage: Storage) -> Made:
     await storage.set_setting("commands_hash", "abc123")
     await storage.set_setting("empty", "")
     made.settings = {"commands_hash": "abc123", "empty": ""}
+    # Puzzle results (solved at once, after a wrong try, not yet) and drills, one answered.
+    for user, solved in ((ALICE, True), (BOB, False), (SNOWFLAKE + 3, True)):
+        await storage.record_puzzle(attempt(solved, T0, user=user))
+    await storage.record_puzzle(attempt(True, T0 + 1, user=BOB))
+    await storage.record_puzzle(attempt(False, T0, user=CAROL, guild=OTHER_GUILD))
+    made.puzzle_players = {ALICE, BOB, CAROL, SNOWFLAKE + 3}
+    made.drills = await storage.add_drills(
+        [drill_at(DRILL_A), drill_at(DRILL_B), drill_at(DRILL_A, user=SNOWFLAKE + 3)]
+    )
+    answered = await storage.answer_drill(made.drills[0].id, 1, 1, T0 + 86_400, None)
+    assert answered is not None
+    made.drills[0] = answered
 
     # Read everything back as the SQLite engine keeps it.
     for game_id in range(1, 100):
@@ -207,6 +227,12 @@ async def assert_same(copy: Storage, made: Made, source: Storage) -> None:
         assert await copy.unshown_challenges(now) == await source.unshown_challenges(now)
     for key, value in made.settings.items():
         assert await copy.get_setting(key) == value
+    for drill in made.drills:
+        assert await copy.get_drill(drill.id) == drill
+    for user in made.puzzle_players:
+        assert await copy.puzzle_results(user) == await source.puzzle_results(user)
+        assert await copy.drill_queue(user, T0) == await source.drill_queue(user, T0)
+    assert await copy.puzzle_solvers(GUILD, DAY) == await source.puzzle_solvers(GUILD, DAY)
 
 
 @dataclass

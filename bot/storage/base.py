@@ -7,6 +7,8 @@ source of "now".
 
 from __future__ import annotations
 
+import datetime
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol, Self
@@ -283,10 +285,12 @@ class MemberData:
     games: tuple[StoredGames, ...] = ()  # by guild, then size
     challenges: int = 0  # made or received, in any state
     names: tuple[str, ...] = ()  # distinct, sorted
+    puzzle_days: int = 0  # days with a daily puzzle answered
+    drills: int = 0  # drills made from their games, learned or not
 
     @property
     def is_empty(self) -> bool:
-        return not (self.stats or self.games or self.challenges)
+        return not (self.stats or self.games or self.challenges or self.puzzle_days or self.drills)
 
     @property
     def guild_ids(self) -> tuple[int, ...]:
@@ -307,6 +311,7 @@ class Forgotten:
     games: int
     challenges: int
     stats_rows: int  # player_stats and ratings rows deleted
+    practice_rows: int = 0  # puzzle results and drills deleted
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,10 +324,84 @@ class GuildErased:
     games: int
     challenges: int
     stats_rows: int  # player_stats, ratings and guild_settings rows
+    drills: int = 0  # drills made from its games, deleted
 
     @property
     def is_empty(self) -> bool:
-        return not (self.games or self.challenges or self.stats_rows)
+        return not (self.games or self.challenges or self.stats_rows or self.drills)
+
+
+@dataclass(frozen=True, slots=True)
+class PuzzleAttempt:
+    """One attempt at a daily puzzle that ended: with its solution (``solved``) or a wrong
+    move, by ``user_id`` in ``guild_id`` (0: outside servers) at ``at``."""
+
+    user_id: int
+    day: datetime.date
+    puzzle_id: str
+    guild_id: int
+    solved: bool
+    at: float
+
+
+@dataclass(frozen=True, slots=True)
+class PuzzleResult:
+    """A member's daily puzzle of one day: how many attempts ended, when it was solved (None:
+    not yet), whether on the first attempt, and where it was last answered (None once that
+    server's data was erased)."""
+
+    user_id: int
+    day: datetime.date
+    puzzle_id: str
+    guild_id: int | None
+    tries: int
+    solved_at: float | None
+    first_try: bool
+
+    @property
+    def solved(self) -> bool:
+        return self.solved_at is not None
+
+
+@dataclass(frozen=True, slots=True)
+class NewDrill:
+    """A drill to keep for ``user_id``: a position of their game ``game_id`` in ``guild_id``,
+    as ``game.drills.Drill.line`` writes it; first due at ``created_at``."""
+
+    user_id: int
+    guild_id: int
+    game_id: int
+    position: str
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class DrillRecord:
+    """A stored drill and its schedule: answered right ``right_in_row`` times in a row, next
+    due at ``due_at``, learned at ``learned_at`` (None: not yet); ``answers`` counts every
+    answer taken (the compare-and-set of :meth:`Storage.answer_drill`)."""
+
+    id: int
+    user_id: int
+    guild_id: int
+    game_id: int
+    position: str
+    right_in_row: int
+    answers: int
+    due_at: float
+    learned_at: float | None
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class DrillQueue:
+    """A member's drills as of one moment: the one to ask next (the earliest due of those not
+    learned; None when every drill is learned), and how many are due, waiting and learned."""
+
+    next: DrillRecord | None
+    due: int
+    waiting: int
+    learned: int
 
 
 class StorageError(Exception):
@@ -523,6 +602,47 @@ class Storage(Protocol):
         """Delete, in one transaction, every game, challenge, stats row and rating of
         ``guild_id`` and the reply routes of the channels they were in; the channels are
         free afterwards."""
+        ...
+
+    # -- puzzles and drills ----------------------------------------------------------------
+
+    async def record_puzzle(self, attempt: PuzzleAttempt) -> PuzzleResult:
+        """Count an ended attempt at the day's puzzle, and return the day's result as stored
+        after it. The first attempt makes the row (``first_try`` if it solved the puzzle); a
+        later one adds a try and, if it solved it, its time and place; once solved, the row
+        stays as it is."""
+        ...
+
+    async def puzzle_results(self, user_id: int) -> list[PuzzleResult]:
+        """Every daily puzzle ``user_id`` answered, oldest day first."""
+        ...
+
+    async def puzzle_solvers(self, guild_id: int, day: datetime.date) -> list[PuzzleResult]:
+        """The members who solved ``day``'s puzzle, last answering it in ``guild_id``, first
+        solved first."""
+        ...
+
+    async def add_drills(self, drills: Sequence[NewDrill]) -> list[DrillRecord]:
+        """Keep ``drills`` (of one member), each position once: one the member already has
+        stays as it is. Returns each as stored, in the order given."""
+        ...
+
+    async def get_drill(self, drill_id: int) -> DrillRecord | None: ...
+
+    async def drill_queue(self, user_id: int, now: float) -> DrillQueue:
+        """What ``user_id`` has to practise at ``now`` (see :class:`DrillQueue`)."""
+        ...
+
+    async def answer_drill(
+        self,
+        drill_id: int,
+        answers: int,
+        right_in_row: int,
+        due_at: float,
+        learned_at: float | None,
+    ) -> DrillRecord | None:
+        """Save an answer's new schedule, if the drill has still taken ``answers`` answers
+        (counting this one in); None if another answer came first (nothing is written)."""
         ...
 
     # -- the bot's own settings ----------------------------------------------------------

@@ -3,6 +3,7 @@ column of the same name; moves are stored as comma-separated cell numbers, marks
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from typing import Any, Protocol, TypeVar
@@ -11,14 +12,19 @@ from bot import results
 from bot.storage.base import (
     ChallengeRecord,
     ChallengeStatus,
+    DrillQueue,
+    DrillRecord,
     EndReason,
     Forgotten,
     GameRecord,
     GameStatus,
     MemberData,
     NewChallenge,
+    NewDrill,
     NewGame,
     PlayerStats,
+    PuzzleAttempt,
+    PuzzleResult,
     Rating,
     Record,
     ReplyRoute,
@@ -34,6 +40,8 @@ GAME_COLUMNS = ", ".join(GAME_FIELDS)
 SETTING_COLUMNS = ("key", "value", "changed_by", "changed_at")
 SETTING_OF_GAME = "setting_"
 CHALLENGE_COLUMNS = ", ".join(field.name for field in fields(ChallengeRecord))
+PUZZLE_RESULT_COLUMNS = ", ".join(field.name for field in fields(PuzzleResult))
+DRILL_COLUMNS = ", ".join(field.name for field in fields(DrillRecord))
 
 _R = TypeVar("_R", GameRecord, ChallengeRecord)
 
@@ -258,6 +266,7 @@ def member_data(
     games: Iterable[Row],
     challenges: int,
     names: Iterable[Row],
+    practice: Row,
 ) -> MemberData:
     """A member's data from the rows ``sql.Statements.member_records``, ``member_ratings``,
     ``member_games`` and ``member_names`` read, in guild and size order."""
@@ -281,6 +290,8 @@ def member_data(
         ),
         challenges=challenges,
         names=tuple(sorted({str(row["name"]) for row in names})),
+        puzzle_days=int(practice["puzzle_days"]),
+        drills=int(practice["drills"]),
     )
 
 
@@ -292,6 +303,7 @@ def forgotten(
     games: int,
     challenges: int,
     stats_rows: int,
+    practice_rows: int,
 ) -> Forgotten:
     """What forgetting a member did, from the rows of the games it ended and the challenges
     it closed (each in id order) and the counts of the rest."""
@@ -302,4 +314,63 @@ def forgotten(
         games=games,
         challenges=challenges,
         stats_rows=stats_rows,
+        practice_rows=practice_rows,
+    )
+
+
+def puzzle_attempt_values(attempt: PuzzleAttempt) -> tuple[Any, ...]:
+    """The values of ``sql.Statements.record_puzzle``: the row a first attempt makes."""
+    return (
+        attempt.user_id,
+        attempt.day.isoformat(),
+        attempt.puzzle_id,
+        attempt.guild_id,
+        attempt.at if attempt.solved else None,
+        attempt.solved,
+    )
+
+
+def puzzle_result(row: Row) -> PuzzleResult:
+    solved_at = row["solved_at"]
+    return PuzzleResult(
+        user_id=row["user_id"],
+        day=datetime.date.fromisoformat(row["day"]),
+        puzzle_id=row["puzzle_id"],
+        guild_id=row["guild_id"],
+        tries=row["tries"],
+        solved_at=None if solved_at is None else float(solved_at),
+        first_try=bool(row["first_try"]),
+    )
+
+
+def new_drill_values(drill: NewDrill) -> tuple[Any, ...]:
+    """The values of ``sql.Statements.add_drill``: due as soon as it is made."""
+    return (
+        drill.user_id,
+        drill.guild_id,
+        drill.game_id,
+        drill.position,
+        drill.created_at,
+        drill.created_at,
+    )
+
+
+def drill(row: Row) -> DrillRecord:
+    values = _by_column(row)
+    learned_at = values["learned_at"]
+    values.update(
+        due_at=float(values["due_at"]),
+        created_at=float(values["created_at"]),
+        learned_at=None if learned_at is None else float(learned_at),
+    )
+    return DrillRecord(**values)
+
+
+def drill_queue(next_row: Row | None, counts: Row) -> DrillQueue:
+    """A member's queue from ``sql.Statements.next_drill``'s row and ``drill_counts``'."""
+    return DrillQueue(
+        next=None if next_row is None else drill(next_row),
+        due=int(counts["due"]),
+        waiting=int(counts["waiting"]),
+        learned=int(counts["learned"]),
     )

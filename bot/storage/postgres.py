@@ -16,8 +16,9 @@ Several bot processes may share one database, so nothing here relies on being al
 
 from __future__ import annotations
 
+import datetime
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -35,14 +36,19 @@ from bot.storage.base import (
     ChallengeRecord,
     ChallengeStatus,
     ChannelBusyError,
+    DrillQueue,
+    DrillRecord,
     Forgotten,
     GameRecord,
     GameStatus,
     GuildErased,
     MemberData,
     NewChallenge,
+    NewDrill,
     NewGame,
     PlayerStats,
+    PuzzleAttempt,
+    PuzzleResult,
     Rating,
     ReplyRoute,
     ShardSlice,
@@ -364,7 +370,9 @@ class PostgresStorage:
             games = await db.fetch(SQL.member_games, user_id, user_id)
             challenges = await db.fetchval(SQL.member_challenges, user_id, user_id)
             names = await db.fetch(SQL.member_names, *(user_id,) * 4)
-        return codec.member_data(user_id, records, ratings, games, int(challenges), names)
+            practice = await db.fetchrow(SQL.member_practice, user_id, user_id)
+            assert practice is not None  # a SELECT of two counts is one row
+        return codec.member_data(user_id, records, ratings, games, int(challenges), names, practice)
 
     async def active_games_of(self, user_id: int) -> list[GameRecord]:
         return await self._games(SQL.active_games_of, user_id, user_id)
@@ -385,6 +393,9 @@ class PostgresStorage:
             closed = await db.fetch(SQL.close_challenges_of, *(placeholder,) * 3)
             for step in SQL.delete_member_stats:
                 stats_rows += len(await db.fetch(step, user_id))
+            practice_rows = 0
+            for step in SQL.delete_member_practice:
+                practice_rows += len(await db.fetch(step, user_id))
         return codec.forgotten(
             placeholder,
             ended,
@@ -392,6 +403,7 @@ class PostgresStorage:
             games=games,
             challenges=challenges,
             stats_rows=stats_rows,
+            practice_rows=practice_rows,
         )
 
     async def erase_guild(self, guild_id: int) -> GuildErased:
@@ -405,13 +417,68 @@ class PostgresStorage:
             stats_rows = 0
             for step in SQL.delete_guild_stats:
                 stats_rows += len(await db.fetch(step, guild_id))
+            drills = len(await db.fetch(SQL.delete_guild_drills, guild_id))
+            await db.execute(SQL.unlink_guild_puzzles, guild_id)
         return GuildErased(
             tuple(live),
             tuple(codec.challenge(row) for row in pending),
             games,
             challenges,
             stats_rows,
+            drills,
         )
+
+    # -- puzzles and drills ----------------------------------------------------------------
+
+    async def record_puzzle(self, attempt: PuzzleAttempt) -> PuzzleResult:
+        async with self.transaction() as db:
+            row = await db.fetchrow(SQL.record_puzzle, *codec.puzzle_attempt_values(attempt))
+            if row is None:  # solved already: the row stays as it was
+                row = await db.fetchrow(SQL.puzzle_result, attempt.user_id, attempt.day.isoformat())
+            assert row is not None  # inserted, updated or already solved
+        return codec.puzzle_result(row)
+
+    async def puzzle_results(self, user_id: int) -> list[PuzzleResult]:
+        rows = await self._pool.fetch(SQL.puzzle_results, user_id)
+        return [codec.puzzle_result(row) for row in rows]
+
+    async def puzzle_solvers(self, guild_id: int, day: datetime.date) -> list[PuzzleResult]:
+        rows = await self._pool.fetch(SQL.puzzle_solvers, guild_id, day.isoformat())
+        return [codec.puzzle_result(row) for row in rows]
+
+    async def add_drills(self, drills: Sequence[NewDrill]) -> list[DrillRecord]:
+        stored = []
+        async with self.transaction() as db:
+            for new in drills:
+                await db.execute(SQL.add_drill, *codec.new_drill_values(new))
+                row = await db.fetchrow(SQL.drill_at, new.user_id, new.position)
+                assert row is not None  # inserted, or there already
+                stored.append(codec.drill(row))
+        return stored
+
+    async def get_drill(self, drill_id: int) -> DrillRecord | None:
+        row = await self._pool.fetchrow(SQL.drill, drill_id)
+        return None if row is None else codec.drill(row)
+
+    async def drill_queue(self, user_id: int, now: float) -> DrillQueue:
+        async with self._snapshot() as db:
+            next_row = await db.fetchrow(SQL.next_drill, user_id)
+            counts = await db.fetchrow(SQL.drill_counts, now, now, user_id)
+            assert counts is not None  # an aggregate is one row
+        return codec.drill_queue(next_row, counts)
+
+    async def answer_drill(
+        self,
+        drill_id: int,
+        answers: int,
+        right_in_row: int,
+        due_at: float,
+        learned_at: float | None,
+    ) -> DrillRecord | None:
+        row = await self._pool.fetchrow(
+            SQL.answer_drill, right_in_row, due_at, learned_at, drill_id, answers - 1
+        )
+        return None if row is None else codec.drill(row)
 
     # -- settings ------------------------------------------------------------------------
 

@@ -10,8 +10,10 @@ from collections.abc import Callable
 from bot.storage.base import SchemaTooNewError, ShardSlice
 from bot.storage.codec import (
     CHALLENGE_COLUMNS,
+    DRILL_COLUMNS,
     GAME_COLUMNS,
     GAME_FIELDS,
+    PUZZLE_RESULT_COLUMNS,
     SETTING_COLUMNS,
     SETTING_OF_GAME,
 )
@@ -63,6 +65,7 @@ _GAME_WITH_GUILD_SETTINGS = (
     " WHERE g.id = ? ORDER BY s.key"
 )
 _CHALLENGES = f"SELECT {CHALLENGE_COLUMNS} FROM challenges WHERE"
+_DRILLS = f"SELECT {DRILL_COLUMNS} FROM drills WHERE"
 # A channel without a reply route: the bot is in it, and may post there itself.
 _WITHOUT_ROUTE = "channel_id NOT IN (SELECT channel_id FROM reply_routes)"
 # The setting that counts forgotten members: the next placeholder is minus its new value.
@@ -247,6 +250,10 @@ class Statements:
             " UNION SELECT challenger_name FROM challenges WHERE challenger_id = ?"
             " UNION SELECT opponent_name FROM challenges WHERE opponent_id = ?"
         )
+        self.member_practice = spell(
+            "SELECT (SELECT COUNT(*) FROM puzzle_results WHERE user_id = ?) AS puzzle_days,"
+            " (SELECT COUNT(*) FROM drills WHERE user_id = ?) AS drills"
+        )
         self.active_games_of = spell(
             f"{_GAMES} status = 'active' AND (x_id = ? OR o_id = ?) ORDER BY id"
         )
@@ -295,6 +302,10 @@ class Statements:
             spell("DELETE FROM player_stats WHERE user_id = ? RETURNING user_id"),
             spell("DELETE FROM ratings WHERE user_id = ? RETURNING user_id"),
         )
+        self.delete_member_practice = (
+            spell("DELETE FROM puzzle_results WHERE user_id = ? RETURNING user_id"),
+            spell("DELETE FROM drills WHERE user_id = ? RETURNING user_id"),
+        )
         # -- erasing a guild's data, in this order: what its messages show, then the rows
         # that point at its games and challenges, then those, then its stats
         self.guild_live_games = spell(f"{_GAMES} guild_id = ? AND status = 'active' ORDER BY id")
@@ -316,10 +327,57 @@ class Statements:
             "DELETE FROM challenges WHERE guild_id = ? RETURNING id"
         )
         self.delete_guild_games = spell("DELETE FROM games WHERE guild_id = ? RETURNING id")
+        # Drills come from the guild's games and go with them; puzzle results are the
+        # members' own, and only forget where they were answered.
+        self.delete_guild_drills = spell("DELETE FROM drills WHERE guild_id = ? RETURNING id")
+        self.unlink_guild_puzzles = spell(
+            "UPDATE puzzle_results SET guild_id = NULL WHERE guild_id = ?"
+        )
         self.delete_guild_stats = (
             spell("DELETE FROM player_stats WHERE guild_id = ? RETURNING user_id"),
             spell("DELETE FROM ratings WHERE guild_id = ? RETURNING user_id"),
             spell("DELETE FROM guild_settings WHERE guild_id = ? RETURNING changed_by"),
+        )
+        # -- puzzles: an attempt's values in codec.puzzle_attempt_values' order
+        self.record_puzzle = spell(
+            f"INSERT INTO puzzle_results ({PUZZLE_RESULT_COLUMNS}) VALUES (?, ?, ?, ?, 1, ?, ?)"
+            " ON CONFLICT (user_id, day) DO UPDATE SET tries = puzzle_results.tries + 1,"
+            " solved_at = excluded.solved_at, guild_id = excluded.guild_id"
+            f" WHERE puzzle_results.solved_at IS NULL RETURNING {PUZZLE_RESULT_COLUMNS}"
+        )
+        self.puzzle_result = spell(
+            f"SELECT {PUZZLE_RESULT_COLUMNS} FROM puzzle_results WHERE user_id = ? AND day = ?"
+        )
+        self.puzzle_results = spell(
+            f"SELECT {PUZZLE_RESULT_COLUMNS} FROM puzzle_results WHERE user_id = ? ORDER BY day"
+        )
+        self.puzzle_solvers = spell(
+            f"SELECT {PUZZLE_RESULT_COLUMNS} FROM puzzle_results"
+            " WHERE guild_id = ? AND day = ? AND solved_at IS NOT NULL"
+            " ORDER BY solved_at, user_id"
+        )
+        # -- drills: a new one's values in codec.new_drill_values' order (due when made)
+        self.add_drill = spell(
+            "INSERT INTO drills (user_id, guild_id, game_id, position, due_at, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, position) DO NOTHING"
+        )
+        self.drill_at = spell(f"{_DRILLS} user_id = ? AND position = ?")
+        self.drill = spell(f"{_DRILLS} id = ?")
+        self.next_drill = spell(
+            f"{_DRILLS} user_id = ? AND learned_at IS NULL ORDER BY due_at, id LIMIT 1"
+        )
+        # The user, then now twice.
+        self.drill_counts = spell(
+            "SELECT COALESCE(SUM(CASE WHEN learned_at IS NULL AND due_at <= ? THEN 1 END), 0)"
+            " AS due,"
+            " COALESCE(SUM(CASE WHEN learned_at IS NULL AND due_at > ? THEN 1 END), 0)"
+            " AS waiting,"
+            " COALESCE(SUM(CASE WHEN learned_at IS NOT NULL THEN 1 END), 0) AS learned"
+            " FROM drills WHERE user_id = ?"
+        )
+        self.answer_drill = spell(
+            "UPDATE drills SET answers = answers + 1, right_in_row = ?, due_at = ?,"
+            f" learned_at = ? WHERE id = ? AND answers = ? RETURNING {DRILL_COLUMNS}"
         )
         # -- the bot's own settings
         self.setting = spell("SELECT value FROM settings WHERE key = ?")

@@ -12,6 +12,7 @@ waited for in that thread, up to the busy timeout.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import functools
 import itertools
 import logging
@@ -29,14 +30,19 @@ from bot.storage.base import (
     ChallengeRecord,
     ChallengeStatus,
     ChannelBusyError,
+    DrillQueue,
+    DrillRecord,
     Forgotten,
     GameRecord,
     GameStatus,
     GuildErased,
     MemberData,
     NewChallenge,
+    NewDrill,
     NewGame,
     PlayerStats,
+    PuzzleAttempt,
+    PuzzleResult,
     Rating,
     ReplyRoute,
     ShardSlice,
@@ -264,9 +270,10 @@ class _Database:
             games = self._rows(SQL.member_games, (user_id, user_id))
             (challenges,) = self.db.execute(SQL.member_challenges, (user_id, user_id)).fetchone()
             names = self._rows(SQL.member_names, (user_id,) * 4)
+            (practice,) = self._rows(SQL.member_practice, (user_id, user_id))
         finally:
             self.db.execute("COMMIT")
-        return codec.member_data(user_id, records, ratings, games, challenges, names)
+        return codec.member_data(user_id, records, ratings, games, challenges, names, practice)
 
     def active_games_of(self, user_id: int) -> list[GameRecord]:
         return self._games(SQL.active_games_of, user_id, user_id)
@@ -276,6 +283,65 @@ class _Database:
 
     def erase_guild(self, guild_id: int) -> GuildErased:
         return self._write(lambda db: _erase_guild(db, guild_id))
+
+    # -- puzzles and drills ----------------------------------------------------------------
+
+    def record_puzzle(self, attempt: PuzzleAttempt) -> PuzzleResult:
+        def record(db: sqlite3.Connection) -> sqlite3.Row:
+            row: sqlite3.Row | None = db.execute(
+                SQL.record_puzzle, codec.puzzle_attempt_values(attempt)
+            ).fetchone()
+            if row is None:  # solved already: the row stays as it was
+                row = db.execute(
+                    SQL.puzzle_result, (attempt.user_id, attempt.day.isoformat())
+                ).fetchone()
+            assert row is not None  # inserted, updated or already solved
+            return row
+
+        return codec.puzzle_result(self._write(record))
+
+    def puzzle_results(self, user_id: int) -> list[PuzzleResult]:
+        return [codec.puzzle_result(row) for row in self._rows(SQL.puzzle_results, (user_id,))]
+
+    def puzzle_solvers(self, guild_id: int, day: datetime.date) -> list[PuzzleResult]:
+        rows = self._rows(SQL.puzzle_solvers, (guild_id, day.isoformat()))
+        return [codec.puzzle_result(row) for row in rows]
+
+    def add_drills(self, drills: Sequence[NewDrill]) -> list[DrillRecord]:
+        def add(db: sqlite3.Connection) -> list[DrillRecord]:
+            stored = []
+            for new in drills:
+                db.execute(SQL.add_drill, codec.new_drill_values(new))
+                row = db.execute(SQL.drill_at, (new.user_id, new.position)).fetchone()
+                stored.append(codec.drill(row))
+            return stored
+
+        return self._write(add)
+
+    def get_drill(self, drill_id: int) -> DrillRecord | None:
+        row = self.db.execute(SQL.drill, (drill_id,)).fetchone()
+        return None if row is None else codec.drill(row)
+
+    def drill_queue(self, user_id: int, now: float) -> DrillQueue:
+        self.db.execute("BEGIN")
+        try:
+            next_row = self.db.execute(SQL.next_drill, (user_id,)).fetchone()
+            counts = self.db.execute(SQL.drill_counts, (now, now, user_id)).fetchone()
+        finally:
+            self.db.execute("COMMIT")
+        return codec.drill_queue(next_row, counts)
+
+    def answer_drill(
+        self,
+        drill_id: int,
+        answers: int,
+        right_in_row: int,
+        due_at: float,
+        learned_at: float | None,
+    ) -> DrillRecord | None:
+        values = (right_in_row, due_at, learned_at, drill_id, answers - 1)
+        row = self._write(lambda db: db.execute(SQL.answer_drill, values).fetchone())
+        return None if row is None else codec.drill(row)
 
     # -- settings ------------------------------------------------------------------------
 
@@ -481,6 +547,38 @@ class SqliteStorage:
     async def erase_guild(self, guild_id: int) -> GuildErased:
         return await self._run(self._database.erase_guild, guild_id)
 
+    # -- puzzles and drills ----------------------------------------------------------------
+
+    async def record_puzzle(self, attempt: PuzzleAttempt) -> PuzzleResult:
+        return await self._run(self._database.record_puzzle, attempt)
+
+    async def puzzle_results(self, user_id: int) -> list[PuzzleResult]:
+        return await self._run(self._database.puzzle_results, user_id)
+
+    async def puzzle_solvers(self, guild_id: int, day: datetime.date) -> list[PuzzleResult]:
+        return await self._run(self._database.puzzle_solvers, guild_id, day)
+
+    async def add_drills(self, drills: Sequence[NewDrill]) -> list[DrillRecord]:
+        return await self._run(self._database.add_drills, drills)
+
+    async def get_drill(self, drill_id: int) -> DrillRecord | None:
+        return await self._run(self._database.get_drill, drill_id)
+
+    async def drill_queue(self, user_id: int, now: float) -> DrillQueue:
+        return await self._run(self._database.drill_queue, user_id, now)
+
+    async def answer_drill(
+        self,
+        drill_id: int,
+        answers: int,
+        right_in_row: int,
+        due_at: float,
+        learned_at: float | None,
+    ) -> DrillRecord | None:
+        return await self._run(
+            self._database.answer_drill, drill_id, answers, right_in_row, due_at, learned_at
+        )
+
     # -- settings ------------------------------------------------------------------------
 
     async def get_setting(self, key: str) -> str | None:
@@ -591,6 +689,9 @@ def _forget_member(db: sqlite3.Connection, user_id: int, now: float) -> Forgotte
     stats_rows = sum(
         len(db.execute(step, (user_id,)).fetchall()) for step in SQL.delete_member_stats
     )
+    practice_rows = sum(
+        len(db.execute(step, (user_id,)).fetchall()) for step in SQL.delete_member_practice
+    )
     return codec.forgotten(
         placeholder,
         ended,
@@ -598,6 +699,7 @@ def _forget_member(db: sqlite3.Connection, user_id: int, now: float) -> Forgotte
         games=games,
         challenges=challenges,
         stats_rows=stats_rows,
+        practice_rows=practice_rows,
     )
 
 
@@ -614,7 +716,9 @@ def _erase_guild(db: sqlite3.Connection, guild_id: int) -> GuildErased:
     stats_rows = sum(
         len(db.execute(step, (guild_id,)).fetchall()) for step in SQL.delete_guild_stats
     )
-    return GuildErased(tuple(live), tuple(pending), games, challenges, stats_rows)
+    drills = len(db.execute(SQL.delete_guild_drills, (guild_id,)).fetchall())
+    db.execute(SQL.unlink_guild_puzzles, (guild_id,))
+    return GuildErased(tuple(live), tuple(pending), games, challenges, stats_rows, drills)
 
 
 def _raise_if_occupied(

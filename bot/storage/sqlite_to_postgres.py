@@ -22,7 +22,13 @@ import asyncpg
 from bot.clock import Clock
 from bot.config import ConfigError, DatabaseUrl
 from bot.storage import codec
-from bot.storage.base import ChallengeRecord, ReplyRoute, StorageError
+from bot.storage.base import (
+    ChallengeRecord,
+    DrillRecord,
+    PuzzleResult,
+    ReplyRoute,
+    StorageError,
+)
 from bot.storage.connect import open_postgres
 from bot.storage.migrations import migration_files
 from bot.storage.postgres import PostgresStorage
@@ -39,9 +45,11 @@ COPIED_COLUMNS: dict[str, tuple[str, ...]] = {
     "settings": ("key", "value"),
     "guild_settings": ("guild_id", "key", "value", "changed_by", "changed_at"),
     "reply_routes": tuple(field.name for field in fields(ReplyRoute)),
+    "puzzle_results": tuple(field.name for field in fields(PuzzleResult)),
+    "drills": tuple(field.name for field in fields(DrillRecord)),
 }
 # The tables whose ids come from a sequence.
-ID_TABLES = ("games", "challenges")
+ID_TABLES = ("games", "challenges", "drills")
 
 
 class NotEmptyError(StorageError):
@@ -60,7 +68,7 @@ class Snapshot:
 
 # The columns that hold a flag: SQLite keeps it as 0 or 1, PostgreSQL as a boolean, which a
 # copy from SQLite must be given.
-FLAG_COLUMNS = frozenset({"assisted", "own_thread"})
+FLAG_COLUMNS = frozenset({"assisted", "own_thread", "first_try"})
 
 
 def read_sqlite(path: Path) -> Snapshot:
