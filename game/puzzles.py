@@ -780,6 +780,8 @@ def step(puzzle: Puzzle, moves: Sequence[int], cell: int) -> Step:
 
 
 def _first_step(puzzle: Puzzle, cell: int) -> Step:
+    """The first move: a proven puzzle has exactly one right answer, its solution, so every
+    other move loses value and has a refutation."""
     position = puzzle.board
     if cell != puzzle.solution:
         return Step(
@@ -796,13 +798,15 @@ def _first_step(puzzle: Puzzle, cell: int) -> Step:
 
 
 def _later_step(position: Board, remaining: int, cell: int) -> Step:
-    """A WIN's move after the first, in ``position``, won (the line so far was right), with
-    ``remaining`` moves of the solver's left."""
-    if position.play(cell).winner is position.turn:
+    """A WIN's move after the first, in ``position``, with ``remaining`` moves of the solver's
+    left. The line so far was right, so ``position`` is won: a move is wrong unless it keeps
+    the win."""
+    after = position.play(cell)
+    if after.winner is position.turn:
         return Step(
             StepKind.SOLVED, position, cell, reply=reply(position, cell), remaining=remaining
         )
-    if -_position_value(position.play(cell)) < 1:
+    if -_position_value(after) < 1:
         return Step(
             StepKind.WRONG, position, cell, refutation=refute(position, cell), remaining=remaining
         )
