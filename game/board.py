@@ -109,17 +109,24 @@ def standard_line_length(size: int) -> int:
     return STANDARD_LINE_LENGTHS.get(size, min(size, 4))
 
 
-@functools.cache
 def geometry(size: int = DEFAULT_SIZE, line_length: int | None = None) -> Geometry:
     """The shared :class:`Geometry` of a ``size`` x ``size`` board where ``line_length`` marks in
-    a row, a column or a diagonal win (by default :func:`standard_line_length`).
+    a row, a column or a diagonal win (by default :func:`standard_line_length`): one object per
+    side and line length, whether the standard length is given or left out, since boards
+    compare (and strategies cache) by the geometry's identity.
 
     >>> [len(geometry(size).lines) for size in (3, 4, 5)]
     [8, 10, 28]
+    >>> geometry(5) is geometry(5, 4)
+    True
     """
     if not 3 <= size <= len(COLUMN_LETTERS):
         raise ValueError(f"board size must be between 3 and {len(COLUMN_LETTERS)}, not {size}")
-    k = standard_line_length(size) if line_length is None else line_length
+    return _geometry(size, standard_line_length(size) if line_length is None else line_length)
+
+
+@functools.cache
+def _geometry(size: int, k: int) -> Geometry:
     if not 3 <= k <= size:
         raise ValueError(
             f"line length must be between 3 and {size} on a {size}x{size} board, not {k}"

@@ -70,15 +70,19 @@ __all__ = [
     "Reason",
     "Refutation",
     "Reply",
+    "Step",
+    "StepKind",
     "Task",
     "canonical_key",
     "generate",
+    "line_position",
     "load_pool",
     "puzzle_id",
     "puzzle_of_the_day",
     "puzzle_task",
     "refute",
     "reply",
+    "step",
     "verify",
     "verify_pool",
 ]
@@ -643,6 +647,206 @@ def reply(position: Board, right_move: int) -> Reply:
         return Reply(position, right_move, answer, longest)
     _, answer = _solver(after.geometry).best_moves(after)
     return Reply(position, right_move, answer, None)
+
+
+# -- stepping through a puzzle's line ---------------------------------------------------------
+
+
+class StepKind(Enum):
+    """What one move of the solver's does to the puzzle, told as the member plays it."""
+
+    SOLVED = "solved"  # the task is done: a WIN's line completed, or a HOLD's saving move
+    GOES_ON = "goes on"  # right, in a WIN, with no line completed yet: the defender answers
+    WRONG = "wrong"  # the move loses value: a win let slip, or the draw lost
+    TOO_SLOW = "too slow"  # (WIN, after the first move) it still wins, but not within the count
+
+
+# Each kind as it reads before "step", for Step's errors.
+_STEP_KINDS = {
+    StepKind.SOLVED: "solved",
+    StepKind.GOES_ON: "going-on",
+    StepKind.WRONG: "wrong",
+    StepKind.TOO_SLOW: "too-slow",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One move of the solver's in ``position`` and what it did, with what that kind needs to be
+    told: the defender's :class:`Reply` to a right move (SOLVED, GOES_ON; for a HOLD the answer
+    that keeps the draw), the :class:`Refutation` of a wrong one (WRONG), a move that still wins
+    in time (``faster``, TOO_SLOW). ``remaining`` is how many moves of its own a WIN's solver
+    still had before this one (N for the first move); None for a HOLD, which has no count.
+    Construction checks that each kind comes with its own field and no other's."""
+
+    kind: StepKind
+    position: Board
+    move: int
+    reply: Reply | None = None
+    refutation: Refutation | None = None
+    faster: int | None = None
+    remaining: int | None = None
+
+    def __post_init__(self) -> None:
+        self.position.parse_move(self.move)  # raises unless the move can be played there
+        kind = _STEP_KINDS[self.kind]
+        for field, needed, present in (
+            ("a reply", self.kind in (StepKind.SOLVED, StepKind.GOES_ON), self.reply),
+            ("a refutation", self.kind is StepKind.WRONG, self.refutation),
+            ("a faster move", self.kind is StepKind.TOO_SLOW, self.faster),
+        ):
+            if needed and present is None:
+                raise ValueError(f"a {kind} step needs {field}")
+            if present is not None and not needed:
+                raise ValueError(f"a {kind} step has no {field[2:]}, not {present!r}")
+        if self.kind is StepKind.GOES_ON and self.reply is not None and self.reply.answer is None:
+            raise ValueError("a step that completes a line is solved: it does not go on")
+
+    @property
+    def next_position(self) -> Board | None:
+        """Where the solver plays next, after this move and the defender's answer: for a step
+        that goes on only (None for every other kind: nothing follows them)."""
+        if self.kind is not StepKind.GOES_ON or self.reply is None or self.reply.answer is None:
+            return None
+        return self.position.play(self.move).play(self.reply.answer)
+
+
+def line_position(puzzle: Puzzle, moves: Sequence[int]) -> tuple[Board, int | None]:
+    """The position after the solver's ``moves`` (cells), each followed by the defender's
+    answer, and the moves the solver still has: N minus ``len(moves)`` for a WIN, None for a
+    HOLD. The defender's answers are fixed (:func:`reply`), so the solver's moves are all the
+    state a puzzle being solved needs to keep.
+
+    Raises ``ValueError`` naming the first move that is not a right step that goes on: one
+    that cannot be played, is wrong or too slow, or has solved the puzzle already; and any
+    move at all for a HOLD, which its first move solves.
+
+    >>> puzzle = Puzzle.from_line("4w-f8fe2513 .OX./OO../O.X./XX.. k4 X win2 C4")
+    >>> position, remaining = line_position(puzzle, [parse_cell("C4", 4)])
+    >>> str(position), remaining  # O blocked C2: X has D4 left, its last move
+    ('.OX./OOO./O.X./XXX.', 1)
+    """
+    position, remaining = puzzle.board, puzzle.moves
+    size = position.size
+    if puzzle.task is Task.HOLD and moves:
+        raise ValueError(
+            f"the line's move 1, {_cell_text(moves[0], size)}: a hold puzzle is done in one "
+            "move, so no move comes before the one asked"
+        )
+    for number, move in enumerate(moves, 1):
+        cell = _legal_cell(position, move, f"the line's move {number}: ")
+        if number == 1:
+            done = _first_step(puzzle, cell)
+        else:
+            assert remaining is not None  # a WIN: a HOLD has no line past its first move
+            done = _later_step(position, remaining, cell)
+        following = done.next_position
+        if following is None:
+            raise ValueError(
+                f"the line's move {number}, {cell_name(cell, size)}, {_why_it_stops(done)}"
+            )
+        position = following
+        remaining = None if remaining is None else remaining - 1
+    return position, remaining
+
+
+def step(puzzle: Puzzle, moves: Sequence[int], cell: int) -> Step:
+    """What the solver's ``cell`` does after its ``moves`` (see :func:`line_position`).
+
+    The first move is right only when it is the puzzle's solution: in a WIN it goes on (or is
+    solved, when it completes a line), in a HOLD it is solved. Every other first move is wrong,
+    since a proven puzzle has one right answer. After it (WIN only), a move that completes a
+    line is solved; one that keeps the win goes on when it still wins within the moves left
+    (its own and the longest defence's count), else it is too slow and a move that does is
+    given; one that lets the win slip is wrong.
+
+    Raises ``ValueError`` for ``moves`` that are no line (:func:`line_position`) and for a
+    ``cell`` that cannot be played, with the board's sentence (not its grid: the bot shows the
+    board). The puzzle is taken as proven (:func:`verify`); on a false one a refutation or a
+    reply may find nothing to answer and raise ``ValueError`` too.
+
+    >>> puzzle = Puzzle.from_line("4w-f8fe2513 .OX./OO../O.X./XX.. k4 X win2 C4")
+    >>> step(puzzle, [], parse_cell("C4", 4)).reply.sentence
+    "C4! O's longest defence is C2; X wins in 1 more."
+    >>> step(puzzle, [parse_cell("C4", 4)], parse_cell("D4", 4)).kind
+    <StepKind.SOLVED: 'solved'>
+    """
+    position, remaining = line_position(puzzle, moves)
+    played = _legal_cell(position, cell)
+    if not moves:
+        return _first_step(puzzle, played)
+    assert remaining is not None  # line_position takes no moves for a HOLD
+    return _later_step(position, remaining, played)
+
+
+def _first_step(puzzle: Puzzle, cell: int) -> Step:
+    """The first move: a proven puzzle has exactly one right answer, its solution, so every
+    other move loses value and has a refutation."""
+    position = puzzle.board
+    if cell != puzzle.solution:
+        return Step(
+            StepKind.WRONG,
+            position,
+            cell,
+            refutation=refute(position, cell),
+            remaining=puzzle.moves,
+        )
+    right = reply(position, cell)
+    done = puzzle.task is Task.HOLD or right.answer is None
+    kind = StepKind.SOLVED if done else StepKind.GOES_ON
+    return Step(kind, position, cell, reply=right, remaining=puzzle.moves)
+
+
+def _later_step(position: Board, remaining: int, cell: int) -> Step:
+    """A WIN's move after the first, in ``position``, with ``remaining`` moves of the solver's
+    left. The line so far was right, so ``position`` is won: a move is wrong unless it keeps
+    the win."""
+    after = position.play(cell)
+    if after.winner is position.turn:
+        return Step(
+            StepKind.SOLVED, position, cell, reply=reply(position, cell), remaining=remaining
+        )
+    if -_position_value(after) < 1:
+        return Step(
+            StepKind.WRONG, position, cell, refutation=refute(position, cell), remaining=remaining
+        )
+    right = reply(position, cell)
+    if 1 + (right.moves_left or 0) <= remaining:
+        return Step(StepKind.GOES_ON, position, cell, reply=right, remaining=remaining)
+    winners = [move for move, value in _move_values(position).items() if value == 1]
+    faster = min(_solver(position.geometry).fastest_wins(position, winners))
+    return Step(StepKind.TOO_SLOW, position, cell, faster=faster, remaining=remaining)
+
+
+def _legal_cell(position: Board, cell: int, where: str = "") -> int:
+    """``cell``, when it can be played in ``position``; else a ``ValueError`` with the board's
+    sentence after ``where``, without its grid (whoever asked shows the board)."""
+    try:
+        return position.parse_move(cell)
+    except GameError as error:
+        raise ValueError(f"{where}{_first_line(error)}") from None
+
+
+def _cell_text(cell: int, size: int) -> str:
+    """A cell's name, or the index as given when it names no cell (for an error message)."""
+    try:
+        return cell_name(cell, size)
+    except ValueError:
+        return f"cell index {cell}"
+
+
+def _why_it_stops(done: Step) -> str:
+    """Why a step in a line given as played does not go on, after its number and cell."""
+    size = done.position.size
+    if done.refutation is not None:
+        return f"is wrong: {done.refutation.sentence}"
+    if done.faster is not None:
+        left = f"{done.remaining} move{'' if done.remaining == 1 else 's'}"
+        return (
+            f"is too slow: it wins, but not within the {left} left; "
+            f"{cell_name(done.faster, size)} does"
+        )
+    return "solves the puzzle: no move follows it"
 
 
 # -- python -m game.puzzles build|verify ------------------------------------------------------

@@ -174,6 +174,19 @@ def test_from_moves_replays_a_game() -> None:
     assert board.turn is Mark.X
 
 
+def test_the_standard_line_length_given_or_left_out_is_the_same_board() -> None:
+    """Boards compare by their geometry's identity: one geometry per side and line length,
+    however it was asked for, or a board read back from text with its "k4" would differ from
+    the same position played from the empty board."""
+    for size in (3, 4, 5):
+        played = Board.from_moves(["A1", "B2"], size)
+        read = Board.from_string(str(played), line_length=game.standard_line_length(size))
+        assert read == played
+        assert hash(read) == hash(played)
+        assert read.geometry is played.geometry is game.geometry(size)
+    assert Board(5, line_length=5) != Board(5)
+
+
 def test_winning_lines_of_every_finished_position_are_real_lines() -> None:
     for board in ALL_POSITIONS:
         outcome = board.outcome()

@@ -1,6 +1,7 @@
 """Puzzles (``game/puzzles.py``): the line format and its errors, verification against the exact
 values (hand-made puzzles, right and wrong, each rejected for its own reason), the shipped pool
-proven in full, and the daily choice, stable across processes and through the whole pool."""
+proven in full, the daily choice, stable across processes and through the whole pool, and
+stepping through a puzzle's line move by move (every WIN of the pool finishes in its count)."""
 
 from __future__ import annotations
 
@@ -25,15 +26,19 @@ from game.puzzles import (
     POOL_PATH,
     Puzzle,
     Reason,
+    Step,
+    StepKind,
     Task,
     canonical_key,
     generate,
+    line_position,
     load_pool,
     puzzle_id,
     puzzle_of_the_day,
     puzzle_task,
     refute,
     reply,
+    step,
     verify,
     verify_pool,
 )
@@ -46,6 +51,9 @@ FORK_IN_TWO = "4w-f8fe2513 .OX./OO../O.X./XX.. k4 X win2 C4"
 WIN_IN_THREE = "4w-2b368c0e X.XO/XXO./..O./.X.O k4 O win3 D3"
 # From the shipped pool: a 5x5 draw that only B3 keeps.
 HOLD_5X5 = "5h-93c44310 O...O/XX..X/..O../XX.../....O k4 O hold B3"
+# From the shipped pool: after B2 and O's answer A1, X completes column B with B3; A2 instead
+# makes a second threat (D2) and still wins, but in 2 more moves where 1 was left.
+SLOW_SECOND_MOVE = "4w-b2c464e6 .XOO/..X./O.X./OXOX k4 X win2 B2"
 # X to play wins with B3 and with D4: no single answer.
 TWO_WINNING_MOVES = "OXOX/.OX./X..X/.OO."
 # O to play draws with B1 and with B3, and loses with anything else.
@@ -351,3 +359,192 @@ def test_the_right_move_gets_the_longest_defence_or_the_draw_held() -> None:
     assert finish.sentence == "C2 completes a line: X wins."
     with pytest.raises(ValueError, match="C1 loses value"):
         reply(hold.board, parse_cell("C1", 5))
+
+
+# -- stepping through a line ------------------------------------------------------------------
+
+
+def cells(*names: str, size: int = 4) -> list[int]:
+    return [parse_cell(name, size) for name in names]
+
+
+def right_line(puzzle: Puzzle) -> list[Step]:
+    """The steps of ``puzzle``'s line played right: its solution, then at each turn the lowest
+    cell that goes on or solves, until one solves (every step asserted on the way)."""
+    steps: list[Step] = []
+    moves: list[int] = []
+    while True:
+        position, remaining = line_position(puzzle, moves)
+        candidates = position.legal_moves if moves else (puzzle.solution,)
+        done = next(
+            found
+            for found in (step(puzzle, moves, cell) for cell in candidates)
+            if found.kind in (StepKind.GOES_ON, StepKind.SOLVED)
+        )
+        assert (done.position, done.remaining) == (position, remaining)
+        steps.append(done)
+        if done.kind is StepKind.SOLVED:
+            return steps
+        moves.append(done.move)
+        assert done.next_position == line_position(puzzle, moves)[0]
+
+
+def test_the_fork_in_two_is_played_through_against_the_longest_defence() -> None:
+    """C4 makes two threats (D4 and C2); O blocks C2, the longest defence, and X completes row
+    4 with D4. After the block O threatens D2 itself: any other move of X's loses or draws."""
+    puzzle = Puzzle.from_line(FORK_IN_TWO)
+    first = step(puzzle, [], parse_cell("C4", 4))
+    assert (first.kind, first.remaining) == (StepKind.GOES_ON, 2)
+    assert first.reply is not None
+    assert first.reply.sentence == "C4! O's longest defence is C2; X wins in 1 more."
+    assert first.next_position == puzzle.board.play("C4").play("C2")
+    assert line_position(puzzle, cells("C4")) == (first.next_position, 1)
+    last = step(puzzle, cells("C4"), parse_cell("D4", 4))
+    assert (last.kind, last.remaining, last.next_position) == (StepKind.SOLVED, 1, None)
+    assert last.reply is not None
+    assert last.reply.sentence == "D4 completes a line: X wins."
+    assert [found.move for found in right_line(puzzle)] == cells("C4", "D4")
+    late = step(puzzle, cells("C4"), parse_cell("A1", 4))
+    assert late.kind is StepKind.WRONG
+    assert late.refutation is not None
+    assert late.refutation.sentence == "A1? D2 completes a line: O wins."
+    blocked = step(puzzle, cells("C4"), parse_cell("D2", 4)).refutation
+    assert blocked is not None
+    assert blocked.sentence == "D2? D4 blocks the threat: a draw."
+
+
+@pytest.mark.parametrize(
+    ("move", "sentence"),
+    [("A1", "A1? C2 holds the draw."), ("D4", "D4? C4 blocks the threat: a draw.")],
+)
+def test_a_wrong_first_move_is_refuted(move: str, sentence: str) -> None:
+    """Only C4 wins: any other first move is wrong, and comes with its refutation."""
+    puzzle = Puzzle.from_line(FORK_IN_TWO)
+    wrong = step(puzzle, [], parse_cell(move, 4))
+    assert (wrong.kind, wrong.reply, wrong.faster, wrong.remaining) == (
+        StepKind.WRONG,
+        None,
+        None,
+        2,
+    )
+    assert wrong.refutation == refute(puzzle.board, parse_cell(move, 4))
+    assert wrong.refutation.sentence == sentence
+    assert wrong.next_position is None
+
+
+def test_a_hold_puzzle_is_solved_by_its_one_move() -> None:
+    puzzle = Puzzle.from_line(HOLD_5X5)
+    held = step(puzzle, [], parse_cell("B3", 5))
+    assert (held.kind, held.remaining, held.next_position) == (StepKind.SOLVED, None, None)
+    assert held.reply is not None
+    assert held.reply.sentence == "B3! The draw is held; X answers C2."
+    lost = step(puzzle, [], parse_cell("C1", 5))
+    assert (lost.kind, lost.remaining) == (StepKind.WRONG, None)
+    assert lost.refutation is not None
+    assert lost.refutation.sentence == "C1? B3 wins: B3 makes two threats at once."
+    assert line_position(puzzle, []) == (puzzle.board, None)
+
+
+def test_a_move_that_still_wins_but_not_in_time_is_too_slow() -> None:
+    """Found by playing every WIN of the pool through: after B2 and A1, B3 completes column B;
+    A2 threatens D2 as well, so it still wins, in 2 more moves where 1 is left."""
+    puzzle = Puzzle.from_line(SLOW_SECOND_MOVE)
+    assert line_position(puzzle, cells("B2")) == (puzzle.board.play("B2").play("A1"), 1)
+    slow = step(puzzle, cells("B2"), parse_cell("A2", 4))
+    assert (slow.kind, slow.faster, slow.remaining) == (StepKind.TOO_SLOW, parse_cell("B3", 4), 1)
+    assert (slow.reply, slow.refutation, slow.next_position) == (None, None, None)
+    assert reply(slow.position, slow.move).moves_left == 1  # it wins: in 1 + 1 moves
+    assert step(puzzle, cells("B2"), parse_cell("B3", 4)).kind is StepKind.SOLVED
+
+
+def test_every_win_of_the_pool_played_right_finishes_in_exactly_its_count() -> None:
+    """Every WIN puzzle of the pool, 4x4 and 5x5 (about 3 s): the solution, then at each turn
+    the lowest right move, is solved with the last of the N moves, never later, every step
+    before it going on. (Against the longest defence a right move's line is exactly as long as
+    the count: the count allows no slower one, and none is faster than the puzzle's N.)"""
+    wins = [puzzle for puzzle in load_pool() if puzzle.task is Task.WIN]
+    assert len(wins) > 150
+    for puzzle in wins:
+        steps = right_line(puzzle)
+        assert len(steps) == puzzle.moves, puzzle.line()
+        assert [found.remaining for found in steps] == list(range(len(steps), 0, -1))
+        assert steps[0].move == puzzle.solution
+
+
+def test_a_line_round_trips_through_its_moves() -> None:
+    """Each step's next position is where line_position puts the line with that move added."""
+    puzzle = Puzzle.from_line(WIN_IN_THREE)
+    steps = right_line(puzzle)
+    assert [found.kind for found in steps] == [StepKind.GOES_ON] * 2 + [StepKind.SOLVED]
+    moves = [found.move for found in steps]
+    position = puzzle.board
+    for count, found in enumerate(steps[:-1], 1):
+        assert found.reply is not None
+        assert found.reply.answer is not None
+        position = position.play(found.move).play(found.reply.answer)
+        assert line_position(puzzle, moves[:count]) == (position, 3 - count)
+
+
+@pytest.mark.parametrize(
+    ("line", "moves", "message"),
+    [
+        (FORK_IN_TWO, ["D4"], "the line's move 1, D4, is wrong: D4? C4 blocks the threat: a draw."),
+        (
+            FORK_IN_TWO,
+            ["C4", "A1"],
+            "the line's move 2, A1, is wrong: A1? D2 completes a line: O wins.",
+        ),
+        (FORK_IN_TWO, ["C4", "D4"], "the line's move 2, D4, solves the puzzle: no move follows it"),
+        (
+            SLOW_SECOND_MOVE,
+            ["B2", "A2"],
+            "the line's move 2, A2, is too slow: it wins, but not within the 1 move left; B3 does",
+        ),
+        (FORK_IN_TWO, ["B1"], "the line's move 1: cannot play B1: it is taken by O"),
+        # O's answer to C4 took C2.
+        (FORK_IN_TWO, ["C4", "C2"], "the line's move 2: cannot play C2: it is taken by O"),
+        (
+            HOLD_5X5,
+            ["B3"],
+            "the line's move 1, B3: a hold puzzle is done in one move, so no move comes before "
+            "the one asked",
+        ),
+    ],
+)
+def test_line_position_names_the_move_that_is_no_step_on(
+    line: str, moves: list[str], message: str
+) -> None:
+    puzzle = Puzzle.from_line(line)
+    with pytest.raises(ValueError, match="^" + re.escape(message) + "$"):
+        line_position(puzzle, cells(*moves, size=puzzle.size))
+
+
+def test_step_refuses_a_cell_that_cannot_be_played_with_the_boards_sentence() -> None:
+    puzzle = Puzzle.from_line(FORK_IN_TWO)
+    for cell, message in [
+        (parse_cell("B1", 4), "cannot play B1: it is taken by O"),
+        (16, "cannot play cell index 16: use 0 to 15"),
+    ]:
+        with pytest.raises(ValueError, match="^" + re.escape(message) + "$") as raised:
+            step(puzzle, [], cell)
+        assert type(raised.value) is ValueError
+    with pytest.raises(ValueError, match=r"^cannot play C2: it is taken by O$"):
+        step(puzzle, cells("C4"), parse_cell("C2", 4))
+    with pytest.raises(ValueError, match=r"^the line's move 1, D4, is wrong"):
+        step(puzzle, cells("D4"), parse_cell("A1", 4))
+
+
+def test_a_step_comes_with_the_field_of_its_kind_only() -> None:
+    puzzle = Puzzle.from_line(FORK_IN_TWO)
+    board, move = puzzle.board, puzzle.solution
+    answer = reply(board, move)
+    with pytest.raises(ValueError, match=r"^a going-on step needs a reply$"):
+        Step(StepKind.GOES_ON, board, move)
+    with pytest.raises(ValueError, match=r"^a wrong step has no faster move, not 1$"):
+        Step(StepKind.WRONG, board, move, refutation=refute(board, 0), faster=1)
+    with pytest.raises(ValueError, match=r"^a too-slow step needs a faster move$"):
+        Step(StepKind.TOO_SLOW, board, move)
+    with pytest.raises(ValueError, match=r"^a step that completes a line is solved"):
+        Step(StepKind.GOES_ON, board, move, reply=dataclasses.replace(answer, answer=None))
+    with pytest.raises(ValueError, match="cannot play B1: it is taken by O"):
+        Step(StepKind.SOLVED, board, parse_cell("B1", 4), reply=answer)
