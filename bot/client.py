@@ -40,6 +40,7 @@ from bot.fast_clicks import FastClicks
 from bot.health import HealthServer
 from bot.i18n import CommandTranslator
 from bot.metrics import InteractionKind, Metrics, Outcome, measure_storage
+from bot.practice import PracticeService
 from bot.privacy import MembersData
 from bot.service import GameService, Swept
 from bot.stalls import watch_stalls
@@ -238,6 +239,7 @@ class TTTBot(commands.AutoShardedBot):
     storage: Storage
     service: GameService
     members_data: MembersData
+    practice: PracticeService
     boards: Boards
     reporter: Reporter
 
@@ -376,6 +378,7 @@ class TTTBot(commands.AutoShardedBot):
             custom_emoji_exists=self.custom_emoji_exists,
         )
         self.members_data = MembersData(self.storage, self.clock, self.service)
+        self.practice = PracticeService(self.storage, self.clock)
         self.boards = Boards(self.storage, self, self.clock, self.own_shards)
         self.reporter = Reporter(self.boards, self.in_flight)
         await self.tree.set_translator(CommandTranslator())

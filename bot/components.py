@@ -9,6 +9,7 @@ name, typed by :class:`ClickHandler`): the rules are checked against the stored 
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol, Self, cast
@@ -74,7 +75,57 @@ CHALLENGE_ID = IdFormat("challenge", ("challenge", ROW_ID), ("action", "accept|d
 _ASKED = ("asked", r"[0-9]{1,12}")
 FORGET_ID = IdFormat("forget", ("member", ROW_ID), _ASKED, ("action", "confirm|cancel"))
 ERASE_ID = IdFormat("erase", ("guild", ROW_ID), _ASKED, ("action", "confirm|cancel"))
-ID_FORMATS = (CELL_ID, LEGACY_CELL_ID, GAME_ACTION_ID, CHALLENGE_ID, FORGET_ID, ERASE_ID)
+# The daily puzzle's cells (privately, to one member): its day (YYYYMMDD, UTC), the solver's
+# moves so far (a cell a character, see encode_moves) and the cell; and its "Try again".
+_DAY = ("day", r"[0-9]{8}")
+PUZZLE_ID = IdFormat("puzzle", _DAY, ("moves", r"[0-9a-o]{0,12}"), ("cell", _SMALL))
+PUZZLE_AGAIN_ID = IdFormat("puzzle", _DAY, "again")
+# A drill's cells: the drill and the answers it had taken when asked (so that an answer counts
+# once), and the cell; "Next drill"; and a review's "Practise this" for its game.
+DRILL_ID = IdFormat("drill", ("drill", ROW_ID), ("answers", r"[0-9]{1,6}"), ("cell", _SMALL))
+DRILL_NEXT_ID = IdFormat("drill", "next")
+PRACTISE_ID = IdFormat("practise", ("game", ROW_ID))
+ID_FORMATS = (
+    CELL_ID,
+    LEGACY_CELL_ID,
+    GAME_ACTION_ID,
+    CHALLENGE_ID,
+    FORGET_ID,
+    ERASE_ID,
+    PUZZLE_ID,
+    PUZZLE_AGAIN_ID,
+    DRILL_ID,
+    DRILL_NEXT_ID,
+    PRACTISE_ID,
+)
+# The cells of a puzzle's line as custom_id characters: one each, up to 5x5's 25 cells.
+_MOVE_DIGITS = "0123456789abcdefghijklmno"
+
+
+def encode_moves(moves: Iterable[int]) -> str:
+    """Cells as one character each.
+
+    >>> encode_moves([0, 9, 24]), decode_moves("09o")
+    ('09o', (0, 9, 24))
+    """
+    return "".join(_MOVE_DIGITS[cell] for cell in moves)
+
+
+def decode_moves(text: str) -> tuple[int, ...]:
+    """The cells :func:`encode_moves` wrote; a character it never writes raises ValueError."""
+    cells = tuple(_MOVE_DIGITS.find(digit) for digit in text)
+    if -1 in cells:
+        raise ValueError(f"{text!r} is not a line of cells")
+    return cells
+
+
+def encode_day(day: datetime.date) -> str:
+    return day.strftime("%Y%m%d")
+
+
+def decode_day(text: str) -> datetime.date:
+    """The day :func:`encode_day` wrote; ValueError for no date (a hand-made 20261399)."""
+    return datetime.datetime.strptime(text, "%Y%m%d").replace(tzinfo=datetime.UTC).date()
 
 
 COG_NAME = "TicTacToe"
@@ -105,6 +156,24 @@ class ClickHandler(Protocol):
 
     async def erase_clicked(
         self, interaction: discord.Interaction[Any], guild_id: int, asked_at: int, action: str
+    ) -> None: ...
+
+    async def puzzle_clicked(
+        self, interaction: discord.Interaction[Any], day: str, moves: str, cell: int
+    ) -> None: ...
+
+    async def puzzle_again_clicked(
+        self, interaction: discord.Interaction[Any], day: str
+    ) -> None: ...
+
+    async def drill_clicked(
+        self, interaction: discord.Interaction[Any], drill_id: int, answers: int, cell: int
+    ) -> None: ...
+
+    async def drill_next_clicked(self, interaction: discord.Interaction[Any]) -> None: ...
+
+    async def practise_clicked(
+        self, interaction: discord.Interaction[Any], game_id: int
     ) -> None: ...
 
 
@@ -213,6 +282,46 @@ class EraseButton(_Routed, template=ERASE_ID.template):
         await handler.erase_clicked(interaction, guild, asked, fields["action"])
 
 
+class PuzzleButton(_Routed, template=PUZZLE_ID.template):
+    """A cell of the daily puzzle, shown to one member."""
+
+    async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
+        fields = self.fields
+        await handler.puzzle_clicked(
+            interaction, fields["day"], fields["moves"], int(fields["cell"])
+        )
+
+
+class PuzzleAgainButton(_Routed, template=PUZZLE_AGAIN_ID.template):
+    """**Try again** under a daily puzzle answered wrong."""
+
+    async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
+        await handler.puzzle_again_clicked(interaction, self.fields["day"])
+
+
+class DrillButton(_Routed, template=DRILL_ID.template):
+    """A cell of a drill, shown to its member."""
+
+    async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
+        fields = self.fields
+        drill, answers, cell = int(fields["drill"]), int(fields["answers"]), int(fields["cell"])
+        await handler.drill_clicked(interaction, drill, answers, cell)
+
+
+class DrillNextButton(_Routed, template=DRILL_NEXT_ID.template):
+    """**Next drill** under an answered drill."""
+
+    async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
+        await handler.drill_next_clicked(interaction)
+
+
+class PractiseButton(_Routed, template=PRACTISE_ID.template):
+    """**Practise this** under a game's review."""
+
+    async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
+        await handler.practise_clicked(interaction, int(self.fields["game"]))
+
+
 def walk(components: Iterable[discord.Component]) -> Iterator[discord.Component]:
     """Every component of a received message, nested ones too (a components-v2 message holds
     its buttons and text inside containers, rows and sections), depth first."""
@@ -235,4 +344,9 @@ DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
     ChallengeButton,
     ForgetButton,
     EraseButton,
+    PuzzleButton,
+    PuzzleAgainButton,
+    DrillButton,
+    DrillNextButton,
+    PractiseButton,
 )

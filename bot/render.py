@@ -21,7 +21,7 @@ import datetime
 import functools
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -31,10 +31,25 @@ import babel.lists
 import discord
 
 from bot import i18n
-from bot.components import CELL_ID, CHALLENGE_ID, ERASE_ID, FORGET_ID, GAME_ACTION_ID, walk
+from bot.components import (
+    CELL_ID,
+    CHALLENGE_ID,
+    DRILL_ID,
+    DRILL_NEXT_ID,
+    ERASE_ID,
+    FORGET_ID,
+    GAME_ACTION_ID,
+    PRACTISE_ID,
+    PUZZLE_AGAIN_ID,
+    PUZZLE_ID,
+    encode_day,
+    encode_moves,
+    walk,
+)
 from bot.domain import OUTSIDE_SERVERS, size_name
 from bot.i18n import N_, Language
 from bot.marks import DEFAULT_MARKS, button_emoji
+from bot.practice import DrillView, PuzzleStats, PuzzleView
 from bot.privacy import Forgetting
 from bot.server_settings import ServerSettings, Setting
 from bot.service import Hint, Review
@@ -52,6 +67,8 @@ from bot.storage.base import (
 )
 from game import BOARD_SIZES, DEFAULT_SIZE, Board, Mark, cell_name, standard_line_length
 from game.ai import DIFFICULTIES, describe, is_solved
+from game.drills import Drill
+from game.puzzles import Puzzle, Reason, Refutation, Reply, Step, StepKind, Task
 from game.review import MoveReview, Verdict
 
 MARK_EMOJI = DEFAULT_MARKS  # the bot's own marks; a server may choose others (bot.marks)
@@ -275,8 +292,13 @@ class _Shown:
 
 
 def _grid(shown: _Shown) -> str:
-    board = shown.board
-    size = board.size
+    return grid(shown.board, shown.marks, shown.winning)
+
+
+def grid(board: Board, marks: Mapping[Mark, str] = MARK_EMOJI, winning: Iterable[int] = ()) -> str:
+    """``board`` in emoji, with its column letters and row numbers, the ``winning`` cells
+    highlighted."""
+    size, highlighted = board.size, frozenset(winning)
     lines = [" ".join([CORNER_EMOJI, *COLUMN_EMOJI[:size]])]
     for row in range(size):
         cells = []
@@ -285,10 +307,10 @@ def _grid(shown: _Shown) -> str:
             mark = board[cell]
             if mark is None:
                 cells.append(EMPTY_EMOJI)
-            elif cell in shown.winning and shown.marks[mark] == MARK_EMOJI[mark]:
+            elif cell in highlighted and marks[mark] == MARK_EMOJI[mark]:
                 cells.append(WINNING_EMOJI[mark])
             else:  # a server's own marks have no winning look: the buttons show the line
-                cells.append(shown.marks[mark])
+                cells.append(marks[mark])
         lines.append(" ".join([ROW_EMOJI[row], *cells]))
     return "\n".join(lines)
 
@@ -497,10 +519,11 @@ def last_answer_note(game: GameRecord) -> str | None:
 # -- reviews and hints ----------------------------------------------------------------------
 
 
-def review_message(review: Review, lang: Language) -> Message:
-    """A finished game move by move, for the member who asked, in their language: who played,
-    how it ended, and one sentence a move. At most 25 moves of at most about 90 characters
-    each: well within an embed description's 4,096."""
+def review_message(review: Review, lang: Language, viewer_id: int | None = None) -> Message:
+    """A finished game move by move, for the member who asked (``viewer_id``), in their
+    language: who played, how it ended, and one sentence a move; and **Practise this** when
+    the viewer played a move that lost value (see :mod:`bot.practice`). At most 25 moves of at
+    most about 90 characters each: well within an embed description's 4,096."""
     game = review.game
     shown = dataclasses.replace(_Shown.of(game), lang=lang)
     lines = [
@@ -532,7 +555,18 @@ def review_message(review: Review, lang: Language) -> Message:
                 "proves it."
             )
         )
-    return Message(embed=embed)
+    mark = game.mark_of(viewer_id) if viewer_id is not None else None
+    if mark is None or not any(
+        move.mark is mark and move.verdict is not Verdict.GOOD for move in review.moves
+    ):
+        return Message(embed=embed)
+    practise = _button(
+        PRACTISE_ID.build(game=game.id),
+        lang._("Practise this"),
+        "🎯",
+        discord.ButtonStyle.primary,
+    )
+    return Message(embed=embed, components=[_row([practise])])
 
 
 def move_sentence(move: MoveReview, lang: Language) -> str:
@@ -574,6 +608,356 @@ def hint_message(hint: Hint, lang: Language) -> Message:
     cell = cell_name(hint.cell, hint.game.size)
     return plain_text(
         lang._("Hint: {cell}. This game is assisted now, so it counts in no stats.", cell=cell)
+    )
+
+
+# -- the daily puzzle and drills ---------------------------------------------------------------
+
+PUZZLE_COLOUR = discord.Colour.gold()
+SOLVED_COLOUR = discord.Colour.green()
+MISSED_COLOUR = discord.Colour.red()
+# How a position's cells show what just happened: the member's move, and the answer to it.
+_MOVED_STYLE = discord.ButtonStyle.primary
+_ANSWER_STYLE = discord.ButtonStyle.danger
+# The most solvers of the day a stats message names; the rest are counted.
+SOLVERS_SHOWN = 30
+
+
+def _position_message(
+    title: str,
+    text: str,
+    footer: str,
+    board: Board,
+    cells: list[JSON],
+    controls: Sequence[JSON],
+    colour: discord.Colour,
+) -> Message:
+    """A position shown to one member with its cell buttons and ``controls``: a classic
+    message up to 4x4, a components-v2 one for 5x5 (decided by the size alone, so that every
+    edit of a message keeps its form)."""
+    size = board.size
+    rows = [_row(cells[start : start + size]) for start in range(0, len(cells), size)]
+    if controls:
+        rows.append(_row(controls))
+    if not uses_layout(size):
+        embed = discord.Embed(title=title, description=text, colour=colour)
+        embed.set_footer(text=footer)
+        return Message(embed=embed, components=rows)
+    inside = [
+        _text_display(f"### {title}\n{text}"),
+        *rows,
+        _text_display(LAYOUT_FOOTER.format(footer)),
+    ]
+    container = {"type": CONTAINER, "accent_color": colour.value, "components": inside}
+    return Message(components=[container], layout=True)
+
+
+def _position_cells(
+    board: Board,
+    custom_id: Callable[[int], str],
+    *,
+    playable: bool,
+    styles: Mapping[int, discord.ButtonStyle] | None = None,
+) -> list[JSON]:
+    """``board``'s cells as buttons: the free ones clickable while ``playable``; ``styles``
+    colours some (the moves just played, a winning line)."""
+    size, styled = board.size, styles or {}
+    return [
+        _button(
+            custom_id(cell),
+            cell_name(cell, size) if mark is None else None,
+            MARK_EMOJI[mark] if mark is not None else None,
+            styled.get(cell, discord.ButtonStyle.secondary),
+            disabled=not playable or mark is not None,
+        )
+        for cell, mark in enumerate(board.cells)
+    ]
+
+
+def task_sentence(puzzle: Puzzle, lang: Language) -> str:
+    """The puzzle's task, as ``game.puzzles`` words it in English: "X to play and win in 3",
+    "O to play: only one move keeps the draw"."""
+    if puzzle.task is Task.WIN:
+        return lang._(
+            "{mark} to play and win in {count}", mark=puzzle.turn.value, count=puzzle.moves
+        )
+    return lang._("{mark} to play: only one move keeps the draw", mark=puzzle.turn.value)
+
+
+def refutation_sentence(refutation: Refutation, lang: Language) -> str:
+    """``game.puzzles``' refutation of a wrong move (its English, word for word), in ``lang``."""
+    size = refutation.position.size
+    wrong, answer = cell_name(refutation.move, size), cell_name(refutation.reply, size)
+    mark = refutation.position.turn.other.value  # the side that answers
+    match refutation.reason:
+        case Reason.COMPLETES_LINE:
+            text = N_("{wrong}? {reply} completes a line: {mark} wins.")
+        case Reason.FORK:
+            text = N_("{wrong}? {reply} wins: {reply} makes two threats at once.")
+        case Reason.FORCED_WIN:
+            text = N_(
+                "{wrong}? {reply}, and the win can no longer be stopped: {mark} wins in {count}."
+            )
+        case Reason.BLOCK:
+            text = N_("{wrong}? {reply} blocks the threat: a draw.")
+        case _:
+            text = N_("{wrong}? {reply} holds the draw.")
+    return lang._(text, wrong=wrong, reply=answer, mark=mark, count=refutation.replier_moves)
+
+
+def reply_sentence(answered: Reply, lang: Language) -> str:
+    """``game.puzzles``' answer to a right move (its English, word for word), in ``lang``."""
+    size = answered.position.size
+    right = cell_name(answered.move, size)
+    solver, defender = answered.position.turn.value, answered.position.turn.other.value
+    if answered.answer is None:
+        return lang._("{right} completes a line: {mark} wins.", right=right, mark=solver)
+    answer = cell_name(answered.answer, size)
+    if answered.moves_left is None:
+        return lang._(
+            "{right}! The draw is held; {defender} answers {answer}.",
+            right=right,
+            defender=defender,
+            answer=answer,
+        )
+    return lang._(
+        "{right}! {defender}'s longest defence is {answer}; {mark} wins in {count} more.",
+        right=right,
+        defender=defender,
+        answer=answer,
+        mark=solver,
+        count=answered.moves_left,
+    )
+
+
+def _step_shown(answered: Step) -> tuple[Board, dict[int, discord.ButtonStyle]]:
+    """The position after a step, as its message shows it, and its cells' colours: the move
+    and the answer to it, or the line it completed."""
+    moved = answered.position.play(answered.move)
+    styles = {answered.move: _MOVED_STYLE}
+    answer: int | None = None
+    if answered.refutation is not None:
+        answer = answered.refutation.reply
+    elif answered.reply is not None:
+        answer = answered.reply.answer
+    if moved.winning_line is not None:
+        return moved, dict.fromkeys(moved.winning_line, discord.ButtonStyle.success)
+    if answer is not None:
+        styles[answer] = _ANSWER_STYLE
+        return moved.play(answer), styles
+    return moved, styles
+
+
+def _step_sentence(answered: Step, lang: Language) -> str:
+    if answered.kind is StepKind.WRONG:
+        assert answered.refutation is not None  # a wrong step comes with its refutation
+        return "❌ " + refutation_sentence(answered.refutation, lang)
+    if answered.kind is StepKind.TOO_SLOW:
+        size = answered.position.size
+        assert answered.faster is not None  # a slow step comes with a faster move
+        return "❌ " + lang._(
+            "{move} still wins, but not within the puzzle's count: {faster} wins faster.",
+            move=cell_name(answered.move, size),
+            faster=cell_name(answered.faster, size),
+        )
+    assert answered.reply is not None  # a right step comes with the defender's answer
+    return "✅ " + reply_sentence(answered.reply, lang)
+
+
+def _puzzle_outcome(view: PuzzleView, lang: Language) -> list[str]:
+    """What an ended attempt did to the day's result."""
+    assert view.step is not None  # an ended attempt has its last step
+    if not view.counted:
+        return ["**" + lang._("You solved this puzzle already: this try changes nothing.") + "**"]
+    lines = []
+    result = view.result
+    if view.step.kind is not StepKind.SOLVED:
+        lines.append("**" + lang._("Not solved: try again from the start.") + "**")
+    elif result is not None and result.first_try:
+        lines.append("🏆 **" + lang._("Solved on the first try!") + "**")
+    else:
+        lines.append("🏆 **" + lang._("Solved.") + "**")
+    if view.streak is not None:
+        lines.append(
+            "🔥 "
+            + lang.n_(
+                "Streak: {count} day in a row.",
+                "Streak: {count} days in a row.",
+                view.streak.current,
+            )
+        )
+    return lines
+
+
+PUZZLE_FOOTER = N_("Puzzle {puzzle}, proven by the exact solver · a new one every day at 00:00 UTC")
+
+
+def puzzle_message(view: PuzzleView, lang: Language) -> Message:
+    """The daily puzzle for one member: the task, the position with its cells to click, and
+    after an answer what it did (the defender's answer, or the refutation of a wrong move)."""
+    puzzle, day = view.puzzle, view.day
+    dated = babel.dates.format_date(day, format="long", locale=lang.code)
+    lines = [
+        f"{dated} · {size_label(puzzle.size, lang)}",
+        "**" + task_sentence(puzzle, lang) + "**",
+        "",
+    ]
+    over = view.is_over
+    board: Board = view.position
+    styles: dict[int, discord.ButtonStyle] = {}
+    if view.step is not None:
+        # After a right move that goes on, this is the position to play: view.position.
+        board, styles = _step_shown(view.step)
+    lines.append(grid(board, winning=board.winning_line or ()))
+    if view.step is not None:
+        lines += ["", _step_sentence(view.step, lang)]
+    if over:
+        lines += _puzzle_outcome(view, lang)
+    moves = encode_moves(view.moves)
+    cells = _position_cells(
+        board,
+        lambda cell: PUZZLE_ID.build(day=encode_day(day), moves=moves, cell=cell),
+        playable=not over,
+        styles=styles,
+    )
+    controls = []
+    if over and view.step is not None and view.step.kind is not StepKind.SOLVED:
+        again = PUZZLE_AGAIN_ID.build(day=encode_day(day))
+        controls.append(_button(again, lang._("Try again"), "🔁", discord.ButtonStyle.primary))
+    solved = over and view.step is not None and view.step.kind is StepKind.SOLVED
+    colour = SOLVED_COLOUR if solved else MISSED_COLOUR if over else PUZZLE_COLOUR
+    footer = lang._(PUZZLE_FOOTER, puzzle=puzzle.id)
+    return _position_message(
+        lang._("Puzzle of the day"), "\n".join(lines), footer, board, cells, controls, colour
+    )
+
+
+def puzzle_stats_message(stats: PuzzleStats, name: str, lang: Language) -> Message:
+    """A member's daily puzzles, and in a server today's solvers there (first-try ones
+    starred), mentioned without pinging anyone."""
+    streak = stats.streak
+    lines = [
+        lang._(
+            "Solved: {solved} of {days} answered, {first} on the first try.",
+            solved=stats.solved,
+            days=stats.days,
+            first=stats.first_tries,
+        ),
+        "🔥 "
+        + lang.n_("Streak: {count} day in a row.", "Streak: {count} days in a row.", streak.current)
+        + " "
+        + lang.n_("Best: {count} day.", "Best: {count} days.", streak.best),
+        lang._("Today's puzzle: solved.")
+        if stats.solved_today
+        else lang._("Today's puzzle: not solved yet."),
+    ]
+    if stats.in_server:
+        lines += ["", "**" + lang._("Solved today in this server") + "**"]
+        shown = [
+            f"<@{result.user_id}>" + (" ★" if result.first_try else "")
+            for result in stats.solvers[:SOLVERS_SHOWN]
+        ]
+        if not shown:
+            lines.append(lang._("Nobody yet: `/ttt puzzle today`."))
+        else:
+            more = len(stats.solvers) - len(shown)
+            if more:
+                shown.append(lang.n_("and {count} more", "and {count} more", more))
+            lines.append(", ".join(shown))
+            lines.append("-# " + lang._("★ solved on the first try"))
+    embed = discord.Embed(
+        title=lang._("Daily puzzles: {name}", name=escape(name)),
+        description="\n".join(lines),
+        colour=PUZZLE_COLOUR,
+    )
+    return Message(embed=embed)
+
+
+def drill_task(drill: Drill, lang: Language) -> str:
+    """What a drill asks: the move that kept what the position held."""
+    if drill.value == 1:
+        return lang._(
+            "The game was a win for {mark} here: find a move that keeps the win.",
+            mark=drill.position.turn.value,
+        )
+    return lang._("The game was a draw here: find a move that keeps the draw.")
+
+
+def _drill_schedule(view: DrillView, lang: Language) -> str:
+    record = view.record
+    if record.learned_at is not None:
+        return "🎓 " + lang.n_(
+            "Learned: right {count} time in a row. It won't be asked again.",
+            "Learned: right {count} times in a row. It won't be asked again.",
+            record.right_in_row,
+        )
+    return lang._("It comes back {when}.", when=timestamp(record.due_at))
+
+
+def drill_message(view: DrillView, lang: Language) -> Message:
+    """A drill for its member: the position of their game and the task, its cells to click;
+    once answered, whether the move was right (or its refutation) and when it comes back."""
+    record, drill, answered = view.record, view.drill, view.answer
+    size = drill.position.size
+    lines = []
+    if view.from_game is not None:
+        lines.append(
+            lang.n_(
+                "{count} drill from game #{game}: here is the first.",
+                "{count} drills from game #{game}: here is the first.",
+                view.from_game,
+                game=record.game_id,
+            )
+        )
+    lines += [
+        lang._("From game #{game}, {size}.", game=record.game_id, size=size_label(size, lang)),
+        "**" + drill_task(drill, lang) + "**",
+        lang._("In the game, {played} was played here.", played=cell_name(drill.played, size)),
+        "",
+    ]
+    board: Board = drill.position
+    styles: dict[int, discord.ButtonStyle] = {}
+    if answered is not None:
+        moved = drill.position.play(answered.move)
+        styles = {answered.move: _MOVED_STYLE}
+        board = moved
+        if answered.refutation is not None:
+            styles[answered.refutation.reply] = _ANSWER_STYLE
+            board = moved.play(answered.refutation.reply)
+    lines.append(grid(board, winning=board.winning_line or ()))
+    controls = []
+    if answered is not None:
+        move = cell_name(answered.move, size)
+        if answered.right and drill.value == 1:
+            lines += ["", "✅ " + lang._("{move} keeps the win.", move=move)]
+        elif answered.right:
+            lines += ["", "✅ " + lang._("{move} keeps the draw.", move=move)]
+        else:
+            assert answered.refutation is not None  # a wrong answer comes with one
+            lines += ["", "❌ " + refutation_sentence(answered.refutation, lang)]
+        lines.append(_drill_schedule(view, lang))
+        queue = view.queue
+        if queue is not None and queue.due:
+            lines.append(
+                lang.n_("{count} more drill is due.", "{count} more drills are due.", queue.due)
+            )
+            controls.append(
+                _button(
+                    DRILL_NEXT_ID.build(), lang._("Next drill"), "➡️", discord.ButtonStyle.primary
+                )
+            )
+    cells = _position_cells(
+        board,
+        lambda cell: DRILL_ID.build(drill=record.id, answers=record.answers, cell=cell),
+        playable=answered is None,
+        styles=styles,
+    )
+    colour = (
+        PUZZLE_COLOUR if answered is None else SOLVED_COLOUR if answered.right else MISSED_COLOUR
+    )
+    footer = lang._("Drill #{drill} · /ttt drill asks the next one", drill=record.id)
+    return _position_message(
+        lang._("Drill"), "\n".join(lines), footer, board, cells, controls, colour
     )
 
 
@@ -797,6 +1181,13 @@ for nobody).
 One game per channel; a player who doesn't move in time loses the game.""")
 
 
+HELP_PRACTICE = N_("""\
+**Puzzles:** `/ttt puzzle today` is the day's puzzle, the same for everyone, answered with \
+its buttons for you alone; `/ttt puzzle stats` shows your streak and this server's solvers \
+of the day. **Practise this** under the review of a game you played turns your mistakes into \
+drills; `/ttt drill` asks the next one due.""")
+
+
 def help_message(lang: Language, default_size: int = DEFAULT_SIZE) -> Message:
     """How to play; ``default_size``: the board a game gets when none is picked (the
     server's setting)."""
@@ -808,6 +1199,7 @@ def help_message(lang: Language, default_size: int = DEFAULT_SIZE) -> Message:
         sizes=", ".join(size_label(size, lang) for size in BOARD_SIZES),
         default=size_name(default_size),
     )
+    text += "\n" + lang._(HELP_PRACTICE)
     return Message(embed=discord.Embed(title=lang._("Tic-tac-toe"), description=text))
 
 
@@ -1015,6 +1407,18 @@ def member_data_message(
     )
     names = ", ".join(f"**{escape(name)}**" for name in data.names)
     lines.append(lang._("Names stored with your games and challenges: {names}", names=names))
+    if data.puzzle_days or data.drills:
+        lines.append(
+            lang.n_(
+                "Daily puzzles answered on {count} day;",
+                "Daily puzzles answered on {count} days;",
+                data.puzzle_days,
+            )
+            + " "
+            + lang.n_(
+                "{count} drill from your games.", "{count} drills from your games.", data.drills
+            )
+        )
     embed = discord.Embed(title=title, description=_fit(lines, lang), colour=LIVE_COLOUR)
     embed.set_footer(
         text=lang._(
@@ -1055,6 +1459,7 @@ def forget_confirmation(data: MemberData, asked_at: int, lang: Language) -> Mess
             lang._(
                 "Your live games end first, counting for nobody, and your open challenges close."
             ),
+            lang._("Your daily puzzle results and your drills are deleted too."),
             "**" + lang._("This cannot be undone.") + "**",
         ]
     )
@@ -1069,7 +1474,9 @@ def forget_confirmation(data: MemberData, asked_at: int, lang: Language) -> Mess
 def forgotten_message(forgetting: Forgetting, lang: Language) -> Message:
     """What forgetting did, in place of the question."""
     forgotten = forgetting.forgotten
-    if not (forgotten.games or forgotten.challenges or forgotten.stats_rows):
+    if not (
+        forgotten.games or forgotten.challenges or forgotten.stats_rows or forgotten.practice_rows
+    ):
         # A second click, or a member with nothing left: nothing changed.
         return plain_text(lang._("There was nothing left to delete: your data is already gone."))
     lines = [
@@ -1082,6 +1489,8 @@ def forgotten_message(forgetting: Forgetting, lang: Language) -> Message:
             placeholder=lang._(FORGOTTEN_MEMBER),
         )
     ]
+    if forgotten.practice_rows:
+        lines.append(lang._("Your daily puzzle results and your drills are deleted."))
     if forgetting.games:
         lines.append(
             lang.n_(
@@ -1133,6 +1542,16 @@ def server_erased_message(erased: GuildErased, lang: Language) -> Message:
     """What erasing a server's data did, in place of the question."""
     if erased.is_empty:
         return plain_text(lang._("There was no data of this server to delete."))
+    drills = (
+        " "
+        + lang.n_(
+            "{count} drill made from its games went with them.",
+            "{count} drills made from its games went with them.",
+            erased.drills,
+        )
+        if erased.drills
+        else ""
+    )
     return plain_text(
         "🗑️ "
         + lang._(
@@ -1145,6 +1564,7 @@ def server_erased_message(erased: GuildErased, lang: Language) -> Message:
                 erased.stats_rows,
             ),
         )
+        + drills
     )
 
 

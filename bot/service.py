@@ -268,7 +268,7 @@ class GameService:
                 raise UserError(
                     "This server asks members to wait between challenges: you can challenge "
                     "again {}.",
-                    _when(last + rules.cooldown),
+                    when(last + rules.cooldown),
                 )
         try:
             return await self.storage.create_challenge(
@@ -733,7 +733,7 @@ class GameService:
     async def _choose(self, difficulty: str, board: Board) -> int:
         """The bot's move at ``difficulty``."""
         strategy = get_strategy(difficulty, self._rng, self.search_budget)
-        return await _think(board.size, lambda: strategy.choose(board))
+        return await think(board.size, lambda: strategy.choose(board))
 
     def _advance(self, game: GameRecord, moves: tuple[int, ...], board: Board) -> GameRecord:
         """``game`` with ``moves`` played, which make ``board``: finished if the board is,
@@ -842,7 +842,7 @@ class GameService:
         if board.turn is not mark:
             raise UserError("It is not your turn: waiting for {}.", game.player_name(board.turn))
         budget = self.search_budget
-        cell = await _think(board.size, lambda: best_move(board, budget))
+        cell = await think(board.size, lambda: best_move(board, budget))
         if game.assisted:
             return Hint(self._remember(game), cell, newly_assisted=False)
         helped = dataclasses.replace(game, assisted=True, updated_at=self.clock.now())
@@ -879,7 +879,7 @@ class GameService:
         key = (moves, size)
         review = self._reviews.get(key)
         if review is None or (review.done() and (review.cancelled() or review.exception())):
-            review = asyncio.ensure_future(_think(size, lambda: review_game(moves, size)))
+            review = asyncio.ensure_future(think(size, lambda: review_game(moves, size)))
         _keep_latest(self._reviews, key, review, REVIEWS_KEPT)
         # Shielded: one asker going away (a shutdown) must not stop the others' review.
         return await asyncio.shield(review)
@@ -962,7 +962,7 @@ class GameService:
         return await self.storage.leaderboard(guild_id, limit, size=size)
 
 
-async def _think(size: int, work: Callable[[], _T]) -> _T:
+async def think(size: int, work: Callable[[], _T]) -> _T:
     """The engine's ``work`` (a move, a hint, a review) on a ``size`` board: in a worker thread
     on the boards where the engine searches, so that other games are answered meanwhile."""
     if size >= SEARCHED_FROM_SIZE:
@@ -1009,7 +1009,7 @@ def _roles(rules: ServerSettings) -> Verbatim:
     return Verbatim(", ".join(f"<@&{role}>" for role in sorted(rules.player_roles)))
 
 
-def _when(epoch: float) -> Verbatim:
+def when(epoch: float) -> Verbatim:
     """A moment, as Discord shows it to each member in their own language ("in 2 minutes")."""
     return Verbatim(f"<t:{math.ceil(epoch)}:R>")
 

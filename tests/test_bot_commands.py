@@ -198,8 +198,17 @@ async def test_slash_options_are_the_documented_contract(
     subcommands = {option["name"]: option for option in ttt["options"]}
     assert set(subcommands) == {
         "start", "vs-ai", "move", "board", "resign", "stats", "leaderboard", "help", "end",
-        "hint", "review", "my-data", "forget-me",
+        "hint", "review", "my-data", "forget-me", "puzzle", "drill",
     }  # fmt: skip
+    # The daily puzzle is a group (Discord runs a group's subcommands, never the group), and
+    # a drill is always the asker's own.
+    puzzle = subcommands["puzzle"]
+    assert puzzle["type"] == 2
+    assert [(option["name"], option["type"]) for option in puzzle["options"]] == [
+        ("today", 1),
+        ("stats", 1),
+    ]
+    assert "options" not in subcommands["drill"] or subcommands["drill"]["options"] == []
     # Members' data is always the asker's own: nobody can name another member there.
     assert "options" not in subcommands["my-data"] or subcommands["my-data"]["options"] == []
     assert "options" not in subcommands["forget-me"] or subcommands["forget-me"]["options"] == []

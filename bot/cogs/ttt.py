@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime
 import functools
 import logging
 from collections.abc import Collection, Iterable
@@ -30,11 +31,14 @@ from bot.components import (
     FORGET_ID,
     ID_FORMATS,
     ClickHandler,
+    decode_day,
+    decode_moves,
     walk,
 )
 from bot.domain import OUTSIDE_SERVERS, Actor, UserError
 from bot.i18n import N_, Language, language
 from bot.permissions import may_open_thread
+from bot.practice import PracticeService
 from bot.privacy import MembersData
 from bot.service import CHANGED, DIFFICULTIES, NO_SUCH_BUTTON, NOT_HERE, Clicked, GameService, Place
 from bot.storage.base import GameRecord
@@ -148,6 +152,10 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     @property
     def members_data(self) -> MembersData:
         return self.bot.members_data
+
+    @property
+    def practice(self) -> PracticeService:
+        return self.bot.practice
 
     def _handling(
         self, interaction: discord.Interaction[Any]
@@ -383,8 +391,84 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         async with self._handling(interaction) as answer:
             _, channel_id = place(interaction)
             review = await self.service.review(channel_id, game)
-            message = render.review_message(review, answer.private_language)
+            message = render.review_message(review, answer.private_language, interaction.user.id)
             await answer.post(message, ephemeral=True)
+
+    # -- the daily puzzle and drills (see bot.practice) -------------------------------------
+
+    # Discord runs either a command or its subcommands, never both: the day's puzzle is
+    # /ttt puzzle today, beside /ttt puzzle stats.
+    puzzle = app_commands.Group(
+        name=locale_str("puzzle"),
+        description=locale_str("The daily puzzle: the same for everyone, a new one each day"),
+        parent=ttt,
+    )
+
+    @puzzle.command(
+        name=locale_str("today"), description=locale_str("Today's puzzle, for you alone")
+    )
+    async def puzzle_today(self, interaction: discord.Interaction[Any]) -> None:
+        async with self._handling(interaction) as answer:
+            view = self.practice.puzzle()
+            await answer.post(render.puzzle_message(view, answer.private_language), ephemeral=True)
+
+    @puzzle.command(
+        name=locale_str("stats"),
+        description=locale_str("Daily puzzles solved, the streak, and this server's solvers today"),
+    )
+    @app_commands.rename(member=locale_str("member"))
+    @app_commands.describe(member=locale_str("Whose puzzles; default: yours"))
+    async def puzzle_stats(
+        self, interaction: discord.Interaction[Any], member: discord.User | None = None
+    ) -> None:
+        async with self._handling(interaction) as answer:
+            who = member or interaction.user
+            stats = await self.practice.puzzle_stats(who.id, interaction.guild_id)
+            lang = await self._public_language(answer)
+            await answer.post(render.puzzle_stats_message(stats, who.display_name, lang))
+
+    @ttt.command(
+        name=locale_str("drill"),
+        description=locale_str("Your next due drill, from the mistakes of your games"),
+    )
+    async def drill(self, interaction: discord.Interaction[Any]) -> None:
+        async with self._handling(interaction) as answer:
+            view = await self.practice.next_drill(interaction.user.id)
+            await answer.post(render.drill_message(view, answer.private_language), ephemeral=True)
+
+    async def puzzle_clicked(
+        self, interaction: discord.Interaction[Any], day: str, moves: str, cell: int
+    ) -> None:
+        async with self._handling(interaction) as answer:
+            guild_id, _ = place(interaction)
+            view = await self.practice.answer_puzzle(
+                interaction.user.id, guild_id, _day(day), _moves(moves), cell
+            )
+            await answer.update(render.puzzle_message(view, answer.private_language))
+
+    async def puzzle_again_clicked(self, interaction: discord.Interaction[Any], day: str) -> None:
+        async with self._handling(interaction) as answer:
+            view = self.practice.puzzle(_day(day))
+            await answer.update(render.puzzle_message(view, answer.private_language))
+
+    async def drill_clicked(
+        self, interaction: discord.Interaction[Any], drill_id: int, answers: int, cell: int
+    ) -> None:
+        async with self._handling(interaction) as answer:
+            view = await self.practice.answer_drill(interaction.user.id, drill_id, answers, cell)
+            await answer.update(render.drill_message(view, answer.private_language))
+
+    async def drill_next_clicked(self, interaction: discord.Interaction[Any]) -> None:
+        async with self._handling(interaction) as answer:
+            view = await self.practice.next_drill(interaction.user.id)
+            await answer.update(render.drill_message(view, answer.private_language))
+
+    async def practise_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
+        async with self._handling(interaction) as answer:
+            _, channel_id = place(interaction)
+            review = await self.service.review(channel_id, game_id)
+            view = await self.practice.practise(review, interaction.user.id)
+            await answer.post(render.drill_message(view, answer.private_language), ephemeral=True)
 
     # -- stats -----------------------------------------------------------------------------
 
@@ -566,7 +650,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         async with self._handling(interaction) as answer:
             clicked = _on_board(interaction, game_id)
             review = await self.service.review(clicked.channel_id, game_id)
-            message = render.review_message(review, answer.private_language)
+            message = render.review_message(review, answer.private_language, interaction.user.id)
             await answer.post(message, ephemeral=True)
 
     async def challenge_clicked(
@@ -605,6 +689,22 @@ def _clicked(interaction: discord.Interaction[Any]) -> Clicked:
     if interaction.message is None or interaction.channel_id is None:
         raise UserError("That button is no longer attached to a message.")
     return Clicked(interaction.channel_id, interaction.message.id)
+
+
+def _day(text: str) -> datetime.date:
+    """A puzzle button's day; a sentence for a hand-made one that names no date."""
+    try:
+        return decode_day(text)
+    except ValueError:
+        raise UserError(NO_SUCH_BUTTON) from None
+
+
+def _moves(text: str) -> tuple[int, ...]:
+    """A puzzle button's moves so far; a sentence for a hand-made line."""
+    try:
+        return decode_moves(text)
+    except ValueError:
+        raise UserError(NO_SUCH_BUTTON) from None
 
 
 def _on_board(interaction: discord.Interaction[Any], game_id: int) -> Clicked:

@@ -1,0 +1,328 @@
+"""The daily puzzle and drills: today's puzzle, what an answer does, the results and streaks,
+and when a drill comes back. The rules only: no Discord here (see :mod:`bot.cogs.ttt`).
+
+The daily puzzle is :func:`game.puzzles.puzzle_of_the_day` for the day in UTC, the same in
+every server, process and restart. Its message is the whole state of an attempt: its buttons
+carry the day and the moves played so far, and the defender's answers follow from them. What
+is stored is a day's result (:meth:`bot.storage.base.Storage.record_puzzle`): each attempt that
+ends (a wrong move, or the solution) counts once, and a day once solved stays solved.
+
+A drill is a position of a member's finished game where their move lost value
+(:mod:`game.drills`), made from the game's review with "Practise this". It is due at once, then
+spaced out: each right answer in a row sends it further off (:data:`DRILL_INTERVALS`), a wrong
+one brings it back soon (:data:`AGAIN_AFTER_WRONG`), and after :data:`LEARNED_AFTER` right
+answers in a row it is learned and asked no more.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from bot.clock import Clock
+from bot.domain import UserError
+from bot.i18n import N_
+from bot.service import NO_SUCH_BUTTON, Review, think, when
+from bot.storage.base import (
+    DrillQueue,
+    DrillRecord,
+    NewDrill,
+    PuzzleAttempt,
+    PuzzleResult,
+    Storage,
+)
+from game import Board
+from game.drills import Drill, DrillAnswer, answer, drills_of
+from game.puzzles import (
+    DAILY_EPOCH,
+    Puzzle,
+    Step,
+    StepKind,
+    line_position,
+    load_pool,
+    puzzle_of_the_day,
+    step,
+)
+
+log = logging.getLogger(__name__)
+
+DAY_SECONDS = 86_400
+# Days until a drill comes back after its 1st, 2nd and 3rd right answer in a row.
+DRILL_INTERVALS = (1, 3, 7)
+# Right answers in a row that make a drill learned: the first comes at once, then one after
+# each interval.
+LEARNED_AFTER = len(DRILL_INTERVALS) + 1
+# A drill answered wrong comes back this soon (seconds): the same day, after other drills.
+AGAIN_AFTER_WRONG = 600
+# The attempts that end with a step of these kinds are counted.
+ENDS_ATTEMPT = frozenset({StepKind.SOLVED, StepKind.WRONG, StepKind.TOO_SLOW})
+
+NOT_YOUR_DRILL = N_("This drill is someone else's: `/ttt drill` asks you yours.")
+DRILL_ANSWERED = N_("This drill was already answered: `/ttt drill` asks your next one.")
+
+
+def day_of(epoch: float) -> datetime.date:
+    """The day in UTC of the moment ``epoch``: a daily puzzle's day."""
+    return datetime.datetime.fromtimestamp(epoch, datetime.UTC).date()
+
+
+@dataclass(frozen=True, slots=True)
+class Streak:
+    """Days in a row with the puzzle solved: ``current`` ends today, or yesterday while today's
+    is still to solve; ``best`` is the longest ever."""
+
+    current: int
+    best: int
+
+
+def streak(solved_days: Iterable[datetime.date], today: datetime.date) -> Streak:
+    """The streaks of the days in ``solved_days`` (any order), as of ``today``.
+
+    >>> d = datetime.date
+    >>> streak([d(2026, 3, 1), d(2026, 3, 2), d(2026, 3, 4)], d(2026, 3, 5))
+    Streak(current=1, best=2)
+    >>> streak([d(2026, 3, 1), d(2026, 3, 2)], d(2026, 3, 4))
+    Streak(current=0, best=2)
+    """
+    days = sorted(set(solved_days))
+    best = run = 0
+    previous: datetime.date | None = None
+    for day in days:
+        run = run + 1 if previous is not None and (day - previous).days == 1 else 1
+        best = max(best, run)
+        previous = day
+    current = run if previous is not None and (today - previous).days <= 1 else 0
+    return Streak(current, best)
+
+
+@dataclass(frozen=True, slots=True)
+class PuzzleView:
+    """A daily puzzle as one message shows it: the position to play after ``moves`` (the
+    solver's moves so far), the last answer's step, and once an attempt ended its day's
+    result and the member's streak."""
+
+    day: datetime.date
+    puzzle: Puzzle
+    moves: tuple[int, ...]
+    position: Board
+    remaining: int | None  # a win puzzle's moves still allowed; None for a hold
+    step: Step | None = None
+    result: PuzzleResult | None = None
+    streak: Streak | None = None
+    counted: bool = True  # False: the day was solved before, and this attempt changed nothing
+
+    @property
+    def is_over(self) -> bool:
+        """Whether this attempt ended: solved, or a wrong move refuted."""
+        return self.step is not None and self.step.kind in ENDS_ATTEMPT
+
+
+@dataclass(frozen=True, slots=True)
+class PuzzleStats:
+    """A member's daily puzzles, and a server's solvers of the day (none outside servers)."""
+
+    today: datetime.date
+    days: int  # days answered
+    solved: int
+    first_tries: int
+    streak: Streak
+    solved_today: bool
+    in_server: bool
+    solvers: tuple[PuzzleResult, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DrillView:
+    """A drill as one message shows it: the stored drill and its position, the answer just
+    given (None while it is asked), how many drills a "Practise this" click made of its game
+    (kept ones included), and the member's queue after an answer."""
+
+    record: DrillRecord
+    drill: Drill
+    answer: DrillAnswer | None = None
+    from_game: int | None = None
+    queue: DrillQueue | None = None
+
+
+class PracticeService:
+    """The daily puzzle and drills, for one bot process."""
+
+    def __init__(
+        self, storage: Storage, clock: Clock, pool: Sequence[Puzzle] | None = None
+    ) -> None:
+        self.storage = storage
+        self.clock = clock
+        self.pool = tuple(pool) if pool is not None else load_pool()
+
+    def today(self) -> datetime.date:
+        return day_of(self.clock.now())
+
+    # -- the daily puzzle -------------------------------------------------------------------
+
+    def puzzle(self, day: datetime.date | None = None) -> PuzzleView:
+        """The puzzle of ``day`` (today by default), from its start."""
+        day = day or self.today()
+        puzzle = self._puzzle_of(day)
+        position, remaining = line_position(puzzle, ())
+        return PuzzleView(day, puzzle, (), position, remaining)
+
+    def _puzzle_of(self, day: datetime.date) -> Puzzle:
+        # A day from a button: one before the first puzzle or after today is hand-made.
+        if not DAILY_EPOCH <= day <= self.today():
+            raise UserError(NO_SUCH_BUTTON)
+        return puzzle_of_the_day(day, self.pool)
+
+    async def answer_puzzle(
+        self,
+        user_id: int,
+        guild_id: int,
+        day: datetime.date,
+        moves: Sequence[int],
+        cell: int,
+    ) -> PuzzleView:
+        """The solver's ``cell`` after ``moves`` in ``day``'s puzzle. An attempt that ends
+        is counted in the member's result of that day, and a solved one comes with the streak."""
+        puzzle = self._puzzle_of(day)
+        played = tuple(moves)
+        try:
+            answered = await think(puzzle.size, lambda: step(puzzle, played, cell))
+        except ValueError:
+            # The buttons only offer free cells along the line: these came from elsewhere.
+            raise UserError(NO_SUCH_BUTTON) from None
+        if answered.kind is StepKind.GOES_ON:
+            position = answered.next_position
+            assert position is not None  # a step that goes on has the defender's answer
+            remaining = None if answered.remaining is None else answered.remaining - 1
+            return PuzzleView(day, puzzle, (*played, cell), position, remaining, answered)
+        now = self.clock.now()
+        solved = answered.kind is StepKind.SOLVED
+        result = await self.storage.record_puzzle(
+            PuzzleAttempt(user_id, day, puzzle.id, guild_id, solved, now)
+        )
+        log.info(
+            "puzzle %s of %s answered by user %s: %s", puzzle.id, day, user_id, answered.kind.value
+        )
+        # A day solved before stays as it was: this attempt counted only if it is the solve.
+        counted = not result.solved or (solved and result.solved_at == now)
+        shown_streak = await self._streak(user_id) if result.solved and counted else None
+        return PuzzleView(
+            day,
+            puzzle,
+            played,
+            answered.position,
+            answered.remaining,
+            answered,
+            result,
+            shown_streak,
+            counted,
+        )
+
+    async def _streak(self, user_id: int) -> Streak:
+        results = await self.storage.puzzle_results(user_id)
+        return streak((result.day for result in results if result.solved), self.today())
+
+    async def puzzle_stats(self, user_id: int, guild_id: int | None) -> PuzzleStats:
+        """``user_id``'s puzzle record, and in a server (``guild_id``) today's solvers there."""
+        today = self.today()
+        results = await self.storage.puzzle_results(user_id)
+        solved = [result for result in results if result.solved]
+        solvers = await self.storage.puzzle_solvers(guild_id, today) if guild_id else []
+        return PuzzleStats(
+            today=today,
+            days=len(results),
+            solved=len(solved),
+            first_tries=sum(result.first_try for result in solved),
+            streak=streak((result.day for result in solved), today),
+            solved_today=any(result.day == today for result in solved),
+            in_server=bool(guild_id),
+            solvers=tuple(solvers),
+        )
+
+    # -- drills ---------------------------------------------------------------------------
+
+    async def practise(self, review: Review, user_id: int) -> DrillView:
+        """Make drills of ``user_id``'s moves that lost value in the reviewed game, and show the
+        first of them. Only the game's players have moves of their own to practise."""
+        game = review.game
+        mark = game.mark_of(user_id)
+        if mark is None:
+            raise UserError("Only the game's players can practise its mistakes.")
+        drills = drills_of(review.moves, mark)
+        if not drills:
+            raise UserError(
+                "You made no mistake in game #{}: there is nothing to practise.", str(game.id)
+            )
+        now = self.clock.now()
+        stored = await self.storage.add_drills(
+            [NewDrill(user_id, game.guild_id, game.id, drill.line(), now) for drill in drills]
+        )
+        log.info("user %s practises game %s: %d drills", user_id, game.id, len(stored))
+        first = next((record for record in stored if record.learned_at is None), stored[0])
+        return DrillView(first, Drill.from_line(first.position), from_game=len(stored))
+
+    async def next_drill(self, user_id: int) -> DrillView:
+        """The member's next due drill; a sentence saying when one is due if none is now."""
+        now = self.clock.now()
+        queue = await self.storage.drill_queue(user_id, now)
+        upcoming = queue.next
+        if upcoming is None and not queue.learned:
+            raise UserError(
+                "You have no drills yet: in the review of a game you played (its Review button, "
+                "or `/ttt review`), click Practise this."
+            )
+        if upcoming is None:
+            raise UserError(
+                "Every drill of yours is learned: review another game you played and click "
+                "Practise this for new ones."
+            )
+        if upcoming.due_at > now:
+            raise UserError("No drill is due now: your next one is due {}.", when(upcoming.due_at))
+        return DrillView(upcoming, Drill.from_line(upcoming.position))
+
+    async def answer_drill(self, user_id: int, drill_id: int, answers: int, cell: int) -> DrillView:
+        """``user_id``'s ``cell`` for the drill asked after ``answers`` answers: judged, and its
+        schedule moved (see the module)."""
+        record = await self.storage.get_drill(drill_id)
+        if record is None:
+            raise UserError(
+                "This drill is no longer kept (deleted with its server's or your data)."
+            )
+        if record.user_id != user_id:
+            raise UserError(NOT_YOUR_DRILL)
+        if record.answers != answers or record.learned_at is not None:
+            raise UserError(DRILL_ANSWERED)
+        drill = Drill.from_line(record.position)
+        try:
+            judged = await think(drill.position.size, lambda: answer(drill, cell))
+        except ValueError:
+            raise UserError(NO_SUCH_BUTTON) from None
+        now = self.clock.now()
+        right_in_row, due_at, learned_at = schedule(record.right_in_row, judged.right, now)
+        saved = await self.storage.answer_drill(
+            drill_id, answers + 1, right_in_row, due_at, learned_at
+        )
+        if saved is None:  # another answer to the same question came first
+            raise UserError(DRILL_ANSWERED)
+        queue = await self.storage.drill_queue(user_id, now)
+        return DrillView(saved, drill, judged, queue=queue)
+
+
+def schedule(right_in_row: int, right: bool, now: float) -> tuple[int, float, float | None]:
+    """A drill's schedule after an answer: right answers in a row, when it is next due, and
+    when it was learned (None: not yet).
+
+    >>> schedule(0, True, 0.0)  # the first right answer: back tomorrow
+    (1, 86400.0, None)
+    >>> schedule(3, True, 0.0)  # the fourth in a row: learned
+    (4, 0.0, 0.0)
+    >>> schedule(2, False, 0.0)  # wrong: back in ten minutes, from the start
+    (0, 600.0, None)
+    """
+    if not right:
+        return 0, now + AGAIN_AFTER_WRONG, None
+    in_row = right_in_row + 1
+    if in_row >= LEARNED_AFTER:
+        return in_row, now, now
+    return in_row, now + DRILL_INTERVALS[in_row - 1] * DAY_SECONDS, None

@@ -1,0 +1,386 @@
+"""The daily puzzle and drills through the real discord.py client and the simulator: the day's
+puzzle, the same in every server, in DMs and after a restart; solved right on the first try in
+English, and answered wrong, refuted and solved on a second try in German; its results in
+``/ttt puzzle stats`` with a server's solvers of the day; streaks across days on the manual
+clock; a drill made from a known blunder with "Practise this", answered wrong and right, spaced
+out over days until learned; and what only a game's players may do."""
+
+from __future__ import annotations
+
+import datetime
+import re
+
+from bot.components import (
+    DRILL_ID,
+    FORGET_ID,
+    GAME_ACTION_ID,
+    PRACTISE_ID,
+    PUZZLE_AGAIN_ID,
+    PUZZLE_ID,
+    decode_moves,
+)
+from bot.i18n import ENGLISH_LANGUAGE, language
+from bot.practice import AGAIN_AFTER_WRONG, DAY_SECONDS, DRILL_INTERVALS
+from bot.render import refutation_sentence, reply_sentence, task_sentence
+from bot.service import NO_SUCH_BUTTON
+from game import Board, cell_name, parse_cell
+from game.puzzles import Puzzle, StepKind, load_pool, puzzle_of_the_day, refute, step
+from tests.bot_harness import BotHarness, both_engines, button_id, refused, text_of
+from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimMessage, SimUser
+from tests.test_bot_review import play_member_game
+
+# Noon in UTC: a day's puzzle is chosen by the day in UTC.
+DAY = datetime.date(2026, 11, 26)
+NOON = datetime.datetime(2026, 11, 26, 12, tzinfo=datetime.UTC).timestamp()
+POOL = load_pool()
+GERMAN = language("de")
+
+
+def todays(day: datetime.date = DAY) -> Puzzle:
+    return puzzle_of_the_day(day, POOL)
+
+
+def puzzle_buttons(message: SimMessage) -> dict[int, dict[str, str]]:
+    """A puzzle message's cell buttons, by cell: their custom_ids' fields and whether they
+    may be clicked."""
+    found = {}
+    for button in message.buttons():
+        fields = PUZZLE_ID.parse(button["custom_id"])
+        if fields is not None:
+            found[int(fields["cell"])] = {
+                **fields,
+                "custom_id": button["custom_id"],
+                "disabled": str(button.get("disabled", False)),
+            }
+    return found
+
+
+def right_line(puzzle: Puzzle) -> list[int]:
+    """The solver's moves of a right answer: the solution, then at each step the lowest move
+    that keeps the win in time."""
+    moves: list[int] = []
+    cell = puzzle.solution
+    while True:
+        answered = step(puzzle, moves, cell)
+        moves.append(cell)
+        if answered.kind is StepKind.SOLVED:
+            return moves
+        assert answered.kind is StepKind.GOES_ON
+        position = answered.next_position
+        assert position is not None
+        cell = next(
+            move
+            for move in position.legal_moves
+            if step(puzzle, moves, move).kind in (StepKind.GOES_ON, StepKind.SOLVED)
+        )
+
+
+def wrong_move(puzzle: Puzzle) -> int:
+    """The lowest free cell that is not the puzzle's answer."""
+    return next(cell for cell in puzzle.board.legal_moves if cell != puzzle.solution)
+
+
+async def click_cell(sim: DiscordSim, user: SimUser, message: SimMessage, cell: int) -> SimMessage:
+    ix = await sim.click(user, message, puzzle_buttons(message)[cell]["custom_id"])
+    assert ix.response_type == 7, (ix.response_type, ix.content)  # the same message, edited
+    assert ix.message is not None
+    return ix.message
+
+
+async def open_puzzle(
+    sim: DiscordSim, user: SimUser, channel: SimChannel | None = None
+) -> SimMessage:
+    ix = await sim.slash(user, channel or sim.seed.channel, "ttt puzzle today")
+    assert ix.ephemeral, ix.content
+    assert ix.message is not None
+    assert ix.message.interaction_user is user
+    return ix.message
+
+
+async def solve(sim: DiscordSim, user: SimUser, message: SimMessage, puzzle: Puzzle) -> SimMessage:
+    """Play the right line; each answer shows the defender's reply in English."""
+    moves: list[int] = []
+    for cell in right_line(puzzle):
+        answered = step(puzzle, moves, cell)
+        message = await click_cell(sim, user, message, cell)
+        assert answered.reply is not None
+        assert reply_sentence(answered.reply, ENGLISH_LANGUAGE) in text_of(message)
+        moves.append(cell)
+    return message
+
+
+def footer_puzzle(message: SimMessage) -> str:
+    found = re.search(r"Puzzle ([0-9a-z-]+), proven", text_of(message))
+    assert found is not None, text_of(message)
+    return found[1]
+
+
+@both_engines
+async def test_the_daily_puzzle_solved_right_on_the_first_try(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    harness.clock.advance(NOON - harness.clock.now())
+    puzzle = todays()
+    async with harness.running():
+        shown = await open_puzzle(sim, s.alice)
+        text = text_of(shown)
+        assert "Puzzle of the day" in text
+        assert "November 26, 2026" in text
+        assert f"**{puzzle.statement}**" in text
+        assert task_sentence(puzzle, ENGLISH_LANGUAGE) == puzzle.statement
+        assert footer_puzzle(shown) == puzzle.id
+        cells = puzzle_buttons(shown)
+        assert len(cells) == puzzle.size**2
+        free = {cell for cell, fields in cells.items() if fields["disabled"] == "False"}
+        assert free == set(puzzle.board.legal_moves)
+        assert {fields["moves"] for fields in cells.values()} == {""}
+
+        solved = await solve(sim, s.alice, shown, puzzle)
+        stats = await sim.slash(s.bob, s.channel, "ttt puzzle stats", member=s.alice)
+
+    final = text_of(solved)
+    assert "🏆 **Solved on the first try!**" in final
+    assert "🔥 Streak: 1 day in a row." in final
+    # Once solved, nothing is left to click, and there is nothing to try again.
+    assert all(fields["disabled"] == "True" for fields in puzzle_buttons(solved).values())
+    assert not [b for b in solved.buttons() if PUZZLE_AGAIN_ID.parse(b["custom_id"])]
+    # The stats are public, and name the day's solvers of this server without pinging them.
+    assert not stats.ephemeral
+    shown_stats = text_of(stats)
+    assert "Solved: 1 of 1 answered, 1 on the first try." in shown_stats
+    assert "🔥 Streak: 1 day in a row. Best: 1 day." in shown_stats
+    assert "Today's puzzle: solved." in shown_stats
+    assert f"<@{s.alice.id}> ★" in shown_stats
+
+
+async def test_a_wrong_answer_is_refuted_and_a_second_try_solves_it_in_german(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    s.bob.locale = "de"
+    harness.clock.advance(NOON - harness.clock.now())
+    puzzle = todays()
+    wrong = wrong_move(puzzle)
+    refutation = refute(puzzle.board, wrong)
+    async with harness.running():
+        shown = await open_puzzle(sim, s.bob)
+        assert f"**{task_sentence(puzzle, GERMAN)}**" in text_of(shown)
+        assert GERMAN.gettext("Puzzle of the day") in text_of(shown)
+        missed = await click_cell(sim, s.bob, shown, wrong)
+        # The message is edited in place by each click: read it as it was.
+        text = text_of(missed)
+        played = {
+            cell for cell, fields in puzzle_buttons(missed).items() if fields["disabled"] == "True"
+        }
+        again = await sim.click(s.bob, missed, button_id(missed, PUZZLE_AGAIN_ID))
+        assert again.message is not None
+        fresh = again.message
+        fresh_moves = {fields["moves"] for fields in puzzle_buttons(fresh).values()}
+        solved = await solve_in(sim, s.bob, fresh, puzzle)
+        stats = await sim.slash(s.bob, s.channel, "ttt puzzle stats")
+
+    sentence = refutation_sentence(refutation, GERMAN)
+    assert sentence != refutation.sentence  # in German, not English
+    assert f"❌ {sentence}" in text
+    assert GERMAN.gettext("Not solved: try again from the start.") in text
+    # The refutation is played on the board: the wrong move and the answer to it.
+    taken_before = {cell for cell in range(puzzle.size**2) if puzzle.board[cell] is not None}
+    assert {wrong, refutation.reply} <= played - taken_before
+    # Try again starts over, from the puzzle's own position.
+    assert fresh_moves == {""}
+    assert GERMAN.gettext("Solved.") in text_of(solved)
+    assert GERMAN.gettext("Solved on the first try!") not in text_of(solved)
+    shown_stats = text_of(stats)
+    # The stats are public: in the server's language, not bob's.
+    assert "Solved: 1 of 1 answered, 0 on the first try." in shown_stats
+    assert f"<@{s.bob.id}>" in shown_stats
+    assert f"<@{s.bob.id}> ★" not in shown_stats
+
+
+async def solve_in(
+    sim: DiscordSim, user: SimUser, message: SimMessage, puzzle: Puzzle
+) -> SimMessage:
+    """Play the right line, whatever the language."""
+    for cell in right_line(puzzle):
+        message = await click_cell(sim, user, message, cell)
+    return message
+
+
+async def test_the_days_puzzle_is_the_same_everywhere_and_after_a_restart(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    harness.clock.advance(NOON - harness.clock.now())
+    async with harness.running():
+        here = footer_puzzle(await open_puzzle(sim, s.alice))
+        in_dm = footer_puzzle(await open_puzzle(sim, s.bob, sim.dm_channel(s.bob)))
+        other_guild = footer_puzzle(await open_puzzle(sim, s.alice, s.other_channel))
+    async with harness.running():
+        after_restart = footer_puzzle(await open_puzzle(sim, s.carol))
+        harness.clock.advance(DAY_SECONDS)
+        tomorrow = footer_puzzle(await open_puzzle(sim, s.carol))
+    assert here == in_dm == other_guild == after_restart == todays().id
+    assert tomorrow == todays(DAY + datetime.timedelta(days=1)).id != here
+
+
+async def test_streaks_count_days_in_a_row_on_the_manual_clock(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    harness.clock.advance(NOON - harness.clock.now())
+    async with harness.running():
+        for offset in range(3):
+            day = DAY + datetime.timedelta(days=offset)
+            solved = await solve_in(sim, s.alice, await open_puzzle(sim, s.alice), todays(day))
+            assert f"Streak: {offset + 1} day" in text_of(solved)
+            harness.clock.advance(DAY_SECONDS)
+        # A day missed ends the streak once the next has passed too; the best stays.
+        still = await sim.slash(s.alice, s.channel, "ttt puzzle stats")
+        harness.clock.advance(DAY_SECONDS)
+        broken = await sim.slash(s.alice, s.channel, "ttt puzzle stats")
+        solved = await solve_in(
+            sim, s.alice, await open_puzzle(sim, s.alice), todays(DAY + datetime.timedelta(4))
+        )
+    assert "Streak: 3 days in a row. Best: 3 days." in text_of(still)
+    assert "Today's puzzle: not solved yet." in text_of(still)
+    assert "Streak: 0 days in a row. Best: 3 days." in text_of(broken)
+    assert "Streak: 1 day in a row." in text_of(solved)
+    assert "Nobody yet: `/ttt puzzle today`." in text_of(broken)
+
+
+async def test_a_solved_puzzle_answered_again_changes_nothing(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    harness.clock.advance(NOON - harness.clock.now())
+    puzzle = todays()
+    async with harness.running():
+        await solve_in(sim, s.alice, await open_puzzle(sim, s.alice), puzzle)
+        missed = await click_cell(sim, s.alice, await open_puzzle(sim, s.alice), wrong_move(puzzle))
+        stats = await sim.slash(s.alice, s.channel, "ttt puzzle stats")
+    assert "You solved this puzzle already: this try changes nothing." in text_of(missed)
+    assert "Solved: 1 of 1 answered, 1 on the first try." in text_of(stats)
+
+
+async def test_hand_made_puzzle_buttons_change_nothing(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    harness.clock.advance(NOON - harness.clock.now())
+    puzzle = todays()
+    async with harness.running():
+        shown = await open_puzzle(sim, s.alice)
+        fields = puzzle_buttons(shown)[puzzle.solution]
+        tomorrow = (DAY + datetime.timedelta(days=1)).strftime("%Y%m%d")
+        forged = [
+            # A day to come, a date that is none, a line that is not the puzzle's.
+            PUZZLE_ID.build(day=tomorrow, moves="", cell=puzzle.solution),
+            PUZZLE_ID.build(day="20261399", moves="", cell=puzzle.solution),
+            PUZZLE_ID.build(day=fields["day"], moves="00", cell=puzzle.solution),
+        ]
+        answers = []
+        for custom_id in forged:
+            # As if the message carried them: a client shows what the bot drew.
+            answers.append(await sim.click(s.alice, shown, custom_id, forged=True))
+        stats = await sim.slash(s.alice, s.channel, "ttt puzzle stats")
+    for ix in answers:
+        refused(ix, NO_SUCH_BUTTON)
+    assert "Solved: 0 of 0 answered" in text_of(stats)
+    assert decode_moves(fields["moves"]) == ()
+
+
+# -- drills ---------------------------------------------------------------------------------
+
+# X A1, O B2, X A2, O B1? (A3 kept the draw), X A3 wins: bob's B1 lost the draw.
+BLUNDER_GAME = ["A1", "B2", "A2", "B1", "A3"]
+BEFORE_BLUNDER = Board.from_string("X../XO./...")
+
+
+async def review_of_game(sim: DiscordSim, user: SimUser, board: SimMessage) -> InteractionRecord:
+    ix = await sim.click(user, board, button_id(board, GAME_ACTION_ID, action="review"))
+    assert ix.ephemeral
+    return ix
+
+
+async def test_a_drill_from_a_known_blunder_is_answered_and_spaced_until_learned(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    harness.clock.advance(NOON - harness.clock.now())
+    async with harness.running():
+        board = await play_member_game(sim, BLUNDER_GAME)
+        bobs_review = await review_of_game(sim, s.bob, board)
+        alices_review = await review_of_game(sim, s.alice, board)
+        carols_review = await review_of_game(sim, s.carol, board)
+        assert bobs_review.message is not None
+        practise = await sim.click(
+            s.bob, bobs_review.message, button_id(bobs_review.message, PRACTISE_ID)
+        )
+        assert practise.ephemeral
+        assert practise.message is not None
+        asked = practise.message
+        text = text_of(asked)  # before the answer edits it
+        wrong = await sim.click(s.bob, asked, drill_cell(asked, "B1"))
+        too_soon = await sim.slash(s.bob, s.channel, "ttt drill")
+        harness.clock.advance(AGAIN_AFTER_WRONG)
+        answers = []
+        for interval in (0, *DRILL_INTERVALS):
+            harness.clock.advance(interval * DAY_SECONDS)
+            again = await sim.slash(s.bob, s.channel, "ttt drill")
+            assert again.ephemeral, again.content
+            assert again.message is not None
+            answered = await sim.click(s.bob, again.message, drill_cell(again.message, "A3"))
+            answers.append(text_of(answered))
+        learned = await sim.slash(s.bob, s.channel, "ttt drill")
+
+    # Only the player who made the mistake is offered to practise it.
+    assert alices_review.message is not None
+    assert carols_review.message is not None
+    assert not [b for b in alices_review.message.buttons() if PRACTISE_ID.parse(b["custom_id"])]
+    assert not [b for b in carols_review.message.buttons() if PRACTISE_ID.parse(b["custom_id"])]
+    assert "1 drill from game #1: here is the first." in text
+    assert "The game was a draw here: find a move that keeps the draw." in text
+    assert "In the game, B1 was played here." in text
+    refutation = refute(BEFORE_BLUNDER, parse_cell("B1", 3))
+    assert refutation.sentence == "B1? A3 completes a line: X wins."
+    assert "❌ B1? A3 completes a line: X wins." in text_of(wrong)
+    refused(too_soon, "No drill is due now: your next one is due <t:")
+    assert all("✅ A3 keeps the draw." in answer for answer in answers)
+    for answer in answers[:-1]:
+        assert "It comes back <t:" in answer, answer
+    assert "🎓 Learned: right 4 times in a row." in answers[-1]
+    refused(learned, "Every drill of yours is learned")
+
+
+async def test_puzzle_results_and_drills_are_a_members_data_and_forget_me_deletes_them(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    harness.clock.advance(NOON - harness.clock.now())
+    async with harness.running():
+        await solve_in(sim, s.bob, await open_puzzle(sim, s.bob), todays())
+        board = await play_member_game(sim, BLUNDER_GAME)
+        review = await review_of_game(sim, s.bob, board)
+        assert review.message is not None
+        await sim.click(s.bob, review.message, button_id(review.message, PRACTISE_ID))
+        shown = await sim.slash(s.bob, s.channel, "ttt my-data")
+        question = await sim.slash(s.bob, s.channel, "ttt forget-me")
+        assert question.message is not None
+        asked = text_of(question)
+        done = await sim.click(
+            s.bob, question.message, button_id(question.message, FORGET_ID, action="confirm")
+        )
+        drills = await sim.slash(s.bob, s.channel, "ttt drill")
+        stats = await sim.slash(s.bob, s.channel, "ttt puzzle stats")
+    assert "Daily puzzles answered on 1 day; 1 drill from your games." in text_of(shown)
+    assert "Your daily puzzle results and your drills are deleted too." in asked
+    assert "Your daily puzzle results and your drills are deleted." in text_of(done)
+    refused(drills, "You have no drills yet")
+    assert "Solved: 0 of 0 answered, 0 on the first try." in text_of(stats)
+
+
+def drill_cell(message: SimMessage, cell: str) -> str:
+    size = 3
+    index = [cell_name(i, size) for i in range(size * size)].index(cell)
+    return button_id(message, DRILL_ID, cell=str(index))

@@ -1,0 +1,111 @@
+"""The practice rules (``bot/practice.py``) against a real storage: streaks and the drill
+schedule (their doctests), and the refusals no button the bot draws can reach (a drill of
+someone else's, a second answer to one question, a day that has no puzzle), each changing
+nothing."""
+
+from __future__ import annotations
+
+import datetime
+import doctest
+from collections.abc import AsyncIterator
+
+import pytest
+
+import bot.practice
+from bot.clock import ManualClock
+from bot.domain import UserError
+from bot.practice import DRILL_ANSWERED, NOT_YOUR_DRILL, PracticeService, Streak, day_of, streak
+from bot.service import NO_SUCH_BUTTON
+from bot.storage import NewDrill
+from bot.storage.sqlite import SqliteStorage
+from game import parse_cell
+from game.puzzles import DAILY_EPOCH
+
+NOON = datetime.datetime(2026, 11, 26, 12, tzinfo=datetime.UTC).timestamp()
+ALICE, BOB = 101, 102
+# O to move after X A1, O B2, X A2: only A3 keeps the draw (B1 lost it in the game).
+DRILL = "X../XO./... k3 draw B1"
+
+
+def test_docstring_examples_hold() -> None:
+    failures, tried = doctest.testmod(bot.practice, verbose=False)
+    assert tried > 0
+    assert failures == 0
+
+
+def test_a_day_is_the_day_in_utc() -> None:
+    assert day_of(NOON) == datetime.date(2026, 11, 26)
+    assert day_of(NOON + 12 * 3600 - 1) == datetime.date(2026, 11, 26)
+    assert day_of(NOON + 12 * 3600) == datetime.date(2026, 11, 27)
+
+
+def test_a_streak_still_stands_on_the_day_after_its_last() -> None:
+    day = datetime.date(2026, 3, 10)
+    solved = [day - datetime.timedelta(days=n) for n in range(5)]
+    assert streak(solved, day) == Streak(5, 5)
+    assert streak(solved, day + datetime.timedelta(days=1)) == Streak(5, 5)
+    assert streak(solved, day + datetime.timedelta(days=2)) == Streak(0, 5)
+    assert streak([], day) == Streak(0, 0)
+
+
+@pytest.fixture
+async def practice() -> AsyncIterator[PracticeService]:
+    clock = ManualClock(NOON)
+    storage = await SqliteStorage.open(":memory:", clock)
+    try:
+        yield PracticeService(storage, clock)
+    finally:
+        await storage.close()
+
+
+async def kept_drill(practice: PracticeService) -> int:
+    (record,) = await practice.storage.add_drills([NewDrill(ALICE, 10, 1, DRILL, NOON)])
+    return record.id
+
+
+async def test_a_drill_answers_only_to_its_member(practice: PracticeService) -> None:
+    drill_id = await kept_drill(practice)
+    with pytest.raises(UserError) as refused:
+        await practice.answer_drill(BOB, drill_id, 0, parse_cell("A3", 3))
+    assert refused.value.template == NOT_YOUR_DRILL
+    stored = await practice.storage.get_drill(drill_id)
+    assert stored is not None
+    assert stored.answers == 0
+
+
+async def test_a_drill_question_takes_one_answer(practice: PracticeService) -> None:
+    drill_id = await kept_drill(practice)
+    answered = await practice.answer_drill(ALICE, drill_id, 0, parse_cell("A3", 3))
+    assert answered.answer is not None
+    assert answered.answer.right
+    assert answered.record.right_in_row == 1
+    # The same question again (a second click, an old message) is refused, unchanged.
+    with pytest.raises(UserError) as refused:
+        await practice.answer_drill(ALICE, drill_id, 0, parse_cell("B1", 3))
+    assert refused.value.template == DRILL_ANSWERED
+    stored = await practice.storage.get_drill(drill_id)
+    assert stored == answered.record
+
+
+async def test_a_drill_gone_or_a_cell_taken_is_a_sentence(practice: PracticeService) -> None:
+    with pytest.raises(UserError, match="no longer kept"):
+        await practice.answer_drill(ALICE, 999, 0, 0)
+    drill_id = await kept_drill(practice)
+    with pytest.raises(UserError) as refused:
+        await practice.answer_drill(ALICE, drill_id, 0, parse_cell("A1", 3))  # taken
+    assert refused.value.template == NO_SUCH_BUTTON
+
+
+async def test_a_day_without_a_puzzle_is_refused(practice: PracticeService) -> None:
+    today = practice.today()
+    for day in (today + datetime.timedelta(days=1), DAILY_EPOCH - datetime.timedelta(days=1)):
+        with pytest.raises(UserError) as refused:
+            await practice.answer_puzzle(ALICE, 10, day, (), 0)
+        assert refused.value.template == NO_SUCH_BUTTON
+    assert await practice.storage.puzzle_results(ALICE) == []
+    # A move that is not the puzzle's line, before the cell: refused the same way.
+    puzzle = practice.puzzle().puzzle
+    wrong = next(cell for cell in puzzle.board.legal_moves if cell != puzzle.solution)
+    with pytest.raises(UserError):
+        await practice.answer_puzzle(ALICE, 10, today, (wrong,), puzzle.solution)
+    assert await practice.storage.puzzle_results(ALICE) == []
