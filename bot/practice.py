@@ -111,7 +111,9 @@ class PuzzleView:
     step: Step | None = None
     result: PuzzleResult | None = None
     streak: Streak | None = None
-    counted: bool = True  # False: the day was solved before, and this attempt changed nothing
+    # False: the attempt changed nothing (the day was solved before, or is over: then there
+    # is no result)
+    counted: bool = True
 
     @property
     def is_over(self) -> bool:
@@ -183,7 +185,8 @@ class PracticeService:
         cell: int,
     ) -> PuzzleView:
         """The solver's ``cell`` after ``moves`` in ``day``'s puzzle. An attempt that ends
-        is counted in the member's result of that day, and a solved one comes with the streak."""
+        on its puzzle's own day is counted in the member's result of the day, and a solved one
+        comes with the streak."""
         puzzle = self._puzzle_of(day)
         played = tuple(moves)
         try:
@@ -196,6 +199,12 @@ class PracticeService:
             assert position is not None  # a step that goes on has the defender's answer
             remaining = None if answered.remaining is None else answered.remaining - 1
             return PuzzleView(day, puzzle, (*played, cell), position, remaining, answered)
+        if day != self.today():
+            # Played out, but counted on its own day only: a kept message must not fill in a
+            # missed day of a streak.
+            return PuzzleView(
+                day, puzzle, played, answered.position, answered.remaining, answered, counted=False
+            )
         now = self.clock.now()
         solved = answered.kind is StepKind.SOLVED
         result = await self.storage.record_puzzle(

@@ -767,6 +767,15 @@ def _step_sentence(answered: Step, lang: Language) -> str:
 def _puzzle_outcome(view: PuzzleView, lang: Language) -> list[str]:
     """What an ended attempt did to the day's result."""
     assert view.step is not None  # an ended attempt has its last step
+    if not view.counted and view.result is None:
+        return [
+            "**"
+            + lang._(
+                "This was an earlier day's puzzle: it no longer counts. `/ttt puzzle today` "
+                "has today's."
+            )
+            + "**"
+        ]
     if not view.counted:
         return ["**" + lang._("You solved this puzzle already: this try changes nothing.") + "**"]
     lines = []

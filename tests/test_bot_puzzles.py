@@ -263,6 +263,24 @@ async def test_a_solved_puzzle_answered_again_changes_nothing(
     assert "Solved: 1 of 1 answered, 1 on the first try." in text_of(stats)
 
 
+async def test_a_puzzle_answered_after_its_day_is_played_out_but_not_counted(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A message kept open past midnight must not fill in a missed day of a streak."""
+    s = sim.seed
+    harness.clock.advance(NOON - harness.clock.now())
+    puzzle = todays()
+    async with harness.running():
+        kept = await open_puzzle(sim, s.alice)
+        harness.clock.advance(DAY_SECONDS)
+        late = await solve(sim, s.alice, kept, puzzle)
+        stats = await sim.slash(s.alice, s.channel, "ttt puzzle stats")
+    text = text_of(late)
+    assert "This was an earlier day's puzzle: it no longer counts." in text
+    assert "Solved" not in text
+    assert "Solved: 0 of 0 answered, 0 on the first try." in text_of(stats)
+
+
 async def test_hand_made_puzzle_buttons_change_nothing(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
