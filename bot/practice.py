@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from bot.clock import Clock
 from bot.domain import UserError
 from bot.i18n import N_
-from bot.service import NO_SUCH_BUTTON, Review, think, when
+from bot.service import Review, think, when
 from bot.storage.base import (
     DrillQueue,
     DrillRecord,
@@ -59,6 +59,10 @@ AGAIN_AFTER_WRONG = 600
 # The attempts that end with a step of these kinds are counted.
 ENDS_ATTEMPT = frozenset({StepKind.SOLVED, StepKind.WRONG, StepKind.TOO_SLOW})
 
+# What a button no puzzle or drill message carries gets: a hand-made one, or one of a pool
+# changed since.
+NOT_THIS_PUZZLE = N_("That button is not part of this puzzle: `/ttt puzzle today` shows today's.")
+NOT_THIS_DRILL = N_("That button is not part of this drill: `/ttt drill` asks your next one.")
 NOT_YOUR_DRILL = N_("This drill is someone else's: `/ttt drill` asks you yours.")
 DRILL_ANSWERED = N_("This drill was already answered: `/ttt drill` asks your next one.")
 
@@ -173,7 +177,7 @@ class PracticeService:
     def _puzzle_of(self, day: datetime.date) -> Puzzle:
         # A day from a button: one before the first puzzle or after today is hand-made.
         if not DAILY_EPOCH <= day <= self.today():
-            raise UserError(NO_SUCH_BUTTON)
+            raise UserError(NOT_THIS_PUZZLE)
         return puzzle_of_the_day(day, self.pool)
 
     async def answer_puzzle(
@@ -193,7 +197,7 @@ class PracticeService:
             answered = await think(puzzle.size, lambda: step(puzzle, played, cell))
         except ValueError:
             # The buttons only offer free cells along the line: these came from elsewhere.
-            raise UserError(NO_SUCH_BUTTON) from None
+            raise UserError(NOT_THIS_PUZZLE) from None
         if answered.kind is StepKind.GOES_ON:
             position = answered.next_position
             assert position is not None  # a step that goes on has the defender's answer
@@ -306,7 +310,7 @@ class PracticeService:
         try:
             judged = await think(drill.position.size, lambda: answer(drill, cell))
         except ValueError:
-            raise UserError(NO_SUCH_BUTTON) from None
+            raise UserError(NOT_THIS_DRILL) from None
         now = self.clock.now()
         right_in_row, due_at, learned_at = schedule(record.right_in_row, judged.right, now)
         saved = await self.storage.answer_drill(

@@ -20,9 +20,8 @@ from bot.components import (
     decode_moves,
 )
 from bot.i18n import ENGLISH_LANGUAGE, language
-from bot.practice import AGAIN_AFTER_WRONG, DAY_SECONDS, DRILL_INTERVALS
+from bot.practice import AGAIN_AFTER_WRONG, DAY_SECONDS, DRILL_INTERVALS, NOT_THIS_PUZZLE
 from bot.render import refutation_sentence, reply_sentence, task_sentence
-from bot.service import NO_SUCH_BUTTON
 from game import Board, cell_name, parse_cell
 from game.puzzles import Puzzle, StepKind, load_pool, puzzle_of_the_day, refute, step
 from tests.bot_harness import BotHarness, both_engines, button_id, refused, text_of
@@ -303,7 +302,7 @@ async def test_hand_made_puzzle_buttons_change_nothing(
             answers.append(await sim.click(s.alice, shown, custom_id, forged=True))
         stats = await sim.slash(s.alice, s.channel, "ttt puzzle stats")
     for ix in answers:
-        refused(ix, NO_SUCH_BUTTON)
+        refused(ix, NOT_THIS_PUZZLE)
     assert "Solved: 0 of 0 answered" in text_of(stats)
     assert decode_moves(fields["moves"]) == ()
 

@@ -14,8 +14,16 @@ import pytest
 import bot.practice
 from bot.clock import ManualClock
 from bot.domain import UserError
-from bot.practice import DRILL_ANSWERED, NOT_YOUR_DRILL, PracticeService, Streak, day_of, streak
-from bot.service import NO_SUCH_BUTTON
+from bot.practice import (
+    DRILL_ANSWERED,
+    NOT_THIS_DRILL,
+    NOT_THIS_PUZZLE,
+    NOT_YOUR_DRILL,
+    PracticeService,
+    Streak,
+    day_of,
+    streak,
+)
 from bot.storage import NewDrill
 from bot.storage.sqlite import SqliteStorage
 from game import parse_cell
@@ -93,7 +101,7 @@ async def test_a_drill_gone_or_a_cell_taken_is_a_sentence(practice: PracticeServ
     drill_id = await kept_drill(practice)
     with pytest.raises(UserError) as refused:
         await practice.answer_drill(ALICE, drill_id, 0, parse_cell("A1", 3))  # taken
-    assert refused.value.template == NO_SUCH_BUTTON
+    assert refused.value.template == NOT_THIS_DRILL
 
 
 async def test_a_day_without_a_puzzle_is_refused(practice: PracticeService) -> None:
@@ -101,7 +109,7 @@ async def test_a_day_without_a_puzzle_is_refused(practice: PracticeService) -> N
     for day in (today + datetime.timedelta(days=1), DAILY_EPOCH - datetime.timedelta(days=1)):
         with pytest.raises(UserError) as refused:
             await practice.answer_puzzle(ALICE, 10, day, (), 0)
-        assert refused.value.template == NO_SUCH_BUTTON
+        assert refused.value.template == NOT_THIS_PUZZLE
     assert await practice.storage.puzzle_results(ALICE) == []
     # A move that is not the puzzle's line, before the cell: refused the same way.
     puzzle = practice.puzzle().puzzle

@@ -38,7 +38,7 @@ from bot.components import (
 from bot.domain import OUTSIDE_SERVERS, Actor, UserError
 from bot.i18n import N_, Language, language
 from bot.permissions import may_open_thread
-from bot.practice import PracticeService
+from bot.practice import NOT_THIS_PUZZLE, PracticeService
 from bot.privacy import MembersData
 from bot.service import CHANGED, DIFFICULTIES, NO_SUCH_BUTTON, NOT_HERE, Clicked, GameService, Place
 from bot.storage.base import GameRecord
@@ -696,7 +696,7 @@ def _day(text: str) -> datetime.date:
     try:
         return decode_day(text)
     except ValueError:
-        raise UserError(NO_SUCH_BUTTON) from None
+        raise UserError(NOT_THIS_PUZZLE) from None
 
 
 def _moves(text: str) -> tuple[int, ...]:
@@ -704,7 +704,7 @@ def _moves(text: str) -> tuple[int, ...]:
     try:
         return decode_moves(text)
     except ValueError:
-        raise UserError(NO_SUCH_BUTTON) from None
+        raise UserError(NOT_THIS_PUZZLE) from None
 
 
 def _on_board(interaction: discord.Interaction[Any], game_id: int) -> Clicked:
