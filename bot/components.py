@@ -75,11 +75,13 @@ CHALLENGE_ID = IdFormat("challenge", ("challenge", ROW_ID), ("action", "accept|d
 _ASKED = ("asked", r"[0-9]{1,12}")
 FORGET_ID = IdFormat("forget", ("member", ROW_ID), _ASKED, ("action", "confirm|cancel"))
 ERASE_ID = IdFormat("erase", ("guild", ROW_ID), _ASKED, ("action", "confirm|cancel"))
-# The daily puzzle's cells (privately, to one member): its day (YYYYMMDD, UTC), the solver's
+# The daily puzzle's cells (privately, to one member): its day (YYYYMMDD, UTC) and id (so that
+# a message drawn before the pool changed is not answered on another position), the solver's
 # moves so far (a cell a character, see encode_moves) and the cell; and its "Try again".
 _DAY = ("day", r"[0-9]{8}")
-PUZZLE_ID = IdFormat("puzzle", _DAY, ("moves", r"[0-9a-o]{0,12}"), ("cell", _SMALL))
-PUZZLE_AGAIN_ID = IdFormat("puzzle", _DAY, "again")
+_PUZZLE = ("puzzle", r"[0-9a-z][0-9a-z-]{0,31}")
+PUZZLE_ID = IdFormat("puzzle", _DAY, _PUZZLE, ("moves", r"[0-9a-o]{0,12}"), ("cell", _SMALL))
+PUZZLE_AGAIN_ID = IdFormat("puzzle", _DAY, _PUZZLE, "again")
 # A drill's cells: the drill and the answers it had taken when asked (so that an answer counts
 # once), and the cell; "Next drill"; and a review's "Practise this" for its game.
 DRILL_ID = IdFormat("drill", ("drill", ROW_ID), ("answers", r"[0-9]{1,6}"), ("cell", _SMALL))
@@ -125,7 +127,7 @@ def encode_day(day: datetime.date) -> str:
 
 def decode_day(text: str) -> datetime.date:
     """The day :func:`encode_day` wrote; ValueError for no date (a hand-made 20261399)."""
-    return datetime.datetime.strptime(text, "%Y%m%d").replace(tzinfo=datetime.UTC).date()
+    return datetime.datetime.strptime(text, "%Y%m%d").date()
 
 
 COG_NAME = "TicTacToe"
@@ -159,11 +161,11 @@ class ClickHandler(Protocol):
     ) -> None: ...
 
     async def puzzle_clicked(
-        self, interaction: discord.Interaction[Any], day: str, moves: str, cell: int
+        self, interaction: discord.Interaction[Any], day: str, puzzle: str, moves: str, cell: int
     ) -> None: ...
 
     async def puzzle_again_clicked(
-        self, interaction: discord.Interaction[Any], day: str
+        self, interaction: discord.Interaction[Any], day: str, puzzle: str
     ) -> None: ...
 
     async def drill_clicked(
@@ -288,7 +290,7 @@ class PuzzleButton(_Routed, template=PUZZLE_ID.template):
     async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
         fields = self.fields
         await handler.puzzle_clicked(
-            interaction, fields["day"], fields["moves"], int(fields["cell"])
+            interaction, fields["day"], fields["puzzle"], fields["moves"], int(fields["cell"])
         )
 
 
@@ -296,7 +298,7 @@ class PuzzleAgainButton(_Routed, template=PUZZLE_AGAIN_ID.template):
     """**Try again** under a daily puzzle answered wrong."""
 
     async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
-        await handler.puzzle_again_clicked(interaction, self.fields["day"])
+        await handler.puzzle_again_clicked(interaction, self.fields["day"], self.fields["puzzle"])
 
 
 class DrillButton(_Routed, template=DRILL_ID.template):

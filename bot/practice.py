@@ -17,9 +17,11 @@ answers in a row it is learned and asked no more.
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import Enum
 
 from bot.clock import Clock
 from bot.domain import UserError
@@ -56,8 +58,6 @@ DRILL_INTERVALS = (1, 3, 7)
 LEARNED_AFTER = len(DRILL_INTERVALS) + 1
 # A drill answered wrong comes back this soon (seconds): the same day, after other drills.
 AGAIN_AFTER_WRONG = 600
-# The attempts that end with a step of these kinds are counted.
-ENDS_ATTEMPT = frozenset({StepKind.SOLVED, StepKind.WRONG, StepKind.TOO_SLOW})
 
 # What a button no puzzle or drill message carries gets: a hand-made one, or one of a pool
 # changed since.
@@ -101,11 +101,19 @@ def streak(solved_days: Iterable[datetime.date], today: datetime.date) -> Streak
     return Streak(current, best)
 
 
+class Counted(Enum):
+    """What an ended attempt did to the member's result of its day."""
+
+    COUNTED = "counted"  # a try added, or the day solved
+    SOLVED_BEFORE = "solved before"  # the day was solved already: it stays as it was
+    DAY_OVER = "day over"  # an earlier day's puzzle: played out, counted nowhere
+
+
 @dataclass(frozen=True, slots=True)
 class PuzzleView:
     """A daily puzzle as one message shows it: the position to play after ``moves`` (the
-    solver's moves so far), the last answer's step, and once an attempt ended its day's
-    result and the member's streak."""
+    solver's moves, the last answer's included), the last answer's step, and once an attempt
+    ended what it did to the day's result, the result and the member's streak."""
 
     day: datetime.date
     puzzle: Puzzle
@@ -113,16 +121,14 @@ class PuzzleView:
     position: Board
     remaining: int | None  # a win puzzle's moves still allowed; None for a hold
     step: Step | None = None
-    result: PuzzleResult | None = None
-    streak: Streak | None = None
-    # False: the attempt changed nothing (the day was solved before, or is over: then there
-    # is no result)
-    counted: bool = True
+    counted: Counted | None = None  # once the attempt ended
+    result: PuzzleResult | None = None  # counted or solved before: the day's result
+    streak: Streak | None = None  # a day solved by this attempt
 
     @property
     def is_over(self) -> bool:
         """Whether this attempt ended: solved, or a wrong move refuted."""
-        return self.step is not None and self.step.kind in ENDS_ATTEMPT
+        return self.counted is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,10 +173,13 @@ class PracticeService:
 
     # -- the daily puzzle -------------------------------------------------------------------
 
-    def puzzle(self, day: datetime.date | None = None) -> PuzzleView:
-        """The puzzle of ``day`` (today by default), from its start."""
+    def puzzle(self, day: datetime.date | None = None, puzzle_id: str | None = None) -> PuzzleView:
+        """The puzzle of ``day`` (today by default), from its start; ``puzzle_id``, the one a
+        message showed for that day, must still be that day's."""
         day = day or self.today()
         puzzle = self._puzzle_of(day)
+        if puzzle_id is not None and puzzle.id != puzzle_id:
+            raise UserError(NOT_THIS_PUZZLE)
         position, remaining = line_position(puzzle, ())
         return PuzzleView(day, puzzle, (), position, remaining)
 
@@ -185,52 +194,48 @@ class PracticeService:
         user_id: int,
         guild_id: int,
         day: datetime.date,
+        puzzle_id: str,
         moves: Sequence[int],
         cell: int,
     ) -> PuzzleView:
-        """The solver's ``cell`` after ``moves`` in ``day``'s puzzle. An attempt that ends
-        on its puzzle's own day is counted in the member's result of the day, and a solved one
-        comes with the streak."""
+        """The solver's ``cell`` after ``moves`` in ``day``'s puzzle (``puzzle_id``: the one
+        the message showed). An attempt that ends on its puzzle's own day is counted in the
+        member's result of the day, and one that solves it comes with the streak."""
         puzzle = self._puzzle_of(day)
+        if puzzle.id != puzzle_id:
+            # The pool changed since the message was drawn: its clicks mean another position.
+            raise UserError(NOT_THIS_PUZZLE)
         played = tuple(moves)
         try:
             answered = await think(puzzle.size, lambda: step(puzzle, played, cell))
         except ValueError:
             # The buttons only offer free cells along the line: these came from elsewhere.
             raise UserError(NOT_THIS_PUZZLE) from None
+        # The move goes into the buttons' line: a second click on the same cell, racing the
+        # edit, then names a line no button shows any more, and counts nothing.
+        moves_now = (*played, cell)
         if answered.kind is StepKind.GOES_ON:
             position = answered.next_position
             assert position is not None  # a step that goes on has the defender's answer
             remaining = None if answered.remaining is None else answered.remaining - 1
-            return PuzzleView(day, puzzle, (*played, cell), position, remaining, answered)
+            return PuzzleView(day, puzzle, moves_now, position, remaining, answered)
+        ended = functools.partial(
+            PuzzleView, day, puzzle, moves_now, answered.position, answered.remaining, answered
+        )
         if day != self.today():
-            # Played out, but counted on its own day only: a kept message must not fill in a
-            # missed day of a streak.
-            return PuzzleView(
-                day, puzzle, played, answered.position, answered.remaining, answered, counted=False
-            )
-        now = self.clock.now()
+            # Played out, but counted on its own day only: a message kept open must not fill
+            # in a missed day of a streak.
+            return ended(Counted.DAY_OVER)
         solved = answered.kind is StepKind.SOLVED
-        result = await self.storage.record_puzzle(
-            PuzzleAttempt(user_id, day, puzzle.id, guild_id, solved, now)
+        result, changed = await self.storage.record_puzzle(
+            PuzzleAttempt(user_id, day, puzzle.id, guild_id, solved, self.clock.now())
         )
         log.info(
             "puzzle %s of %s answered by user %s: %s", puzzle.id, day, user_id, answered.kind.value
         )
-        # A day solved before stays as it was: this attempt counted only if it is the solve.
-        counted = not result.solved or (solved and result.solved_at == now)
-        shown_streak = await self._streak(user_id) if result.solved and counted else None
-        return PuzzleView(
-            day,
-            puzzle,
-            played,
-            answered.position,
-            answered.remaining,
-            answered,
-            result,
-            shown_streak,
-            counted,
-        )
+        if not changed:
+            return ended(Counted.SOLVED_BEFORE, result)
+        return ended(Counted.COUNTED, result, await self._streak(user_id) if solved else None)
 
     async def _streak(self, user_id: int) -> Streak:
         results = await self.storage.puzzle_results(user_id)
@@ -272,8 +277,21 @@ class PracticeService:
             [NewDrill(user_id, game.guild_id, game.id, drill.line(), now) for drill in drills]
         )
         log.info("user %s practises game %s: %d drills", user_id, game.id, len(stored))
-        first = next((record for record in stored if record.learned_at is None), stored[0])
-        return DrillView(first, Drill.from_line(first.position), from_game=len(stored))
+        waiting = [record for record in stored if record.learned_at is None]
+        due = [record for record in waiting if record.due_at <= now]
+        if due:
+            return DrillView(due[0], Drill.from_line(due[0].position), from_game=len(stored))
+        # Kept before: asked again on their schedule, not sooner.
+        if not waiting:
+            raise UserError(
+                "You learned the drills of game #{} already: `/ttt drill` asks your next one.",
+                str(game.id),
+            )
+        raise UserError(
+            "The drills of game #{} are kept already: the next is due {}.",
+            str(game.id),
+            when(min(record.due_at for record in waiting)),
+        )
 
     async def next_drill(self, user_id: int) -> DrillView:
         """The member's next due drill; a sentence saying when one is due if none is now."""
@@ -306,12 +324,13 @@ class PracticeService:
             raise UserError(NOT_YOUR_DRILL)
         if record.answers != answers or record.learned_at is not None:
             raise UserError(DRILL_ANSWERED)
-        drill = Drill.from_line(record.position)
-        try:
-            judged = await think(drill.position.size, lambda: answer(drill, cell))
-        except ValueError:
-            raise UserError(NOT_THIS_DRILL) from None
         now = self.clock.now()
+        if record.due_at > now:
+            raise UserError("This drill is not due yet: it comes back {}.", when(record.due_at))
+        drill = Drill.from_line(record.position)
+        if cell not in drill.position.legal_moves:
+            raise UserError(NOT_THIS_DRILL)
+        judged = await think(drill.position.size, lambda: answer(drill, cell))
         right_in_row, due_at, learned_at = schedule(record.right_in_row, judged.right, now)
         saved = await self.storage.answer_drill(
             drill_id, answers + 1, right_in_row, due_at, learned_at

@@ -49,7 +49,7 @@ from bot.components import (
 from bot.domain import OUTSIDE_SERVERS, size_name
 from bot.i18n import N_, Language
 from bot.marks import DEFAULT_MARKS, button_emoji
-from bot.practice import DrillView, PuzzleStats, PuzzleView
+from bot.practice import Counted, DrillView, PuzzleStats, PuzzleView
 from bot.privacy import Forgetting
 from bot.server_settings import ServerSettings, Setting
 from bot.service import Hint, Review
@@ -67,7 +67,7 @@ from bot.storage.base import (
 )
 from game import BOARD_SIZES, DEFAULT_SIZE, Board, Mark, cell_name, standard_line_length
 from game.ai import DIFFICULTIES, describe, is_solved
-from game.drills import Drill
+from game.drills import Drill, drills_of
 from game.puzzles import Puzzle, Reason, Refutation, Reply, Step, StepKind, Task
 from game.review import MoveReview, Verdict
 
@@ -556,9 +556,7 @@ def review_message(review: Review, lang: Language, viewer_id: int | None = None)
             )
         )
     mark = game.mark_of(viewer_id) if viewer_id is not None else None
-    if mark is None or not any(
-        move.mark is mark and move.verdict is not Verdict.GOOD for move in review.moves
-    ):
+    if mark is None or not drills_of(review.moves, mark):
         return Message(embed=embed)
     practise = _button(
         PRACTISE_ID.build(game=game.id),
@@ -767,7 +765,7 @@ def _step_sentence(answered: Step, lang: Language) -> str:
 def _puzzle_outcome(view: PuzzleView, lang: Language) -> list[str]:
     """What an ended attempt did to the day's result."""
     assert view.step is not None  # an ended attempt has its last step
-    if not view.counted and view.result is None:
+    if view.counted is Counted.DAY_OVER:
         return [
             "**"
             + lang._(
@@ -776,7 +774,7 @@ def _puzzle_outcome(view: PuzzleView, lang: Language) -> list[str]:
             )
             + "**"
         ]
-    if not view.counted:
+    if view.counted is Counted.SOLVED_BEFORE:
         return ["**" + lang._("You solved this puzzle already: this try changes nothing.") + "**"]
     lines = []
     result = view.result
@@ -825,13 +823,13 @@ def puzzle_message(view: PuzzleView, lang: Language) -> Message:
     moves = encode_moves(view.moves)
     cells = _position_cells(
         board,
-        lambda cell: PUZZLE_ID.build(day=encode_day(day), moves=moves, cell=cell),
+        lambda cell: PUZZLE_ID.build(day=encode_day(day), puzzle=puzzle.id, moves=moves, cell=cell),
         playable=not over,
         styles=styles,
     )
     controls = []
     if over and view.step is not None and view.step.kind is not StepKind.SOLVED:
-        again = PUZZLE_AGAIN_ID.build(day=encode_day(day))
+        again = PUZZLE_AGAIN_ID.build(day=encode_day(day), puzzle=puzzle.id)
         controls.append(_button(again, lang._("Try again"), "🔁", discord.ButtonStyle.primary))
     solved = over and view.step is not None and view.step.kind is StepKind.SOLVED
     colour = SOLVED_COLOUR if solved else MISSED_COLOUR if over else PUZZLE_COLOUR

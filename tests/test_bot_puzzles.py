@@ -12,6 +12,7 @@ import re
 
 from bot.components import (
     DRILL_ID,
+    DRILL_NEXT_ID,
     FORGET_ID,
     GAME_ACTION_ID,
     PRACTISE_ID,
@@ -22,10 +23,12 @@ from bot.components import (
 from bot.i18n import ENGLISH_LANGUAGE, language
 from bot.practice import AGAIN_AFTER_WRONG, DAY_SECONDS, DRILL_INTERVALS, NOT_THIS_PUZZLE
 from bot.render import refutation_sentence, reply_sentence, task_sentence
-from game import Board, cell_name, parse_cell
+from game import Board, parse_cell
 from game.puzzles import Puzzle, StepKind, load_pool, puzzle_of_the_day, refute, step
 from tests.bot_harness import BotHarness, both_engines, button_id, refused, text_of
 from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimMessage, SimUser
+from tests.discord_sim.models import FLAG_COMPONENTS_V2
+from tests.known_games import FULL_5X5
 from tests.test_bot_review import play_member_game
 
 # Noon in UTC: a day's puzzle is chosen by the day in UTC.
@@ -262,6 +265,24 @@ async def test_a_solved_puzzle_answered_again_changes_nothing(
     assert "Solved: 1 of 1 answered, 1 on the first try." in text_of(stats)
 
 
+async def test_a_second_click_on_the_move_that_ended_an_attempt_counts_nothing(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A double click: the second arrives with the button as it was before the first's edit."""
+    s = sim.seed
+    harness.clock.advance(NOON - harness.clock.now())
+    puzzle = todays()
+    wrong = wrong_move(puzzle)
+    async with harness.running() as bot:
+        shown = await open_puzzle(sim, s.alice)
+        custom_id = puzzle_buttons(shown)[wrong]["custom_id"]
+        await click_cell(sim, s.alice, shown, wrong)
+        again = await sim.click(s.alice, shown, custom_id, stale=True)
+        (result,) = await bot.storage.puzzle_results(s.alice.id)
+    refused(again, "That button is no longer on this message")
+    assert (result.tries, result.solved) == (1, False)
+
+
 async def test_a_puzzle_answered_after_its_day_is_played_out_but_not_counted(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -290,11 +311,14 @@ async def test_hand_made_puzzle_buttons_change_nothing(
         shown = await open_puzzle(sim, s.alice)
         fields = puzzle_buttons(shown)[puzzle.solution]
         tomorrow = (DAY + datetime.timedelta(days=1)).strftime("%Y%m%d")
+        other = next(kept for kept in POOL if kept.id != puzzle.id).id
         forged = [
-            # A day to come, a date that is none, a line that is not the puzzle's.
-            PUZZLE_ID.build(day=tomorrow, moves="", cell=puzzle.solution),
-            PUZZLE_ID.build(day="20261399", moves="", cell=puzzle.solution),
-            PUZZLE_ID.build(day=fields["day"], moves="00", cell=puzzle.solution),
+            # A day to come, a date that is none, a line that is not the puzzle's, and another
+            # puzzle than the day's (a message drawn before the pool changed).
+            PUZZLE_ID.build(day=tomorrow, puzzle=puzzle.id, moves="", cell=puzzle.solution),
+            PUZZLE_ID.build(day="20261399", puzzle=puzzle.id, moves="", cell=puzzle.solution),
+            PUZZLE_ID.build(day=fields["day"], puzzle=puzzle.id, moves="00", cell=puzzle.solution),
+            PUZZLE_ID.build(day=fields["day"], puzzle=other, moves="", cell=puzzle.solution),
         ]
         answers = []
         for custom_id in forged:
@@ -370,6 +394,45 @@ async def test_a_drill_from_a_known_blunder_is_answered_and_spaced_until_learned
     refused(learned, "Every drill of yours is learned")
 
 
+async def test_practise_this_again_waits_for_the_schedule_and_next_drill_crosses_sizes(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Drills of a 3x3 and of a 5x5 game: the next drill is a message of its own, since a
+    classic message (3x3) cannot become a components-v2 one (5x5)."""
+    s = sim.seed
+    harness.clock.advance(NOON - harness.clock.now())
+    async with harness.running():
+        board = await play_member_game(sim, BLUNDER_GAME)
+        review = await review_of_game(sim, s.bob, board)
+        assert review.message is not None
+        practise_id = button_id(review.message, PRACTISE_ID)
+        await sim.click(s.bob, review.message, practise_id)
+        harness.clock.advance(60)  # the 5x5 game's drills are due after the 3x3 one
+        big = await play_member_game(sim, FULL_5X5, size=5)
+        big_review = await review_of_game(sim, s.bob, big)
+        assert big_review.message is not None
+        await sim.click(s.bob, big_review.message, button_id(big_review.message, PRACTISE_ID))
+        asked = await sim.slash(s.bob, s.channel, "ttt drill")
+        assert asked.message is not None
+        assert "From game #1, 3×3 (3 in a row)." in text_of(asked)  # noqa: RUF001
+        answered = await sim.click(s.bob, asked.message, drill_cell(asked.message, "A3"))
+        answered_text = text_of(answered)
+        next_one = await sim.click(s.bob, asked.message, button_id(asked.message, DRILL_NEXT_ID))
+        again = await sim.click(s.bob, review.message, practise_id)
+    assert "✅ A3 keeps the draw." in answered_text
+    assert "3 more drills are due." in answered_text
+    # The next drill comes in a message of its own: the 5x5 game's first, O's D1 at move 4.
+    assert next_one.response_type == 4
+    assert next_one.message is not None
+    assert next_one.message.ephemeral
+    assert next_one.message.flags & FLAG_COMPONENTS_V2
+    text = text_of(next_one.message)
+    assert "From game #2, 5×5 (4 in a row)." in text  # noqa: RUF001
+    assert "In the game, D1 was played here." in text
+    # Practise this again on a game whose drill was answered right: not asked before its day.
+    refused(again, "The drills of game #1 are kept already: the next is due <t:")
+
+
 async def test_puzzle_results_and_drills_are_a_members_data_and_forget_me_deletes_them(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -397,7 +460,5 @@ async def test_puzzle_results_and_drills_are_a_members_data_and_forget_me_delete
     assert "Solved: 0 of 0 answered, 0 on the first try." in text_of(stats)
 
 
-def drill_cell(message: SimMessage, cell: str) -> str:
-    size = 3
-    index = [cell_name(i, size) for i in range(size * size)].index(cell)
-    return button_id(message, DRILL_ID, cell=str(index))
+def drill_cell(message: SimMessage, cell: str, size: int = 3) -> str:
+    return button_id(message, DRILL_ID, cell=str(parse_cell(cell, size)))

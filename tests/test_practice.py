@@ -108,12 +108,31 @@ async def test_a_day_without_a_puzzle_is_refused(practice: PracticeService) -> N
     today = practice.today()
     for day in (today + datetime.timedelta(days=1), DAILY_EPOCH - datetime.timedelta(days=1)):
         with pytest.raises(UserError) as refused:
-            await practice.answer_puzzle(ALICE, 10, day, (), 0)
+            await practice.answer_puzzle(ALICE, 10, day, "4w-f8fe2513", (), 0)
         assert refused.value.template == NOT_THIS_PUZZLE
     assert await practice.storage.puzzle_results(ALICE) == []
-    # A move that is not the puzzle's line, before the cell: refused the same way.
+
+
+async def test_a_message_of_another_puzzle_or_line_is_refused(practice: PracticeService) -> None:
+    """A message drawn before the pool changed names its own puzzle: its clicks would mean
+    another position. A line that is not the puzzle's is hand-made."""
+    today = practice.today()
     puzzle = practice.puzzle().puzzle
+    other = next(kept for kept in practice.pool if kept.id != puzzle.id)
     wrong = next(cell for cell in puzzle.board.legal_moves if cell != puzzle.solution)
-    with pytest.raises(UserError):
-        await practice.answer_puzzle(ALICE, 10, today, (wrong,), puzzle.solution)
+    for puzzle_id, moves in ((other.id, ()), (puzzle.id, (wrong,))):
+        with pytest.raises(UserError) as refused:
+            await practice.answer_puzzle(ALICE, 10, today, puzzle_id, moves, puzzle.solution)
+        assert refused.value.template == NOT_THIS_PUZZLE
+    with pytest.raises(UserError) as refused:
+        practice.puzzle(today, other.id)
+    assert refused.value.template == NOT_THIS_PUZZLE
     assert await practice.storage.puzzle_results(ALICE) == []
+
+
+async def test_a_drill_is_not_answered_before_it_is_due(practice: PracticeService) -> None:
+    drill_id = await kept_drill(practice)
+    answered = await practice.answer_drill(ALICE, drill_id, 0, parse_cell("A3", 3))
+    with pytest.raises(UserError, match="not due yet"):
+        await practice.answer_drill(ALICE, drill_id, 1, parse_cell("A3", 3))
+    assert await practice.storage.get_drill(drill_id) == answered.record

@@ -1675,23 +1675,25 @@ def attempt(
 
 
 async def test_a_puzzle_solved_at_once_is_a_first_try_and_stays_solved(storage: Storage) -> None:
-    solved = await storage.record_puzzle(attempt(True, T0))
+    solved, counted = await storage.record_puzzle(attempt(True, T0))
     assert solved == PuzzleResult(ALICE, DAY, "5h-93c44310", GUILD, 1, T0, True)
-    # Later attempts (another click, another server) change nothing once it is solved.
-    assert await storage.record_puzzle(attempt(False, T0 + 5, guild=OTHER_GUILD)) == solved
-    assert await storage.record_puzzle(attempt(True, T0 + 9)) == solved
+    assert counted
+    # Later attempts (another click, another server, the same moment) change nothing once it
+    # is solved, and say so.
+    for later in (attempt(False, T0 + 5, guild=OTHER_GUILD), attempt(True, T0)):
+        assert await storage.record_puzzle(later) == (solved, False)
     assert await storage.puzzle_results(ALICE) == [solved]
 
 
 async def test_a_puzzle_solved_after_a_wrong_try_counts_both_and_no_first_try(
     storage: Storage,
 ) -> None:
-    failed = await storage.record_puzzle(attempt(False, T0))
-    assert (failed.tries, failed.solved, failed.first_try) == (1, False, False)
-    failed = await storage.record_puzzle(attempt(False, T0 + 1))
-    assert failed.tries == 2
+    failed, counted = await storage.record_puzzle(attempt(False, T0))
+    assert (failed.tries, failed.solved, failed.first_try, counted) == (1, False, False, True)
+    failed, counted = await storage.record_puzzle(attempt(False, T0 + 1))
+    assert (failed.tries, counted) == (2, True)
     solved = await storage.record_puzzle(attempt(True, T0 + 2, guild=OTHER_GUILD))
-    assert solved == PuzzleResult(ALICE, DAY, "5h-93c44310", OTHER_GUILD, 3, T0 + 2, False)
+    assert solved == (PuzzleResult(ALICE, DAY, "5h-93c44310", OTHER_GUILD, 3, T0 + 2, False), True)
 
 
 async def test_a_servers_solvers_of_the_day_are_those_who_solved_it_there(

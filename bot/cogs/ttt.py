@@ -437,18 +437,20 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             await answer.post(render.drill_message(view, answer.private_language), ephemeral=True)
 
     async def puzzle_clicked(
-        self, interaction: discord.Interaction[Any], day: str, moves: str, cell: int
+        self, interaction: discord.Interaction[Any], day: str, puzzle: str, moves: str, cell: int
     ) -> None:
         async with self._handling(interaction) as answer:
             guild_id, _ = place(interaction)
             view = await self.practice.answer_puzzle(
-                interaction.user.id, guild_id, _day(day), _moves(moves), cell
+                interaction.user.id, guild_id, _day(day), puzzle, _moves(moves), cell
             )
             await answer.update(render.puzzle_message(view, answer.private_language))
 
-    async def puzzle_again_clicked(self, interaction: discord.Interaction[Any], day: str) -> None:
+    async def puzzle_again_clicked(
+        self, interaction: discord.Interaction[Any], day: str, puzzle: str
+    ) -> None:
         async with self._handling(interaction) as answer:
-            view = self.practice.puzzle(_day(day))
+            view = self.practice.puzzle(_day(day), puzzle)
             await answer.update(render.puzzle_message(view, answer.private_language))
 
     async def drill_clicked(
@@ -461,7 +463,10 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     async def drill_next_clicked(self, interaction: discord.Interaction[Any]) -> None:
         async with self._handling(interaction) as answer:
             view = await self.practice.next_drill(interaction.user.id)
-            await answer.update(render.drill_message(view, answer.private_language))
+            # A message of its own, not an edit: the next drill may be on a board of another
+            # size, and a classic message cannot become a components-v2 one (or back).
+            message = render.drill_message(view, answer.private_language)
+            await answer.post(message, ephemeral=True)
 
     async def practise_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         async with self._handling(interaction) as answer:
@@ -603,7 +608,8 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         data: dict[str, Any] = dict(interaction.data or {})
         custom_id = str(data.get("custom_id", ""))
         on_message = _custom_ids(interaction.message) if interaction.message else set()
-        if not any(form.parse(custom_id) for form in ID_FORMATS):
+        # A form without fields parses to {}, which is falsy: compare with None.
+        if not any(form.parse(custom_id) is not None for form in ID_FORMATS):
             sentence = NO_SUCH_BUTTON
         elif custom_id in on_message:
             return  # discord.py routes it to the DynamicItem

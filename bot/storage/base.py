@@ -606,11 +606,11 @@ class Storage(Protocol):
 
     # -- puzzles and drills ----------------------------------------------------------------
 
-    async def record_puzzle(self, attempt: PuzzleAttempt) -> PuzzleResult:
-        """Count an ended attempt at the day's puzzle, and return the day's result as stored
-        after it. The first attempt makes the row (``first_try`` if it solved the puzzle); a
-        later one adds a try and, if it solved it, its time and place; once solved, the row
-        stays as it is."""
+    async def record_puzzle(self, attempt: PuzzleAttempt) -> tuple[PuzzleResult, bool]:
+        """Count an ended attempt at the day's puzzle: the day's result as stored after it, and
+        whether this attempt changed it. The first attempt makes the row (``first_try`` if it
+        solved the puzzle); a later one adds a try and, if it solved it, its time and place;
+        once solved, the row stays as it is (and False says so)."""
         ...
 
     async def puzzle_results(self, user_id: int) -> list[PuzzleResult]:

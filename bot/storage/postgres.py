@@ -430,13 +430,14 @@ class PostgresStorage:
 
     # -- puzzles and drills ----------------------------------------------------------------
 
-    async def record_puzzle(self, attempt: PuzzleAttempt) -> PuzzleResult:
+    async def record_puzzle(self, attempt: PuzzleAttempt) -> tuple[PuzzleResult, bool]:
         async with self.transaction() as db:
             row = await db.fetchrow(SQL.record_puzzle, *codec.puzzle_attempt_values(attempt))
+            counted = row is not None
             if row is None:  # solved already: the row stays as it was
                 row = await db.fetchrow(SQL.puzzle_result, attempt.user_id, attempt.day.isoformat())
             assert row is not None  # inserted, updated or already solved
-        return codec.puzzle_result(row)
+        return codec.puzzle_result(row), counted
 
     async def puzzle_results(self, user_id: int) -> list[PuzzleResult]:
         rows = await self._pool.fetch(SQL.puzzle_results, user_id)

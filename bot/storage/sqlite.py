@@ -286,19 +286,20 @@ class _Database:
 
     # -- puzzles and drills ----------------------------------------------------------------
 
-    def record_puzzle(self, attempt: PuzzleAttempt) -> PuzzleResult:
-        def record(db: sqlite3.Connection) -> sqlite3.Row:
+    def record_puzzle(self, attempt: PuzzleAttempt) -> tuple[PuzzleResult, bool]:
+        def record(db: sqlite3.Connection) -> tuple[PuzzleResult, bool]:
             row: sqlite3.Row | None = db.execute(
                 SQL.record_puzzle, codec.puzzle_attempt_values(attempt)
             ).fetchone()
+            counted = row is not None
             if row is None:  # solved already: the row stays as it was
                 row = db.execute(
                     SQL.puzzle_result, (attempt.user_id, attempt.day.isoformat())
                 ).fetchone()
             assert row is not None  # inserted, updated or already solved
-            return row
+            return codec.puzzle_result(row), counted
 
-        return codec.puzzle_result(self._write(record))
+        return self._write(record)
 
     def puzzle_results(self, user_id: int) -> list[PuzzleResult]:
         return [codec.puzzle_result(row) for row in self._rows(SQL.puzzle_results, (user_id,))]
@@ -549,7 +550,7 @@ class SqliteStorage:
 
     # -- puzzles and drills ----------------------------------------------------------------
 
-    async def record_puzzle(self, attempt: PuzzleAttempt) -> PuzzleResult:
+    async def record_puzzle(self, attempt: PuzzleAttempt) -> tuple[PuzzleResult, bool]:
         return await self._run(self._database.record_puzzle, attempt)
 
     async def puzzle_results(self, user_id: int) -> list[PuzzleResult]:
