@@ -400,14 +400,35 @@ def _cells(shown: _Shown) -> list[JSON]:
     """The cell buttons in order. Each names the position it was drawn in (the ply), so that
     a click means exactly the position the player saw."""
     game, board = shown.game, shown.board
-    over, ply = not game.is_active, board.move_count
+    ply = board.move_count
+    return _cell_buttons(
+        board,
+        lambda cell: CELL_ID.build(game=game.id, ply=ply, cell=cell),
+        playable=game.is_active,
+        styles=dict.fromkeys(shown.winning, discord.ButtonStyle.success),
+        marks=shown.marks,
+    )
+
+
+def _cell_buttons(
+    board: Board,
+    custom_id: Callable[[int], str],
+    *,
+    playable: bool,
+    styles: Mapping[int, discord.ButtonStyle],
+    marks: Mapping[Mark, str] = MARK_EMOJI,
+) -> list[JSON]:
+    """``board``'s cells as buttons, in order: the free ones named and clickable while
+    ``playable``, the taken ones showing their ``marks``; ``styles`` colours some (a winning
+    line, the moves just played)."""
+    size = board.size
     return [
         _button(
-            CELL_ID.build(game=game.id, ply=ply, cell=cell),
-            cell_name(cell, board.size) if mark is None else None,
-            shown.marks[mark] if mark is not None else None,
-            discord.ButtonStyle.success if cell in shown.winning else discord.ButtonStyle.secondary,
-            disabled=over or mark is not None,
+            custom_id(cell),
+            cell_name(cell, size) if mark is None else None,
+            marks[mark] if mark is not None else None,
+            styles.get(cell, discord.ButtonStyle.secondary),
+            disabled=not playable or mark is not None,
         )
         for cell, mark in enumerate(board.cells)
     ]
@@ -426,30 +447,48 @@ def _controls(shown: _Shown) -> list[JSON]:
 
 def _board_rows(shown: _Shown) -> list[JSON]:
     """The cells, a row of buttons per board row, and the control row."""
-    cells, size = _cells(shown), shown.board.size
+    return _cell_rows(_cells(shown), shown.board.size, _controls(shown))
+
+
+def _cell_rows(cells: list[JSON], size: int, controls: Sequence[JSON]) -> list[JSON]:
+    """``cells`` in a row of buttons per board row, and the ``controls`` in a row after them
+    (if any)."""
     rows = [_row(cells[start : start + size]) for start in range(0, len(cells), size)]
-    return [*rows, _row(_controls(shown))]
+    if controls:
+        rows.append(_row(controls))
+    return rows
+
+
+def _panel(
+    title: str, text: str, footer: str, colour: discord.Colour, rows: list[JSON], *, layout: bool
+) -> Message:
+    """A message of a title, a text, button ``rows`` and a footer: an embed with the rows
+    under it, or with ``layout`` one components-v2 container holding them all (at most 36
+    components for a 5x5 board and its control row, under Discord's 40)."""
+    if not layout:
+        embed = discord.Embed(title=title, description=text, colour=colour)
+        embed.set_footer(text=footer)
+        return Message(embed=embed, components=rows)
+    inside = [
+        _text_display(f"### {title}\n{text}"),
+        *rows,
+        _text_display(LAYOUT_FOOTER.format(footer)),
+    ]
+    container = {"type": CONTAINER, "accent_color": colour.value, "components": inside}
+    return Message(components=[container], layout=True)
 
 
 def _board(shown: _Shown, note: str | None, *, buttons: bool) -> Message:
     """A board message; without ``buttons``, one that no longer takes clicks."""
-    game, size = shown.game, shown.board.size
-    if not uses_layout(size):
-        embed = discord.Embed(
-            title=_title(size, shown.lang),
-            description=_board_text(shown, note),
-            colour=_colour(game),
-        )
-        embed.set_footer(text=_footer(shown))
-        return Message(embed=embed, components=_board_rows(shown) if buttons else [])
-    # One container: the title and text, the cells in rows and the control row, and the
-    # footer. At most 36 components for 5x5, under Discord's 40.
-    inside = [_text_display(f"### {_title(size, shown.lang)}\n{_board_text(shown, note)}")]
-    if buttons:
-        inside += _board_rows(shown)
-    inside.append(_text_display(LAYOUT_FOOTER.format(_footer(shown))))
-    container = {"type": CONTAINER, "accent_color": _colour(game).value, "components": inside}
-    return Message(components=[container], layout=True)
+    size = shown.board.size
+    return _panel(
+        _title(size, shown.lang),
+        _board_text(shown, note),
+        _footer(shown),
+        _colour(shown.game),
+        _board_rows(shown) if buttons else [],
+        layout=uses_layout(size),
+    )
 
 
 def board_message(game: GameRecord, note: str | None = None) -> Message:
@@ -621,57 +660,6 @@ _ANSWER_STYLE = discord.ButtonStyle.danger
 SOLVERS_SHOWN = 30
 
 
-def _position_message(
-    title: str,
-    text: str,
-    footer: str,
-    board: Board,
-    cells: list[JSON],
-    controls: Sequence[JSON],
-    colour: discord.Colour,
-) -> Message:
-    """A position shown to one member with its cell buttons and ``controls``: a classic
-    message up to 4x4, a components-v2 one for 5x5 (decided by the size alone, so that every
-    edit of a message keeps its form)."""
-    size = board.size
-    rows = [_row(cells[start : start + size]) for start in range(0, len(cells), size)]
-    if controls:
-        rows.append(_row(controls))
-    if not uses_layout(size):
-        embed = discord.Embed(title=title, description=text, colour=colour)
-        embed.set_footer(text=footer)
-        return Message(embed=embed, components=rows)
-    inside = [
-        _text_display(f"### {title}\n{text}"),
-        *rows,
-        _text_display(LAYOUT_FOOTER.format(footer)),
-    ]
-    container = {"type": CONTAINER, "accent_color": colour.value, "components": inside}
-    return Message(components=[container], layout=True)
-
-
-def _position_cells(
-    board: Board,
-    custom_id: Callable[[int], str],
-    *,
-    playable: bool,
-    styles: Mapping[int, discord.ButtonStyle] | None = None,
-) -> list[JSON]:
-    """``board``'s cells as buttons: the free ones clickable while ``playable``; ``styles``
-    colours some (the moves just played, a winning line)."""
-    size, styled = board.size, styles or {}
-    return [
-        _button(
-            custom_id(cell),
-            cell_name(cell, size) if mark is None else None,
-            MARK_EMOJI[mark] if mark is not None else None,
-            styled.get(cell, discord.ButtonStyle.secondary),
-            disabled=not playable or mark is not None,
-        )
-        for cell, mark in enumerate(board.cells)
-    ]
-
-
 def task_sentence(puzzle: Puzzle, lang: Language) -> str:
     """The puzzle's task, as ``game.puzzles`` words it in English: "X to play and win in 3",
     "O to play: only one move keeps the draw"."""
@@ -821,7 +809,7 @@ def puzzle_message(view: PuzzleView, lang: Language) -> Message:
     if over:
         lines += _puzzle_outcome(view, lang)
     moves = encode_moves(view.moves)
-    cells = _position_cells(
+    cells = _cell_buttons(
         board,
         lambda cell: PUZZLE_ID.build(day=encode_day(day), puzzle=puzzle.id, moves=moves, cell=cell),
         playable=not over,
@@ -834,9 +822,10 @@ def puzzle_message(view: PuzzleView, lang: Language) -> Message:
     solved = over and view.step is not None and view.step.kind is StepKind.SOLVED
     colour = SOLVED_COLOUR if solved else MISSED_COLOUR if over else PUZZLE_COLOUR
     footer = lang._(PUZZLE_FOOTER, puzzle=puzzle.id)
-    return _position_message(
-        lang._("Puzzle of the day"), "\n".join(lines), footer, board, cells, controls, colour
-    )
+    rows = _cell_rows(cells, board.size, controls)
+    # The form follows the size alone, so that every edit of the message keeps it.
+    title = lang._("Puzzle of the day")
+    return _panel(title, "\n".join(lines), footer, colour, rows, layout=uses_layout(board.size))
 
 
 def puzzle_stats_message(stats: PuzzleStats, name: str, lang: Language) -> Message:
@@ -953,7 +942,7 @@ def drill_message(view: DrillView, lang: Language) -> Message:
                     DRILL_NEXT_ID.build(), lang._("Next drill"), "➡️", discord.ButtonStyle.primary
                 )
             )
-    cells = _position_cells(
+    cells = _cell_buttons(
         board,
         lambda cell: DRILL_ID.build(drill=record.id, answers=record.answers, cell=cell),
         playable=answered is None,
@@ -963,9 +952,8 @@ def drill_message(view: DrillView, lang: Language) -> Message:
         PUZZLE_COLOUR if answered is None else SOLVED_COLOUR if answered.right else MISSED_COLOUR
     )
     footer = lang._("Drill #{drill} · /ttt drill asks the next one", drill=record.id)
-    return _position_message(
-        lang._("Drill"), "\n".join(lines), footer, board, cells, controls, colour
-    )
+    rows = _cell_rows(cells, size, controls)
+    return _panel(lang._("Drill"), "\n".join(lines), footer, colour, rows, layout=uses_layout(size))
 
 
 def level_description(name: str, lang: Language) -> str:
