@@ -10,6 +10,8 @@ from __future__ import annotations
 import datetime
 import re
 
+import pytest
+
 from bot.components import (
     DRILL_ID,
     DRILL_NEXT_ID,
@@ -36,6 +38,12 @@ DAY = datetime.date(2026, 11, 26)
 NOON = datetime.datetime(2026, 11, 26, 12, tzinfo=datetime.UTC).timestamp()
 POOL = load_pool()
 GERMAN = language("de")
+
+
+@pytest.fixture(autouse=True)
+def at_noon(harness: BotHarness) -> None:
+    """Every test starts at noon (UTC) of :data:`DAY`: a day's puzzle is the day's in UTC."""
+    harness.clock.advance(NOON - harness.clock.now())
 
 
 def todays(day: datetime.date = DAY) -> Puzzle:
@@ -122,7 +130,6 @@ async def test_the_daily_puzzle_solved_right_on_the_first_try(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
-    harness.clock.advance(NOON - harness.clock.now())
     puzzle = todays()
     async with harness.running():
         shown = await open_puzzle(sim, s.alice)
@@ -161,7 +168,6 @@ async def test_a_wrong_answer_is_refuted_and_a_second_try_solves_it_in_german(
 ) -> None:
     s = sim.seed
     s.bob.locale = "de"
-    harness.clock.advance(NOON - harness.clock.now())
     puzzle = todays()
     wrong = wrong_move(puzzle)
     refutation = refute(puzzle.board, wrong)
@@ -213,7 +219,6 @@ async def test_the_days_puzzle_is_the_same_everywhere_and_after_a_restart(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
-    harness.clock.advance(NOON - harness.clock.now())
     async with harness.running():
         here = footer_puzzle(await open_puzzle(sim, s.alice))
         in_dm = footer_puzzle(await open_puzzle(sim, s.bob, sim.dm_channel(s.bob)))
@@ -230,7 +235,6 @@ async def test_streaks_count_days_in_a_row_on_the_manual_clock(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
-    harness.clock.advance(NOON - harness.clock.now())
     async with harness.running():
         for offset in range(3):
             day = DAY + datetime.timedelta(days=offset)
@@ -255,7 +259,6 @@ async def test_a_solved_puzzle_answered_again_changes_nothing(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
-    harness.clock.advance(NOON - harness.clock.now())
     puzzle = todays()
     async with harness.running():
         await solve_in(sim, s.alice, await open_puzzle(sim, s.alice), puzzle)
@@ -270,7 +273,6 @@ async def test_a_second_click_on_the_move_that_ended_an_attempt_counts_nothing(
 ) -> None:
     """A double click: the second arrives with the button as it was before the first's edit."""
     s = sim.seed
-    harness.clock.advance(NOON - harness.clock.now())
     puzzle = todays()
     wrong = wrong_move(puzzle)
     async with harness.running() as bot:
@@ -288,7 +290,6 @@ async def test_a_puzzle_answered_after_its_day_is_played_out_but_not_counted(
 ) -> None:
     """A message kept open past midnight must not fill in a missed day of a streak."""
     s = sim.seed
-    harness.clock.advance(NOON - harness.clock.now())
     puzzle = todays()
     async with harness.running():
         kept = await open_puzzle(sim, s.alice)
@@ -305,7 +306,6 @@ async def test_hand_made_puzzle_buttons_change_nothing(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
-    harness.clock.advance(NOON - harness.clock.now())
     puzzle = todays()
     async with harness.running():
         shown = await open_puzzle(sim, s.alice)
@@ -348,7 +348,6 @@ async def test_a_drill_from_a_known_blunder_is_answered_and_spaced_until_learned
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
-    harness.clock.advance(NOON - harness.clock.now())
     async with harness.running():
         board = await play_member_game(sim, BLUNDER_GAME)
         bobs_review = await review_of_game(sim, s.bob, board)
@@ -400,7 +399,6 @@ async def test_practise_this_again_waits_for_the_schedule_and_next_drill_crosses
     """Drills of a 3x3 and of a 5x5 game: the next drill is a message of its own, since a
     classic message (3x3) cannot become a components-v2 one (5x5)."""
     s = sim.seed
-    harness.clock.advance(NOON - harness.clock.now())
     async with harness.running():
         board = await play_member_game(sim, BLUNDER_GAME)
         review = await review_of_game(sim, s.bob, board)
@@ -437,7 +435,6 @@ async def test_puzzle_results_and_drills_are_a_members_data_and_forget_me_delete
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
-    harness.clock.advance(NOON - harness.clock.now())
     async with harness.running():
         await solve_in(sim, s.bob, await open_puzzle(sim, s.bob), todays())
         board = await play_member_game(sim, BLUNDER_GAME)
