@@ -25,7 +25,7 @@ from typing import Any
 from bot.clock import Clock
 from bot.config import MAX_TIMEOUT, MIN_TIMEOUT
 from bot.domain import OUTSIDE_SERVERS, Actor, UserError, Verbatim, check_size
-from bot.i18n import ALL_LANGUAGES
+from bot.i18n import ALL_LANGUAGES, N_
 from bot.marks import DEFAULT_MARKS, TAKEN, CustomEmoji, parse_mark
 from bot.storage.base import Storage, StoredSetting
 from game import Mark
@@ -39,6 +39,10 @@ MAX_LISTED = 25
 MAX_GAMES_LIMIT = 100
 # The longest cooldown between one member's challenges.
 MAX_COOLDOWN = 24 * 3600.0
+
+
+# Every settings command refuses to run outside servers (Discord offers them in servers only).
+OUTSIDE = N_("Settings belong to a server: use this command in one.")
 
 
 class Setting(StrEnum):
@@ -243,6 +247,15 @@ class SettingsService:
             return DEFAULTS
         return decode(guild_id, await self._storage.guild_settings(guild_id))
 
+    async def for_admin(self, guild_id: int, admin: Actor) -> ServerSettings:
+        """``guild_id``'s settings as ``/ttt-settings show`` gives them: to members who can
+        manage the server only, since they say who changed what and when."""
+        if guild_id == OUTSIDE_SERVERS:
+            raise UserError(OUTSIDE)
+        if not admin.manages_server:
+            raise UserError("Only members who can manage the server can see its settings.")
+        return await self.of(guild_id)
+
     @staticmethod
     def as_stored(guild_id: int, rows: Iterable[StoredSetting]) -> ServerSettings:
         """``guild_id``'s settings from ``rows``, its stored settings read beside something
@@ -385,7 +398,7 @@ class SettingsService:
         """The settings ``admin`` is about to change; refused outside servers, and to a member
         who cannot manage the server."""
         if guild_id == OUTSIDE_SERVERS:
-            raise UserError("Settings belong to a server: use this command in one.")
+            raise UserError(OUTSIDE)
         if not admin.manages_server:
             raise UserError("Only members who can manage the server can change its settings.")
         return await self.of(guild_id)

@@ -90,6 +90,11 @@ async def test_members_who_cannot_manage_the_server_neither_see_nor_use_the_sett
             await sim.slash(s.moderator, s.channel, f"{SETTINGS} show")
         # ...unless the server's admins show it to everyone: the bot checks again.
         s.guild.shown_to_everyone.add(SETTINGS)
+        # Not even to read them: who changed what, and when, is the admins' business.
+        refused(
+            await sim.slash(s.moderator, s.channel, f"{SETTINGS} show"),
+            "Only members who can manage the server can see its settings.",
+        )
         refused(
             await sim.slash(s.moderator, s.channel, f"{SETTINGS} timeouts", turn="10s"),
             "Only members who can manage the server can change its settings.",

@@ -25,7 +25,13 @@ from bot.cogs.ttt import SIZE_CHOICES, member
 from bot.domain import Actor, UserError
 from bot.i18n import ALL_LANGUAGES, Language, for_locale
 from bot.marks import custom_emoji_id
-from bot.server_settings import ServerSettings, Setting, SettingsService, parse_duration
+from bot.server_settings import (
+    OUTSIDE,
+    ServerSettings,
+    Setting,
+    SettingsService,
+    parse_duration,
+)
 
 if TYPE_CHECKING:
     from bot.client import TTTBot
@@ -123,7 +129,7 @@ class SettingsCog(commands.Cog, name="Settings"):
         """A handler's answer, the server, and the member acting, with their permissions."""
         async with self.bot.handling(interaction) as answer:
             if interaction.guild_id is None:  # Discord offers the command in servers only
-                raise UserError("Settings belong to a server: use this command in one.")
+                raise UserError(OUTSIDE)
             yield answer, interaction.guild_id, member(interaction)
 
     async def _show(self, answer: Answer, settings: ServerSettings, *, saved: bool) -> None:
@@ -146,8 +152,8 @@ class SettingsCog(commands.Cog, name="Settings"):
 
     @settings.command(name=locale_str("show"), description=locale_str("This server's settings"))
     async def show(self, interaction: discord.Interaction[Any]) -> None:
-        async with self._handling(interaction) as (answer, guild_id, _):
-            await self._show(answer, await self.service.of(guild_id), saved=False)
+        async with self._handling(interaction) as (answer, guild_id, admin):
+            await self._show(answer, await self.service.for_admin(guild_id, admin), saved=False)
 
     # -- where and who -----------------------------------------------------------------------
 
