@@ -76,12 +76,17 @@ _ASKED = ("asked", r"[0-9]{1,12}")
 FORGET_ID = IdFormat("forget", ("member", ROW_ID), _ASKED, ("action", "confirm|cancel"))
 ERASE_ID = IdFormat("erase", ("guild", ROW_ID), _ASKED, ("action", "confirm|cancel"))
 # The daily puzzle's cells (privately, to one member): its day (YYYYMMDD, UTC) and id (so that
-# a message drawn before the pool changed is not answered on another position), the solver's
+# a message drawn before the pool changed is not answered on another position), the attempts of
+# the day counted when it was drawn (so that the attempt it ends counts once), the solver's
 # moves so far (a cell a character, see encode_moves) and the cell; and its "Try again".
 _DAY = ("day", r"[0-9]{8}")
 _PUZZLE = ("puzzle", r"[0-9a-z][0-9a-z-]{0,31}")
-PUZZLE_ID = IdFormat("puzzle", _DAY, _PUZZLE, ("moves", r"[0-9a-o]{0,12}"), ("cell", _SMALL))
+_MOVES = ("moves", r"[0-9a-o]{0,12}")
+PUZZLE_ID = IdFormat("puzzle", _DAY, _PUZZLE, ("tries", r"[0-9]{1,6}"), _MOVES, ("cell", _SMALL))
 PUZZLE_AGAIN_ID = IdFormat("puzzle", _DAY, _PUZZLE, "again")
+# Puzzle cells drawn before they carried the tries: they count nothing, and say where the
+# puzzle is now.
+LEGACY_PUZZLE_ID = IdFormat("puzzle", _DAY, _PUZZLE, _MOVES, ("cell", _SMALL))
 # A drill's cells: the drill and the answers it had taken when asked (so that an answer counts
 # once), and the cell; "Next drill"; and a review's "Practise this" for its game.
 DRILL_ID = IdFormat("drill", ("drill", ROW_ID), ("answers", r"[0-9]{1,6}"), ("cell", _SMALL))
@@ -96,6 +101,7 @@ ID_FORMATS = (
     ERASE_ID,
     PUZZLE_ID,
     PUZZLE_AGAIN_ID,
+    LEGACY_PUZZLE_ID,
     DRILL_ID,
     DRILL_NEXT_ID,
     PRACTISE_ID,
@@ -161,8 +167,16 @@ class ClickHandler(Protocol):
     ) -> None: ...
 
     async def puzzle_clicked(
-        self, interaction: discord.Interaction[Any], day: str, puzzle: str, moves: str, cell: int
+        self,
+        interaction: discord.Interaction[Any],
+        day: str,
+        puzzle: str,
+        tries: int,
+        moves: str,
+        cell: int,
     ) -> None: ...
+
+    async def legacy_puzzle_clicked(self, interaction: discord.Interaction[Any]) -> None: ...
 
     async def puzzle_again_clicked(
         self, interaction: discord.Interaction[Any], day: str, puzzle: str
@@ -290,8 +304,20 @@ class PuzzleButton(_Routed, template=PUZZLE_ID.template):
     async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
         fields = self.fields
         await handler.puzzle_clicked(
-            interaction, fields["day"], fields["puzzle"], fields["moves"], int(fields["cell"])
+            interaction,
+            fields["day"],
+            fields["puzzle"],
+            int(fields["tries"]),
+            fields["moves"],
+            int(fields["cell"]),
         )
+
+
+class LegacyPuzzleButton(_Routed, template=LEGACY_PUZZLE_ID.template):
+    """A cell of a daily puzzle drawn before cells carried the day's tries."""
+
+    async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
+        await handler.legacy_puzzle_clicked(interaction)
 
 
 class PuzzleAgainButton(_Routed, template=PUZZLE_AGAIN_ID.template):
@@ -348,6 +374,7 @@ DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
     EraseButton,
     PuzzleButton,
     PuzzleAgainButton,
+    LegacyPuzzleButton,
     DrillButton,
     DrillNextButton,
     PractiseButton,

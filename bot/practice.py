@@ -19,7 +19,7 @@ from __future__ import annotations
 import datetime
 import functools
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -62,6 +62,12 @@ AGAIN_AFTER_WRONG = 600
 # What a button no puzzle or drill message carries gets: a hand-made one, or one of a pool
 # changed since.
 NOT_THIS_PUZZLE = N_("That button is not part of this puzzle: `/ttt puzzle today` shows today's.")
+# A click that ends an attempt already counted: a second click at the same moment, or a message
+# drawn before another attempt of the day was counted.
+ALREADY_COUNTED = N_(
+    "That answer came after another one was counted: `/ttt puzzle today` shows the puzzle "
+    "again, and `/ttt puzzle stats` your result."
+)
 NOT_THIS_DRILL = N_("That button is not part of this drill: `/ttt drill` asks your next one.")
 NOT_YOUR_DRILL = N_("This drill is someone else's: `/ttt drill` asks you yours.")
 DRILL_ANSWERED = N_("This drill was already answered: `/ttt drill` asks your next one.")
@@ -117,6 +123,9 @@ class PuzzleView:
 
     day: datetime.date
     puzzle: Puzzle
+    # The attempts of the day counted when the message was drawn: its buttons carry it, so
+    # that the attempt they end is counted once (PuzzleAttempt.tries_before).
+    tries: int
     moves: tuple[int, ...]
     position: Board
     remaining: int | None  # a win puzzle's moves still allowed; None for a hold
@@ -173,15 +182,24 @@ class PracticeService:
 
     # -- the daily puzzle -------------------------------------------------------------------
 
-    def puzzle(self, day: datetime.date | None = None, puzzle_id: str | None = None) -> PuzzleView:
-        """The puzzle of ``day`` (today by default), from its start; ``puzzle_id``, the one a
-        message showed for that day, must still be that day's."""
+    async def puzzle(
+        self, user_id: int, day: datetime.date | None = None, puzzle_id: str | None = None
+    ) -> PuzzleView:
+        """The puzzle of ``day`` (today by default) for ``user_id``, from its start;
+        ``puzzle_id``, the one a message showed for that day, must still be that day's."""
         day = day or self.today()
-        puzzle = self._puzzle_of(day)
-        if puzzle_id is not None and puzzle.id != puzzle_id:
-            raise UserError(NOT_THIS_PUZZLE)
+        puzzle = self._puzzle_of(day) if puzzle_id is None else self.daily(day, puzzle_id)
+        result = await self.storage.puzzle_result(user_id, day)
         position, remaining = line_position(puzzle, ())
-        return PuzzleView(day, puzzle, (), position, remaining)
+        return PuzzleView(day, puzzle, result.tries if result else 0, (), position, remaining)
+
+    def daily(self, day: datetime.date, puzzle_id: str) -> Puzzle:
+        """``day``'s puzzle, which a button names as ``puzzle_id``: a sentence if it is not
+        (a hand-made button, or a message drawn before the pool changed)."""
+        puzzle = self._puzzle_of(day)
+        if puzzle.id != puzzle_id:
+            raise UserError(NOT_THIS_PUZZLE)
+        return puzzle
 
     def _puzzle_of(self, day: datetime.date) -> Puzzle:
         # A day from a button: one before the first puzzle or after today is hand-made.
@@ -195,16 +213,15 @@ class PracticeService:
         guild_id: int,
         day: datetime.date,
         puzzle_id: str,
+        tries: int,
         moves: Sequence[int],
         cell: int,
     ) -> PuzzleView:
         """The solver's ``cell`` after ``moves`` in ``day``'s puzzle (``puzzle_id``: the one
-        the message showed). An attempt that ends on its puzzle's own day is counted in the
-        member's result of the day, and one that solves it comes with the streak."""
-        puzzle = self._puzzle_of(day)
-        if puzzle.id != puzzle_id:
-            # The pool changed since the message was drawn: its clicks mean another position.
-            raise UserError(NOT_THIS_PUZZLE)
+        the message showed, drawn after ``tries`` attempts were counted). An attempt that ends
+        on its puzzle's own day is counted in the member's result of the day, once, and one
+        that solves it comes with the streak."""
+        puzzle = self.daily(day, puzzle_id)
         played = tuple(moves)
         try:
             answered = await think(puzzle.size, lambda: step(puzzle, played, cell))
@@ -218,9 +235,16 @@ class PracticeService:
             position = answered.next_position
             assert position is not None  # a step that goes on has the defender's answer
             remaining = None if answered.remaining is None else answered.remaining - 1
-            return PuzzleView(day, puzzle, moves_now, position, remaining, answered)
+            return PuzzleView(day, puzzle, tries, moves_now, position, remaining, answered)
         ended = functools.partial(
-            PuzzleView, day, puzzle, moves_now, answered.position, answered.remaining, answered
+            PuzzleView,
+            day,
+            puzzle,
+            tries,
+            moves_now,
+            answered.position,
+            answered.remaining,
+            answered,
         )
         if day != self.today():
             # Played out, but counted on its own day only: a message kept open must not fill
@@ -228,11 +252,15 @@ class PracticeService:
             return ended(Counted.DAY_OVER)
         solved = answered.kind is StepKind.SOLVED
         result, changed = await self.storage.record_puzzle(
-            PuzzleAttempt(user_id, day, puzzle.id, guild_id, solved, self.clock.now())
+            PuzzleAttempt(user_id, day, puzzle.id, guild_id, solved, self.clock.now(), tries)
         )
         log.info(
             "puzzle %s of %s answered by user %s: %s", puzzle.id, day, user_id, answered.kind.value
         )
+        if not changed and result.tries != tries:
+            # Another attempt was counted since this message was drawn (a second click at the
+            # same moment, another message): this one is not, and its message stays as it is.
+            raise UserError(ALREADY_COUNTED)
         if not changed:
             return ended(Counted.SOLVED_BEFORE, result)
         return ended(Counted.COUNTED, result, await self._streak(user_id) if solved else None)
@@ -312,9 +340,18 @@ class PracticeService:
             raise UserError("No drill is due now: your next one is due {}.", when(upcoming.due_at))
         return DrillView(upcoming, Drill.from_line(upcoming.position))
 
-    async def answer_drill(self, user_id: int, drill_id: int, answers: int, cell: int) -> DrillView:
+    async def answer_drill(
+        self,
+        user_id: int,
+        drill_id: int,
+        answers: int,
+        cell: int,
+        *,
+        shown_at: Callable[[int], None] | None = None,
+    ) -> DrillView:
         """``user_id``'s ``cell`` for the drill asked after ``answers`` answers: judged, and its
-        schedule moved (see the module)."""
+        schedule moved (see the module). ``shown_at`` refuses, given the drill's board size,
+        a drill its answer could not be shown in place of (a hand-made button's)."""
         record = await self.storage.get_drill(drill_id)
         if record is None:
             raise UserError(
@@ -328,6 +365,8 @@ class PracticeService:
         if record.due_at > now:
             raise UserError("This drill is not due yet: it comes back {}.", when(record.due_at))
         drill = Drill.from_line(record.position)
+        if shown_at is not None:
+            shown_at(drill.position.size)
         if cell not in drill.position.legal_moves:
             raise UserError(NOT_THIS_DRILL)
         judged = await think(drill.position.size, lambda: answer(drill, cell))

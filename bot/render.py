@@ -811,7 +811,9 @@ def puzzle_message(view: PuzzleView, lang: Language) -> Message:
     moves = encode_moves(view.moves)
     cells = _cell_buttons(
         board,
-        lambda cell: PUZZLE_ID.build(day=encode_day(day), puzzle=puzzle.id, moves=moves, cell=cell),
+        lambda cell: PUZZLE_ID.build(
+            day=encode_day(day), puzzle=puzzle.id, tries=view.tries, moves=moves, cell=cell
+        ),
         playable=not over,
         styles=styles,
     )

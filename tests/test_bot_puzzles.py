@@ -7,6 +7,7 @@ out over days until learned; and what only a game's players may do."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import re
 
@@ -17,14 +18,22 @@ from bot.components import (
     DRILL_NEXT_ID,
     FORGET_ID,
     GAME_ACTION_ID,
+    LEGACY_PUZZLE_ID,
     PRACTISE_ID,
     PUZZLE_AGAIN_ID,
     PUZZLE_ID,
     decode_moves,
+    encode_day,
 )
 from bot.i18n import ENGLISH_LANGUAGE, language
-from bot.practice import AGAIN_AFTER_WRONG, DAY_SECONDS, DRILL_INTERVALS, NOT_THIS_PUZZLE
-from bot.render import refutation_sentence, reply_sentence, task_sentence
+from bot.practice import (
+    AGAIN_AFTER_WRONG,
+    DAY_SECONDS,
+    DRILL_INTERVALS,
+    NOT_THIS_DRILL,
+    NOT_THIS_PUZZLE,
+)
+from bot.render import refutation_sentence, reply_sentence, task_sentence, uses_layout
 from game import Board, parse_cell
 from game.puzzles import Puzzle, StepKind, load_pool, puzzle_of_the_day, refute, step
 from tests.bot_harness import BotHarness, both_engines, button_id, refused, text_of
@@ -312,13 +321,28 @@ async def test_hand_made_puzzle_buttons_change_nothing(
         fields = puzzle_buttons(shown)[puzzle.solution]
         tomorrow = (DAY + datetime.timedelta(days=1)).strftime("%Y%m%d")
         other = next(kept for kept in POOL if kept.id != puzzle.id).id
+        # An earlier day's puzzle drawn in the other form (a classic message, or a
+        # components-v2 one): its answer could not be shown on this message.
+        earlier = next(
+            day
+            for day in (DAY - datetime.timedelta(days=back) for back in range(1, 60))
+            if uses_layout(todays(day).size) != uses_layout(puzzle.size)
+        )
+        other_form = todays(earlier)
         forged = [
             # A day to come, a date that is none, a line that is not the puzzle's, and another
             # puzzle than the day's (a message drawn before the pool changed).
-            PUZZLE_ID.build(day=tomorrow, puzzle=puzzle.id, moves="", cell=puzzle.solution),
-            PUZZLE_ID.build(day="20261399", puzzle=puzzle.id, moves="", cell=puzzle.solution),
-            PUZZLE_ID.build(day=fields["day"], puzzle=puzzle.id, moves="00", cell=puzzle.solution),
-            PUZZLE_ID.build(day=fields["day"], puzzle=other, moves="", cell=puzzle.solution),
+            cell_id(tomorrow, puzzle.id, "", puzzle.solution),
+            cell_id("20261399", puzzle.id, "", puzzle.solution),
+            cell_id(fields["day"], puzzle.id, "00", puzzle.solution),
+            cell_id(fields["day"], other, "", puzzle.solution),
+            # The earlier day's puzzle, rightly named, and its Try again, on this message.
+            cell_id(encode_day(earlier), other_form.id, "", other_form.solution),
+            PUZZLE_AGAIN_ID.build(day=encode_day(earlier), puzzle=other_form.id),
+            # A cell as drawn before cells carried the day's tries.
+            LEGACY_PUZZLE_ID.build(
+                day=fields["day"], puzzle=puzzle.id, moves="", cell=puzzle.solution
+            ),
         ]
         answers = []
         for custom_id in forged:
@@ -329,6 +353,39 @@ async def test_hand_made_puzzle_buttons_change_nothing(
         refused(ix, NOT_THIS_PUZZLE)
     assert "Solved: 0 of 0 answered" in text_of(stats)
     assert decode_moves(fields["moves"]) == ()
+
+
+def cell_id(day: str, puzzle: str, moves: str, cell: int, tries: int = 0) -> str:
+    return PUZZLE_ID.build(day=day, puzzle=puzzle, tries=tries, moves=moves, cell=cell)
+
+
+@both_engines
+async def test_two_wrong_clicks_at_the_same_moment_count_one_try(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Two cells clicked on one message at once, each ending the attempt: the first to be
+    counted shows its refutation on the message, the other is told privately that an answer
+    was counted before it; a message drawn afterwards counts the next try."""
+    s = sim.seed
+    puzzle = todays()
+    first, second = [cell for cell in puzzle.board.legal_moves if cell != puzzle.solution][:2]
+    async with harness.running() as bot:
+        shown = await open_puzzle(sim, s.alice)
+        buttons = puzzle_buttons(shown)
+        answers = await asyncio.gather(
+            sim.click(s.alice, shown, buttons[first]["custom_id"]),
+            sim.click(s.alice, shown, buttons[second]["custom_id"]),
+        )
+        (once,) = await bot.storage.puzzle_results(s.alice.id)
+        later = await click_cell(sim, s.alice, await open_puzzle(sim, s.alice), first)
+        (twice,) = await bot.storage.puzzle_results(s.alice.id)
+    edited = [ix for ix in answers if ix.response_type == 7]
+    told = [ix for ix in answers if ix.response_type != 7]
+    assert len(edited) == len(told) == 1, [ix.response_type for ix in answers]
+    refused(told[0], "That answer came after another one was counted")
+    assert (once.tries, once.solved) == (1, False)
+    assert all(button["tries"] == "1" for button in puzzle_buttons(later).values())
+    assert twice.tries == 2
 
 
 # -- drills ---------------------------------------------------------------------------------
@@ -399,7 +456,7 @@ async def test_practise_this_again_waits_for_the_schedule_and_next_drill_crosses
     """Drills of a 3x3 and of a 5x5 game: the next drill is a message of its own, since a
     classic message (3x3) cannot become a components-v2 one (5x5)."""
     s = sim.seed
-    async with harness.running():
+    async with harness.running() as bot:
         board = await play_member_game(sim, BLUNDER_GAME)
         review = await review_of_game(sim, s.bob, board)
         assert review.message is not None
@@ -417,6 +474,17 @@ async def test_practise_this_again_waits_for_the_schedule_and_next_drill_crosses
         answered_text = text_of(answered)
         next_one = await sim.click(s.bob, asked.message, button_id(asked.message, DRILL_NEXT_ID))
         again = await sim.click(s.bob, review.message, practise_id)
+        # The 5x5 drill's cell, hand-made onto the 3x3 drill's message: its answer could not be
+        # shown there, so it is not taken.
+        assert next_one.message is not None
+        big_cell = next(
+            fields
+            for button in next_one.message.buttons()
+            if not button.get("disabled")
+            and (fields := DRILL_ID.parse(button["custom_id"])) is not None
+        )
+        forged = await sim.click(s.bob, asked.message, DRILL_ID.build(**big_cell), forged=True)
+        big_drill = await bot.storage.get_drill(int(big_cell["drill"]))
     assert "✅ A3 keeps the draw." in answered_text
     assert "3 more drills are due." in answered_text
     # The next drill comes in a message of its own: the 5x5 game's first, O's D1 at move 4.
@@ -429,6 +497,9 @@ async def test_practise_this_again_waits_for_the_schedule_and_next_drill_crosses
     assert "In the game, D1 was played here." in text
     # Practise this again on a game whose drill was answered right: not asked before its day.
     refused(again, "The drills of game #1 are kept already: the next is due <t:")
+    refused(forged, NOT_THIS_DRILL)
+    assert big_drill is not None
+    assert big_drill.answers == 0
 
 
 async def test_puzzle_results_and_drills_are_a_members_data_and_forget_me_deletes_them(

@@ -5,6 +5,7 @@ nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import datetime
 import doctest
 from collections.abc import AsyncIterator
@@ -15,6 +16,7 @@ import bot.practice
 from bot.clock import ManualClock
 from bot.domain import UserError
 from bot.practice import (
+    ALREADY_COUNTED,
     DRILL_ANSWERED,
     NOT_THIS_DRILL,
     NOT_THIS_PUZZLE,
@@ -108,7 +110,7 @@ async def test_a_day_without_a_puzzle_is_refused(practice: PracticeService) -> N
     today = practice.today()
     for day in (today + datetime.timedelta(days=1), DAILY_EPOCH - datetime.timedelta(days=1)):
         with pytest.raises(UserError) as refused:
-            await practice.answer_puzzle(ALICE, 10, day, "4w-f8fe2513", (), 0)
+            await practice.answer_puzzle(ALICE, 10, day, "4w-f8fe2513", 0, (), 0)
         assert refused.value.template == NOT_THIS_PUZZLE
     assert await practice.storage.puzzle_results(ALICE) == []
 
@@ -117,17 +119,45 @@ async def test_a_message_of_another_puzzle_or_line_is_refused(practice: Practice
     """A message drawn before the pool changed names its own puzzle: its clicks would mean
     another position. A line that is not the puzzle's is hand-made."""
     today = practice.today()
-    puzzle = practice.puzzle().puzzle
+    puzzle = (await practice.puzzle(ALICE)).puzzle
     other = next(kept for kept in practice.pool if kept.id != puzzle.id)
     wrong = next(cell for cell in puzzle.board.legal_moves if cell != puzzle.solution)
     for puzzle_id, moves in ((other.id, ()), (puzzle.id, (wrong,))):
         with pytest.raises(UserError) as refused:
-            await practice.answer_puzzle(ALICE, 10, today, puzzle_id, moves, puzzle.solution)
+            await practice.answer_puzzle(ALICE, 10, today, puzzle_id, 0, moves, puzzle.solution)
         assert refused.value.template == NOT_THIS_PUZZLE
     with pytest.raises(UserError) as refused:
-        practice.puzzle(today, other.id)
+        await practice.puzzle(ALICE, today, other.id)
     assert refused.value.template == NOT_THIS_PUZZLE
     assert await practice.storage.puzzle_results(ALICE) == []
+
+
+async def test_an_attempt_is_counted_once_and_a_stale_message_is_told_so(
+    practice: PracticeService,
+) -> None:
+    """Two wrong clicks on one message at the same moment: one counts; the other is told that
+    an answer was counted before it. A message drawn after it carries the new count."""
+    today = practice.today()
+    shown = await practice.puzzle(ALICE)
+    puzzle = shown.puzzle
+    wrong = [cell for cell in puzzle.board.legal_moves if cell != puzzle.solution][:2]
+    both = await asyncio.gather(
+        *(
+            practice.answer_puzzle(ALICE, 10, today, puzzle.id, shown.tries, (), cell)
+            for cell in wrong
+        ),
+        return_exceptions=True,
+    )
+    refusals = [outcome for outcome in both if isinstance(outcome, UserError)]
+    assert len(refusals) == 1, both
+    assert refusals[0].template == ALREADY_COUNTED
+    (result,) = await practice.storage.puzzle_results(ALICE)
+    assert (result.tries, result.solved) == (1, False)
+    again = await practice.puzzle(ALICE, today, puzzle.id)
+    assert (shown.tries, again.tries) == (0, 1)
+    missed = await practice.answer_puzzle(ALICE, 10, today, puzzle.id, again.tries, (), wrong[0])
+    assert missed.result is not None
+    assert missed.result.tries == 2
 
 
 async def test_a_drill_is_not_answered_before_it_is_due(practice: PracticeService) -> None:

@@ -1669,20 +1669,31 @@ DAY = datetime.date(2026, 11, 26)
 
 
 def attempt(
-    solved: bool, at: float, user: int = ALICE, day: datetime.date = DAY, guild: int = GUILD
+    solved: bool,
+    at: float,
+    user: int = ALICE,
+    day: datetime.date = DAY,
+    guild: int = GUILD,
+    tries_before: int = 0,
 ) -> PuzzleAttempt:
-    return PuzzleAttempt(user, day, "5h-93c44310", guild, solved, at)
+    return PuzzleAttempt(user, day, "5h-93c44310", guild, solved, at, tries_before)
 
 
 async def test_a_puzzle_solved_at_once_is_a_first_try_and_stays_solved(storage: Storage) -> None:
+    assert await storage.puzzle_result(ALICE, DAY) is None
     solved, counted = await storage.record_puzzle(attempt(True, T0))
     assert solved == PuzzleResult(ALICE, DAY, "5h-93c44310", GUILD, 1, T0, True)
     assert counted
     # Later attempts (another click, another server, the same moment) change nothing once it
     # is solved, and say so.
-    for later in (attempt(False, T0 + 5, guild=OTHER_GUILD), attempt(True, T0)):
+    for later in (
+        attempt(False, T0 + 5, guild=OTHER_GUILD, tries_before=1),
+        attempt(True, T0, tries_before=1),
+    ):
         assert await storage.record_puzzle(later) == (solved, False)
     assert await storage.puzzle_results(ALICE) == [solved]
+    assert await storage.puzzle_result(ALICE, DAY) == solved
+    assert await storage.puzzle_result(ALICE, DAY + datetime.timedelta(days=1)) is None
 
 
 async def test_a_puzzle_solved_after_a_wrong_try_counts_both_and_no_first_try(
@@ -1690,10 +1701,27 @@ async def test_a_puzzle_solved_after_a_wrong_try_counts_both_and_no_first_try(
 ) -> None:
     failed, counted = await storage.record_puzzle(attempt(False, T0))
     assert (failed.tries, failed.solved, failed.first_try, counted) == (1, False, False, True)
-    failed, counted = await storage.record_puzzle(attempt(False, T0 + 1))
+    failed, counted = await storage.record_puzzle(attempt(False, T0 + 1, tries_before=1))
     assert (failed.tries, counted) == (2, True)
-    solved = await storage.record_puzzle(attempt(True, T0 + 2, guild=OTHER_GUILD))
+    solved = await storage.record_puzzle(attempt(True, T0 + 2, guild=OTHER_GUILD, tries_before=2))
     assert solved == (PuzzleResult(ALICE, DAY, "5h-93c44310", OTHER_GUILD, 3, T0 + 2, False), True)
+
+
+async def test_an_attempt_counts_once_however_many_clicks_end_it_at_once(
+    storage: Storage,
+) -> None:
+    """Two wrong clicks on one message, drawn after one try: the first counts, the second
+    finds the tries moved on and changes nothing; then a solve from the same message too."""
+    await storage.record_puzzle(attempt(False, T0))
+    both = await asyncio.gather(
+        *(storage.record_puzzle(attempt(False, T0 + 1, tries_before=1)) for _ in range(2))
+    )
+    assert sorted(counted for _, counted in both) == [False, True]
+    assert {result.tries for result, _ in both} == {2}
+    late_solve = await storage.record_puzzle(attempt(True, T0 + 2, tries_before=1))
+    assert late_solve == ((await storage.puzzle_result(ALICE, DAY)), False)
+    assert late_solve[0].tries == 2
+    assert not late_solve[0].solved
 
 
 async def test_a_servers_solvers_of_the_day_are_those_who_solved_it_there(
@@ -1701,7 +1729,7 @@ async def test_a_servers_solvers_of_the_day_are_those_who_solved_it_there(
 ) -> None:
     await storage.record_puzzle(attempt(True, T0 + 3, user=BOB))
     await storage.record_puzzle(attempt(False, T0 + 1, user=ALICE))
-    await storage.record_puzzle(attempt(True, T0 + 2, user=ALICE))
+    await storage.record_puzzle(attempt(True, T0 + 2, user=ALICE, tries_before=1))
     await storage.record_puzzle(attempt(False, T0, user=CAROL))  # not solved
     await storage.record_puzzle(attempt(True, T0, user=DAVE, guild=OTHER_GUILD))
     await storage.record_puzzle(attempt(True, T0, day=DAY - datetime.timedelta(days=1)))

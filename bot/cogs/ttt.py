@@ -38,7 +38,7 @@ from bot.components import (
 from bot.domain import OUTSIDE_SERVERS, Actor, UserError
 from bot.i18n import N_, Language, language
 from bot.permissions import may_open_thread
-from bot.practice import NOT_THIS_PUZZLE, PracticeService
+from bot.practice import NOT_THIS_DRILL, NOT_THIS_PUZZLE, PracticeService
 from bot.privacy import MembersData
 from bot.service import CHANGED, DIFFICULTIES, NO_SUCH_BUTTON, NOT_HERE, Clicked, GameService, Place
 from bot.storage.base import GameRecord
@@ -409,7 +409,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     )
     async def puzzle_today(self, interaction: discord.Interaction[Any]) -> None:
         async with self._handling(interaction) as answer:
-            view = self.practice.puzzle()
+            view = await self.practice.puzzle(interaction.user.id)
             await answer.post(render.puzzle_message(view, answer.private_language), ephemeral=True)
 
     @puzzle.command(
@@ -437,12 +437,20 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             await answer.post(render.drill_message(view, answer.private_language), ephemeral=True)
 
     async def puzzle_clicked(
-        self, interaction: discord.Interaction[Any], day: str, puzzle: str, moves: str, cell: int
+        self,
+        interaction: discord.Interaction[Any],
+        day: str,
+        puzzle: str,
+        tries: int,
+        moves: str,
+        cell: int,
     ) -> None:
         async with self._handling(interaction) as answer:
             guild_id, _ = place(interaction)
+            shown = self.practice.daily(_day(day), puzzle)
+            _in_its_form(interaction, shown.size, NOT_THIS_PUZZLE)
             view = await self.practice.answer_puzzle(
-                interaction.user.id, guild_id, _day(day), puzzle, _moves(moves), cell
+                interaction.user.id, guild_id, _day(day), puzzle, tries, _moves(moves), cell
             )
             await answer.update(render.puzzle_message(view, answer.private_language))
 
@@ -450,14 +458,26 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         self, interaction: discord.Interaction[Any], day: str, puzzle: str
     ) -> None:
         async with self._handling(interaction) as answer:
-            view = self.practice.puzzle(_day(day), puzzle)
+            shown = self.practice.daily(_day(day), puzzle)
+            _in_its_form(interaction, shown.size, NOT_THIS_PUZZLE)
+            view = await self.practice.puzzle(interaction.user.id, _day(day), puzzle)
             await answer.update(render.puzzle_message(view, answer.private_language))
+
+    async def legacy_puzzle_clicked(self, interaction: discord.Interaction[Any]) -> None:
+        async with self._handling(interaction):
+            raise UserError(NOT_THIS_PUZZLE)
 
     async def drill_clicked(
         self, interaction: discord.Interaction[Any], drill_id: int, answers: int, cell: int
     ) -> None:
         async with self._handling(interaction) as answer:
-            view = await self.practice.answer_drill(interaction.user.id, drill_id, answers, cell)
+            view = await self.practice.answer_drill(
+                interaction.user.id,
+                drill_id,
+                answers,
+                cell,
+                shown_at=functools.partial(_in_its_form, interaction, refusal=NOT_THIS_DRILL),
+            )
             await answer.update(render.drill_message(view, answer.private_language))
 
     async def drill_next_clicked(self, interaction: discord.Interaction[Any]) -> None:
@@ -695,6 +715,15 @@ def _clicked(interaction: discord.Interaction[Any]) -> Clicked:
     if interaction.message is None or interaction.channel_id is None:
         raise UserError("That button is no longer attached to a message.")
     return Clicked(interaction.channel_id, interaction.message.id)
+
+
+def _in_its_form(interaction: discord.Interaction[Any], size: int, refusal: str) -> None:
+    """Refuse a click that names a puzzle or drill of a size drawn in the other form than the
+    message it is on (a classic message, or a components-v2 one): only a hand-made button
+    does, and Discord would refuse to turn the message into the other form."""
+    message = interaction.message
+    if message is not None and message.flags.components_v2 != render.uses_layout(size):
+        raise UserError(refusal)
 
 
 def _day(text: str) -> datetime.date:

@@ -334,7 +334,9 @@ class GuildErased:
 @dataclass(frozen=True, slots=True)
 class PuzzleAttempt:
     """One attempt at a daily puzzle that ended: with its solution (``solved``) or a wrong
-    move, by ``user_id`` in ``guild_id`` (0: outside servers) at ``at``."""
+    move, by ``user_id`` in ``guild_id`` (0: outside servers) at ``at``. ``tries_before``:
+    the attempts of the day counted when its message was drawn, the compare-and-set that
+    counts an attempt once however many clicks end it at the same moment."""
 
     user_id: int
     day: datetime.date
@@ -342,6 +344,7 @@ class PuzzleAttempt:
     guild_id: int
     solved: bool
     at: float
+    tries_before: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -609,8 +612,14 @@ class Storage(Protocol):
     async def record_puzzle(self, attempt: PuzzleAttempt) -> tuple[PuzzleResult, bool]:
         """Count an ended attempt at the day's puzzle: the day's result as stored after it, and
         whether this attempt changed it. The first attempt makes the row (``first_try`` if it
-        solved the puzzle); a later one adds a try and, if it solved it, its time and place;
-        once solved, the row stays as it is (and False says so)."""
+        solved the puzzle); a later one adds a try and, if it solved it, its time and place,
+        if the row still counts ``attempt.tries_before`` tries (else another attempt was
+        counted since its message was drawn); once solved, the row stays as it is. When the
+        attempt changed nothing, False says so."""
+        ...
+
+    async def puzzle_result(self, user_id: int, day: datetime.date) -> PuzzleResult | None:
+        """``user_id``'s result of ``day``'s puzzle; None if they have not answered it."""
         ...
 
     async def puzzle_results(self, user_id: int) -> list[PuzzleResult]:

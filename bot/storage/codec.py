@@ -319,7 +319,8 @@ def forgotten(
 
 
 def puzzle_attempt_values(attempt: PuzzleAttempt) -> tuple[Any, ...]:
-    """The values of ``sql.Statements.record_puzzle``: the row a first attempt makes."""
+    """The values of ``sql.Statements.record_puzzle``: the row a first attempt makes, then
+    the tries a later attempt must find."""
     return (
         attempt.user_id,
         attempt.day.isoformat(),
@@ -327,6 +328,7 @@ def puzzle_attempt_values(attempt: PuzzleAttempt) -> tuple[Any, ...]:
         attempt.guild_id,
         attempt.at if attempt.solved else None,
         attempt.solved,
+        attempt.tries_before,
     )
 
 

@@ -434,10 +434,14 @@ class PostgresStorage:
         async with self.transaction() as db:
             row = await db.fetchrow(SQL.record_puzzle, *codec.puzzle_attempt_values(attempt))
             counted = row is not None
-            if row is None:  # solved already: the row stays as it was
+            if row is None:  # solved already, or counted since: the row stays as it was
                 row = await db.fetchrow(SQL.puzzle_result, attempt.user_id, attempt.day.isoformat())
-            assert row is not None  # inserted, updated or already solved
+            assert row is not None  # inserted, updated, or there already
         return codec.puzzle_result(row), counted
+
+    async def puzzle_result(self, user_id: int, day: datetime.date) -> PuzzleResult | None:
+        row = await self._pool.fetchrow(SQL.puzzle_result, user_id, day.isoformat())
+        return None if row is None else codec.puzzle_result(row)
 
     async def puzzle_results(self, user_id: int) -> list[PuzzleResult]:
         rows = await self._pool.fetch(SQL.puzzle_results, user_id)

@@ -343,7 +343,8 @@ class Statements:
             f"INSERT INTO puzzle_results ({PUZZLE_RESULT_COLUMNS}) VALUES (?, ?, ?, ?, 1, ?, ?)"
             " ON CONFLICT (user_id, day) DO UPDATE SET tries = puzzle_results.tries + 1,"
             " solved_at = excluded.solved_at, guild_id = excluded.guild_id"
-            f" WHERE puzzle_results.solved_at IS NULL RETURNING {PUZZLE_RESULT_COLUMNS}"
+            " WHERE puzzle_results.solved_at IS NULL AND puzzle_results.tries = ?"
+            f" RETURNING {PUZZLE_RESULT_COLUMNS}"
         )
         self.puzzle_result = spell(
             f"SELECT {PUZZLE_RESULT_COLUMNS} FROM puzzle_results WHERE user_id = ? AND day = ?"

@@ -292,14 +292,18 @@ class _Database:
                 SQL.record_puzzle, codec.puzzle_attempt_values(attempt)
             ).fetchone()
             counted = row is not None
-            if row is None:  # solved already: the row stays as it was
+            if row is None:  # solved already, or counted since: the row stays as it was
                 row = db.execute(
                     SQL.puzzle_result, (attempt.user_id, attempt.day.isoformat())
                 ).fetchone()
-            assert row is not None  # inserted, updated or already solved
+            assert row is not None  # inserted, updated, or there already
             return codec.puzzle_result(row), counted
 
         return self._write(record)
+
+    def puzzle_result(self, user_id: int, day: datetime.date) -> PuzzleResult | None:
+        row = self.db.execute(SQL.puzzle_result, (user_id, day.isoformat())).fetchone()
+        return None if row is None else codec.puzzle_result(row)
 
     def puzzle_results(self, user_id: int) -> list[PuzzleResult]:
         return [codec.puzzle_result(row) for row in self._rows(SQL.puzzle_results, (user_id,))]
@@ -552,6 +556,9 @@ class SqliteStorage:
 
     async def record_puzzle(self, attempt: PuzzleAttempt) -> tuple[PuzzleResult, bool]:
         return await self._run(self._database.record_puzzle, attempt)
+
+    async def puzzle_result(self, user_id: int, day: datetime.date) -> PuzzleResult | None:
+        return await self._run(self._database.puzzle_result, user_id, day)
 
     async def puzzle_results(self, user_id: int) -> list[PuzzleResult]:
         return await self._run(self._database.puzzle_results, user_id)
