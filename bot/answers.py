@@ -50,6 +50,10 @@ ANSWER_FAILURES = (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutE
 # Discord's error codes: an interaction it no longer knows, and one already answered.
 UNKNOWN_INTERACTION = 10062
 ALREADY_ANSWERED = 40060
+# A message Discord refuses as malformed; among its reasons, a custom emoji on a button that no
+# longer exists (BUTTON_COMPONENT_INVALID_EMOJI, "Invalid emoji").
+INVALID_FORM_BODY = 50035
+INVALID_EMOJI = "Invalid emoji"
 EPHEMERAL = 1 << 6  # the message flag
 # discord.py routes an interaction it is handed within a few turns of the event loop.
 HAND_ON_PATIENCE = 5.0
@@ -93,6 +97,35 @@ class Failure(enum.Enum):
     GONE = enum.auto()  # "Unknown interaction": too late, or never known
     ANSWERED = enum.auto()  # "already acknowledged": an earlier first answer was taken
     REFUSED = enum.auto()  # any other status: not taken
+
+
+def refuses_emoji(status: int | None, code: int | None, errors: str) -> bool:
+    """Whether Discord refused a message for a custom emoji on its buttons (one deleted since
+    it was chosen): a 400 with code 50035 whose field ``errors`` (as text) say so."""
+    return status == 400 and code == INVALID_FORM_BODY and INVALID_EMOJI in errors
+
+
+# Told that Discord refused a game's board for a server's custom emoji: the game gives them up
+# (bot.client.TTTBot.marks_refused) before the board goes again with the bot's own marks.
+MarksRefused = Callable[[render.MarksFallback], Awaitable[None]]
+
+
+async def sent_or_plain(
+    message: render.Message,
+    send: Callable[[render.Message], Awaitable[T]],
+    refused: MarksRefused,
+) -> T:
+    """``send(message)`` through discord.py; if Discord refuses a server's custom emoji on
+    the board, the same board with the bot's own marks, once ``refused`` was told."""
+    try:
+        return await send(message)
+    except discord.HTTPException as error:
+        fallback = message.fallback
+        if fallback is None or not refuses_emoji(error.status, error.code, error.text):
+            raise
+        log.info("Discord refused the custom emoji of game %s: %s", fallback.game_id, error)
+    await refused(fallback)
+    return await send(fallback.message)
 
 
 def judge(status: int | None, code: int | None) -> Failure:
@@ -151,13 +184,17 @@ class AnswerState:
         return Outcome.DEFERRED if self.deferred else Outcome.ANSWERED
 
     def was_sent(self, kind: Kind, message: render.Message | None) -> bool:
-        """Whether the first answer sent (taken, or maybe taken) was this one."""
+        """Whether the first answer sent (taken, or maybe taken) was this one (or, for a
+        board, the same with the bot's own marks: see :func:`sent_or_plain`)."""
         if self.sent is None or self.sent[0] is not kind:
             return False
         sent = self.sent[1]
-        return sent is message or (
-            sent is not None and message is not None and sent.payload() == message.payload()
-        )
+        if sent is message:
+            return True
+        if sent is None or message is None:
+            return False
+        shown = [message, message.fallback.message] if message.fallback else [message]
+        return any(sent.payload() == candidate.payload() for candidate in shown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,11 +234,13 @@ class Answers:
     def __init__(
         self,
         metrics: Metrics,
+        marks_refused: MarksRefused,
         *,
         defer_after: float = DEFER_AFTER,
         last_try_after: float = LAST_TRY_AFTER,
     ) -> None:
         self.metrics = metrics
+        self.marks_refused = marks_refused
         self.defer_after = defer_after
         self.last_try_after = last_try_after
         self._handed_on: dict[int, AnswerState] = {}
@@ -297,16 +336,12 @@ class Answers:
         ephemeral: bool,
     ) -> Failure | None:
         """Send a first answer, and again while the deadline allows if no status came back,
-        or Discord asked to wait (a 429, within the deadline) or failed (a 5xx). None if
-        Discord took it, else how it failed; ``state`` notes either."""
+        or Discord asked to wait (a 429, within the deadline) or failed (a 5xx); a board
+        refused for a server's custom emoji goes again at once with the bot's own marks. None
+        if Discord took it, else how it failed; ``state`` notes either."""
         loop = asyncio.get_running_loop()
         last_try = state.received_at + self.last_try_after
-        callback: dict[str, Any] = {"type": kind.value}
-        if message is not None:
-            callback["data"] = data = message.payload()
-            if ephemeral:
-                data["flags"] = data.get("flags", 0) | EPHEMERAL
-        body = orjson.dumps(callback)
+        body = _callback(kind, message, ephemeral=ephemeral)
         route = f"/interactions/{state.interaction_id}/{state.token}/callback"
         url = discord.http.Route.BASE + route
         if kind is Kind.MESSAGE:
@@ -321,6 +356,12 @@ class Answers:
                 state.message_id = reply.message_id("interaction", "response_message_id")
                 return None
             log.warning("could not answer interaction %s: %s", state.interaction_id, reply)
+            fallback = message.fallback if message is not None else None
+            if fallback is not None and refuses_emoji(reply.status, reply.code, str(reply.body)):
+                await self.marks_refused(fallback)
+                message = fallback.message
+                body = _callback(kind, message, ephemeral=ephemeral)
+                continue
             failure = judge(reply.status, reply.code)
             if failure is Failure.UNSURE:
                 state.first = First.UNSURE
@@ -390,6 +431,16 @@ class Answers:
         return _Reply(status, parsed)
 
 
+def _callback(kind: Kind, message: render.Message | None, *, ephemeral: bool) -> bytes:
+    """The JSON of a first answer of ``kind`` showing ``message`` (a deferral: none)."""
+    callback: dict[str, Any] = {"type": kind.value}
+    if message is not None:
+        callback["data"] = data = message.payload()
+        if ephemeral:
+            data["flags"] = data.get("flags", 0) | EPHEMERAL
+    return orjson.dumps(callback)
+
+
 class Answer:
     """An interaction being answered: the interaction discord.py built, its
     :class:`AnswerState`, and its answers."""
@@ -457,15 +508,18 @@ class Answer:
             try:
                 if state.first is First.THINKING:
                     if not ephemeral:
-                        edited = await interaction.edit_original_response(**message.edit_kwargs())
+                        edited = await self._sent(message, self._edit_original)
                         state.first = First.SHOWN
                         return edited.id
                     # Discord fills a deferred command's public "thinking..." with its first
                     # follow-up, ephemeral or not: it goes first, so the answer stays private.
                     await interaction.delete_original_response()
                     state.first = First.SHOWN
-                sent = await interaction.followup.send(
-                    **message.send_kwargs(), ephemeral=ephemeral, wait=True
+                sent = await self._sent(
+                    message,
+                    lambda shown: interaction.followup.send(
+                        **shown.send_kwargs(), ephemeral=ephemeral, wait=True
+                    ),
                 )
             except ANSWER_FAILURES as error:
                 log.warning("could not answer interaction %s: %s", state.interaction_id, error)
@@ -481,13 +535,21 @@ class Answer:
                 return bool(first)
             try:
                 # Deferred or answered: the original response is the clicked message.
-                await self.interaction.edit_original_response(**message.edit_kwargs())
+                await self._sent(message, self._edit_original)
             except ANSWER_FAILURES as error:
                 log.warning(
                     "could not update message of interaction %s: %s", state.interaction_id, error
                 )
                 return False
             return True
+
+    async def _sent(
+        self, message: render.Message, send: Callable[[render.Message], Awaitable[T]]
+    ) -> T:
+        return await sent_or_plain(message, send, self._answers.marks_refused)
+
+    async def _edit_original(self, message: render.Message) -> discord.InteractionMessage:
+        return await self.interaction.edit_original_response(**message.edit_kwargs())
 
     async def tell(self, sentence: str) -> int | None:
         """``sentence`` for the user alone; the id of its message, or None if not shown."""

@@ -16,13 +16,13 @@ handler: a message that cannot be shown is logged, and shown another way later.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, TypeVar
 
 import discord
 
 from bot import render
-from bot.answers import ANSWER_FAILURES, Answer
+from bot.answers import ANSWER_FAILURES, Answer, MarksRefused, sent_or_plain
 from bot.clock import Clock
 from bot.components import GAME_ACTION_ID, ID_FORMATS, walk
 from bot.permissions import WRITE_IN_CHANNEL, WRITE_IN_THREAD
@@ -37,6 +37,8 @@ from bot.storage.base import (
 )
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 # Discord accepts an interaction's token for 15 minutes; it is stored as lasting a little less,
 # so that an edit started just in time is not refused on the way.
@@ -71,12 +73,18 @@ class Boards:
     """The bot's messages about games and challenges, in this process's shards' guilds."""
 
     def __init__(
-        self, storage: Storage, client: discord.Client, clock: Clock, shards: ShardSlice
+        self,
+        storage: Storage,
+        client: discord.Client,
+        clock: Clock,
+        shards: ShardSlice,
+        marks_refused: MarksRefused,
     ) -> None:
         self._storage = storage
         self._client = client
         self._clock = clock
         self._shards = shards
+        self._marks_refused = marks_refused
 
     # -- answering an interaction ---------------------------------------------------------
 
@@ -339,7 +347,7 @@ class Boards:
     ) -> bool:
         partial = self._client.get_partial_messageable(channel_id).get_partial_message(message_id)
         try:
-            await partial.edit(**message.edit_kwargs())
+            await self._sent(message, lambda shown: partial.edit(**shown.edit_kwargs()))
         except ANSWER_FAILURES as error:
             log.warning(
                 "could not edit message %s in channel %s: %s", message_id, channel_id, error
@@ -358,7 +366,9 @@ class Boards:
         assert client.application_id is not None  # set at login
         webhook = discord.Webhook.partial(client.application_id, route.token, client=client)
         try:
-            await webhook.edit_message(message_id, **message.edit_kwargs())
+            await self._sent(
+                message, lambda shown: webhook.edit_message(message_id, **shown.edit_kwargs())
+            )
         except ANSWER_FAILURES as error:
             log.warning(
                 "could not edit message %s through an interaction token in channel %s: %s",
@@ -371,15 +381,19 @@ class Boards:
 
     async def _post(self, channel_id: int, message: render.Message) -> int | None:
         """Post a message outside an interaction; its id, or None (logged) if that failed."""
+        channel = self._client.get_partial_messageable(channel_id)
         try:
-            sent = await self._client.get_partial_messageable(channel_id).send(
-                **message.send_kwargs()
-            )
+            sent = await self._sent(message, lambda shown: channel.send(**shown.send_kwargs()))
         except ANSWER_FAILURES as error:
             log.warning("could not post in channel %s: %s", channel_id, error)
             return None
         log.info("posted message %s in channel %s", sent.id, channel_id)
         return sent.id
+
+    async def _sent(
+        self, message: render.Message, send: Callable[[render.Message], Awaitable[T]]
+    ) -> T:
+        return await sent_or_plain(message, send, self._marks_refused)
 
 
 def _clicked(answer: Answer) -> tuple[int, int]:

@@ -20,7 +20,7 @@ import yarl
 from discord import app_commands
 from discord.ext import commands
 
-from bot import events, invite, logs
+from bot import events, invite, logs, render
 from bot.answers import (
     ANSWER_FAILURES,
     DEFER_AFTER,
@@ -283,7 +283,12 @@ class TTTBot(commands.AutoShardedBot):
         self.sweep_interval = sweep_interval
         self.search_budget = search_budget
         self.in_flight = InFlight()
-        self.answers = Answers(self.metrics, defer_after=defer_after, last_try_after=last_try_after)
+        self.answers = Answers(
+            self.metrics,
+            self.marks_refused,
+            defer_after=defer_after,
+            last_try_after=last_try_after,
+        )
         self.fast_clicks = FastClicks(self.answers, self.in_flight, self.interaction_done)
         self._sweeper: asyncio.Task[None] | None = None
         self._closing: asyncio.Task[None] | None = None
@@ -379,7 +384,7 @@ class TTTBot(commands.AutoShardedBot):
         )
         self.members_data = MembersData(self.storage, self.clock, self.service)
         self.practice = PracticeService(self.storage, self.clock)
-        self.boards = Boards(self.storage, self, self.clock, self.own_shards)
+        self.boards = Boards(self.storage, self, self.clock, self.own_shards, self.marks_refused)
         self.reporter = Reporter(self.boards, self.in_flight)
         await self.tree.set_translator(CommandTranslator())
         self.add_dynamic_items(*DYNAMIC_ITEMS)
@@ -595,6 +600,27 @@ class TTTBot(commands.AutoShardedBot):
             exists = True
         self._emoji_checks[(guild_id, emoji_id)] = (exists, now)
         return exists
+
+    async def marks_refused(self, fallback: render.MarksFallback) -> None:
+        """Discord refused a game's board for its server's custom emoji (deleted since the
+        game started): the game plays on with the bot's own marks, stored so that every
+        process draws them, and the next game to start asks Discord about the emoji again
+        rather than trusting what it said within :data:`EMOJI_RECHECK`."""
+        log.warning(
+            "guild %s: Discord refused custom emoji %s, a mark of game %s: it plays on with "
+            "the bot's own",
+            fallback.guild_id,
+            list(fallback.emoji_ids),
+            fallback.game_id,
+        )
+        for emoji_id in fallback.emoji_ids:
+            self._emoji_checks.pop((fallback.guild_id, emoji_id), None)
+        try:
+            await self.service.use_default_marks(fallback.game_id)
+        except Exception as error:  # the board still goes out with the bot's own marks
+            log.warning(
+                "could not store the bot's own marks for game %s: %s", fallback.game_id, error
+            )
 
     # -- timeouts -----------------------------------------------------------------------------
 

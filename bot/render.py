@@ -48,7 +48,7 @@ from bot.components import (
 )
 from bot.domain import OUTSIDE_SERVERS, size_name
 from bot.i18n import N_, Language
-from bot.marks import DEFAULT_MARKS, button_emoji
+from bot.marks import DEFAULT_MARKS, button_emoji, custom_emoji_id
 from bot.practice import Counted, DrillView, PuzzleStats, PuzzleView
 from bot.privacy import Forgetting
 from bot.server_settings import ServerSettings, Setting
@@ -155,6 +155,8 @@ class Message:
     components: list[JSON] = dataclasses.field(default_factory=list)
     layout: bool = False
     allowed_mentions: discord.AllowedMentions = NO_PINGS
+    # A board with a server's own emoji on its buttons: what to send if Discord refuses them.
+    fallback: MarksFallback | None = None
 
     def payload(self) -> JSON:
         """The message as the JSON of a new message or an edit (which replaces content,
@@ -192,6 +194,18 @@ class Message:
             "view": view,
             "allowed_mentions": self.allowed_mentions,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class MarksFallback:
+    """A game's board drawn with its server's custom emoji for a mark (``emoji_ids``), and
+    ``message``, the same board with the bot's own marks: what the game plays on with once
+    Discord refuses the emoji (deleted since the game started)."""
+
+    game_id: int
+    guild_id: int
+    emoji_ids: tuple[int, ...]
+    message: Message
 
 
 def plain_text(content: str) -> Message:
@@ -493,8 +507,17 @@ def _board(shown: _Shown, note: str | None, *, buttons: bool) -> Message:
 
 def board_message(game: GameRecord, note: str | None = None) -> Message:
     """The game's board message: the grid and status, and the cell buttons with Resign, or
-    Rematch and Review."""
-    return _board(_Shown.of(game), note, buttons=True)
+    Rematch and Review. A server's custom emoji among its marks comes with the board drawn
+    with the bot's own (:class:`MarksFallback`)."""
+    message = _board(_Shown.of(game), note, buttons=True)
+    custom = [custom_emoji_id(mark) for mark in (game.mark_x, game.mark_o) if mark]
+    emoji_ids = tuple(emoji_id for emoji_id in custom if emoji_id is not None)
+    if not emoji_ids:
+        return message
+    own_marks = dataclasses.replace(game, mark_x=None, mark_o=None)
+    plain = _board(_Shown.of(own_marks), note, buttons=True)
+    fallback = MarksFallback(game.id, game.guild_id, emoji_ids, plain)
+    return dataclasses.replace(message, fallback=fallback)
 
 
 def retired_board_message(game: GameRecord) -> Message:

@@ -942,6 +942,12 @@ class GameService:
                     settled.append(timed_out)
         return settled
 
+    async def use_default_marks(self, game_id: int) -> None:
+        """Game ``game_id`` shows the bot's own marks from now on, in every process: Discord
+        refused its server's custom emoji (see ``TTTBot.marks_refused``)."""
+        self._kept.pop(game_id, None)
+        await self.storage.use_default_marks(game_id)
+
     def drop_copies(self, changed: Callable[[GameRecord], bool]) -> None:
         """Forget the copies in memory of the games ``changed`` picks: their stored rows
         changed without a save (a member forgotten, a server's data erased), and a copy of a

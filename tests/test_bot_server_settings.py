@@ -431,6 +431,65 @@ async def test_a_deleted_custom_mark_gives_way_to_the_bots_own(
     )
 
 
+async def test_a_custom_mark_deleted_mid_game_gives_way_to_the_bots_own_for_good(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Three games with a server's own emoji for X; the emoji deleted (within the minute the
+    bot trusts Discord's last word on it). Each game's next board is refused by Discord once
+    (a move, a moderator's end, a timeout settled by the sweeper), then shown with the bot's
+    own marks, which the game keeps for good; a game started meanwhile takes them at once."""
+    s = sim.seed
+    cross = sim.add_emoji(s.guild, "cross")
+    arena = sim.add_channel(s.guild, "arena")
+    late = sim.add_channel(s.guild, "late")
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} marks", x=cross.text)
+        started = [
+            await sim.slash(player, channel, "ttt vs-ai", difficulty="random")
+            for player, channel in (
+                (s.alice, s.channel),
+                (s.bob, s.other_channel),
+                (s.carol, arena),
+            )
+        ]
+        for ix in started:
+            assert ix.message is not None
+            assert cross.text in text_of(ix.message)
+        moving, ending, idle = (ix.message for ix in started)
+        assert moving is not None
+        assert ending is not None
+        assert idle is not None
+        # The boards Discord refuses are those whose buttons show the emoji: a mark played.
+        for player, board in ((s.bob, ending), (s.carol, idle)):
+            assert (await sim.click(player, board, cell_id(board, "A1"))).response_type == 7
+        sim.delete_emoji(cross)
+        moved = await sim.click(s.alice, moving, cell_id(moving, "A1"))
+        ended = await sim.slash(s.moderator, s.other_channel, "ttt end")
+        assert await bot.in_flight.wait_idle(patience=5)
+        harness.clock.advance(harness.base_settings.turn_timeout + 1)
+        await bot.sweep()
+        fresh = await sim.slash(s.alice, late, "ttt vs-ai", difficulty="random")
+        # Games 1 to 3 gave up the emoji, and game 4 never took it.
+        stored = [await bot.storage.get_game(game_id) for game_id in range(1, 5)]
+    assert moved.response_type == 7, (moved.response_type, moved.content)
+    assert moved.message is not None
+    assert cell_buttons(moved.message)[0].get("emoji") == {"name": "❌"}
+    assert "❌ **alice**" in text_of(moved.message)
+    assert ended.message is not None
+    assert "❌ **bob**" in text_of(ended.message)
+    assert "carol** ran out of time" in text_of(idle)
+    assert "❌ **carol**" in text_of(idle)
+    assert fresh.message is not None
+    assert "❌ **alice**" in text_of(fresh.message)
+    for game in stored:
+        assert game is not None
+        assert (game.mark_x, game.mark_o) == (None, None)
+    # One refused board a game, and none for the game started after the first refusal.
+    refusals = sim.take_violations()
+    assert len(refusals) == 3, refusals
+    assert all(f"custom emoji {cross.id}" in refusal for refusal in refusals)
+
+
 async def test_bad_marks_get_a_sentence_and_change_nothing(
     sim: DiscordSim, harness: BotHarness
 ) -> None:

@@ -116,7 +116,11 @@ async def test_a_process_settles_and_posts_only_its_own_shards_guilds() -> None:
         clock.advance(3600)  # saved without a message long ago, and out of time since
         for shard, service in on_shard.items():
             boards = Boards(
-                storage, discord.Client(intents=discord.Intents.none()), clock, service.shards
+                storage,
+                discord.Client(intents=discord.Intents.none()),
+                clock,
+                service.shards,
+                marks_refused=service_cannot_refuse_marks,
             )
             unshown = await boards.unshown()
             assert [game.id for game in unshown.games] == [games[shard].id]
@@ -124,6 +128,10 @@ async def test_a_process_settles_and_posts_only_its_own_shards_guilds() -> None:
             assert [game.id for game in settled.games] == [games[shard].id]
     finally:
         await storage.close()
+
+
+async def service_cannot_refuse_marks(fallback: render.MarksFallback) -> None:
+    raise AssertionError(f"nothing is sent here, so nothing is refused: {fallback}")
 
 
 async def test_a_game_moved_on_by_another_process_is_played_from_the_database() -> None:

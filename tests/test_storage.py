@@ -1262,6 +1262,21 @@ async def test_a_games_marks_are_kept(storage: Storage) -> None:
     assert (await storage.get_game(marked.id)) == marked
 
 
+async def test_a_game_gives_up_its_marks_for_the_bots_own(storage: Storage) -> None:
+    """Once Discord refused a server's emoji: the game shows the bot's own marks for good,
+    without bumping its version (a move saved meanwhile still lands) or touching another."""
+    custom = "<:cross:123456789012345678>"
+    marked = await storage.create_game(replace(new_game(CHANNEL), mark_x=custom, mark_o="🍩"))
+    other = await storage.create_game(replace(new_game(OTHER_CHANNEL), mark_x=custom))
+    await storage.use_default_marks(marked.id)
+    plain = await storage.get_game(marked.id)
+    assert plain == replace(marked, mark_x=None, mark_o=None)
+    moved = await storage.save_game(replace(marked, moves=(4,)))
+    assert moved is not None
+    assert (moved.moves, moved.mark_x, moved.mark_o) == ((4,), None, None)
+    assert await storage.get_game(other.id) == other
+
+
 async def test_64_bit_snowflakes_round_trip(storage: Storage) -> None:
     big = SNOWFLAKE
     biggest = 2**63 - 1

@@ -475,6 +475,11 @@ class Storage(Protocol):
         """Record the live board message (does not bump the version)."""
         ...
 
+    async def use_default_marks(self, game_id: int) -> None:
+        """Show the game with the bot's own marks from now on: its ``mark_x`` and ``mark_o``
+        set to None (does not bump the version: a move saved meanwhile keeps them so)."""
+        ...
+
     async def finished_game_in_channel(
         self, channel_id: int, game_id: int | None = None
     ) -> GameRecord | None:

@@ -235,6 +235,9 @@ class PostgresStorage:
     async def set_game_message(self, game_id: int, message_id: int) -> None:
         await self._pool.execute(SQL.set_game_message, message_id, game_id)
 
+    async def use_default_marks(self, game_id: int) -> None:
+        await self._pool.execute(SQL.use_default_marks, game_id)
+
     async def finished_game_in_channel(
         self, channel_id: int, game_id: int | None = None
     ) -> GameRecord | None:

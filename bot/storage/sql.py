@@ -153,6 +153,7 @@ class Statements:
         )
         self.save_game = spell(SAVE_GAME)
         self.set_game_message = spell("UPDATE games SET message_id = ? WHERE id = ?")
+        self.use_default_marks = spell("UPDATE games SET mark_x = NULL, mark_o = NULL WHERE id = ?")
         # -- challenges
         self.challenge = spell(f"{_CHALLENGES} id = ?")
         self.pending_challenge = spell(f"{_CHALLENGES} channel_id = ? AND status = 'pending'")

@@ -176,6 +176,9 @@ class _Database:
     def set_game_message(self, game_id: int, message_id: int) -> None:
         self._write(lambda db: db.execute(SQL.set_game_message, (message_id, game_id)))
 
+    def use_default_marks(self, game_id: int) -> None:
+        self._write(lambda db: db.execute(SQL.use_default_marks, (game_id,)))
+
     def finished_game_in_channel(self, channel_id: int, game_id: int | None) -> GameRecord | None:
         if game_id is None:
             return codec.first(self._games(SQL.last_finished_game, channel_id))
@@ -453,6 +456,9 @@ class SqliteStorage:
 
     async def set_game_message(self, game_id: int, message_id: int) -> None:
         await self._run(self._database.set_game_message, game_id, message_id)
+
+    async def use_default_marks(self, game_id: int) -> None:
+        await self._run(self._database.use_default_marks, game_id)
 
     async def finished_game_in_channel(
         self, channel_id: int, game_id: int | None = None

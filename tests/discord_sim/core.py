@@ -47,6 +47,11 @@ log = logging.getLogger("tests.discord_sim")
 T = TypeVar("T")
 
 
+# How a problem with a custom emoji in a message's components starts (Discord answers it with
+# its own error shape).
+UNUSABLE_EMOJI = "custom emoji"
+
+
 class SimCore:
     """What every part of :class:`DiscordSim` shares: its settings and state, the clock,
     what tests read, waits and violations, and lookups. Each mixin builds on it (or on the
@@ -263,7 +268,7 @@ class SimCore:
                 continue
             known = self.emojis.get(int(emoji_id)) if str(emoji_id).isdigit() else None
             if known is None or known.guild.member(self.bot_user) is None:
-                problems.append(f"custom emoji {emoji_id} is not one the bot can use")
+                problems.append(f"{UNUSABLE_EMOJI} {emoji_id} is not one the bot can use")
         return problems
 
     def _violation(self, text: str) -> None:
@@ -274,6 +279,17 @@ class SimCore:
     def _reject(self, context: str, problems: list[str]) -> Reply:
         for problem in problems:
             self._violation(f"{context}: {problem}")
+        if any(problem.startswith(UNUSABLE_EMOJI) for problem in problems):
+            # As Discord says it: the field's path, and the rule's code and message.
+            invalid = {
+                "_errors": [{"code": "BUTTON_COMPONENT_INVALID_EMOJI", "message": "Invalid emoji"}]
+            }
+            errors = {"components": {"0": {"components": {"0": {"emoji": {"id": invalid}}}}}}
+            return 400, {
+                "message": "Invalid Form Body",
+                "code": INVALID_FORM_BODY,
+                "errors": errors,
+            }
         return error_reply(400, INVALID_FORM_BODY, "Invalid Form Body", "; ".join(problems))
 
     # ------------------------------------------------------------------ lookups
