@@ -7,7 +7,7 @@ The service decides when a game gets a thread and calls this through its port
 look at again:
 
 - A refusal gets a sentence that says what to do, and a WARNING line without a traceback:
-  Discord's 50013 (a permission the bot lacks there) and 160006 (the server has as many
+  Discord's 403 (50013: a permission the bot lacks there) and 160006 (the server has as many
   active threads as Discord allows, 1,000).
 - A dropped connection leaves the bot unable to tell whether Discord made the thread. It lists
   the server's active threads at once: an empty thread the bot made off that channel, of the
@@ -20,7 +20,8 @@ look at again:
   archived otherwise (the bot may archive the threads it opened), which takes it off the
   channel's list and out of the server's count of active threads. Where the failure leaves it
   unknown whether the game was stored, the thread is looked at again before the next one
-  there, and removed only if it still holds no game.
+  there: holding no game by then, it is taken for that next game if of its name, else
+  removed.
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ from bot.storage.base import Storage
 
 log = logging.getLogger(__name__)
 
-# Discord's error codes: a permission the bot lacks, and a server at its limit of active threads.
-MISSING_PERMISSIONS = 50013
+# Discord's answers to a thread it will not open: a permission the bot lacks (403, with its
+# code 50013, or 50001 for a channel it may not see), a server at its limit of active threads
+# (400, code 160006).
+FORBIDDEN = 403
 MAX_ACTIVE_THREADS = 160006
 # The longest Discord allows: a live game's thread must not close under it.
 AUTO_ARCHIVE_MINUTES: Final = 10080
@@ -158,10 +161,11 @@ class ChannelThreads:
                 type=discord.ChannelType.public_thread.value,
             )
         except discord.HTTPException as error:
-            if error.code == MISSING_PERMISSIONS:
+            if error.status == FORBIDDEN:  # 50013 Missing Permissions, or 50001 Missing Access
                 log.warning(
-                    "Discord refused a game thread off channel %s: a permission is missing (%s)",
+                    "Discord refused a game thread off channel %s: a permission is missing (%s %s)",
                     channel_id,
+                    error.code,
                     error.text,
                 )
                 raise UserError(THREAD_FORBIDDEN) from None
