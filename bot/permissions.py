@@ -8,7 +8,8 @@ no permission of the bot's own: what these are for is what the bot does in a cha
 
 Not asked for, because nothing the bot does needs them: Read Message History (the bot reads
 no message: it edits its own by id), Manage Messages (it deletes nothing), Manage Threads (it
-archives only the threads it opened, which their creator may), Use External Emojis (a server's
+archives only the threads it opened, which their creator may; where a server grants it, the
+empty thread of a game that did not start is deleted instead), Use External Emojis (a server's
 marks are that server's own emoji, which need nothing there), Mention Everyone (the one ping it
 sends names one member), Attach Files, Add Reactions.
 """

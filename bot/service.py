@@ -8,13 +8,14 @@ to show them; nothing is changed when that happens. The rules themselves live in
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import math
 import random
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable
 from dataclasses import dataclass
-from typing import Literal, TypeVar, get_args
+from typing import Literal, Protocol, TypeVar, get_args
 
 from bot.clock import Clock
 from bot.domain import Actor, UserError, Verbatim, check_size, size_name
@@ -30,6 +31,7 @@ from bot.storage.base import (
     EndReason,
     GameRecord,
     GameStatus,
+    LiveGamesLimitError,
     NewChallenge,
     NewGame,
     PlayerStats,
@@ -61,6 +63,8 @@ log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 _K = TypeVar("_K")
 _V = TypeVar("_V")
+# A member of a guild: its id, then theirs.
+_MemberKey = tuple[int, int]
 # A game's moves and its board size: what its review depends on.
 _ReviewKey = tuple[tuple[int, ...], int]
 
@@ -84,6 +88,22 @@ class Clicked:
     message_id: int
 
 
+class GameThreads(Protocol):
+    """Threads of their own for games, off one channel: a port onto Discord, which the
+    service does not speak to itself."""
+
+    async def open(self, name: str) -> int:
+        """Open a thread of that name for a game and give its id; a :class:`UserError` when
+        Discord refuses or the bot cannot tell."""
+        ...
+
+    async def discard(self, thread_id: int, *, stored_nothing: bool) -> None:
+        """The game ``thread_id`` was opened for did not start: remove the thread now if
+        ``stored_nothing`` (a refusal), else look at it again before the next thread there
+        (the failure may have come after its game was stored). Never raises."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Place:
     """Where a game is to start: the channel and its parents (a thread's channel, a channel's
@@ -94,9 +114,9 @@ class Place:
     channel_id: int
     parents: tuple[int, ...] = ()
     more_parents: Callable[[], Awaitable[Collection[int]]] | None = None
-    # Opens a thread of the given name off the channel and gives its id, for a server that
-    # plays games in threads; None where there can be none (outside servers, in a thread).
-    open_thread: Callable[[str], Awaitable[int]] | None = None
+    # Threads off the channel, for a server that plays games in threads; None where there can
+    # be none (outside servers, in a thread).
+    threads: GameThreads | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +242,10 @@ class GameService:
         self._kept: dict[int, GameRecord] = {}
         # Searched reviews done or under way, the most recently asked for last.
         self._reviews: dict[_ReviewKey, asyncio.Future[tuple[MoveReview, ...]]] = {}
+        # Where a server limits live games: a member's game starts in this process, one at a
+        # time (a guild's interactions all come to the process of its shard). The storage
+        # decides the limit; this only spares a thread opened for a game it then refuses.
+        self._starting = _MemberLocks()
 
     # -- challenges ----------------------------------------------------------------------
 
@@ -260,7 +284,7 @@ class GameService:
                 _roles(rules),
             )
         await self._require_free_channel(channel_id)
-        await self._check_live_games(rules, guild_id, challenger)
+        await self._check_live_games(rules.max_games, guild_id, challenger)
         now = self.clock.now()
         if rules.cooldown is not None:
             last = await self.storage.last_challenge_by(guild_id, challenger.id)
@@ -303,29 +327,37 @@ class GameService:
         rules = await self.server_settings.of(challenge.guild_id)
         _require_player(rules, user)
         challenger = Actor(challenge.challenger_id, challenge.challenger_name)
-        await self._check_live_games(rules, challenge.guild_id, user, challenger)
         game_rules = await self._game_rules(challenge.guild_id, rules)
-        channel_id, game_rules = await self._home(
-            rules, place or Place(challenge.channel_id), game_rules, challenger, user
-        )
-        game = self._new_game(
-            challenge.guild_id,
-            channel_id,
-            challenger,
-            user,
-            size=challenge.size,
-            language=challenge.language,
-            rules=game_rules,
-        )
-        try:
-            closed = await self.storage.close_challenge(
-                challenge_id, ChallengeStatus.ACCEPTED, game
+
+        async def start(
+            channel_id: int, game_rules: GameRules
+        ) -> tuple[ChallengeRecord, GameRecord]:
+            game = self._new_game(
+                challenge.guild_id,
+                channel_id,
+                challenger,
+                user,
+                size=challenge.size,
+                language=challenge.language,
+                rules=game_rules,
             )
-        except ChannelBusyError:
-            raise UserError(BUSY_GAME) from None
-        if closed is None or closed[1] is None:
-            raise UserError("This challenge was answered a moment ago.")
-        return closed[0], self._remember(closed[1])
+            try:
+                closed = await self.storage.close_challenge(
+                    challenge_id, ChallengeStatus.ACCEPTED, game, live_limit=rules.max_games
+                )
+            except ChannelBusyError:
+                raise UserError(BUSY_GAME) from None
+            except LiveGamesLimitError as error:
+                raise _limit_reached(error, user, challenger) from None
+            if closed is None or closed[1] is None:
+                raise UserError("This challenge was answered a moment ago.")
+            return closed[0], self._remember(closed[1])
+
+        where = place or Place(challenge.channel_id)
+        async with self._one_start_at_a_time(challenge.guild_id, rules, (user, challenger)):
+            return await self._at_home(
+                challenge.guild_id, rules, where, game_rules, challenger, user, user, start
+            )
 
     async def decline(self, challenge_id: int, user: Actor, clicked: Clicked) -> ChallengeRecord:
         challenge = await self._pending_challenge(challenge_id, clicked)
@@ -392,24 +424,27 @@ class GameService:
         size = _size(size, rules)
         where = place or Place(channel_id)
         await self._may_start(rules, where, user)
-        await self._check_live_games(rules, guild_id, user)
         bot_first = first == "bot" or (first == "random" and self._rng.random() < 0.5)
         game_rules = await self._game_rules(guild_id, rules)
-        players = (self._bot_as(difficulty), user)
-        channel_id, game_rules = await self._home(
-            rules, where, game_rules, *(players if bot_first else reversed(players))
-        )
-        return await self._start_vs_ai(
-            guild_id,
-            channel_id,
-            user,
-            difficulty,
-            bot_first,
-            None,
-            size,
-            rules.language or language,
-            game_rules,
-        )
+        bot = self._bot_as(difficulty)
+        x, o = (bot, user) if bot_first else (user, bot)
+
+        async def start(channel_id: int, game_rules: GameRules) -> Started:
+            return await self._start_vs_ai(
+                guild_id,
+                channel_id,
+                user,
+                difficulty,
+                bot_first,
+                None,
+                size,
+                rules.language or language,
+                game_rules,
+                rules.max_games,
+            )
+
+        async with self._one_start_at_a_time(guild_id, rules, (user,)):
+            return await self._at_home(guild_id, rules, where, game_rules, x, o, user, start)
 
     async def _start_vs_ai(
         self,
@@ -422,14 +457,16 @@ class GameService:
         size: int,
         language: str,
         rules: GameRules,
+        live_limit: int | None,
     ) -> Started:
         bot = self._bot_as(difficulty)
         ai_cell = None
         if bot_first:
             if size >= SEARCHED_FROM_SIZE:
-                # Not for nothing: a search takes a while. Elsewhere the database's refusal
-                # of a second occupant says the channel is busy, two round trips sooner.
+                # Not for nothing: a search takes a while. Elsewhere the database's refusals
+                # (of a second occupant, of a game past the limit) say so, round trips sooner.
                 await self._require_free_channel(channel_id)
+                await self._check_live_games(live_limit, guild_id, user)
             ai_cell = await self._choose(difficulty, Board(size))
         game = self._new_game(
             guild_id,
@@ -443,22 +480,57 @@ class GameService:
             language=language,
             rules=rules,
         )
-        return Started(await self._create(game), ai_cell)
+        return Started(await self._create(game, live_limit, user), ai_cell)
 
     def _bot_as(self, difficulty: str) -> Actor:
         """The bot as a player at ``difficulty``, named with it."""
         return Actor(self.bot_user.id, f"{self.bot_user.name} ({difficulty})", is_bot=True)
 
-    async def _home(
-        self, rules: ServerSettings, place: Place, game_rules: GameRules, x: Actor, o: Actor
-    ) -> tuple[int, GameRules]:
-        """The channel a new game between ``x`` and ``o`` is played in: a thread of its own
-        off ``place`` where the server plays games in threads and one can be opened there,
-        else ``place`` itself."""
-        if not rules.threads or place.open_thread is None:
-            return place.channel_id, game_rules
-        thread_id = await place.open_thread(thread_name(x.name, o.name))
-        return thread_id, dataclasses.replace(game_rules, own_thread=True)
+    async def _at_home(
+        self,
+        guild_id: int,
+        rules: ServerSettings,
+        place: Place,
+        game_rules: GameRules,
+        x: Actor,
+        o: Actor,
+        member: Actor,
+        start: Callable[[int, GameRules], Awaitable[_T]],
+    ) -> _T:
+        """``start`` the game ``member`` asks for between ``x`` and ``o`` in its channel: a
+        thread of its own off ``place`` where the server plays games in threads and one can be
+        opened there, else ``place`` itself. A thread opened for a game that does not start
+        is discarded."""
+        threads = place.threads
+        if not rules.threads or threads is None:
+            return await start(place.channel_id, game_rules)
+        # A thread is opened only for a game the limit lets start, as far as can be told
+        # before its insert decides (in this process, nobody else's start for these members
+        # runs meanwhile: see _one_start_at_a_time).
+        others = [player for player in (x, o) if player.id != member.id and not player.is_bot]
+        await self._check_live_games(rules.max_games, guild_id, member, *others)
+        thread_id = await threads.open(thread_name(x.name, o.name))
+        try:
+            return await start(thread_id, dataclasses.replace(game_rules, own_thread=True))
+        except UserError:
+            # Refused: the game was not stored, and its thread stays empty.
+            await threads.discard(thread_id, stored_nothing=True)
+            raise
+        except Exception:
+            await threads.discard(thread_id, stored_nothing=False)
+            raise
+
+    @contextlib.asynccontextmanager
+    async def _one_start_at_a_time(
+        self, guild_id: int, rules: ServerSettings, members: Iterable[Actor]
+    ) -> AsyncIterator[None]:
+        """Where ``rules`` limit live games, hold ``members``' starts in ``guild_id`` in this
+        process until the block ends."""
+        if rules.max_games is None:
+            yield
+            return
+        async with self._starting.holding((guild_id, member.id) for member in members):
+            yield
 
     async def rematch(self, game_id: int, user: Actor, clicked: Clicked) -> Started:
         """A new game between the same players with sides swapped (same difficulty and board
@@ -485,21 +557,22 @@ class GameService:
         # of channels: the players stay where their game was).
         rules = self.server_settings.as_stored(old.guild_id, settings)
         _require_player(rules, user)
+        # The storage decides the limit on live games, in the insert: no count before it.
         if old.ai_mark is not None and old.ai_difficulty is not None:
-            await self._check_live_games(rules, old.guild_id, user)
-            return await self._start_vs_ai(
-                old.guild_id,
-                old.channel_id,
-                user,
-                old.ai_difficulty,
-                bot_first=old.ai_mark is Mark.O,
-                rematch_of=old.id,
-                size=old.size,
-                language=old.language,
-                rules=await self._rematch_rules(old, rules),
-            )
+            async with self._one_start_at_a_time(old.guild_id, rules, (user,)):
+                return await self._start_vs_ai(
+                    old.guild_id,
+                    old.channel_id,
+                    user,
+                    old.ai_difficulty,
+                    bot_first=old.ai_mark is Mark.O,
+                    rematch_of=old.id,
+                    size=old.size,
+                    language=old.language,
+                    rules=await self._rematch_rules(old, rules),
+                    live_limit=rules.max_games,
+                )
         x, o = (Actor(old.player_id(mark), old.player_name(mark)) for mark in (Mark.O, Mark.X))
-        await self._check_live_games(rules, old.guild_id, user, x if user.id == o.id else o)
         game = self._new_game(
             old.guild_id,
             old.channel_id,
@@ -510,7 +583,8 @@ class GameService:
             language=old.language,
             rules=await self._rematch_rules(old, rules),
         )
-        return Started(await self._create(game))
+        async with self._one_start_at_a_time(old.guild_id, rules, (x, o)):
+            return Started(await self._create(game, rules.max_games, user, x, o))
 
     def _new_game(
         self,
@@ -578,13 +652,19 @@ class GameService:
             marks = {Mark.X: None, Mark.O: None}
         return GameRules(settings.turn_timeout, marks[Mark.X], marks[Mark.O])
 
-    async def _create(self, game: NewGame) -> GameRecord:
+    async def _create(
+        self, game: NewGame, live_limit: int | None, member: Actor, *players: Actor
+    ) -> GameRecord:
+        """Store ``game``, which ``member`` starts (with ``players``, who play it), within the
+        server's ``live_limit``."""
         try:
-            return self._remember(await self.storage.create_game(game))
+            return self._remember(await self.storage.create_game(game, live_limit=live_limit))
         except ChannelBusyError:
             raise UserError(await self._busy_reason(game.channel_id)) from None
         except AlreadyRematchedError:
             raise UserError("A rematch of this game was already started.") from None
+        except LiveGamesLimitError as error:
+            raise _limit_reached(error, member, *players) from None
 
     async def _may_start(self, rules: ServerSettings, place: Place, member: Actor) -> None:
         """Refuse a game ``member`` would start in ``place`` where the server's settings do
@@ -599,25 +679,17 @@ class GameService:
         _require_player(rules, member)
 
     async def _check_live_games(
-        self, rules: ServerSettings, guild_id: int, member: Actor, *others: Actor
+        self, live_limit: int | None, guild_id: int, member: Actor, *others: Actor
     ) -> None:
         """Refuse a new game for ``member`` (and ``others``, who would play it too) once one
-        of them is in as many live games as the server allows."""
-        if rules.max_games is None:
+        of them is in ``live_limit`` live games: an early look, before a step that costs
+        (a thread, a search); the game's insert decides."""
+        if live_limit is None:
             return
-        if await self.storage.live_games_of(guild_id, member.id) >= rules.max_games:
-            raise UserError(
-                "You are already in as many live games as this server allows ({}): finish one "
-                "first.",
-                str(rules.max_games),
-            )
-        for other in others:
-            if await self.storage.live_games_of(guild_id, other.id) >= rules.max_games:
-                raise UserError(
-                    "{} is already in as many live games as this server allows ({}).",
-                    other.name,
-                    str(rules.max_games),
-                )
+        for player in (member, *others):
+            if await self.storage.live_games_of(guild_id, player.id) >= live_limit:
+                error = LiveGamesLimitError(guild_id, (player.id,), live_limit)
+                raise _limit_reached(error, member, *others)
 
     async def _require_free_channel(self, channel_id: int) -> None:
         if await self.storage.live_game_in_channel(channel_id) is not None:
@@ -999,6 +1071,52 @@ def _size(size: int | None, rules: ServerSettings) -> int:
     chosen = size if size is not None else (rules.size or DEFAULT_SIZE)
     check_size(chosen)
     return chosen
+
+
+def _limit_reached(error: LiveGamesLimitError, member: Actor, *players: Actor) -> UserError:
+    """What ``member`` hears when their new game would take them, or another of its
+    ``players``, past the server's limit on live games."""
+    limit = str(error.limit)
+    if member.id in error.user_ids:
+        return UserError(
+            "You are already in as many live games as this server allows ({}): finish one first.",
+            limit,
+        )
+    over = next(player for player in players if player.id in error.user_ids)
+    return UserError(
+        "{} is already in as many live games as this server allows ({}).", over.name, limit
+    )
+
+
+class _MemberLocks:
+    """An asyncio lock per member of a guild (a ``(guild id, member id)`` key), made when
+    first asked for and dropped once nobody holds or waits for it."""
+
+    def __init__(self) -> None:
+        self._locks: dict[_MemberKey, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def holding(self, keys: Iterable[_MemberKey]) -> AsyncIterator[None]:
+        """Hold the locks of ``keys``, taken in sorted order (so that two holders of the
+        same keys never wait for each other), until the block ends."""
+        async with contextlib.AsyncExitStack() as stack:
+            for key in sorted(set(keys)):
+                await stack.enter_async_context(self._held(key))
+            yield
+
+    @contextlib.asynccontextmanager
+    async def _held(self, key: _MemberKey) -> AsyncIterator[None]:
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users == 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
 
 
 def _require_player(rules: ServerSettings, member: Actor) -> None:

@@ -5,6 +5,7 @@ with a sentence and no change."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import math
@@ -12,8 +13,9 @@ import math
 import pytest
 
 from bot.components import CHALLENGE_ID, GAME_ACTION_ID
-from bot.storage.base import StoredSetting
+from bot.storage.base import GameRecord, NewGame, StoredSetting
 from bot.storage.connect import open_storage
+from game import Mark
 from tests.bot_harness import (
     BotHarness,
     both_engines,
@@ -25,11 +27,12 @@ from tests.bot_harness import (
     start_member_game,
     text_of,
 )
-from tests.discord_sim import DiscordSim, InteractionRecord
+from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel
 from tests.discord_sim.models import (
     CHANNEL_CATEGORY,
     DEFAULT_BOT_PERMISSIONS,
     PERM_CREATE_PUBLIC_THREADS,
+    PERM_MANAGE_THREADS,
     SimUsageError,
 )
 
@@ -261,6 +264,100 @@ async def test_a_cooldown_between_challenges_and_a_limit_of_live_games(
         reset = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} reset", setting="limits"))
         assert "Live games a member can be in at once: No limit" in reset
         assert (await sim.slash(s.bob, s.thread, "ttt vs-ai", difficulty="random")).message
+
+
+LIMIT_REACHED = "You are already in as many live games as this server allows (1): finish one first."
+
+
+def game_threads(sim: DiscordSim, channel: SimChannel) -> list[SimChannel]:
+    """The threads off ``channel`` that the bot opened for games (all but the seed's)."""
+    assert channel.guild is not None
+    return [
+        c
+        for c in channel.guild.channels
+        if c.is_thread and c.parent is channel and c is not sim.seed.thread
+    ]
+
+
+async def test_simultaneous_starts_in_five_channels_keep_the_live_games_limit(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The limit is decided where the game is stored: five /ttt vs-ai from one member at the
+    same instant, in five channels, start one game; the four others hear why."""
+    s = sim.seed
+    arenas = [sim.add_channel(s.guild, f"arena-{number}") for number in range(5)]
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} limits", games=1)
+        for _ in range(2):
+            answers = await asyncio.gather(
+                *(sim.slash(s.alice, arena, "ttt vs-ai", difficulty="random") for arena in arenas)
+            )
+            started = [answer for answer in answers if not answer.ephemeral]
+            assert len(started) == 1, [answer.content for answer in answers]
+            for answer in answers:
+                if answer not in started:
+                    refused(answer, LIMIT_REACHED)
+            assert await bot.storage.live_games_of(s.guild.id, s.alice.id) == 1
+            await sim.slash(s.alice, started[0].channel, "ttt resign")
+
+
+async def test_simultaneous_starts_with_threads_open_one_thread_for_the_one_game(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """With games in threads, the four starts the limit refuses open no thread: none is left
+    empty in the channel."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} limits", games=1)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+        answers = await asyncio.gather(
+            *(sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random") for _ in range(5))
+        )
+        assert await bot.in_flight.wait_idle(patience=5)
+        started = [answer for answer in answers if not answer.ephemeral]
+        assert len(started) == 1, [answer.content for answer in answers]
+        for answer in answers:
+            if answer not in started:
+                refused(answer, LIMIT_REACHED)
+        assert await bot.storage.live_games_of(s.guild.id, s.alice.id) == 1
+        (thread,) = game_threads(sim, s.channel)
+        (board,) = sim.messages(thread)
+        assert cell_buttons(board)
+
+
+async def test_five_challenges_accepted_at_once_start_one_game(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """One member accepting five challenges at the same instant starts one game; the other
+    challenges stay open."""
+    s = sim.seed
+    arenas = [sim.add_channel(s.guild, f"arena-{number}") for number in range(5)]
+    challengers = [sim.add_user(f"challenger-{number}") for number in range(5)]
+    for challenger in challengers:
+        sim.add_member(s.guild, challenger)
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} limits", games=1)
+        challenges = [
+            await sim.slash(challenger, arena, "ttt start", opponent=s.bob)
+            for challenger, arena in zip(challengers, arenas, strict=True)
+        ]
+        messages = [challenge.message for challenge in challenges]
+        assert all(message is not None for message in messages)
+        answers = await asyncio.gather(
+            *(
+                sim.click(s.bob, message, button_id(message, CHALLENGE_ID, action="accept"))
+                for message in messages
+                if message is not None
+            )
+        )
+        accepted = [answer for answer in answers if not answer.ephemeral]
+        assert len(accepted) == 1, [answer.content for answer in answers]
+        for answer in answers:
+            if answer not in accepted:
+                refused(answer, LIMIT_REACHED)
+        assert await bot.storage.live_games_of(s.guild.id, s.bob.id) == 1
+        pending = [await bot.storage.pending_challenge_in_channel(arena.id) for arena in arenas]
+        assert sum(challenge is None for challenge in pending) == 1
 
 
 async def test_the_default_board_size(sim: DiscordSim, harness: BotHarness) -> None:
@@ -596,6 +693,201 @@ async def test_without_thread_permissions_the_bot_says_so_and_changes_nothing(
         started = await sim.slash(s.alice, locked, "ttt vs-ai", difficulty="random")
         assert started.message is not None
         assert cell_buttons(started.message)
+
+
+THREADS_ROUTE = "POST /channels/{channel_id}/threads"
+THREAD_FORBIDDEN = (
+    "Discord refused to open a thread for this game: I am missing a permission in this "
+    "channel (Create Public Threads, and Send Messages in Threads to play there). An admin can "
+    "grant it, or turn games in threads off with `/ttt-settings threads`. Nothing has started."
+)
+THREADS_FULL = (
+    "This server has as many active threads as Discord allows (1,000), so I can't open one "
+    "for this game. Archiving some threads makes room, or an admin can turn games in threads "
+    "off with `/ttt-settings threads`. Nothing has started."
+)
+THREAD_UNSURE = (
+    "The connection to Discord dropped while I was opening this game's thread, so I can't tell "
+    "whether it was made. Nothing has started: try again, and I will use that thread if it was."
+)
+
+
+def thread_warnings(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    """What the bot logged about games' threads at WARNING or above: none with a traceback."""
+    found = [r for r in caplog.records if r.name == "bot.threads" and r.levelno >= logging.WARNING]
+    assert all(record.exc_info is None for record in found)
+    assert all(record.levelno == logging.WARNING for record in found)
+    return found
+
+
+async def test_a_thread_discord_refuses_gets_a_sentence_saying_what_to_do(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A permission Discord finds missing (403, 50013) and a server with as many active
+    threads as Discord allows (400, 160006): each a sentence of its own, a warning without a
+    traceback, and nothing started."""
+    s = sim.seed
+    caplog.set_level(logging.INFO)
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+        sim.faults.add(
+            THREADS_ROUTE, status=403, body={"message": "Missing Permissions", "code": 50013}
+        )
+        refused(
+            await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random"), THREAD_FORBIDDEN
+        )
+        (forbidden,) = thread_warnings(caplog)
+        assert "a permission is missing" in forbidden.getMessage()
+        # The seed's side-thread is active: a server allowed one has no room for another.
+        s.guild.max_active_threads = 1
+        refused(await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random"), THREADS_FULL)
+        challenge = await sim.slash(s.carol, s.channel, "ttt start", opponent=s.bob)
+        assert challenge.message is not None
+        accept = button_id(challenge.message, CHALLENGE_ID, action="accept")
+        refused(await sim.click(s.bob, challenge.message, accept), THREADS_FULL)
+        assert len(thread_warnings(caplog)) == 3
+        assert "as many active threads" in thread_warnings(caplog)[-1].getMessage()
+        assert game_threads(sim, s.channel) == []
+        assert await bot.storage.live_games_of(s.guild.id, s.alice.id) == 0
+        assert await bot.storage.pending_challenge_in_channel(s.channel.id) is not None
+        # Once a thread is archived there is room again.
+        s.thread.archived = True
+        accepted = await sim.click(s.bob, challenge.message, accept)
+        assert await bot.in_flight.wait_idle(patience=5)
+        (thread,) = game_threads(sim, s.channel)
+        assert f"<#{thread.id}>" in text_of(accepted)
+
+
+async def test_a_thread_made_while_the_connection_dropped_is_found_and_used(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The connection drops after Discord made the thread: the bot finds the empty thread in
+    the server's list at once and plays there; when it cannot read the list either, it says
+    it cannot tell, and the next thread off that channel looks first: the same game's empty
+    thread is used, another one is archived. No empty thread stays open."""
+    s = sim.seed
+    listing = f"GET /guilds/{s.guild.id}/threads/active"
+    caplog.set_level(logging.INFO)
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+        sim.faults.add(THREADS_ROUTE, reset="after")
+        found = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        assert await bot.in_flight.wait_idle(patience=5)
+        (alices,) = game_threads(sim, s.channel)
+        assert f"the game is on in <#{alices.id}>." in text_of(found)
+        (board,) = sim.messages(alices)
+        assert cell_buttons(board)
+        # The list cannot be read either (aiohttp sends a GET again once by itself).
+        sim.faults.add(THREADS_ROUTE, reset="after")
+        sim.faults.add(listing, reset="before", count=2)
+        refused(await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="random"), THREAD_UNSURE)
+        assert await bot.storage.live_games_of(s.guild.id, s.bob.id) == 0
+        (bobs,) = (thread for thread in game_threads(sim, s.channel) if thread is not alices)
+        assert sim.messages(bobs) == []
+        # Bob tries again: his empty thread is the one, and no other is opened.
+        opened = len([request for request in sim.requests if request.route == THREADS_ROUTE])
+        again = await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="random")
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert (
+            len([request for request in sim.requests if request.route == THREADS_ROUTE]) == opened
+        )
+        assert f"the game is on in <#{bobs.id}>." in text_of(again)
+        assert cell_buttons(sim.messages(bobs)[0])
+        # Carol's thread is left empty the same way; alice's next game, of another name,
+        # gets a new thread, and carol's empty one is archived on the way.
+        sim.faults.add(THREADS_ROUTE, reset="after")
+        sim.faults.add(listing, reset="before", count=2)
+        refused(await sim.slash(s.carol, s.channel, "ttt vs-ai", difficulty="smart"), THREAD_UNSURE)
+        (carols,) = (t for t in game_threads(sim, s.channel) if t not in (alices, bobs))
+        await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart")
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert carols.archived
+        assert sim.messages(carols) == []
+        for thread in game_threads(sim, s.channel):
+            assert thread is carols or cell_buttons(sim.messages(thread)[0])
+        assert len(game_threads(sim, s.channel)) == 4
+        assert len(thread_warnings(caplog)) == 3
+
+
+async def test_a_thread_whose_game_may_have_been_stored_is_looked_at_before_the_next(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The database fails on a game's insert after its thread was opened: the member gets the
+    apology, and the thread, which may hold a game for all the bot can tell, stays until the
+    next thread off that channel: holding none, it is taken for that game (of its name)."""
+    s = sim.seed
+    async with harness.running(expect_errors=True) as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+
+        async def broken(game: NewGame, *, live_limit: int | None = None) -> GameRecord:
+            raise OSError("the database went away")
+
+        monkeypatch.setattr(bot.storage, "create_game", broken)
+        failed = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        assert "Sorry, something went wrong on my side" in (failed.content or "")
+        (thread,) = game_threads(sim, s.channel)
+        assert sim.messages(thread) == []
+        assert not thread.archived
+        monkeypatch.undo()
+        again = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert game_threads(sim, s.channel) == [thread]
+        assert f"the game is on in <#{thread.id}>." in text_of(again)
+        (board,) = sim.messages(thread)
+        assert cell_buttons(board)
+
+
+async def test_a_thread_whose_game_the_database_refused_is_removed(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A game started elsewhere (another process) between the thread's opening and the
+    game's insert takes the member to the limit: the database refuses the game, and its
+    thread, empty, is archived; where the bot may manage threads it is deleted."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} limits", games=1)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+        create = bot.storage.create_game
+        elsewhere = NewGame(
+            guild_id=s.guild.id,
+            channel_id=s.other_channel.id,
+            x_id=s.alice.id,
+            o_id=sim.bot_user.id,
+            x_name="alice",
+            o_name="tttbot (random)",
+            ai_difficulty="random",
+            ai_mark=Mark.O,
+            deadline=harness.clock.now() + 300,
+            created_at=harness.clock.now(),
+        )
+
+        async def another_process_first(
+            game: NewGame, *, live_limit: int | None = None
+        ) -> GameRecord:
+            await create(elsewhere)
+            return await create(game, live_limit=live_limit)
+
+        for manages_threads in (False, True):
+            if manages_threads:
+                s.guild.everyone.permissions |= PERM_MANAGE_THREADS
+            monkeypatch.setattr(bot.storage, "create_game", another_process_first)
+            refused(
+                await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random"),
+                LIMIT_REACHED,
+            )
+            monkeypatch.undo()
+            assert await bot.in_flight.wait_idle(patience=5)
+            assert await bot.storage.live_games_of(s.guild.id, s.alice.id) == 1
+            await sim.slash(s.alice, s.other_channel, "ttt resign")
+        # Both games' threads were opened; the first is archived, empty; the second deleted.
+        opened = [r for r in sim.requests if r.route == THREADS_ROUTE and r.status == 201]
+        deleted = [r for r in sim.requests if r.route == "DELETE /channels/{channel_id}"]
+        first, second = (int(request.body["id"]) for request in opened)
+        (archived,) = game_threads(sim, s.channel)
+        assert archived.id == first
+        assert archived.archived
+        assert sim.messages(archived) == []
+        assert [(r.path, r.status) for r in deleted] == [(f"/channels/{second}", 200)]
 
 
 async def test_durations_are_offered_and_read_back_in_words_as_they_are_typed(

@@ -10,6 +10,7 @@ import pytest
 
 from tests.discord_sim import DiscordSim, SimClientDied, SimTimeout, SimUsageError, openapi
 from tests.discord_sim.demo_client import DemoClient, ShardedDemoClient
+from tests.discord_sim.models import PERM_MANAGE_THREADS
 
 
 async def test_login_ready_caches_seeded_guild(sim: DiscordSim) -> None:
@@ -376,6 +377,60 @@ async def test_bot_rest_calls_outside_interactions(sim: DiscordSim) -> None:
     assert stored.deleted
     assert stored.allowed_mentions == {"parse": []}
     assert [m.content for m in sim.messages(sim.dm_channel(s.carol))] == ["hi carol"]
+    assert sim.unknown_routes == []
+
+
+async def test_threads_are_listed_counted_limited_and_deleted_as_discord_does(
+    sim: DiscordSim,
+) -> None:
+    """The server's active threads are listed with their messages counted; a server at its
+    limit of active threads refuses another (400, 160006) until one is archived; deleting a
+    thread asks for Manage Threads even of its creator (403, 50013)."""
+    s = sim.seed
+    s.guild.max_active_threads = 3  # the seed's side-thread, and two more
+    async with sim.running(DemoClient()) as client:
+        http = client.http
+        made = [
+            await http.start_thread_without_message(
+                s.channel.id, name=f"game {n}", auto_archive_duration=10080, type=11
+            )
+            for n in range(2)
+        ]
+        with pytest.raises(discord.HTTPException) as full:
+            await http.start_thread_without_message(
+                s.channel.id, name="one too many", auto_archive_duration=10080, type=11
+            )
+        assert (full.value.status, full.value.code) == (400, 160006)
+        await http.send_message(
+            int(made[0]["id"]),
+            params=discord.http.MultipartParameters(
+                payload={"content": "a board"}, multipart=None, files=None
+            ),
+        )
+        listed = await http.get_active_threads(s.guild.id)
+        by_name = {thread["name"]: thread for thread in listed["threads"]}
+        assert set(by_name) == {"side-thread", "game 0", "game 1"}
+        assert by_name["game 0"]["message_count"] == 1
+        assert by_name["game 0"]["last_message_id"] is not None
+        assert by_name["game 1"]["message_count"] == 0
+        assert by_name["game 1"]["last_message_id"] is None
+        assert by_name["game 1"]["owner_id"] == str(sim.bot_user.id)
+        assert {member["id"] for member in listed["members"]} >= {t["id"] for t in made}
+        await http.edit_channel(int(made[1]["id"]), archived=True)
+        assert await http.start_thread_without_message(
+            s.channel.id, name="room again", auto_archive_duration=10080, type=11
+        )
+        with pytest.raises(discord.Forbidden) as refused:
+            await http.delete_channel(int(made[0]["id"]))
+        assert refused.value.code == 50013
+        s.guild.everyone.permissions |= PERM_MANAGE_THREADS
+        await http.delete_channel(int(made[0]["id"]))
+        with pytest.raises(discord.NotFound):
+            await http.get_channel(int(made[0]["id"]))
+        names = [
+            thread["name"] for thread in (await http.get_active_threads(s.guild.id))["threads"]
+        ]
+        assert sorted(names) == ["room again", "side-thread"]
     assert sim.unknown_routes == []
 
 

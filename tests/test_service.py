@@ -270,8 +270,8 @@ async def test_a_rematch_reads_its_game_and_its_servers_settings_in_one_operatio
     service: GameService,
 ) -> None:
     """A Rematch click reads the stored game and its server's settings in one operation, then
-    inserts the new game: two round trips where the server has its default settings (a limit
-    on live games adds its count), against the bot or between members."""
+    inserts the new game: two round trips, against the bot or between members, whatever the
+    server's settings (a limit on live games is counted inside the insert)."""
     await service.start_vs_ai(GUILD, CHANNEL, ALICE, "minimax")
     against_bot = await service.resign_in_channel(CHANNEL, ALICE)
     bob = Actor(102, "bob")
@@ -292,7 +292,67 @@ async def test_a_rematch_reads_its_game_and_its_servers_settings_in_one_operatio
     made.clear()
     with pytest.raises(UserError, match="as many live games"):
         await service.rematch(again.game.id, ALICE, Clicked(CHANNEL, 555))
-    assert made == ["game_with_guild_settings", "live_games_of"]
+    assert made == ["game_with_guild_settings", "create_game"]
+    assert await service.storage.live_games_of(GUILD, ALICE.id) == 1
+
+
+class RecordedThreads:
+    """A channel's threads as the service sees them: what it opened, and what it discarded
+    (with whether it knew nothing was stored)."""
+
+    def __init__(self) -> None:
+        self.opened: list[str] = []
+        self.discarded: list[tuple[int, bool]] = []
+
+    async def open(self, name: str) -> int:
+        self.opened.append(name)
+        return 5000 + len(self.opened)
+
+    async def discard(self, thread_id: int, *, stored_nothing: bool) -> None:
+        self.discarded.append((thread_id, stored_nothing))
+
+
+async def test_a_thread_opened_for_a_game_that_did_not_start_is_discarded(
+    service: GameService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server playing games in threads, limiting live games to one: the thread of a game
+    the database refuses is discarded as holding nothing; one whose insert failed in an
+    unknown way is discarded to be looked at again; a game that starts keeps its thread; and
+    no thread is opened for a start the limit already refuses."""
+    settings = {"threads": "true", "max_games": "1"}
+    for key, value in settings.items():
+        await service.storage.change_guild_setting(
+            GUILD, StoredSetting(key, value, ALICE.id, service.clock.now())
+        )
+    threads = RecordedThreads()
+    place = bot.service.Place(CHANNEL, threads=threads)
+    real_create = service.storage.create_game
+
+    async def refused_elsewhere(game: NewGame, *, live_limit: int | None = None) -> Any:
+        # Another process's game for alice goes in first: this one is past the limit.
+        await real_create(dataclasses.replace(game, channel_id=CHANNEL + 50))
+        return await real_create(game, live_limit=live_limit)
+
+    async def broken(game: NewGame, *, live_limit: int | None = None) -> Any:
+        raise OSError("the database went away")
+
+    monkeypatch.setattr(service.storage, "create_game", refused_elsewhere)
+    with pytest.raises(UserError, match="as many live games"):
+        await service.start_vs_ai(GUILD, CHANNEL, ALICE, "random", place=place)
+    assert threads.discarded == [(5001, True)]
+    await service.resign_in_channel(CHANNEL + 50, ALICE)
+    monkeypatch.setattr(service.storage, "create_game", broken)
+    with pytest.raises(OSError, match="went away"):
+        await service.start_vs_ai(GUILD, CHANNEL, ALICE, "random", place=place)
+    assert threads.discarded == [(5001, True), (5002, False)]
+    monkeypatch.undo()
+    started = await service.start_vs_ai(GUILD, CHANNEL, ALICE, "random", place=place)
+    assert started.game.channel_id == 5003
+    assert started.game.own_thread
+    assert len(threads.discarded) == 2
+    with pytest.raises(UserError, match="as many live games"):
+        await service.start_vs_ai(GUILD, CHANNEL, ALICE, "random", place=place)
+    assert threads.opened == ["alice vs tttbot (random)"] * 3
 
 
 async def test_a_kept_finished_game_is_not_played_on(service: GameService) -> None:

@@ -33,6 +33,7 @@ from bot.storage import (
     EndReason,
     GameRecord,
     GameStatus,
+    LiveGamesLimitError,
     NewChallenge,
     NewDrill,
     NewGame,
@@ -1231,6 +1232,114 @@ async def test_a_members_live_games_are_counted_per_server(storage: Storage) -> 
     assert await storage.live_games_of(GUILD, BOB) == 1
     assert await storage.live_games_of(OTHER_GUILD, ALICE) == 1
     assert await storage.live_games_of(GUILD, DAVE) == 0
+
+
+async def test_a_game_past_the_live_games_limit_is_refused_naming_who_is_over_it(
+    storage: Storage,
+) -> None:
+    await storage.create_game(new_game(CHANNEL, ALICE, BOB))
+    await storage.create_game(vs_ai(CAROL, "smart", Mark.O, OTHER_CHANNEL))
+    # Its members' games in its guild count, the bot's side never does.
+    for game, over in (
+        (vs_ai(ALICE, "smart", Mark.X, 30), (ALICE,)),
+        (new_game(31, DAVE, ALICE), (ALICE,)),
+        (new_game(32, BOB, ALICE), (ALICE, BOB)),
+        (new_game(36, DAVE, CAROL), (CAROL,)),
+    ):
+        with pytest.raises(LiveGamesLimitError) as refused:
+            await storage.create_game(game, live_limit=1)
+        assert refused.value.user_ids == over
+        assert refused.value.limit == 1
+        assert await storage.live_game_in_channel(game.channel_id) is None
+    assert await storage.live_games_of(GUILD, ALICE) == 1
+    started = [
+        await storage.create_game(vs_ai(DAVE, "smart", Mark.O, 33), live_limit=1),
+        await storage.create_game(new_game(34, ALICE, DAVE, guild_id=OTHER_GUILD), live_limit=1),
+        await storage.create_game(new_game(35, CAROL, ALICE), live_limit=2),
+    ]
+    assert [await storage.live_game_in_channel(game.channel_id) for game in started] == started
+    assert await storage.live_games_of(GUILD, BOT) == 2
+
+
+async def test_an_accepted_challenge_past_the_limit_starts_nothing_and_stays_pending(
+    storage: Storage,
+) -> None:
+    await storage.create_game(vs_ai(BOB, "smart", Mark.O, OTHER_CHANNEL))
+    challenge = await storage.create_challenge(new_challenge(opponent_id=None))
+    with pytest.raises(LiveGamesLimitError) as refused:
+        await storage.close_challenge(
+            challenge.id, ChallengeStatus.ACCEPTED, new_game(x_id=ALICE, o_id=BOB), live_limit=1
+        )
+    assert refused.value.user_ids == (BOB,)
+    assert await storage.pending_challenge_in_channel(CHANNEL) == challenge
+    assert await storage.live_game_in_channel(CHANNEL) is None
+    closed = await storage.close_challenge(
+        challenge.id, ChallengeStatus.ACCEPTED, new_game(x_id=ALICE, o_id=CAROL), live_limit=1
+    )
+    assert closed is not None
+    assert closed[1] == await storage.live_game_in_channel(CHANNEL)
+    # Closing without a game counts nothing.
+    other = await storage.create_challenge(new_challenge(40, challenger_id=BOB))
+    assert await storage.close_challenge(other.id, ChallengeStatus.WITHDRAWN, live_limit=1)
+
+
+async def test_simultaneous_starts_for_one_member_stay_within_the_limit(storage: Storage) -> None:
+    """Games against the bot in eight channels and challenges accepted in four, all at once
+    for one member: exactly as many start as the limit allows."""
+    challenges = [
+        await storage.create_challenge(new_challenge(50 + number, challenger_id=BOB + number))
+        for number in range(4)
+    ]
+    starts: list[Awaitable[object]] = [
+        storage.create_game(vs_ai(ALICE, "smart", Mark.O, 60 + number), live_limit=3)
+        for number in range(8)
+    ]
+    starts += [
+        storage.close_challenge(
+            challenge.id,
+            ChallengeStatus.ACCEPTED,
+            new_game(challenge.channel_id, challenge.challenger_id, ALICE),
+            live_limit=3,
+        )
+        for challenge in challenges
+    ]
+    results = await asyncio.gather(*starts, return_exceptions=True)
+    refusals = [result for result in results if isinstance(result, LiveGamesLimitError)]
+    assert len(refusals) == len(starts) - 3, results
+    assert all(refusal.user_ids == (ALICE,) for refusal in refusals)
+    assert await storage.live_games_of(GUILD, ALICE) == 3
+    assert len(await storage.active_games_of(ALICE)) == 3
+
+
+async def test_connections_racing_for_one_members_last_game_start_one(
+    shared_backend: Backend, request: pytest.FixtureRequest
+) -> None:
+    """Two processes on one database (two SQLite connections to one file, two PostgreSQL
+    pools), each starting games for alice and bob at once, over and over: the limit holds."""
+    async with (
+        shared_backend.database(request) as open_storage,
+        opened(open_storage) as one,
+        opened(open_storage) as two,
+    ):
+        channels = iter(range(1000, 2000))
+        for limit in (1, 2, 3):
+            starts = [
+                storage.create_game(new_game(next(channels), ALICE, BOB), live_limit=limit)
+                for _ in range(4)
+                for storage in (one, two)
+            ] + [
+                storage.create_game(
+                    vs_ai(member, "smart", Mark.O, next(channels)), live_limit=limit
+                )
+                for member in (ALICE, BOB)
+                for storage in (one, two)
+            ]
+            results = await asyncio.gather(*starts, return_exceptions=True)
+            assert all(
+                isinstance(result, GameRecord | LiveGamesLimitError) for result in results
+            ), results
+            assert await one.live_games_of(GUILD, ALICE) == limit
+            assert await two.live_games_of(GUILD, BOB) == limit
 
 
 async def test_a_members_last_challenge_is_found_per_server(storage: Storage) -> None:

@@ -37,11 +37,11 @@ from bot.components import (
 )
 from bot.domain import OUTSIDE_SERVERS, Actor, UserError
 from bot.i18n import N_, Language, language
-from bot.permissions import may_open_thread
 from bot.practice import NOT_THIS_DRILL, NOT_THIS_PUZZLE, PracticeService
 from bot.privacy import MembersData
 from bot.service import CHANGED, DIFFICULTIES, NO_SUCH_BUTTON, NOT_HERE, Clicked, GameService, Place
 from bot.storage.base import GameRecord
+from bot.threads import ThreadKeeper
 from game import BOARD_SIZES, DEFAULT_SIZE, cell_name, parse_cell
 from game.ai import DIFFICULTIES as LEVELS
 
@@ -49,14 +49,6 @@ if TYPE_CHECKING:
     from bot.client import TTTBot
 
 log = logging.getLogger(__name__)
-
-
-# Where a server plays games in threads but the bot may not open one in this channel.
-NO_THREADS = N_(
-    "This server plays each game in a thread of its own, but I can't open threads here: I "
-    "need Create Public Threads and Send Messages in Threads in this channel (or an admin "
-    "can turn games in threads off)."
-)
 
 
 def actor(user: discord.abc.User) -> Actor:
@@ -141,6 +133,10 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     def __init__(self, bot: TTTBot) -> None:
         self.bot = bot
 
+    @functools.cached_property
+    def threads(self) -> ThreadKeeper:
+        return ThreadKeeper(self.bot, self.bot.storage)
+
     @property
     def service(self) -> GameService:
         return self.bot.service
@@ -175,25 +171,8 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         # A thread of its own for a game, where the server asks for one: off a server's text
         # channel the bot is in (a thread cannot hold threads; elsewhere the bot cannot).
         if isinstance(channel, discord.TextChannel) and reaches_channel(interaction):
-            opener = functools.partial(self._open_thread, interaction, channel_id)
-            return Place(channel_id, parents, open_thread=opener)
+            return Place(channel_id, parents, threads=self.threads.off(interaction, channel_id))
         return Place(channel_id, parents)
-
-    async def _open_thread(
-        self, interaction: discord.Interaction[Any], channel_id: int, name: str
-    ) -> int:
-        """A public thread off ``channel_id`` for a game; a sentence if the bot may not."""
-        if not may_open_thread(interaction.app_permissions):
-            raise UserError(NO_THREADS)
-        thread = await self.bot.http.start_thread_without_message(
-            channel_id,
-            name=name,
-            # The longest Discord allows: a live game's thread must not close under it.
-            auto_archive_duration=10080,
-            type=discord.ChannelType.public_thread.value,
-        )
-        log.info("opened thread %s off channel %s", thread["id"], channel_id)
-        return int(thread["id"])
 
     async def _category_of(self, channel_id: int) -> Collection[int]:
         try:

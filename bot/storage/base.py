@@ -106,6 +106,13 @@ class GameSetup:
                 return mark
         return None
 
+    @property
+    def human_ids(self) -> tuple[int, ...]:
+        """The members who play it (not the bot's side), each once, in ascending order."""
+        return tuple(
+            sorted({self.player_id(mark) for mark in (Mark.X, Mark.O) if mark is not self.ai_mark})
+        )
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NewGame(GameSetup):
@@ -423,6 +430,23 @@ class AlreadyRematchedError(StorageError):
     """A rematch of that game was already started."""
 
 
+class LiveGamesLimitError(StorageError):
+    """A new game would put its players past their server's limit on live games: ``user_ids``
+    are those already in as many as it allows (ascending)."""
+
+    def __init__(self, guild_id: int, user_ids: tuple[int, ...], limit: int) -> None:
+        super().__init__(
+            f"guild {guild_id}: {', '.join(map(str, user_ids))} already in {limit} live games"
+        )
+        self.user_ids = user_ids
+        self.limit = limit
+
+
+def over_the_limit(live: dict[int, int], limit: int) -> tuple[int, ...]:
+    """Those of ``live`` (a member's id: the live games they are in) with ``limit`` or more."""
+    return tuple(sorted(user_id for user_id, count in live.items() if count >= limit))
+
+
 def check_closing(status: ChallengeStatus, game: NewGame | None) -> None:
     """Raise ValueError for a close :meth:`Storage.close_challenge` refuses whatever is stored:
     to pending, or starting a game on anything but acceptance."""
@@ -439,10 +463,14 @@ class Storage(Protocol):
 
     # -- games ---------------------------------------------------------------------------
 
-    async def create_game(self, game: NewGame) -> GameRecord:
+    async def create_game(self, game: NewGame, *, live_limit: int | None = None) -> GameRecord:
         """Insert an active game (version 1). Raises :class:`ChannelBusyError` if the channel
         has an active game or a pending challenge, :class:`AlreadyRematchedError` if
-        ``rematch_of`` was rematched."""
+        ``rematch_of`` was rematched, and with a ``live_limit`` :class:`LiveGamesLimitError`
+        if one of its members (:attr:`GameSetup.human_ids`) is already in that many active
+        games in its guild. The limit is decided inside the insert's transaction, with every
+        other create for those members in any process waiting its turn: simultaneous creates
+        never get past it."""
         ...
 
     async def get_game(self, game_id: int) -> GameRecord | None:
@@ -517,11 +545,18 @@ class Storage(Protocol):
     async def set_challenge_message(self, challenge_id: int, message_id: int) -> None: ...
 
     async def close_challenge(
-        self, challenge_id: int, status: ChallengeStatus, game: NewGame | None = None
+        self,
+        challenge_id: int,
+        status: ChallengeStatus,
+        game: NewGame | None = None,
+        *,
+        live_limit: int | None = None,
     ) -> tuple[ChallengeRecord, GameRecord | None] | None:
         """Move a pending challenge to ``status``; with ``game`` (on acceptance) create that
         game in the same transaction. None if the challenge was no longer pending. Raises
-        :class:`ChannelBusyError` (and changes nothing) if the game cannot start there."""
+        :class:`ChannelBusyError` (and changes nothing) if the game cannot start there, and
+        :class:`LiveGamesLimitError` (changing nothing) past a ``live_limit``, decided as
+        :meth:`create_game` decides it."""
         ...
 
     async def overdue_challenges(

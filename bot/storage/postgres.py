@@ -10,6 +10,11 @@ Several bot processes may share one database, so nothing here relies on being al
 - Where a transaction reads a value to compute what it writes (the Elo ratings of a finished
   game), it locks those rows first (``SELECT ... FOR UPDATE``), so that two games finishing at
   once for one player both count from the rating the other left.
+- A server's limit on live games is decided where the game is inserted, in its transaction:
+  it first takes a transaction-scoped advisory lock per (guild, member) of the new game's
+  members, in ascending order of key (so that two creates never hold one each and wait for the
+  other), and only then counts their live games, in a statement whose snapshot starts after
+  the lock was granted: it sees every game the lock's previous holder committed.
 - Migrations are applied under a transaction-scoped advisory lock, so that processes starting
   together apply each one once.
 """
@@ -17,6 +22,7 @@ Several bot processes may share one database, so nothing here relies on being al
 from __future__ import annotations
 
 import datetime
+import hashlib
 import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -42,6 +48,7 @@ from bot.storage.base import (
     GameRecord,
     GameStatus,
     GuildErased,
+    LiveGamesLimitError,
     MemberData,
     NewChallenge,
     NewDrill,
@@ -55,6 +62,7 @@ from bot.storage.base import (
     Storage,
     StoredSetting,
     check_closing,
+    over_the_limit,
 )
 from bot.storage.migrations import migration_files
 from game import DEFAULT_SIZE
@@ -175,10 +183,14 @@ class PostgresStorage:
 
     # -- games ---------------------------------------------------------------------------
 
-    async def create_game(self, game: NewGame) -> GameRecord:
+    async def create_game(self, game: NewGame, *, live_limit: int | None = None) -> GameRecord:
         try:
-            # One statement, atomic on its own: no BEGIN and COMMIT round trips around it.
-            return await _insert_game(self._pool, game)
+            if live_limit is None:
+                # One statement, atomic on its own: no BEGIN and COMMIT round trips around it.
+                return await _insert_game(self._pool, game)
+            async with self.transaction() as db:
+                await _check_live_games(db, game, live_limit)
+                return await _insert_game(db, game)
         except asyncpg.UniqueViolationError as error:
             _raise_refusal(error, game.channel_id, game.rematch_of)
             raise
@@ -280,13 +292,21 @@ class PostgresStorage:
         await self._pool.execute(SQL.set_challenge_message, message_id, challenge_id)
 
     async def close_challenge(
-        self, challenge_id: int, status: ChallengeStatus, game: NewGame | None = None
+        self,
+        challenge_id: int,
+        status: ChallengeStatus,
+        game: NewGame | None = None,
+        *,
+        live_limit: int | None = None,
     ) -> tuple[ChallengeRecord, GameRecord | None] | None:
         check_closing(status, game)
         if not codec.is_row_id(challenge_id):
             return None
         try:
             async with self.transaction() as db:
+                if game is not None and live_limit is not None:
+                    # The members' locks before any row's: every create takes them first.
+                    await _lock_members(db, game)
                 # Racing closes of one challenge: the second waits for the first's row lock,
                 # then finds it no longer pending.
                 row = await db.fetchrow(SQL.close_challenge, status.value, challenge_id)
@@ -294,6 +314,8 @@ class PostgresStorage:
                     return None
                 if game is None:
                     return codec.challenge(row), None
+                if live_limit is not None:
+                    await _count_live_games(db, game, live_limit)
                 # Raising here rolls the status change back too: the challenge stays pending.
                 created = await _insert_game(db, game)
                 row = await db.fetchrow(SQL.start_challenge_game, created.id, challenge_id)
@@ -526,6 +548,39 @@ def _raise_refusal(
     if error.constraint_name == OCCUPIED:
         busy = f"channel {channel_id} has a live game or a pending challenge"
         raise ChannelBusyError(busy) from error
+
+
+def member_lock_key(guild_id: int, user_id: int) -> int:
+    """The advisory lock key of a member in a guild: 64 bits of a hash of both ids (two
+    members sharing a key would only wait for each other)."""
+    digest = hashlib.blake2b(f"tttbot:{guild_id}:{user_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+async def _lock_members(db: Connection, game: NewGame) -> None:
+    """Take the transaction's advisory locks on ``game``'s members in its guild, in ascending
+    order of key: a create for any of them, in any process, waits here until this one ends."""
+    for key in sorted({member_lock_key(game.guild_id, user_id) for user_id in game.human_ids}):
+        await db.execute("SELECT pg_advisory_xact_lock($1)", key)
+
+
+async def _count_live_games(db: Connection, game: NewGame, live_limit: int) -> None:
+    """Raise :class:`LiveGamesLimitError` if one of ``game``'s members, whose locks this
+    transaction holds, is already in ``live_limit`` live games in its guild. Each statement
+    here reads what was committed before it began, at READ COMMITTED: after the locks."""
+    live = {
+        user_id: int(await db.fetchval(SQL.live_games_of, game.guild_id, user_id))
+        for user_id in game.human_ids
+    }
+    over = over_the_limit(live, live_limit)
+    if over:
+        raise LiveGamesLimitError(game.guild_id, over, live_limit)
+
+
+async def _check_live_games(db: Connection, game: NewGame, live_limit: int) -> None:
+    """Lock ``game``'s members, then count their live games (see :func:`_count_live_games`)."""
+    await _lock_members(db, game)
+    await _count_live_games(db, game, live_limit)
 
 
 async def _insert_game(db: Connection | asyncpg.Pool, game: NewGame) -> GameRecord:

@@ -36,6 +36,7 @@ from bot.storage.base import (
     GameRecord,
     GameStatus,
     GuildErased,
+    LiveGamesLimitError,
     MemberData,
     NewChallenge,
     NewDrill,
@@ -50,6 +51,7 @@ from bot.storage.base import (
     StorageError,
     StoredSetting,
     check_closing,
+    over_the_limit,
 )
 from bot.storage.migrations import migration_files
 from bot.storage.thread import StorageThread
@@ -156,8 +158,8 @@ class _Database:
 
     # -- games ---------------------------------------------------------------------------
 
-    def create_game(self, game: NewGame) -> GameRecord:
-        return self._write(lambda db: _insert_game(db, game))
+    def create_game(self, game: NewGame, live_limit: int | None) -> GameRecord:
+        return self._write(lambda db: _insert_game(db, game, live_limit))
 
     def get_game(self, game_id: int) -> GameRecord | None:
         return codec.first(self._games(SQL.game, game_id))
@@ -205,9 +207,13 @@ class _Database:
         self._write(lambda db: db.execute(SQL.set_challenge_message, (message_id, challenge_id)))
 
     def close_challenge(
-        self, challenge_id: int, status: ChallengeStatus, game: NewGame | None
+        self,
+        challenge_id: int,
+        status: ChallengeStatus,
+        game: NewGame | None,
+        live_limit: int | None,
     ) -> tuple[ChallengeRecord, GameRecord | None] | None:
-        return self._write(lambda db: _close_challenge(db, challenge_id, status, game))
+        return self._write(lambda db: _close_challenge(db, challenge_id, status, game, live_limit))
 
     def overdue_challenges(self, now: float, shards: ShardSlice) -> list[ChallengeRecord]:
         return self._challenges(SQL.overdue_challenges(shards), now, *sql.shard_params(shards))
@@ -433,8 +439,8 @@ class SqliteStorage:
 
     # -- games ---------------------------------------------------------------------------
 
-    async def create_game(self, game: NewGame) -> GameRecord:
-        return await self._run(self._database.create_game, game)
+    async def create_game(self, game: NewGame, *, live_limit: int | None = None) -> GameRecord:
+        return await self._run(self._database.create_game, game, live_limit)
 
     async def get_game(self, game_id: int) -> GameRecord | None:
         if not codec.is_row_id(game_id):
@@ -492,10 +498,17 @@ class SqliteStorage:
         await self._run(self._database.set_challenge_message, challenge_id, message_id)
 
     async def close_challenge(
-        self, challenge_id: int, status: ChallengeStatus, game: NewGame | None = None
+        self,
+        challenge_id: int,
+        status: ChallengeStatus,
+        game: NewGame | None = None,
+        *,
+        live_limit: int | None = None,
     ) -> tuple[ChallengeRecord, GameRecord | None] | None:
         check_closing(status, game)
-        return await self._run(self._database.close_challenge, challenge_id, status, game)
+        return await self._run(
+            self._database.close_challenge, challenge_id, status, game, live_limit
+        )
 
     async def overdue_challenges(
         self, now: float, shards: ShardSlice = EVERY_GUILD
@@ -650,7 +663,17 @@ def _write_tally(db: sqlite3.Connection, game: GameRecord) -> None:
     db.executemany(SQL.rate, codec.rating_rows(counted))
 
 
-def _insert_game(db: sqlite3.Connection, game: NewGame) -> GameRecord:
+def _insert_game(db: sqlite3.Connection, game: NewGame, live_limit: int | None) -> GameRecord:
+    if live_limit is not None:
+        # Counted inside the write transaction (BEGIN IMMEDIATE): every other writer, in any
+        # process, waits for it to end, so no game can slip in between the count and the insert.
+        live = {
+            user_id: db.execute(SQL.live_games_of, (game.guild_id, user_id)).fetchone()["live"]
+            for user_id in game.human_ids
+        }
+        over = over_the_limit(live, live_limit)
+        if over:
+            raise LiveGamesLimitError(game.guild_id, over, live_limit)
     try:
         row = db.execute(SQL.insert_game, codec.new_game_values(game)).fetchone()
     except sqlite3.IntegrityError as error:
@@ -675,7 +698,11 @@ def _insert_challenge(db: sqlite3.Connection, challenge: NewChallenge) -> Challe
 
 
 def _close_challenge(
-    db: sqlite3.Connection, challenge_id: int, status: ChallengeStatus, game: NewGame | None
+    db: sqlite3.Connection,
+    challenge_id: int,
+    status: ChallengeStatus,
+    game: NewGame | None,
+    live_limit: int | None,
 ) -> tuple[ChallengeRecord, GameRecord | None] | None:
     row = db.execute(SQL.close_challenge, (status.value, challenge_id)).fetchone()
     if row is None:
@@ -683,7 +710,7 @@ def _close_challenge(
     if game is None:
         return codec.challenge(row), None
     # Raising here rolls the status change back too: the challenge stays pending.
-    created = _insert_game(db, game)
+    created = _insert_game(db, game, live_limit)
     row = db.execute(SQL.start_challenge_game, (created.id, challenge_id)).fetchone()
     return codec.challenge(row), created
 

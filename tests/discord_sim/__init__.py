@@ -32,7 +32,11 @@ World
     the app's guild commands get 403 Missing Access and no command can be used through the
     guild's install), ``remove_member(guild, user)`` (the bot too: then it is in no guild,
     and the application's ``approximate_guild_count`` says so),
-    ``add_channel(guild, name) -> SimChannel``, ``add_thread(parent, name)`` (type 11),
+    ``add_channel(guild, name) -> SimChannel``, ``add_thread(parent, name)`` (type 11; a
+    server holds ``guild.max_active_threads`` active ones, Discord's 1,000, past which a new
+    one gets 400 with code 160006; the bot lists them with ``GET
+    /guilds/{id}/threads/active``, each with its ``message_count`` and ``last_message_id``,
+    and deletes one with Manage Threads only, as Discord asks even of its creator),
     ``dm_channel(user)`` (the bot's DM with ``user``), ``group_dm(name, *users)`` and
     ``private_dm(a, b)`` (channels the bot is not in), ``install_for_user(user)`` (the user
     installs the app to their account: needed where the bot is not; each interaction carries

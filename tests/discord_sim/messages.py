@@ -80,8 +80,10 @@ class MessagesMixin(WorldMixin):
                 msg.interaction_user = interaction.user
         if not msg.ephemeral and not msg.loading:
             msg.pinged = limits.pinged_users(msg.mentioned_user_ids(), msg.allowed_mentions)
-        if channel.archived and not msg.ephemeral:
+        if not msg.ephemeral:
             channel.archived = False  # a new message in an archived thread reopens it
+            channel.last_message_id = msg.id
+            channel.message_count += 1
         return self._store_message(msg)
 
     def _attachments(self, files: list[JSON]) -> list[JSON]:
@@ -184,6 +186,8 @@ class MessagesMixin(WorldMixin):
 
     async def _mark_deleted(self, msg: SimMessage) -> None:
         msg.deleted = True
+        if not msg.ephemeral:
+            msg.channel.message_count = max(0, msg.channel.message_count - 1)
         data: JSON = {"id": str(msg.id), "channel_id": str(msg.channel.id)}
         if msg.channel.guild is not None:
             data["guild_id"] = str(msg.channel.guild.id)

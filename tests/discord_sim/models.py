@@ -297,6 +297,8 @@ class SimChannel:
     owner_id: int | None = None
     created_at: float = field(default_factory=time.time)
     archived: bool = False  # a thread's: no edits until a new message reopens it
+    last_message_id: int | None = None  # its newest message (ephemeral ones aside)
+    message_count: int = 0  # a thread's messages, as Discord counts them
 
     @property
     def mention(self) -> str:
@@ -326,7 +328,7 @@ class SimChannel:
             topic=None,
             nsfw=False,
             rate_limit_per_user=0,
-            last_message_id=None,
+            last_message_id=None if self.last_message_id is None else str(self.last_message_id),
             permission_overwrites=[],
         )
         if with_guild_id and self.guild is not None:
@@ -334,9 +336,9 @@ class SimChannel:
         if self.is_thread:
             data.update(
                 owner_id=str(self.owner_id or 0),
-                message_count=0,
+                message_count=self.message_count,
                 member_count=1,
-                total_message_sent=0,
+                total_message_sent=self.message_count,
                 thread_metadata={
                     "archived": self.archived,
                     "auto_archive_duration": 1440,
@@ -372,6 +374,8 @@ class SimGuild:
     # invited with the bot scope alone) Discord refuses the app's commands for this guild
     # (403 Missing Access) and shows its commands to nobody here.
     commands_scope: bool = True
+    # Discord's limit on a server's active (unarchived) threads; a test may lower it.
+    max_active_threads: int = 1000
 
     def __post_init__(self) -> None:
         # Discord gives the @everyone role the guild's own id.

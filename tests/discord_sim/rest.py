@@ -23,10 +23,12 @@ from .models import (
     SimMessage,
     SimUser,
     copy_json,
+    iso,
 )
 from .wire import (
     CANNOT_EDIT_OTHERS,
     INVALID_FORM_BODY,
+    MAX_ACTIVE_THREADS,
     MISSING_ACCESS,
     MISSING_PERMISSIONS,
     UNKNOWN_CHANNEL,
@@ -213,7 +215,9 @@ class RestMixin(MessagesMixin):
 
     async def _start_thread(self, call: Call, channel_id: str) -> Reply:
         """Start a thread without a message: a public one (type 11) needs Create Public
-        Threads in its text channel. The sim starts public threads only."""
+        Threads in its text channel, and a server holds at most ``max_active_threads`` active
+        threads (Discord's 1,000: 160006 "Maximum number of active threads reached"). The sim
+        starts public threads only."""
         parent = self._visible_channel(channel_id)
         body = call.body if isinstance(call.body, dict) else {}
         if parent.guild is None or parent.type not in (CHANNEL_TEXT, CHANNEL_NEWS):
@@ -228,8 +232,50 @@ class RestMixin(MessagesMixin):
         if not 1 <= len(name) <= 100:
             self._violation(f"{call.method} {call.path}: a thread's name is 1 to 100 characters")
             return error_reply(400, INVALID_FORM_BODY, "Invalid Form Body")
+        guild = parent.guild
+        active = sum(1 for c in guild.channels if c.is_thread and not c.archived)
+        if active >= guild.max_active_threads:
+            return error_reply(400, MAX_ACTIVE_THREADS, "Maximum number of active threads reached")
         thread = self.add_thread(parent, name, owner=self.bot_user)
         return 201, thread.payload()
+
+    async def _delete_channel(self, call: Call, channel_id: str) -> Reply:
+        """Delete a thread: Discord asks for Manage Threads, even of the thread's creator.
+        (The sim deletes threads only.) It answers with the thread as it was."""
+        thread = self._visible_channel(channel_id)
+        if not thread.is_thread or thread.guild is None:
+            self._violation(f"{call.method} {call.path}: the sim only deletes threads")
+            return error_reply(400, INVALID_FORM_BODY, "Invalid Form Body")
+        bot = self._bot_member(thread.guild)
+        if not self.channel_permissions(bot, thread) & PERM_MANAGE_THREADS:
+            return error_reply(403, MISSING_PERMISSIONS, "Missing Permissions")
+        thread.guild.channels.remove(thread)
+        del self.channels[thread.id]
+        return 200, thread.payload()
+
+    async def _active_threads(self, call: Call, guild_id: str) -> Reply:
+        """The server's active (unarchived) threads the bot can see, newest first, and the
+        bot's membership of those it is in (it joins those it opens)."""
+        guild = self._bot_guild(guild_id)
+        bot = self._bot_member(guild)
+        threads = [
+            c
+            for c in reversed(guild.channels)
+            if c.is_thread
+            and not c.archived
+            and self.channel_permissions(bot, c) & PERM_VIEW_CHANNEL
+        ]
+        members = [
+            {
+                "id": str(c.id),
+                "user_id": str(self.bot_user.id),
+                "join_timestamp": iso(c.created_at),
+                "flags": 0,
+            }
+            for c in threads
+            if c.owner_id == self.bot_user.id
+        ]
+        return 200, {"threads": [c.payload() for c in threads], "members": members}
 
     async def _modify_thread(self, call: Call, channel_id: str) -> Reply:
         """Archive or reopen a thread: its owner may, as may members who manage threads.

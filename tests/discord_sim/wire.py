@@ -43,6 +43,7 @@ MISSING_PERMISSIONS = 50013
 INVALID_WEBHOOK_TOKEN = 50027
 INVALID_FORM_BODY = 50035
 THREAD_ARCHIVED = 50083
+MAX_ACTIVE_THREADS = 160006
 
 # What Discord sends in the Via header of every reply; discord.py honours a 429 only with it.
 VIA = "1.1 google"
