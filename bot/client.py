@@ -381,6 +381,7 @@ class TTTBot(commands.AutoShardedBot):
             shards=self.own_shards,
             search_budget=self.search_budget,
             custom_emoji_exists=self.custom_emoji_exists,
+            keep_finished_days=self.settings.keep_finished_games_days,
         )
         self.members_data = MembersData(self.storage, self.clock, self.service)
         self.practice = PracticeService(self.storage, self.clock)
@@ -630,9 +631,12 @@ class TTTBot(commands.AutoShardedBot):
 
     async def sweep(self) -> Swept:
         """Settle what ran out of time and show it on the messages concerned; post what was
-        saved without its message."""
+        saved without its message. Then remove the finished games older than the operator
+        keeps them, and wipe from disk what a deletion left there, if a reader kept it."""
         settled = await self.service.settle_overdue()
         await self.boards.show_swept(settled)
+        await self.service.prune_old_games()
+        await self.storage.wipe_deleted()
         return settled
 
     async def _beat_forever(self, path: Path) -> None:

@@ -175,6 +175,10 @@ def database_from_env(env: Mapping[str, str]) -> DatabaseUrl:
     return replace(parse_database_url(env.get("DATABASE_URL")), pool_size=_pool_size(env))
 
 
+# A century: past it, a number of days is a typo rather than a retention.
+MAX_KEEP_DAYS = 36_500
+
+
 # Discord's own ceiling is far lower; this only keeps a typo from launching a million shards.
 MAX_SHARD_COUNT = 100_000
 _SHARD_LIST = re.compile(r"[0-9]+(-[0-9]+)?(,[0-9]+(-[0-9]+)?)*")
@@ -286,6 +290,8 @@ class Settings:
     # Where /livez, /readyz and /metrics are served (bot/health.py); None: not at all.
     http_port: int | None = None
     http_host: str = DEFAULT_HTTP_HOST
+    # Days a finished game is kept after it ended, then removed by the sweeper; None: for good.
+    keep_finished_games_days: int | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -325,4 +331,7 @@ class Settings:
             log_format=_log_format(env),
             http_port=_http_port(env),
             http_host=_http_host(env),
+            keep_finished_games_days=_whole_number(
+                env, "TTT_KEEP_FINISHED_GAMES_DAYS", MAX_KEEP_DAYS, " of days"
+            ),
         )

@@ -158,13 +158,15 @@ class PuzzleStats:
 class DrillView:
     """A drill as one message shows it: the stored drill and its position, the answer just
     given (None while it is asked), how many drills a "Practise this" click made of its game
-    (kept ones included), and the member's queue after an answer."""
+    (kept ones included), the member's queue after an answer, and whether its game is still
+    kept (finished games may be removed after a while: the drill keeps its own position)."""
 
     record: DrillRecord
     drill: Drill
     answer: DrillAnswer | None = None
     from_game: int | None = None
     queue: DrillQueue | None = None
+    game_kept: bool = True
 
 
 class PracticeService:
@@ -338,7 +340,8 @@ class PracticeService:
             )
         if upcoming.due_at > now:
             raise UserError("No drill is due now: your next one is due {}.", when(upcoming.due_at))
-        return DrillView(upcoming, Drill.from_line(upcoming.position))
+        kept = await self._game_kept(upcoming)
+        return DrillView(upcoming, Drill.from_line(upcoming.position), game_kept=kept)
 
     async def answer_drill(
         self,
@@ -377,7 +380,14 @@ class PracticeService:
         if saved is None:  # another answer to the same question came first
             raise UserError(DRILL_ANSWERED)
         queue = await self.storage.drill_queue(user_id, now)
-        return DrillView(saved, drill, judged, queue=queue)
+        kept = await self._game_kept(saved)
+        return DrillView(saved, drill, judged, queue=queue, game_kept=kept)
+
+    async def _game_kept(self, record: DrillRecord) -> bool:
+        """Whether the game ``record`` was made from is still stored: the only way a drill
+        outlives its game is the game's removal for its age (a server's erase and a member's
+        forgetting delete the drills with it)."""
+        return await self.storage.get_game(record.game_id) is not None
 
 
 def schedule(right_in_row: int, right: bool, now: float) -> tuple[int, float, float | None]:

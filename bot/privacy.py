@@ -20,6 +20,12 @@ that cannot be edited changes nothing of what was forgotten. Messages the bot po
 
 A confirmation is a button that carries who asked (or which server) and when: it works for
 :data:`CONFIRMATION_LIFETIME` only, so an old one found in a client later deletes nothing.
+
+When the database fails (locked by another process past the busy timeout, down, the
+connection lost), the member is told what became of their data: nothing deleted when the
+failure came before anything was written, and otherwise that it may or may not have gone
+through; in both cases that asking again is safe, as it is: forgetting a member or erasing a
+server a second time deletes what is left, or nothing, and says which.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from bot.i18n import N_
 from bot.service import GameService
 from bot.storage.base import (
     ChallengeRecord,
+    DatabaseUnavailableError,
     Forgotten,
     GameRecord,
     GuildErased,
@@ -48,6 +55,26 @@ CONFIRMATION_LIFETIME = 10 * 60
 
 NOTHING_STORED = N_("I keep nothing about you: there is nothing to delete.")
 EXPIRED = N_("This confirmation has expired, so nothing was deleted: ask again.")
+# What a deletion the database failed did, and that asking again is safe.
+NOT_FORGOTTEN = N_(
+    "Nothing was deleted: the database did not answer (it may be busy or down). Asking again "
+    "is safe: click **Delete my data** again in a moment, or use `/ttt forget-me`."
+)
+MAYBE_FORGOTTEN = N_(
+    "The database failed while deleting your data, so I can't tell whether it went through. "
+    "Asking again is safe: click **Delete my data** again, and it says whether anything was "
+    "left to delete; `/ttt my-data` shows what I keep."
+)
+NOT_ERASED = N_(
+    "Nothing was deleted: the database did not answer (it may be busy or down). Asking again "
+    "is safe: click **Delete this server's data** again in a moment, or use "
+    "`/ttt-settings erase-data`."
+)
+MAYBE_ERASED = N_(
+    "The database failed while deleting this server's data, so I can't tell whether it went "
+    "through. Asking again is safe: click **Delete this server's data** again, and it says "
+    "whether anything was left to delete."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,15 +119,25 @@ class MembersData:
         question shown at ``asked_at``. Forgetting a member with nothing stored (a second
         click) changes nothing anyone can see."""
         self.check_confirmation(asked_at)
-        timed_out = await self.games.time_out_overdue(await self.storage.active_games_of(user_id))
-        forgotten = await self.storage.forget_member(user_id, self.clock.now())
+        about = f"forget user {user_id}"
+        try:
+            # Nothing of theirs is deleted before forget_member: a failure here deleted nothing.
+            active = await self.storage.active_games_of(user_id)
+            timed_out = await self.games.time_out_overdue(active)
+            forgotten = await self.storage.forget_member(user_id, self.clock.now())
+        except DatabaseUnavailableError as error:
+            raise _failed(about, error, NOT_FORGOTTEN, MAYBE_FORGOTTEN) from None
         placeholder = forgotten.placeholder_id
         self.games.drop_copies(lambda game: user_id in (game.x_id, game.o_id))
         shown = list(forgotten.ended)
-        for game in timed_out:
-            stored = await self.storage.get_game(game.id)  # as forgotten: the placeholder
-            if stored is not None:
-                shown.append(stored)
+        try:
+            for game in timed_out:
+                stored = await self.storage.get_game(game.id)  # as forgotten: the placeholder
+                if stored is not None:
+                    shown.append(stored)
+        except DatabaseUnavailableError as error:
+            # Forgotten all the same: those boards keep their timeout, without the placeholder.
+            log.warning("forgot user %s, but could not read their games back: %s", user_id, error)
         log.info(
             "forgot a member as %s: %d games, %d challenges, %d stats rows; ended %s",
             placeholder,
@@ -117,7 +154,10 @@ class MembersData:
         if guild_id == OUTSIDE_SERVERS:
             raise UserError("That only works in a server.")
         self.check_confirmation(asked_at)
-        erased = await self.storage.erase_guild(guild_id)
+        try:
+            erased = await self.storage.erase_guild(guild_id)
+        except DatabaseUnavailableError as error:
+            raise _failed(f"erase guild {guild_id}", error, NOT_ERASED, MAYBE_ERASED) from None
         self.games.drop_copies(lambda game: game.guild_id == guild_id)
         log.info(
             "erased guild %s: %d games, %d challenges, %d stats rows",
@@ -127,3 +167,20 @@ class MembersData:
             erased.stats_rows,
         )
         return erased
+
+
+def _failed(
+    about: str, error: DatabaseUnavailableError, nothing_deleted: str, maybe_deleted: str
+) -> UserError:
+    """What to tell a member whose deletion the database failed, logged as one line: an
+    outage is no bug of the bot's."""
+    if error.nothing_written:
+        log.warning("could not %s: the database failed, nothing was deleted: %s", about, error)
+        return UserError(nothing_deleted)
+    log.warning(
+        "could not %s: the database failed while committing, it may or may not have gone"
+        " through: %s",
+        about,
+        error,
+    )
+    return UserError(maybe_deleted)

@@ -931,7 +931,13 @@ def drill_message(view: DrillView, lang: Language) -> Message:
             )
         )
     lines += [
-        lang._("From game #{game}, {size}.", game=record.game_id, size=size_label(size, lang)),
+        lang._("From game #{game}, {size}.", game=record.game_id, size=size_label(size, lang))
+        if view.game_kept
+        else lang._(
+            "From game #{game} (no longer kept), {size}.",
+            game=record.game_id,
+            size=size_label(size, lang),
+        ),
         "**" + drill_task(drill, lang) + "**",
         lang._("In the game, {played} was played here.", played=cell_name(drill.played, size)),
         "",

@@ -19,11 +19,12 @@ from typing import Literal, Protocol, TypeVar, get_args
 
 from bot.clock import Clock
 from bot.domain import Actor, UserError, Verbatim, check_size, size_name
-from bot.i18n import ENGLISH, N_
+from bot.i18n import ENGLISH, N_, Language
 from bot.marks import DEFAULT_MARKS, custom_emoji_id
 from bot.server_settings import ServerSettings, SettingsService
 from bot.storage.base import (
     EVERY_GUILD,
+    GAMES_PRUNED_THROUGH,
     AlreadyRematchedError,
     ChallengeRecord,
     ChallengeStatus,
@@ -193,6 +194,51 @@ NO_SUCH_BUTTON = N_("That button does nothing: use the buttons on the newest boa
 NOT_HERE = N_("That button doesn't belong to this message: use the buttons on the newest board.")
 HINT_CHANGED = N_("The game changed while I was thinking: ask for a hint again.")
 
+DAY = 86_400
+# Old finished games (TTT_KEEP_FINISHED_GAMES_DAYS) are removed this many in one transaction,
+# so that a sweep never holds the database's write lock long (on SQLite about as long as 20
+# moves: 8 ms, 2026-11-27), and at most this many batches a sweep, other work running between
+# them: far more than finish between two sweeps at the README's peak (415 in 5 s), while a
+# first sweep over years of old games is spread over many.
+PRUNE_BATCH = 100
+PRUNE_BATCHES_PER_SWEEP = 40
+
+
+class NotKept(UserError):
+    """No finished game to review, where finished games are removed after a while: game
+    ``number`` was (told apart from a number that never was), or, without a number, the
+    channel has none left."""
+
+    def __init__(self, number: int | None, keep_days: int | None) -> None:
+        # As str() gives it, for logs and tests; members read sentence()'s.
+        told = (
+            "No finished game of this channel is kept."
+            if number is None
+            else f"Game #{number} is no longer kept."
+        )
+        super().__init__(told)
+        self.number = number
+        self.keep_days = keep_days
+
+    def sentence(self, lang: Language, escape: Callable[[str], str]) -> str:
+        if self.number is None:
+            return lang.n_(
+                "No game has finished in this channel in the last {count} day: play one, "
+                "then review it.",
+                "No game has finished in this channel in the last {count} days: play one, "
+                "then review it.",
+                self.keep_days or 0,
+            )
+        if self.keep_days is None:  # removal was on once, and is off now
+            return lang._("Game #{number} is no longer kept.", number=self.number)
+        return lang.n_(
+            "Game #{number} is no longer kept: finished games are kept for {count} day.",
+            "Game #{number} is no longer kept: finished games are kept for {count} days.",
+            self.keep_days,
+            number=self.number,
+        )
+
+
 # Why a challenge no longer takes answers, by its status.
 CLOSED_CHALLENGE = {
     ChallengeStatus.ACCEPTED: N_("This challenge is closed: it was accepted."),
@@ -219,9 +265,13 @@ class GameService:
         search_budget: SearchBudget | None = None,
         settings: SettingsService | None = None,
         custom_emoji_exists: EmojiCheck | None = None,
+        keep_finished_days: int | None = None,
     ) -> None:
         self.storage = storage
         self.clock = clock
+        # Days a finished game is kept after it ended (TTT_KEEP_FINISHED_GAMES_DAYS); None:
+        # for good.
+        self.keep_finished_days = keep_finished_days
         # The servers' own settings, read again by every action they bear on.
         self.server_settings = settings or SettingsService(storage, clock)
         self._custom_emoji_exists = custom_emoji_exists
@@ -959,9 +1009,16 @@ class GameService:
     async def _not_reviewable(self, channel_id: int, number: int | None) -> UserError:
         """Why there is no finished game ``number`` in this channel to review."""
         if number is None:
+            if self.keep_finished_days is not None:
+                return NotKept(None, self.keep_finished_days)
             return UserError("No game has finished in this channel yet: play one, then review it.")
         game = await self.storage.get_game(number)
         if game is None:
+            # Ids are never handed out twice: one missing at or below the highest removed was
+            # removed (for its age, or with its server's data).
+            pruned_through = await self.storage.get_setting(GAMES_PRUNED_THROUGH)
+            if pruned_through is not None and number <= int(pruned_through):
+                return NotKept(number, self.keep_finished_days)
             return UserError("There is no game #{}: its number is on its board.", str(number))
         if game.channel_id != channel_id:
             return UserError(
@@ -1019,6 +1076,33 @@ class GameService:
         refused its server's custom emoji (see ``TTTBot.marks_refused``)."""
         self._kept.pop(game_id, None)
         await self.storage.use_default_marks(game_id)
+
+    async def prune_old_games(self) -> int:
+        """Remove the finished games of this process's guilds that ended more than
+        :attr:`keep_finished_days` ago (none if that is None), a batch at a time (see
+        :data:`PRUNE_BATCH`), with their challenges and the challenges closed as long ago
+        without a game: how many games went. Stats and ratings stay: they were counted
+        when each game ended."""
+        if self.keep_finished_days is None:
+            return 0
+        finished_before = self.clock.now() - self.keep_finished_days * DAY
+        games = challenges = 0
+        for _ in range(PRUNE_BATCHES_PER_SWEEP):
+            pruned = await self.storage.prune_finished(finished_before, PRUNE_BATCH, self.shards)
+            for game_id in pruned.games:  # a copy of a finished game is otherwise trusted
+                self._kept.pop(game_id, None)
+            games += len(pruned.games)
+            challenges += pruned.challenges
+            if len(pruned.games) < PRUNE_BATCH and pruned.challenges < PRUNE_BATCH:
+                break
+        if games or challenges:
+            log.info(
+                "removed %d finished games and %d closed challenges older than %d days",
+                games,
+                challenges,
+                self.keep_finished_days,
+            )
+        return games
 
     def drop_copies(self, changed: Callable[[GameRecord], bool]) -> None:
         """Forget the copies in memory of the games ``changed`` picks: their stored rows

@@ -153,6 +153,28 @@ def test_the_pool_size_is_read_and_checked() -> None:
         )
 
 
+def test_keeping_finished_games_is_off_unless_set_then_read_and_checked(tmp_path: Path) -> None:
+    assert settings().keep_finished_games_days is None
+    assert settings(TTT_KEEP_FINISHED_GAMES_DAYS="").keep_finished_games_days is None
+    assert settings(TTT_KEEP_FINISHED_GAMES_DAYS=" 90 ").keep_finished_games_days == 90
+    assert settings(TTT_KEEP_FINISHED_GAMES_DAYS="36500").keep_finished_games_days == 36_500
+    for bad in ("0", "-1", "30d", "1.5", "36501", FULLWIDTH_123):
+        with pytest.raises(ConfigError) as caught:
+            settings(TTT_KEEP_FINISHED_GAMES_DAYS=bad)
+        assert str(caught.value) == (
+            "TTT_KEEP_FINISHED_GAMES_DAYS must be a whole number of days from 1 to 36500, "
+            f"not {bad!r}"
+        )
+    # The bot stops with that one line, before it opens (or creates) the database.
+    result = run_bot({"DISCORD_TOKEN": TOKEN, "TTT_KEEP_FINISHED_GAMES_DAYS": "0"}, tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "tttbot: TTT_KEEP_FINISHED_GAMES_DAYS must be a whole number of days from 1 to 36500, "
+        "not '0'"
+    ]
+    assert not (tmp_path / "tttbot.sqlite3").exists()
+
+
 def test_shards_are_read() -> None:
     assert (settings().shard_count, settings().shard_ids) == (None, None)
     assert (settings(SHARD_COUNT="4").shard_count, settings(SHARD_COUNT="4").shard_ids) == (

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import pytest
 
 import bot.service
-from bot.components import GAME_ACTION_ID
+from bot.components import DRILL_ID, GAME_ACTION_ID, PRACTISE_ID
 from bot.domain import size_name
 from bot.i18n import ENGLISH_LANGUAGE
 from bot.render import ASSISTED, size_label
@@ -307,6 +307,118 @@ async def test_what_cannot_be_reviewed_is_refused_with_a_sentence(
             await sim.slash(s.carol, s.channel, "ttt review"),
             "No game has finished in this channel yet",
         )
+
+
+# -- old games removed (TTT_KEEP_FINISHED_GAMES_DAYS) ----------------------------------------------
+
+DAY = 86_400
+
+
+@both_engines
+async def test_games_older_than_kept_are_removed_and_their_reviews_and_drills_say_so(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Kept 30 days: a game that ended 31 days ago is gone at the next sweep, its review says
+    so (told apart from a number that never was), the drill made from it still plays and says
+    its game is gone, and nobody's stats move."""
+    s = sim.seed
+    async with harness.running(keep_finished_games_days=30) as running:
+        old_board = await play_member_game(sim, BLUNDER)  # bob's B1 lost the draw
+        old = game_number(old_board)
+        review = await sim.click(
+            s.bob, old_board, button_id(old_board, GAME_ACTION_ID, action="review")
+        )
+        assert review.message is not None
+        await sim.click(s.bob, review.message, button_id(review.message, PRACTISE_ID))
+        harness.clock.advance(10 * DAY)
+        recent = game_number(await play_member_game(sim, PERFECT_DRAW))
+        harness.clock.advance(21 * DAY)
+        stats = [
+            text_of(await sim.slash(user, s.channel, "ttt stats")) for user in (s.alice, s.bob)
+        ]
+        await running.sweep()
+        gone = [
+            await sim.slash(s.carol, s.channel, "ttt review", game=old),
+            await sim.click(
+                s.carol, old_board, button_id(old_board, GAME_ACTION_ID, action="review")
+            ),
+        ]
+        never = await sim.slash(s.carol, s.channel, "ttt review", game=recent + 100)
+        last = await sim.slash(s.carol, s.channel, "ttt review")
+        rematch = await sim.click(
+            s.bob, old_board, button_id(old_board, GAME_ACTION_ID, action="rematch")
+        )
+        asked = await sim.slash(s.bob, s.channel, "ttt drill")
+        assert asked.message is not None
+        asked_text = text_of(asked)
+        answered = await sim.click(
+            s.bob, asked.message, button_id(asked.message, DRILL_ID, cell=str(parse_cell("A3", 3)))
+        )
+        after = [
+            text_of(await sim.slash(user, s.channel, "ttt stats")) for user in (s.alice, s.bob)
+        ]
+        mine = text_of(await sim.slash(s.alice, s.channel, "ttt my-data"))
+        # Ten days on, the other game is as old: none of this channel's is left.
+        harness.clock.advance(10 * DAY)
+        await running.sweep()
+        none_left = await sim.slash(s.carol, s.channel, "ttt review")
+    for ix in gone:
+        refused(ix, f"Game #{old} is no longer kept: finished games are kept for 30 days.")
+    refused(never, f"There is no game #{recent + 100}: its number is on its board.")
+    assert (await review_of(last))[0] == f"Review of game #{recent}"
+    refused(rematch, "That game no longer exists.")
+    assert f"From game #{old} (no longer kept), 3×3 (3 in a row)." in asked_text  # noqa: RUF001
+    assert "In the game, B1 was played here." in asked_text
+    assert "✅ A3 keeps the draw." in text_of(answered)
+    assert f"From game #{old} (no longer kept)" in text_of(answered)
+    assert after == stats  # counted when the games ended
+    assert "- 3×3: 1 game stored" in mine  # noqa: RUF001
+    refused(
+        none_left,
+        "No game has finished in this channel in the last 30 days: play one, then review it.",
+    )
+
+
+async def test_the_sweeper_removes_old_games_a_small_batch_at_a_time(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bot.service, "PRUNE_BATCH", 2)
+    monkeypatch.setattr(bot.service, "PRUNE_BATCHES_PER_SWEEP", 2)
+    async with harness.running(keep_finished_games_days=1) as running:
+        numbers = [game_number(await play_member_game(sim, PERFECT_DRAW)) for _ in range(5)]
+        batches = []
+        real = running.storage.prune_finished
+
+        async def counted(*args: Any) -> Any:
+            pruned = await real(*args)
+            batches.append(pruned.games)
+            return pruned
+
+        monkeypatch.setattr(running.storage, "prune_finished", counted)
+        await running.sweep()  # nothing is a day old yet
+        harness.clock.advance(DAY)
+        await running.sweep()
+        await running.sweep()
+        kept = [await running.storage.get_game(number) for number in numbers]
+    assert batches == [
+        (),
+        tuple(numbers[:2]),
+        tuple(numbers[2:4]),  # two batches in a sweep, at most
+        (numbers[4],),
+    ]
+    assert kept == [None] * 5
+
+
+async def test_games_are_kept_for_good_unless_the_operator_sets_a_retention(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as running:
+        number = game_number(await play_member_game(sim, PERFECT_DRAW))
+        harness.clock.advance(10 * 365 * DAY)
+        await running.sweep()
+        review = await sim.slash(s.carol, s.channel, "ttt review", game=number)
+    assert (await review_of(review))[0] == f"Review of game #{number}"
 
 
 # -- hints --------------------------------------------------------------------------------------

@@ -47,6 +47,7 @@ from bot.storage import (
     StoredSetting,
     is_forgotten,
 )
+from bot.storage.base import GAMES_PRUNED_THROUGH
 from bot.storage.migrations import migration_files
 from bot.storage.postgres import PostgresStorage
 from bot.storage.sql import NUMBERED, QMARK, numbered
@@ -1956,3 +1957,97 @@ async def test_erasing_a_server_deletes_its_drills_and_unlinks_its_puzzle_result
     assert (kept.solved, kept.guild_id) == (True, None)
     assert await storage.puzzle_solvers(GUILD, DAY) == []
     assert [r.user_id for r in await storage.puzzle_solvers(OTHER_GUILD, DAY)] == [BOB]
+
+
+# -- old data removed (TTT_KEEP_FINISHED_GAMES_DAYS) -----------------------------------------
+
+
+async def finish_at(storage: Storage, new: NewGame, at: float) -> GameRecord:
+    """A game between members, won by X, whose last save (its end) was at ``at``."""
+    game = await storage.create_game(new)
+    saved = await storage.save_game(replace(finished(game, Mark.X, EndReason.LINE), updated_at=at))
+    assert saved is not None
+    return saved
+
+
+async def test_old_finished_games_are_removed_a_batch_at_a_time_and_nothing_else(
+    storage: Storage,
+) -> None:
+    cutoff = T0 + 500
+    # Accepted from a challenge, then rematched: the oldest two.
+    challenge = await storage.create_challenge(new_challenge())
+    accepted = await storage.close_challenge(challenge.id, ChallengeStatus.ACCEPTED, new_game())
+    assert accepted is not None
+    assert accepted[1] is not None
+    first = await storage.save_game(
+        replace(finished(accepted[1], Mark.X, EndReason.LINE), updated_at=T0 + 100)
+    )
+    assert first is not None
+    rematch = await finish_at(storage, new_game(rematch_of=first.id), T0 + 200)
+    third = await finish_at(storage, new_game(OTHER_CHANNEL, CAROL, BOB), T0 + 300)
+    # Kept: one finished after the cutoff (a rematch of one removed), one still live however
+    # old, and what was made from the removed ones.
+    recent = await finish_at(
+        storage, new_game(OTHER_CHANNEL, BOB, CAROL, rematch_of=third.id), T0 + 501
+    )
+    live = await storage.create_game(new_game(THIRD_CHANNEL, ALICE, DAVE))
+    (drill,) = await storage.add_drills([drill_at(DRILL_A, game=first.id)])
+    route = ReplyRoute(channel_id=FOURTH_CHANNEL, token="t", expires_at=T0, message_id=5)
+    await storage.save_reply_route(route)
+    await storage.set_unseen_game(FOURTH_CHANNEL, rematch.id)
+    # Challenges closed without a game go by their age; a pending one stays however old.
+    declined = await storage.create_challenge(new_challenge(FOURTH_CHANNEL, DAVE, CAROL))
+    await storage.close_challenge(declined.id, ChallengeStatus.DECLINED)
+    fresh = await storage.create_challenge(
+        replace(new_challenge(FOURTH_CHANNEL, DAVE, CAROL), created_at=cutoff + 1)
+    )
+    await storage.close_challenge(fresh.id, ChallengeStatus.EXPIRED)
+    pending = await storage.create_challenge(new_challenge(THIRD_CHANNEL + 10, CAROL, DAVE))
+    stats = {user: await storage.player_stats(GUILD, user) for user in (ALICE, BOB, CAROL)}
+    leaderboard = await storage.leaderboard(GUILD)
+
+    batches = [await storage.prune_finished(cutoff, 2) for _ in range(3)]
+
+    assert [(batch.games, batch.challenges) for batch in batches] == [
+        ((first.id, rematch.id), 1 + 1),  # the challenge that started the first, the declined
+        ((third.id,), 0),
+        ((), 0),
+    ]
+    for gone in (first, rematch, third):
+        assert await storage.get_game(gone.id) is None
+    assert await storage.get_challenge(challenge.id) is None
+    assert await storage.get_challenge(declined.id) is None
+    assert await storage.get_challenge(fresh.id) is not None
+    assert await storage.get_challenge(pending.id) == pending
+    assert await storage.get_game(live.id) == live
+    kept = await storage.get_game(recent.id)
+    assert kept is not None
+    assert kept.rematch_of is None  # the game it followed is gone
+    assert kept == replace(recent, rematch_of=None)
+    assert await storage.get_drill(drill.id) == drill
+    assert await storage.reply_route(FOURTH_CHANNEL) == route  # nothing left to show
+    # Counted when the games ended: nobody's stats or rating moves.
+    for user, before in stats.items():
+        assert await storage.player_stats(GUILD, user) == before
+    assert await storage.leaderboard(GUILD) == leaderboard
+    assert await storage.get_setting(GAMES_PRUNED_THROUGH) == str(third.id)
+    # Ids are never handed out again: a new game's is past every removed one.
+    assert (await storage.create_game(new_game(FOURTH_CHANNEL + 10))).id > recent.id
+
+
+async def test_old_games_are_removed_by_each_process_for_its_own_shards(storage: Storage) -> None:
+    on_shard = {shard: (shard << 22) | 7 for shard in (0, 1)}
+    games = {
+        shard: await finish_at(storage, new_game(CHANNEL + shard, guild_id=guild), T0 + 10)
+        for shard, guild in on_shard.items()
+    }
+    # The later game first: the highest id removed is kept, not the last.
+    second = await storage.prune_finished(T0 + 10, 10, ShardSlice(2, frozenset({1})))
+    first = await storage.prune_finished(T0 + 10, 10, ShardSlice(2, frozenset({0})))
+
+    assert (first.games, second.games) == ((games[0].id,), (games[1].id,))
+    assert await storage.get_setting(GAMES_PRUNED_THROUGH) == str(games[1].id)
+    # At the cutoff is old enough; a moment after it is not.
+    late = await finish_at(storage, new_game(OTHER_CHANNEL), T0 + 11)
+    assert (await storage.prune_finished(T0 + 10.5, 10)).games == ()
+    assert (await storage.prune_finished(T0 + 11, 10)).games == (late.id,)

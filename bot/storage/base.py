@@ -338,6 +338,21 @@ class GuildErased:
         return not (self.games or self.challenges or self.stats_rows or self.drills)
 
 
+# The bot's own setting (:meth:`Storage.get_setting`) that holds the highest game id
+# :meth:`Storage.prune_finished` deleted: a game number at or below it that is not stored was
+# (most likely) removed for its age, rather than never there.
+GAMES_PRUNED_THROUGH = "games_pruned_through"
+
+
+@dataclass(frozen=True, slots=True)
+class Pruned:
+    """What one batch of :meth:`Storage.prune_finished` deleted: the games' ids, and how
+    many challenges (those that started the games, and those closed without a game)."""
+
+    games: tuple[int, ...] = ()
+    challenges: int = 0
+
+
 @dataclass(frozen=True, slots=True)
 class PuzzleAttempt:
     """One attempt at a daily puzzle that ended: with its solution (``solved``) or a wrong
@@ -445,6 +460,19 @@ class LiveGamesLimitError(StorageError):
 def over_the_limit(live: dict[int, int], limit: int) -> tuple[int, ...]:
     """Those of ``live`` (a member's id: the live games they are in) with ``limit`` or more."""
     return tuple(sorted(user_id for user_id, count in live.items() if count >= limit))
+
+
+class DatabaseUnavailableError(StorageError):
+    """The database failed an operation for a reason of its own, not the bot's: a write lock
+    another connection held past the busy timeout, a server that is down or cannot be
+    reached, a connection lost, a full disk. ``nothing_written``: it is known to have failed
+    before anything of the operation was written (the lock was never had, the connection
+    never made, the transaction rolled back); False when it failed while committing or
+    after, so that it may or may not have gone through."""
+
+    def __init__(self, message: str, *, nothing_written: bool) -> None:
+        super().__init__(message)
+        self.nothing_written = nothing_written
 
 
 def check_closing(status: ChallengeStatus, game: NewGame | None) -> None:
@@ -645,6 +673,28 @@ class Storage(Protocol):
         """Delete, in one transaction, every game, challenge, stats row and rating of
         ``guild_id`` and the reply routes of the channels they were in; the channels are
         free afterwards."""
+        ...
+
+    async def wipe_deleted(self) -> bool:
+        """Make what :meth:`forget_member` and :meth:`erase_guild` deleted unreadable on disk
+        where the engine can: SQLite keeps the old pages in its write-ahead log until a
+        checkpoint, so each of those operations checkpoints and truncates the log once it has
+        committed (freed pages are zeroed: ``secure_delete``). Another connection reading
+        (a backup) blocks that without waiting for it; then this tries again. True when
+        nothing deleted is left to wipe, False if it is still blocked. PostgreSQL: nothing to
+        do here (see the README's "What the bot stores"), always True."""
+        ...
+
+    async def prune_finished(
+        self, finished_before: float, limit: int, shards: ShardSlice = EVERY_GUILD
+    ) -> Pruned:
+        """Delete, in one transaction, up to ``limit`` of ``shards``' finished games whose
+        last save (their end) was at or before ``finished_before``, oldest first, with the
+        challenges that started them; and up to ``limit`` of ``shards``' challenges closed
+        without a game, made at or before ``finished_before``. Stats, ratings and drills stay
+        (they were counted, or copied, when the game ended); a rematch no longer names the
+        game it followed, and a reply route no longer has it to show. Records the highest game
+        id deleted (:data:`GAMES_PRUNED_THROUGH`)."""
         ...
 
     # -- puzzles and drills ----------------------------------------------------------------

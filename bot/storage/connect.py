@@ -14,7 +14,7 @@ import asyncpg
 
 from bot.clock import Clock
 from bot.config import POSTGRESQL, ConfigError, DatabaseUrl
-from bot.storage.base import SchemaTooNewError, Storage
+from bot.storage.base import DatabaseUnavailableError, SchemaTooNewError, Storage
 from bot.storage.postgres import CONNECT_TIMEOUT_SECONDS, PostgresStorage
 from bot.storage.sqlite import OLDEST_SQLITE, SqliteStorage
 
@@ -46,7 +46,7 @@ async def _open_sqlite(database: DatabaseUrl, clock: Clock) -> SqliteStorage:
         return await SqliteStorage.open(path, clock)
     except SchemaTooNewError as error:
         raise ConfigError(f"DATABASE_URL: refusing {database.describe()}: {error}") from None
-    except sqlite3.Error as error:
+    except (sqlite3.Error, DatabaseUnavailableError) as error:
         raise ConfigError(f"DATABASE_URL: cannot open {database.describe()}: {error}") from None
 
 

@@ -22,11 +22,14 @@ Several bot processes may share one database, so nothing here relies on being al
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
+import inspect
 import logging
-from collections.abc import AsyncIterator, Sequence
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import asyncpg
 from asyncpg.pool import PoolConnectionProxy
@@ -42,6 +45,7 @@ from bot.storage.base import (
     ChallengeRecord,
     ChallengeStatus,
     ChannelBusyError,
+    DatabaseUnavailableError,
     DrillQueue,
     DrillRecord,
     Forgotten,
@@ -54,6 +58,7 @@ from bot.storage.base import (
     NewDrill,
     NewGame,
     PlayerStats,
+    Pruned,
     PuzzleAttempt,
     PuzzleResult,
     Rating,
@@ -83,6 +88,25 @@ OCCUPIED = "channel_occupants_one_per_channel"
 REMATCHED = "games_rematched_once"
 
 Connection = asyncpg.Connection | PoolConnectionProxy
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+# The failures that are the database's, not the bot's: a server that is down, shutting down or
+# unreachable, a connection lost, a server out of connections or disk.
+OUTAGES: tuple[type[BaseException], ...] = (
+    OSError,  # refused, reset, unreachable, timed out
+    asyncpg.PostgresConnectionError,  # the connection lost mid-operation among them
+    asyncpg.OperatorInterventionError,  # shutting down, starting up, a query cancelled
+    asyncpg.InsufficientResourcesError,  # too many connections, a full disk
+)
+# Those of them that happen only while connecting, before anything is sent.
+NEVER_CONNECTED: tuple[type[BaseException], ...] = (
+    ConnectionRefusedError,
+    socket.gaierror,
+    asyncpg.CannotConnectNowError,
+    asyncpg.TooManyConnectionsError,
+)
 
 
 async def _keep_session(connection: asyncpg.Connection) -> None:
@@ -137,6 +161,26 @@ class PostgresStorage:
         back if it raises)."""
         async with self._pool.acquire() as db, db.transaction():
             yield db
+
+    @asynccontextmanager
+    async def _deleting(self) -> AsyncIterator[Connection]:
+        """:meth:`transaction` for a deletion, whose failures tell whether anything was
+        written: an outage before the commit was sent (the connection never made or lost
+        mid-way, the server rolls back what it had) wrote nothing, as does a transaction the
+        server rolled back; an outage while committing or after may have committed."""
+        committing = False
+        try:
+            async with self.transaction() as db:
+                yield db
+                committing = True
+        except asyncpg.TransactionRollbackError as error:
+            # A deadlock with another transaction (the sweeper removing old games), or a
+            # serialization failure: the server rolled this one back, whenever it happened.
+            raise DatabaseUnavailableError(_one_line(error), nothing_written=True) from error
+        except OUTAGES as error:
+            raise DatabaseUnavailableError(
+                _one_line(error), nothing_written=not committing
+            ) from error
 
     @asynccontextmanager
     async def _snapshot(self) -> AsyncIterator[Connection]:
@@ -403,7 +447,7 @@ class PostgresStorage:
         return await self._games(SQL.active_games_of, user_id, user_id)
 
     async def forget_member(self, user_id: int, now: float) -> Forgotten:
-        async with self.transaction() as db:
+        async with self._deleting() as db:
             # The counter's row stays locked until the commit: a second forgetting waits
             # here, before it touches any game, so two never lock the same games in turn.
             placeholder = -int(await db.fetchval(SQL.next_placeholder))
@@ -432,7 +476,7 @@ class PostgresStorage:
         )
 
     async def erase_guild(self, guild_id: int) -> GuildErased:
-        async with self.transaction() as db:
+        async with self._deleting() as db:
             live = [codec.game(row) for row in await db.fetch(SQL.guild_live_games, guild_id)]
             pending = await db.fetch(SQL.guild_pending_challenges, guild_id)
             await db.execute(SQL.free_guild_channels, guild_id, guild_id)
@@ -452,6 +496,31 @@ class PostgresStorage:
             stats_rows,
             drills,
         )
+
+    async def wipe_deleted(self) -> bool:
+        # Nothing the bot can do: dead row versions stay in the table files until VACUUM
+        # lets their space be reused, and in pg_wal until it is recycled (the README's "What
+        # the bot stores" says what an operator can do).
+        return True
+
+    async def prune_finished(
+        self, finished_before: float, limit: int, shards: ShardSlice = EVERY_GUILD
+    ) -> Pruned:
+        in_shards = sql.shard_params(shards)
+        games: list[int] = []
+        challenges = 0
+        async with self.transaction() as db:
+            batch = await db.fetch(SQL.prunable_games(shards), finished_before, *in_shards, limit)
+            if batch:
+                last = (batch[-1]["updated_at"], batch[-1]["id"], *in_shards)
+                rematches, unseen, started_by, deleted = SQL.prune_batch(shards)
+                await db.execute(rematches, *last)
+                await db.execute(unseen, *last)
+                challenges = len(await db.fetch(started_by, *last))
+                games = [row["id"] for row in await db.fetch(deleted, *last)]
+                await db.execute(SQL.note_pruned, str(max(games)))
+            old = await db.fetch(SQL.old_challenges(shards), finished_before, *in_shards, limit)
+        return Pruned(tuple(sorted(games)), challenges + len(old))
 
     # -- puzzles and drills ----------------------------------------------------------------
 
@@ -531,6 +600,35 @@ class PostgresStorage:
 if TYPE_CHECKING:
     # mypy proves the class satisfies the contract here, not first at the bot's call site.
     _conforms: type[Storage] = PostgresStorage
+
+
+def _outages_told(operation: Callable[P, Awaitable[T]]) -> Callable[P, Awaitable[T]]:
+    """``operation``, its outages (:data:`OUTAGES`) raised as
+    :class:`DatabaseUnavailableError`: with nothing written when the connection was never
+    made, else (a statement sent, its answer lost) not known."""
+
+    @functools.wraps(operation)
+    async def told(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return await operation(*args, **kwargs)
+        except OUTAGES as error:
+            never_connected = isinstance(error, NEVER_CONNECTED)
+            raise DatabaseUnavailableError(
+                _one_line(error), nothing_written=never_connected
+            ) from error
+
+    return told
+
+
+# Every operation of the contract, so that the bot sees one kind of outage from either engine
+# (the SQLite engine tells its own in SqliteStorage._run).
+for _name, _member in vars(Storage).items():
+    if inspect.iscoroutinefunction(_member) and _name != "close":
+        setattr(PostgresStorage, _name, _outages_told(getattr(PostgresStorage, _name)))
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
 
 
 def _raise_refusal(

@@ -7,7 +7,7 @@ import itertools
 import re
 from collections.abc import Callable
 
-from bot.storage.base import SchemaTooNewError, ShardSlice
+from bot.storage.base import GAMES_PRUNED_THROUGH, SchemaTooNewError, ShardSlice
 from bot.storage.codec import (
     CHALLENGE_COLUMNS,
     DRILL_COLUMNS,
@@ -119,6 +119,35 @@ _OVERDUE_CHALLENGES = (
 _UNSHOWN_CHALLENGES = (
     f"{_CHALLENGES} status = 'pending' AND message_id IS NULL AND created_at <= ?"
     f" AND {_WITHOUT_ROUTE} AND {_SHARDS} ORDER BY id"
+)
+
+# Old data removed (TTT_KEEP_FINISHED_GAMES_DAYS), a batch at a time. A batch of finished games:
+# its cutoff, then the shards' parameters, then its size.
+_PRUNABLE_GAMES = (
+    "SELECT id, updated_at FROM games WHERE status = 'finished' AND updated_at <= ?"
+    f" AND {_SHARDS} ORDER BY updated_at, id LIMIT ?"
+)
+# The batch, named by its last game's (updated_at, id), then the shards' parameters: every
+# statement of the transaction reads the same games (no game can finish at a time this old).
+_IN_PRUNED_BATCH = f"status = 'finished' AND (updated_at, id) <= (?, ?) AND {_SHARDS}"
+_PRUNED_BATCH = f"SELECT id FROM games WHERE {_IN_PRUNED_BATCH}"
+# What points at those games first: the rematches that followed them, a channel's game still
+# to be shown, the challenges that started them.
+_UNLINK_PRUNED_REMATCHES = (
+    f"UPDATE games SET rematch_of = NULL WHERE rematch_of IN ({_PRUNED_BATCH})"
+)
+_UNLINK_PRUNED_UNSEEN = (
+    f"UPDATE reply_routes SET unseen_game_id = NULL WHERE unseen_game_id IN ({_PRUNED_BATCH})"
+)
+_DELETE_PRUNED_CHALLENGES = (
+    f"DELETE FROM challenges WHERE game_id IN ({_PRUNED_BATCH}) RETURNING id"
+)
+_DELETE_PRUNED_GAMES = f"DELETE FROM games WHERE {_IN_PRUNED_BATCH} RETURNING id"
+# Challenges closed without a game: the cutoff, the shards' parameters, the batch size.
+_DELETE_OLD_CHALLENGES = (
+    "DELETE FROM challenges WHERE id IN (SELECT id FROM challenges WHERE game_id IS NULL"
+    f" AND status <> 'pending' AND created_at <= ? AND {_SHARDS} ORDER BY created_at, id"
+    " LIMIT ?) RETURNING id"
 )
 
 
@@ -381,6 +410,12 @@ class Statements:
             "UPDATE drills SET answers = answers + 1, right_in_row = ?, due_at = ?,"
             f" learned_at = ? WHERE id = ? AND answers = ? RETURNING {DRILL_COLUMNS}"
         )
+        # -- old data removed: the highest game id deleted so far, kept (as text) if higher
+        self.note_pruned = spell(
+            f"INSERT INTO settings (key, value) VALUES ('{GAMES_PRUNED_THROUGH}', ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+            " WHERE CAST(settings.value AS BIGINT) < CAST(excluded.value AS BIGINT)"
+        )
         # -- the bot's own settings
         self.setting = spell("SELECT value FROM settings WHERE key = ?")
         # -- health and metrics
@@ -404,6 +439,25 @@ class Statements:
 
     def unshown_challenges(self, shards: ShardSlice) -> str:
         return self._for_shards(_UNSHOWN_CHALLENGES, shards)
+
+    def prunable_games(self, shards: ShardSlice) -> str:
+        return self._for_shards(_PRUNABLE_GAMES, shards)
+
+    def prune_batch(self, shards: ShardSlice) -> tuple[str, ...]:
+        """What deleting a batch of games takes, in order: the last returns their ids, the
+        one before the challenges'."""
+        return tuple(
+            self._for_shards(template, shards)
+            for template in (
+                _UNLINK_PRUNED_REMATCHES,
+                _UNLINK_PRUNED_UNSEEN,
+                _DELETE_PRUNED_CHALLENGES,
+                _DELETE_PRUNED_GAMES,
+            )
+        )
+
+    def old_challenges(self, shards: ShardSlice) -> str:
+        return self._for_shards(_DELETE_OLD_CHALLENGES, shards)
 
     def _for_shards(self, template: str, shards: ShardSlice) -> str:
         key = template, len(shards.ids)

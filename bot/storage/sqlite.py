@@ -30,6 +30,7 @@ from bot.storage.base import (
     ChallengeRecord,
     ChallengeStatus,
     ChannelBusyError,
+    DatabaseUnavailableError,
     DrillQueue,
     DrillRecord,
     Forgotten,
@@ -42,6 +43,7 @@ from bot.storage.base import (
     NewDrill,
     NewGame,
     PlayerStats,
+    Pruned,
     PuzzleAttempt,
     PuzzleResult,
     Rating,
@@ -66,6 +68,18 @@ OLDEST_SQLITE = (3, 35, 0)
 OPEN_RETRY = 0.05
 DIALECT = "sqlite"
 SQL = sql.QMARK
+# The failures that are the database's, not the bot's: locked past the busy timeout, the
+# file gone, the disk failing or full (primary result codes: an extended one's low byte).
+OUTAGES = frozenset(
+    {
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_LOCKED,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_CANTOPEN,
+        sqlite3.SQLITE_PROTOCOL,
+    }
+)
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -81,26 +95,44 @@ class _Database:
         self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA foreign_keys = ON")
+        # Deleted content is overwritten with zeros, in the pages and in the pages freed: what
+        # a member or a server had deleted is not left readable in the file. (Debian's SQLite
+        # is built with it on; other builds are not.)
+        self.db.execute("PRAGMA secure_delete = ON")
         self.clock = clock
+        # Something was deleted that the write-ahead log may still hold (wipe_deleted), and
+        # how many times in a row a reader kept it there.
+        self.deleted_in_log = False
+        self.wipes_blocked = 0
 
     def close(self) -> None:
         self.db.close()
 
     def _write(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``work`` in one transaction, committed before this returns."""
+        """Run ``work`` in one transaction, committed before this returns. The database's own
+        failures raise :class:`DatabaseUnavailableError`, saying whether they came before
+        anything was written (the lock not had, ``work`` rolled back) or at the commit."""
         db = self.db
         # IMMEDIATE takes the write lock up front, so a check-then-write inside the
         # transaction cannot be raced by another process either.
-        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as error:
+            raise_outage(error, nothing_written=True)
+            raise
+        committing = False
         try:
             result = work(db)
+            committing = True
             db.execute("COMMIT")
-        except BaseException:
+        except BaseException as error:
             # Some errors (a full disk, say) end the transaction inside SQLite already; a
             # second ROLLBACK would then hide the real error. A COMMIT that failed leaves it
             # open: rolled back here, or every later BEGIN would fail.
             if db.in_transaction:
                 db.execute("ROLLBACK")
+            if isinstance(error, sqlite3.Error):
+                raise_outage(error, nothing_written=not committing)
             raise
         return result
 
@@ -288,10 +320,58 @@ class _Database:
         return self._games(SQL.active_games_of, user_id, user_id)
 
     def forget_member(self, user_id: int, now: float) -> Forgotten:
-        return self._write(lambda db: _forget_member(db, user_id, now))
+        forgotten = self._write(lambda db: _forget_member(db, user_id, now))
+        self.deleted_in_log = True
+        self.wipe_deleted()
+        return forgotten
 
     def erase_guild(self, guild_id: int) -> GuildErased:
-        return self._write(lambda db: _erase_guild(db, guild_id))
+        erased = self._write(lambda db: _erase_guild(db, guild_id))
+        self.deleted_in_log = True
+        self.wipe_deleted()
+        return erased
+
+    def wipe_deleted(self) -> bool:
+        """Checkpoint the write-ahead log into the file and truncate it, if it may still hold
+        something deleted: the log keeps every page version written since the last
+        checkpoint, rows deleted since included, until the last connection closes. Never
+        raises: the deletion it follows was committed, whatever happens here.
+
+        A connection of another process reading an older snapshot (a backup, the sqlite3
+        shell) keeps the log: the checkpoint does not wait for it (it would hold up every
+        operation queued behind it), and the sweeper tries again (:meth:`Storage.wipe_deleted`)."""
+        if not self.deleted_in_log:
+            return True
+        db = self.db
+        try:
+            db.execute("PRAGMA busy_timeout = 0")
+            try:
+                blocked, _, _ = db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            finally:
+                db.execute(f"PRAGMA busy_timeout = {round(BUSY_TIMEOUT_SECONDS * 1000)}")
+        except sqlite3.Error as error:
+            blocked, reason = True, f"{error}"
+        else:
+            reason = "another connection is reading the database (a backup?)"
+        if blocked:
+            self.wipes_blocked += 1
+            if self.wipes_blocked == 1:
+                log.warning(
+                    "deleted data is still in the SQLite write-ahead log (the -wal file): %s;"
+                    " trying again at every sweep",
+                    reason,
+                )
+            return False
+        if self.wipes_blocked:
+            log.info(
+                "deleted data wiped from the SQLite write-ahead log after %d tries",
+                self.wipes_blocked + 1,
+            )
+        self.deleted_in_log, self.wipes_blocked = False, 0
+        return True
+
+    def prune_finished(self, finished_before: float, limit: int, shards: ShardSlice) -> Pruned:
+        return self._write(lambda db: _prune_finished(db, finished_before, limit, shards))
 
     # -- puzzles and drills ----------------------------------------------------------------
 
@@ -416,7 +496,12 @@ class SqliteStorage:
     async def _run(self, operation: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
         if self._closed:
             raise StorageError("the database is closed: the bot is shutting down")
-        return await self._thread.run(functools.partial(operation, *args, **kwargs))
+        try:
+            return await self._thread.run(functools.partial(operation, *args, **kwargs))
+        except sqlite3.Error as error:
+            # A write's failures were told apart by _write; this is a read's.
+            raise_outage(error, nothing_written=True)
+            raise
 
     async def _prepare(self) -> None:
         """Processes opening one new file at the same moment can be told "database is
@@ -428,7 +513,7 @@ class SqliteStorage:
             try:
                 await self._run(self._database.prepare)
                 return
-            except sqlite3.OperationalError as error:
+            except (sqlite3.OperationalError, DatabaseUnavailableError) as error:
                 if "locked" not in str(error) or attempt * OPEN_RETRY >= BUSY_TIMEOUT_SECONDS:
                     raise
                 await asyncio.sleep(OPEN_RETRY)
@@ -570,6 +655,16 @@ class SqliteStorage:
 
     async def erase_guild(self, guild_id: int) -> GuildErased:
         return await self._run(self._database.erase_guild, guild_id)
+
+    async def wipe_deleted(self) -> bool:
+        if not self._database.deleted_in_log:  # nothing to hand over to the thread
+            return True
+        return await self._run(self._database.wipe_deleted)
+
+    async def prune_finished(
+        self, finished_before: float, limit: int, shards: ShardSlice = EVERY_GUILD
+    ) -> Pruned:
+        return await self._run(self._database.prune_finished, finished_before, limit, shards)
 
     # -- puzzles and drills ----------------------------------------------------------------
 
@@ -760,6 +855,34 @@ def _erase_guild(db: sqlite3.Connection, guild_id: int) -> GuildErased:
     drills = len(db.execute(SQL.delete_guild_drills, (guild_id,)).fetchall())
     db.execute(SQL.unlink_guild_puzzles, (guild_id,))
     return GuildErased(tuple(live), tuple(pending), games, challenges, stats_rows, drills)
+
+
+def _prune_finished(
+    db: sqlite3.Connection, finished_before: float, limit: int, shards: ShardSlice
+) -> Pruned:
+    """:meth:`Storage.prune_finished`'s steps, inside its transaction."""
+    in_shards = sql.shard_params(shards)
+    batch = db.execute(SQL.prunable_games(shards), (finished_before, *in_shards, limit)).fetchall()
+    games: list[int] = []
+    challenges = 0
+    if batch:
+        last = (batch[-1]["updated_at"], batch[-1]["id"], *in_shards)
+        rematches, unseen, started_by, deleted = SQL.prune_batch(shards)
+        db.execute(rematches, last)
+        db.execute(unseen, last)
+        challenges = len(db.execute(started_by, last).fetchall())
+        games = [row["id"] for row in db.execute(deleted, last)]
+        db.execute(SQL.note_pruned, (str(max(games)),))
+    old = db.execute(SQL.old_challenges(shards), (finished_before, *in_shards, limit))
+    return Pruned(tuple(sorted(games)), challenges + len(old.fetchall()))
+
+
+def raise_outage(error: sqlite3.Error, *, nothing_written: bool) -> None:
+    """Raise ``error`` as :class:`DatabaseUnavailableError` if it is the database's own
+    failure (:data:`OUTAGES`); return if it is any other."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF in OUTAGES:
+        raise DatabaseUnavailableError(str(error), nothing_written=nothing_written) from error
 
 
 def _raise_if_occupied(
