@@ -229,6 +229,20 @@ def refused(ix: InteractionRecord, sentence: str) -> None:
     assert ix.message.interaction_user is not None
 
 
+async def final_answer(ix: InteractionRecord) -> SimMessage:
+    """The message that answers ``ix`` once it is complete, deferred first or not (on a busy
+    machine an answer can take longer than the deferral deadline): its first response, the
+    deferred message once filled or edited, else its last follow-up."""
+    if ix.response_type in (5, 6):
+        await ix.sim.wait_for(
+            lambda: ix.done or bool(ix.followups), what=f"{ix.describe()} answered"
+        )
+        if ix.followups:
+            return ix.followups[-1]
+    assert ix.message is not None, ix
+    return ix.message
+
+
 def drop_resolved_users(data: JSON) -> None:
     """A ``tamper`` for :meth:`DiscordSim.slash`: user options naming nobody Discord resolved."""
     data["resolved"].pop("users", None)
