@@ -22,6 +22,7 @@ from bot.boards import Boards
 from bot.domain import UserError
 from bot.i18n import N_
 from bot.metrics import Outcome
+from bot.storage.base import DatabaseUnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,12 @@ log = logging.getLogger(__name__)
 APOLOGY = N_(
     "Sorry, something went wrong on my side, so I can't tell whether that went through: "
     "`/ttt board` shows where the game stands."
+)
+# The database failed before anything of the interaction was written (a lock held past the
+# busy timeout, a server down or unreachable): known to have changed nothing.
+DATABASE_DOWN = N_(
+    "The database did not answer (it may be busy or down), so nothing was done: try again in "
+    "a moment."
 )
 
 
@@ -75,6 +82,19 @@ class Reporter:
             await answer.tell(lang._("That isn't one of the choices: pick from the list."))
         elif isinstance(error, app_commands.AppCommandError):  # a check
             await answer.tell(lang._("That didn't work: {error}", error=error))
+        elif isinstance(error, DatabaseUnavailableError):
+            # An outage, not a bug of the bot's: one line, and only what is known.
+            answer.state.reported = Outcome.FAILED
+            interaction = answer.interaction
+            log.warning(
+                "the database failed handling %s by user %s in channel %s (%s): %s",
+                describe(interaction),
+                interaction.user.id,
+                interaction.channel_id,
+                "nothing written" if error.nothing_written else "maybe written",
+                error,
+            )
+            await answer.tell(lang._(DATABASE_DOWN if error.nothing_written else APOLOGY))
         else:
             answer.state.reported = Outcome.FAILED
             interaction = answer.interaction

@@ -18,6 +18,7 @@ import pytest
 
 from bot.components import CELL_ID, CHALLENGE_ID, LEGACY_CELL_ID
 from bot.config import POSTGRESQL
+from bot.errors import DATABASE_DOWN
 from bot.storage.base import GameRecord
 from tests.bot_harness import (
     CALLBACK,
@@ -436,6 +437,33 @@ async def test_a_command_while_the_database_is_locked_is_deferred_then_shown(
         assert "to move" in text_of(ix.message)
         moved = await sim.click(s.alice, ix.message, cell_id(ix.message, "A1"))
         assert moved.response_type == 7  # the deferred answer became the live board
+
+
+async def test_a_database_locked_past_its_patience_is_a_sentence_and_a_warning(
+    sim: DiscordSim,
+    harness: BotHarness,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Another process holds SQLite's write lock longer than the bot waits for it: the member
+    is told the database did not answer and nothing was done (the lock was never had), the
+    log says so in one WARNING line, and the game starts once asked again."""
+    s = sim.seed
+    monkeypatch.setattr("bot.storage.sqlite.BUSY_TIMEOUT_SECONDS", 0.2)
+    async with harness.running() as bot:
+        async with database_locked_by_another_process(harness, 1.5):
+            failed = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart")
+        assert await bot.storage.live_game_in_channel(s.channel.id) is None
+        again = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart")
+    refused(failed, DATABASE_DOWN)
+    assert failed.content == DATABASE_DOWN
+    assert again.message is not None
+    assert "to move" in text_of(again.message)
+    (record,) = [r for r in caplog.records if "the database failed handling" in r.getMessage()]
+    assert record.levelno == logging.WARNING
+    assert record.exc_info is None
+    assert "(nothing written)" in record.getMessage()
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
 async def test_a_slow_answer_that_is_a_mistake_stays_private(
