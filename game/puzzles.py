@@ -493,13 +493,14 @@ def load_pool(path: Path = POOL_PATH) -> tuple[Puzzle, ...]:
 
 
 def puzzle_of_the_day(date: datetime.date, pool: Sequence[Puzzle]) -> Puzzle:
-    """The puzzle for ``date``: the same in every process and after a restart, and every puzzle
-    of the pool once before any comes back.
+    """The puzzle for ``date``: the same in every process and after a restart, and within a
+    cycle every puzzle of the pool once.
 
     Days count from :data:`DAILY_EPOCH`; each run of ``len(pool)`` days (a cycle) goes through
     the pool in the order of the sha256 of the cycle's number and each puzzle's id, so the order
     depends on the pool's ids only, not on the order of its lines, and differs from one cycle
-    to the next. (A puzzle may end one cycle and start the next.)
+    to the next. So across a cycle's end a puzzle can come back sooner than a cycle: a puzzle
+    may end one cycle and start the next.
     """
     if not pool:
         raise ValueError("no puzzle to choose from: the pool is empty")
