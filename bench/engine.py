@@ -329,6 +329,16 @@ def time_drill_answers(drills: list[Drill]) -> list[tuple[float, Drill, int]]:
     return samples
 
 
+def spread(seconds: list[float]) -> str:
+    """The median, p99 and slowest of ``seconds``, in milliseconds ("none" for no sample)."""
+    if not seconds:
+        return "none"
+    return (
+        f"median {statistics.median(seconds) * 1000:.2f} ms, p99 "
+        f"{percentile(seconds, 0.99) * 1000:.1f} ms, slowest {max(seconds) * 1000:.1f} ms"
+    )
+
+
 def count_losses(games: int) -> dict[str, int]:
     """5x5 games that minimax loses, per opponent and side (seeded: a run repeats)."""
     losses = {}
@@ -459,10 +469,8 @@ def main() -> None:
         print(
             f"drill answers, {size}x{size}: every move of the {len(drills)} drills of "
             f"{args.drill_games} games between the levels ({len(seconds)} answers), each from a "
-            f"cold start: median {statistics.median(seconds) * 1000:.2f} ms, p99 "
-            f"{percentile(seconds, 0.99) * 1000:.1f} ms, slowest {max(seconds) * 1000:.1f} ms "
-            f"(target p99 <= 1 s); of drills of at most {FULL_UP_TO} marks ({len(early)}): p99 "
-            f"{percentile(early, 0.99) * 1000:.1f} ms, slowest {max(early) * 1000:.1f} ms"
+            f"cold start: {spread(seconds)} (target p99 <= 1 s); of drills of at most "
+            f"{FULL_UP_TO} marks ({len(early)} answers): {spread(early)}"
         )
     if args.games:
         started = time.perf_counter()
