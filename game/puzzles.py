@@ -278,38 +278,50 @@ def _moves_to_win(board: Board) -> int | None:
     when it cannot force a win; the value read as :func:`_position_value` reads it."""
     if _position_value(board) != 1:
         return None
-    return _fastest_win(board)[0]
+    return _win_length(board)
 
 
-def _fastest_win(board: Board) -> tuple[int, int]:
-    """In a won position, how many moves of its own the side to move needs against the longest
-    defence, and the lowest cell among the moves that win that fast: on 5x5 from the book's
-    fastest wins where they hold the position (early on, where the search takes seconds), else
-    from the exact search. A move that wins within that many moves wins, and none wins sooner,
-    so the first cell that does is the lowest of the fastest wins, and no other move's value is
-    needed."""
+def _win_length(board: Board) -> int:
+    """:func:`_moves_to_win` in a position known to be won: on 5x5 from the book's fastest wins
+    where they hold it, else from the book's move (one of the fastest wins, as ``python -m
+    game.solve5x5 verify`` checks: how fast it wins is how fast the position is won, and trying
+    one move a count is far cheaper than trying every move), else from the exact search."""
     solver = _solver(board.geometry)
     if _is_book_board(board):
         found = fastest_wins(board)
         if found is not None:
-            moves, cells = found
-            return moves, cells[0]
+            return found[0]
         entry = book_entry(board)
         if entry is not None:
-            # The book's move is one of the fastest wins (python -m game.solve5x5 verify checks
-            # it): how fast it wins is how fast the position is won, and no move above it need
-            # be tried. Trying one move a count is far cheaper than trying every move.
-            _, fast = entry
-            count = 1
-            while not solver.wins_within(board, fast, count):
-                count += 1
-            lower = (cell for cell in board.legal_moves if cell < fast)
-            return count, next((c for c in lower if solver.wins_within(board, c, count)), fast)
+            for count in range(1, len(board.legal_moves) + 1):
+                if solver.wins_within(board, entry[1], count):
+                    return count
+            raise AssertionError(f"the book's move does not win\n{board.grid()}")
     searched = solver.moves_to_win(board, won=True)
     assert searched is not None  # a won position, as the caller knows
-    return searched, next(
-        cell for cell in board.legal_moves if solver.wins_within(board, cell, searched)
-    )
+    return searched
+
+
+def _fastest_win(board: Board) -> tuple[int, int]:
+    """In a won position, how many moves of its own the side to move needs against the longest
+    defence (:func:`_win_length`), and the lowest cell among the moves that win that fast. A
+    move that wins within that many moves wins, and none wins sooner, so the first cell that
+    does is the lowest of the fastest wins, and no other move's value is needed; on 5x5 the
+    book's fastest wins name them outright, and no cell past the book's move need be tried."""
+    count = _win_length(board)
+    known: int | None = None  # a move known to be one of the fastest wins
+    if _is_book_board(board):
+        found = fastest_wins(board)
+        if found is not None:
+            return count, found[1][0]
+        entry = book_entry(board)
+        if entry is not None:
+            known = entry[1]
+    solver = _solver(board.geometry)
+    for cell in board.legal_moves:
+        if cell == known or solver.wins_within(board, cell, count):
+            return count, cell
+    raise AssertionError(f"a won position with no move that wins in {count}\n{board.grid()}")
 
 
 def _keeping_move(board: Board) -> int:
