@@ -1,6 +1,6 @@
 """How fast ``minimax`` answers, against the textbook recursion, measured in one run.
 
-    python -m bench.engine            # about two minutes
+    python -m bench.engine            # a minute or two
     python -m bench.engine --games 1000   # and 5x5 minimax against smart and random (long)
 
 Targets (issue "Foundation and the game engine"): from any reachable position, a median choice
