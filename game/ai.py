@@ -1,10 +1,12 @@
 """Computer players, weakest first: ``random``, ``casual`` (wins and blocks, otherwise often
 careless), ``smart`` (rule-based) and ``minimax`` (the strongest), on every board.
 
-``minimax`` is perfect on 3x3 (the whole game solved on first use, then answered by lookup), on
-4x4 with 4 in a row (a shipped table of every position's value, see :mod:`game.solved`) and on
-5x5 with 4 in a row (a shipped opening book, see :mod:`game.book5x5`, then an exact search, see
-:mod:`game.exact`); on any other board it searches under a time budget (see :mod:`game.search`).
+``minimax`` is perfect on 3x3 (a shipped table of the whole game solved, see
+:mod:`game.solved3x3`), on 4x4 with 4 in a row (a shipped table of every position's value, see
+:mod:`game.solved`) and on 5x5 with 4 in a row (a shipped opening book, see :mod:`game.book5x5`,
+then an exact search, see :mod:`game.exact`); on any other board it searches under a time budget
+(see :mod:`game.search`). The modules of the larger boards are imported on their first use (see
+:mod:`game.lazy`): a 3x3 game never loads them.
 
 >>> from game import Board
 >>> import random
@@ -21,18 +23,25 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from game.board import Board, Geometry, Mark
-from game.book5x5 import LINE_LENGTH as BOOK_LINE_LENGTH
-from game.book5x5 import SIZE as BOOK_SIZE
-from game.book5x5 import book_entry
+from game.budget import DEFAULT_TIME_BUDGET, SearchBudget
 from game.errors import IllegalMoveError
-from game.exact import ExactSolver, solved_outcome
-from game.search import DEFAULT_TIME_BUDGET, SearchBudget, ThreatSearch, cell_scores
-from game.solved import LINE_LENGTH as SOLVED_LINE_LENGTH
-from game.solved import SIZE as SOLVED_SIZE
-from game.solved import solved_table
+from game.lazy import ModuleOnFirstUse
+from game.solved3x3 import Solver, shipped_table
+
+if TYPE_CHECKING:
+    from game import book5x5, exact, search, solved
+    from game.exact import ExactSolver
+    from game.search import ThreatSearch
+else:
+    # Only the larger boards need these: each is imported when first used (see game.lazy), so
+    # that a 3x3 game does not pay for them. The type checker reads the real modules above.
+    book5x5 = ModuleOnFirstUse("game.book5x5")
+    exact = ModuleOnFirstUse("game.exact")
+    search = ModuleOnFirstUse("game.search")
+    solved = ModuleOnFirstUse("game.solved")
 
 __all__ = [
     "CASUAL_SKILL",
@@ -55,6 +64,12 @@ __all__ = [
     "play_game",
     "score",
 ]
+
+# The boards with a shipped table (game.solved) and an opening book (game.book5x5), as (size,
+# line length): the same as those modules' SIZE and LINE_LENGTH (a test checks), written here
+# so that asking which board a position is on imports neither.
+_TABLE_BOARD = (4, 4)
+_BOOK_BOARD = (5, 4)
 
 
 class Strategy(Protocol):
@@ -87,121 +102,39 @@ class RandomStrategy:
 # -- perfect play ----------------------------------------------------------------------------
 
 
-class _Solver:
-    """The game-theoretic score of every position reachable on one board size, solved once.
-
-    A score is for the side to move: 0 is a draw, ``1 + k`` a win that leaves ``k`` cells empty
-    (so a faster win scores higher), and ``-(1 + k)`` a loss (a slower loss scores higher).
-
-    The whole game is solved on first use by a memoised negamax over bitmasks (5,478 positions
-    for 3x3), keeping for each position its score and its best moves, so that a later query is one
-    dictionary lookup: choosing a move never searches.
-    """
-
-    def __init__(self, geo: Geometry) -> None:
-        self._geo = geo
-        # A table of "does this mask hold a line" is 512 bytes for 3x3; past 4x4 it stops paying.
-        self._has_line: bytes | None = None
-        if geo.cell_count <= 16:
-            self._has_line = bytes(geo.has_line(mask) for mask in range(1 << geo.cell_count))
-        self._table: dict[int, tuple[int, tuple[int, ...]]] = {}
-        self._solve(0, 0)
-
-    def entry(self, board: Board) -> tuple[int, tuple[int, ...]]:
-        x_mask, o_mask = board.masks
-        key = x_mask | o_mask << self._geo.cell_count
-        found = self._table.get(key)
-        if found is None:
-            # Only reachable positions are solved up front; anything else is solved on demand.
-            self._solve(x_mask, o_mask)
-            found = self._table[key]
-        return found
-
-    def _line(self, mask: int) -> bool:
-        table = self._has_line
-        return bool(table[mask]) if table is not None else self._geo.has_line(mask)
-
-    def _solve(self, x_mask: int, o_mask: int) -> None:
-        """Put this position and every position below it in the table, children first.
-
-        A loop over an explicit stack rather than recursion, so that solving neither depends on
-        nor changes the interpreter's recursion limit. Children are solved one after the other in
-        ascending cell order, as a recursive negamax would solve them, so the table gets the same
-        entries in the same order.
-        """
-        table = self._table
-        n = self._geo.cell_count
-        full = self._geo.full_mask
-        # A frame is a position's key and whether its children are in the table yet.
-        stack: list[tuple[int, bool]] = [(x_mask | o_mask << n, False)]
-        while stack:
-            key, children_solved = stack.pop()
-            if key in table:
-                continue  # reached again by another order of the same moves
-            x_mask, o_mask = key & full, key >> n
-            x_to_move = x_mask.bit_count() == o_mask.bit_count()
-            taken = x_mask | o_mask
-            # A move sets the cell's bit in the mover's half of the key.
-            shift = 0 if x_to_move else n
-            if children_solved:
-                table[key] = self._best(key, taken, shift)
-                continue
-            empties = n - taken.bit_count()
-            if self._line(o_mask if x_to_move else x_mask):
-                table[key] = (-(1 + empties), ())
-            elif empties == 0:
-                table[key] = (0, ())
-            else:
-                stack.append((key, True))
-                # Highest cell first, so that the lowest is popped, and solved, first.
-                for cell in range(n - 1, -1, -1):
-                    child = key | 1 << cell << shift
-                    if not taken >> cell & 1 and child not in table:
-                        stack.append((child, False))
-
-    def _best(self, key: int, taken: int, shift: int) -> tuple[int, tuple[int, ...]]:
-        """The score of a live position whose children are all solved, and its best moves."""
-        table = self._table
-        best = -(self._geo.cell_count + 2)
-        best_moves: list[int] = []
-        for cell in range(self._geo.cell_count):
-            if taken >> cell & 1:
-                continue
-            child = -table[key | 1 << cell << shift][0]
-            if child > best:
-                best = child
-                best_moves = [cell]
-            elif child == best:
-                best_moves.append(cell)
-        return best, tuple(best_moves)
-
-
-_solvers: dict[Geometry, _Solver] = {}
 # Solving outright, as on 3x3, stops paying past this many cells (4x4 has millions of positions).
 _SOLVE_UP_TO_CELLS = 9
+# For a 3x3 position the shipped table does not hold (one no game reaches, made with
+# Board.from_masks): solved on demand, kept.
+_solvers: dict[Geometry, Solver] = {}
 
 
-def _solver(board: Board) -> _Solver:
+def _entry(board: Board) -> tuple[int, tuple[int, ...]]:
+    """A 3x3 position's score (see :func:`score`) and best moves: from the shipped table, else
+    solved."""
     geo = board.geometry
     if geo.cell_count > _SOLVE_UP_TO_CELLS:
         raise ValueError(
             f"exact scores are for 3x3 boards; a {geo.size}x{geo.size} board has none "
             "(evaluate() knows the value of 4x4 and 5x5 positions)"
         )
-    solver = _solvers.get(geo)
-    if solver is None:
-        solver = _solvers[geo] = _Solver(geo)
-    return solver
+    found = shipped_table().entry(board)
+    if found is None:
+        solver = _solvers.get(geo)
+        if solver is None:
+            solver = _solvers[geo] = Solver(geo)
+        found = solver.entry(board)
+    return found
 
 
 def _is_solved_4x4(board: Board) -> bool:
-    return (board.size, board.line_length) == (SOLVED_SIZE, SOLVED_LINE_LENGTH)
+    return (board.size, board.line_length) == _TABLE_BOARD
 
 
 def is_searched_exactly(board: Board) -> bool:
     """Whether ``board``'s exact values come from the opening book and the exact search rather
     than a table solved outright: 5x5 with 4 in a row."""
-    return (board.size, board.line_length) == (BOOK_SIZE, BOOK_LINE_LENGTH)
+    return (board.size, board.line_length) == _BOOK_BOARD
 
 
 def is_solved(board: Board) -> bool:
@@ -232,13 +165,13 @@ def exact_5x5(
     The search holds the calling thread: a move takes milliseconds once the book is left
     (``python -m bench.engine`` measures it), but call it off an event loop.
     """
-    finished = solved_outcome(board)
+    finished = exact.solved_outcome(board)
     if finished is not None:
         return finished, None
-    found = book_entry(board)
+    found = book5x5.book_entry(board)
     if found is not None:
         return found
-    return (solver or ExactSolver(board.geometry)).best_moves(board, fastest=fastest)
+    return (solver or exact.ExactSolver(board.geometry)).best_moves(board, fastest=fastest)
 
 
 def score(board: Board) -> int:
@@ -248,7 +181,7 @@ def score(board: Board) -> int:
     >>> score(Board.from_string("XX./OO./..."))  # X wins now, leaving 4 cells free
     5
     """
-    return _solver(board).entry(board)[0]
+    return _entry(board)[0]
 
 
 def evaluate(board: Board) -> int:
@@ -263,10 +196,10 @@ def evaluate(board: Board) -> int:
     """
     if _is_solved_4x4(board):
         x_mask, o_mask = board.masks
-        return solved_table().value(x_mask, o_mask)
+        return solved.solved_table().value(x_mask, o_mask)
     if is_searched_exactly(board):
         return exact_5x5(board)[0]
-    value = score(board)
+    value = score(board)  # 3x3, or a ValueError that says which boards have values
     return (value > 0) - (value < 0)
 
 
@@ -302,19 +235,19 @@ class MinimaxStrategy:
         elsewhere."""
         moves = _require_moves(board)
         if board.geometry.cell_count <= _SOLVE_UP_TO_CELLS:
-            return _solver(board).entry(board)[1]
+            return _entry(board)[1]
         if _is_solved_4x4(board):
             return _best_solved_moves(board, moves, self._exact_solver(board))
         if is_searched_exactly(board):
-            found = book_entry(board)
+            found = book5x5.book_entry(board)
             if found is None:
                 # The search orders equally rated moves with the strategy's rng, so games vary.
                 found = self._exact_solver(board).best_moves(board, self._rng)
             return (found[1],)
-        search = self._searches.get(board.geometry)
-        if search is None:
-            search = self._searches[board.geometry] = ThreatSearch(board.geometry)
-        return (search.choose(board, self._budget, self._rng),)
+        threat_search = self._searches.get(board.geometry)
+        if threat_search is None:
+            threat_search = self._searches[board.geometry] = search.ThreatSearch(board.geometry)
+        return (threat_search.choose(board, self._budget, self._rng),)
 
     def choose(self, board: Board) -> int:
         return self._rng.choice(self.best_moves(board))
@@ -324,7 +257,7 @@ class MinimaxStrategy:
         positions share what it proved."""
         solver = self._exact.get(board.geometry)
         if solver is None:
-            solver = self._exact[board.geometry] = ExactSolver(board.geometry)
+            solver = self._exact[board.geometry] = exact.ExactSolver(board.geometry)
         return solver
 
 
@@ -334,7 +267,7 @@ def _best_solved_moves(
     """The moves that keep a 4x4 position's value, by the table; in a won position only the
     fastest wins among them (by ``solver``'s search of forced wins), so that a won game ends
     without delay."""
-    table = solved_table()
+    table = solved.solved_table()
     x_mask, o_mask = board.masks
     x_to_move = board.turn.value == "X"
     child_values = {}
@@ -391,7 +324,7 @@ class SmartStrategy:
     def _larger_board_candidates(
         self, geo: Geometry, mine: int, theirs: int, free: int
     ) -> tuple[int, ...]:
-        scores = cell_scores(geo, mine, theirs)
+        scores = search.cell_scores(geo, mine, theirs)
         return (
             _completing(geo, mine, free)  # win
             or _completing(geo, theirs, free)  # block

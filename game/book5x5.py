@@ -8,8 +8,13 @@ its canonical image under the board's eight symmetries, with its value for the s
 (+1, 0, -1) and a move that keeps it (in a won position one of the fastest wins), as the exact
 search found them.
 
+Its won positions of at most :data:`WINS_UP_TO` marks also have all their fastest wins and how
+many moves those take (:func:`fastest_wins`, ``game/data/book_5x5_wins.txt``): there the search
+for them takes a second or more, and a drill's refutation says both (:func:`game.puzzles.refute`).
+
     python -m game.solve5x5 build    # solve the positions, write game/data/book_5x5.xz
-    python -m game.solve5x5 verify   # re-solve every position and check the book against it
+    python -m game.solve5x5 wins     # find the fastest wins, write game/data/book_5x5_wins.txt
+    python -m game.solve5x5 verify   # re-solve every position and check both against it
 
 Only the lookup is here, so that importing the engine stays cheap; making and checking the book
 is in :mod:`game.solve5x5`.
@@ -36,9 +41,15 @@ __all__ = [
     "MINIMAX_UP_TO",
     "RECORD_BYTES",
     "SIZE",
+    "WINS_FILE",
+    "WINS_PATH",
+    "WINS_UP_TO",
+    "FastestWins",
     "OpeningBook",
     "book_entry",
     "canonical",
+    "fastest_wins",
+    "fastest_wins_table",
     "opening_book",
     "to_canonical",
 ]
@@ -51,6 +62,11 @@ BOOK_PATH = Path(__file__).parent / "data" / BOOK_FILE
 FULL_UP_TO = 4
 # And every position minimax can meet, as X or as O, with at most this many marks.
 MINIMAX_UP_TO = 5
+WINS_FILE = "book_5x5_wins.txt"
+WINS_PATH = Path(__file__).parent / "data" / WINS_FILE
+# Every won position of the book with at most this many marks has its fastest wins there too.
+# With more marks the search finds them in a fraction of a second (bench.engine's drill answers).
+WINS_UP_TO = 3
 # A record: the canonical key (X-to-move's mask, then the other's, 25 bits each: 7 bytes), then
 # one byte: the move (in the canonical image's orientation) times 4, plus the value's code.
 RECORD_BYTES = 8
@@ -157,3 +173,66 @@ def opening_book() -> OpeningBook:
 def book_entry(board: Board) -> tuple[int, int] | None:
     """The shipped book's (value, move) for ``board``, or None when it does not hold it."""
     return opening_book().entry(board)
+
+
+class FastestWins:
+    """Won positions' fastest wins, by canonical key: how many moves of its own the side to
+    move needs against the longest defence, and every move that wins that fast (a mask of
+    cells, in the key's orientation)."""
+
+    def __init__(self, entries: dict[int, tuple[int, int]]) -> None:
+        self._entries = entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def entry(self, board: Board) -> tuple[int, tuple[int, ...]] | None:
+        """How many moves ``board``'s side to move needs to win, and the cells of ``board``
+        that win that fast, in ascending order; None when the table does not hold it."""
+        if (board.size, board.line_length) != (SIZE, LINE_LENGTH):
+            return None
+        key, symmetry = canonical(*_split(board))
+        found = self._entries.get(key)
+        if found is None:
+            return None
+        moves, cells = found
+        inverse = _inverse_permutations()[symmetry]
+        return moves, tuple(sorted(inverse[cell] for cell in range(_CELLS) if cells >> cell & 1))
+
+    def records(self) -> dict[int, tuple[int, int]]:
+        """Every stored entry, key to (moves, mask of cells in the key's orientation)."""
+        return dict(self._entries)
+
+    @staticmethod
+    def format(entries: dict[int, tuple[int, int]]) -> str:
+        """The records, sorted by key, one a line as the shipped file holds them: the key, the
+        moves and the mask, in hexadecimal, decimal and hexadecimal."""
+        return "".join(
+            f"{key:x} {moves} {cells:x}\n" for key, (moves, cells) in sorted(entries.items())
+        )
+
+    @classmethod
+    def parse(cls, text: str) -> FastestWins:
+        """Read :meth:`format`'s lines; blank lines and lines starting with ``#`` are skipped."""
+        entries = {}
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            fields = line.split()
+            if len(fields) != 3:
+                raise ValueError(f"{WINS_FILE} line {number}: not a key, a count and a mask")
+            entries[int(fields[0], 16)] = (int(fields[1]), int(fields[2], 16))
+        return cls(entries)
+
+
+@functools.cache
+def fastest_wins_table() -> FastestWins:
+    """The shipped fastest wins, read once, on first use."""
+    return FastestWins.parse(WINS_PATH.read_text(encoding="utf-8"))
+
+
+def fastest_wins(board: Board) -> tuple[int, tuple[int, ...]] | None:
+    """For a won position of the book with at most :data:`WINS_UP_TO` marks: how many moves of
+    its own the side to move needs against the longest defence, and every cell that wins that
+    fast; None for any other position."""
+    return fastest_wins_table().entry(board)

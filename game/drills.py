@@ -160,10 +160,15 @@ def answer(drill: Drill, cell: int) -> DrillAnswer:
 
     Raises ``ValueError`` for a cell that cannot be played, with the board's sentence (not its
     grid: the bot shows the board), and for a drill whose value is not its position's (a line
-    stored by hand, say): it would call a right move wrong, or find no refutation. On an early
-    5x5 position the exact search takes seconds (up to about 3.5 s to refute a move with 3
-    marks down, a second to judge a right one; milliseconds by mid-game): call it off an
-    event loop.
+    stored by hand, say): it would call a right move wrong, or find no refutation.
+
+    On 5x5 the values of the first moves come from the opening book (every position of up to
+    4 marks) and a refutation's fastest win from the book's fastest wins (its won positions of
+    up to 3 marks), where the exact search alone took seconds; the answers are the search's
+    all the same (the tests compare them). Past them the search answers: in milliseconds at
+    the median and well under a second at p99 over the drills of games between the levels
+    (``python -m bench.engine``), but a few positions of 3 to 6 marks still take it a second
+    or more (a long forced win to count, a value off the book): call it off an event loop.
     """
     position = drill.position
     try:

@@ -187,10 +187,12 @@ class ExactSolver:
             return 1, self._fastest_win(mine, theirs, order)
         return best, best_move
 
-    def moves_to_win(self, board: Board) -> int | None:
+    def moves_to_win(self, board: Board, won: bool = False) -> int | None:
         """How many moves of its own the side to move needs to complete a line against the
-        longest defence (1: it completes one now), or None when it cannot force a win."""
-        if self.value(board) != 1:
+        longest defence (1: it completes one now), or None when it cannot force a win.
+        ``won`` says the position is known to be won (by the opening book, say), so that its
+        value is not proven again."""
+        if not won and self.value(board) != 1:
             return None
         return self._moves_to_win(*self._split(board))
 
@@ -211,6 +213,12 @@ class ExactSolver:
             return False
         mine, theirs = self._split(board)
         return self._wins_with(mine, theirs, move, fewest)
+
+    def wins_within(self, board: Board, move: int, moves: int) -> bool:
+        """Whether ``move`` completes a line within ``moves`` moves of the side to move's own
+        (``move`` the first), however the opponent defends."""
+        self._check(board)
+        return self._wins_with(*self._split(board), move, moves)
 
     def fastest_wins(self, board: Board, moves: Iterable[int]) -> tuple[int, ...]:
         """Those of ``moves`` that win in the fewest moves of the side to move's, against the

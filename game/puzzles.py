@@ -54,6 +54,9 @@ from pathlib import Path
 
 from game.ai import CasualStrategy, RandomStrategy, SmartStrategy, Strategy
 from game.board import Board, Geometry, Mark, cell_name, parse_cell, quote_input
+from game.book5x5 import LINE_LENGTH as BOOK_LINE_LENGTH
+from game.book5x5 import SIZE as BOOK_SIZE
+from game.book5x5 import book_entry, fastest_wins
 from game.errors import GameError
 from game.exact import ExactSolver
 from game.solved import LINE_LENGTH as SOLVED_LINE_LENGTH
@@ -235,7 +238,10 @@ def _is_solved_4x4(board: Board) -> bool:
 def _move_values(board: Board) -> dict[int, int]:
     """Each legal move's value for the side to move (+1 win, 0 draw, -1 loss). On 4x4 from the
     shipped solved table, so that a 4x4 puzzle's values do not rest on the search that counts
-    its moves; elsewhere from the exact search."""
+    its moves; on 5x5 from the opening book where it holds the position after the move; else
+    from the exact search."""
+    if _is_book_board(board):
+        return {cell: -_position_value(board.play(cell)) for cell in board.legal_moves}
     if not _is_solved_4x4(board):
         return _solver(board.geometry).move_values(board)
     table = solved_table()
@@ -250,14 +256,84 @@ def _move_values(board: Board) -> dict[int, int]:
     return values
 
 
+def _is_book_board(board: Board) -> bool:
+    return (board.size, board.line_length) == (BOOK_SIZE, BOOK_LINE_LENGTH)
+
+
 def _position_value(board: Board) -> int:
+    """The value for the side to move: on 4x4 from the solved table, on 5x5 from the opening
+    book where it holds the position (every position of up to 4 marks: there the exact search
+    can take seconds), else from the exact search."""
     if _is_solved_4x4(board):
         return solved_table().value(*board.masks)
+    if _is_book_board(board):
+        found = book_entry(board)
+        if found is not None:
+            return found[0]
     return _solver(board.geometry).value(board)
 
 
 def _moves_to_win(board: Board) -> int | None:
-    return _solver(board.geometry).moves_to_win(board)
+    """How many moves of its own the side to move needs against the longest defence, or None
+    when it cannot force a win; the value read as :func:`_position_value` reads it."""
+    if _position_value(board) != 1:
+        return None
+    return _win_length(board)
+
+
+def _win_length(board: Board) -> int:
+    """:func:`_moves_to_win` in a position known to be won: on 5x5 from the book's fastest wins
+    where they hold it, else from the book's move (one of the fastest wins, as ``python -m
+    game.solve5x5 verify`` checks: how fast it wins is how fast the position is won, and trying
+    one move a count is far cheaper than trying every move), else from the exact search."""
+    solver = _solver(board.geometry)
+    if _is_book_board(board):
+        found = fastest_wins(board)
+        if found is not None:
+            return found[0]
+        entry = book_entry(board)
+        if entry is not None:
+            for count in range(1, len(board.legal_moves) + 1):
+                if solver.wins_within(board, entry[1], count):
+                    return count
+            raise AssertionError(f"the book's move does not win\n{board.grid()}")
+    searched = solver.moves_to_win(board, won=True)
+    assert searched is not None  # a won position, as the caller knows
+    return searched
+
+
+def _fastest_win(board: Board) -> tuple[int, int]:
+    """In a won position, how many moves of its own the side to move needs against the longest
+    defence (:func:`_win_length`), and the lowest cell among the moves that win that fast. A
+    move that wins within that many moves wins, and none wins sooner, so the first cell that
+    does is the lowest of the fastest wins, and no other move's value is needed; on 5x5 the
+    book's fastest wins name them outright, and no cell past the book's move need be tried."""
+    count = _win_length(board)
+    known: int | None = None  # a move known to be one of the fastest wins
+    if _is_book_board(board):
+        found = fastest_wins(board)
+        if found is not None:
+            return count, found[1][0]
+        entry = book_entry(board)
+        if entry is not None:
+            known = entry[1]
+    solver = _solver(board.geometry)
+    for cell in board.legal_moves:
+        if cell == known or solver.wins_within(board, cell, count):
+            return count, cell
+    raise AssertionError(f"a won position with no move that wins in {count}\n{board.grid()}")
+
+
+def _keeping_move(board: Board) -> int:
+    """The move the exact search's :meth:`~game.exact.ExactSolver.best_moves` gives in a
+    position that is not won: the first in its order whose result keeps the position's value,
+    each result's value read as :func:`_position_value` reads it (on 5x5, mostly from the
+    book)."""
+    value = _position_value(board)
+    ordered = _solver(board.geometry).ordered_moves(board)
+    return next(
+        (cell for cell in ordered if -_position_value(board.play(cell)) == value), ordered[0]
+    )
 
 
 def _completing_cells(board: Board, mark: Mark) -> tuple[int, ...]:
@@ -493,13 +569,14 @@ def load_pool(path: Path = POOL_PATH) -> tuple[Puzzle, ...]:
 
 
 def puzzle_of_the_day(date: datetime.date, pool: Sequence[Puzzle]) -> Puzzle:
-    """The puzzle for ``date``: the same in every process and after a restart, and every puzzle
-    of the pool once before any comes back.
+    """The puzzle for ``date``: the same in every process and after a restart, and within a
+    cycle every puzzle of the pool once.
 
     Days count from :data:`DAILY_EPOCH`; each run of ``len(pool)`` days (a cycle) goes through
     the pool in the order of the sha256 of the cycle's number and each puzzle's id, so the order
     depends on the pool's ids only, not on the order of its lines, and differs from one cycle
-    to the next. (A puzzle may end one cycle and start the next.)
+    to the next. So across a cycle's end a puzzle can come back sooner than a cycle: a puzzle
+    may end one cycle and start the next.
     """
     if not pool:
         raise ValueError("no puzzle to choose from: the pool is empty")
@@ -602,11 +679,8 @@ def refute(position: Board, wrong_move: int) -> Refutation:
         raise ValueError(f"{name} keeps the position's value: there is nothing to refute")
     replier = after.turn
     if replier_value == 1:
-        values = _move_values(after)
-        winners = [cell for cell, value in values.items() if value == 1]
-        reply = min(_solver(after.geometry).fastest_wins(after, winners))
+        moves, reply = _fastest_win(after)
         replied = after.play(reply)
-        moves = _moves_to_win(after)
         if replied.winner is replier:
             reason = Reason.COMPLETES_LINE
         elif len(_completing_cells(replied, replier)) >= 2 and not _completing_cells(
@@ -620,8 +694,7 @@ def refute(position: Board, wrong_move: int) -> Refutation:
     if len(threats) == 1:
         # The wrong move made a threat, so the reply is the block; the draw is what is left.
         return Refutation(position, wrong_move, threats[0], Reason.BLOCK, None)
-    _, reply = _solver(after.geometry).best_moves(after)
-    return Refutation(position, wrong_move, reply, Reason.HOLDS, None)
+    return Refutation(position, wrong_move, _keeping_move(after), Reason.HOLDS, None)
 
 
 def reply(position: Board, right_move: int) -> Reply:
@@ -645,8 +718,7 @@ def reply(position: Board, right_move: int) -> Reply:
             key=lambda cell: (cell not in blocks, cell),
         )
         return Reply(position, right_move, answer, longest)
-    _, answer = _solver(after.geometry).best_moves(after)
-    return Reply(position, right_move, answer, None)
+    return Reply(position, right_move, _keeping_move(after), None)
 
 
 # -- stepping through a puzzle's line ---------------------------------------------------------
@@ -813,8 +885,7 @@ def _later_step(position: Board, remaining: int, cell: int) -> Step:
     right = reply(position, cell)
     if 1 + (right.moves_left or 0) <= remaining:
         return Step(StepKind.GOES_ON, position, cell, reply=right, remaining=remaining)
-    winners = [move for move, value in _move_values(position).items() if value == 1]
-    faster = min(_solver(position.geometry).fastest_wins(position, winners))
+    faster = _fastest_win(position)[1]
     return Step(StepKind.TOO_SLOW, position, cell, faster=faster, remaining=remaining)
 
 

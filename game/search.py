@@ -22,13 +22,11 @@ import time
 from typing import NamedTuple
 
 from game.board import Board, Geometry
+from game.budget import DEFAULT_TIME_BUDGET, SearchBudget
 from game.symmetry import cell_permutations
 
 __all__ = ["DEFAULT_TIME_BUDGET", "SearchBudget", "SearchResult", "ThreatSearch"]
 
-# What one move may take by default, in seconds: most moves end far sooner (a forced reply, a
-# forced result), so a game's median stays well under it; the few open ones use it all.
-DEFAULT_TIME_BUDGET = 0.3
 _WIN = 100_000
 # A score this far from _WIN is a forced result found by the search, not a heuristic estimate.
 _DECIDED = _WIN - 1_000
@@ -41,18 +39,7 @@ class _OutOfBudget(Exception):
     """Raised inside the search when the budget is spent; the last finished depth answers."""
 
 
-# Named tuples rather than dataclasses: building a dataclass costs about a millisecond at import,
-# and every program that plays 3x3 imports this module.
-class SearchBudget(NamedTuple):
-    """How much a search may do: ``seconds`` of wall time, or ``nodes`` positions (reproducible
-    whatever the machine's speed, for tests), whichever ends first; ``max_depth`` caps the
-    iterative deepening."""
-
-    seconds: float | None = DEFAULT_TIME_BUDGET
-    nodes: int | None = None
-    max_depth: int = 64
-
-
+# Named tuples rather than dataclasses: building a dataclass costs about a millisecond at import.
 class SearchResult(NamedTuple):
     """A search's answer: the move, its score for the side to move, and what it cost."""
 

@@ -1,14 +1,18 @@
-"""``python -m game.solve5x5 build|verify|check``: make the 5x5 opening book, or prove it and
-``minimax``.
+"""``python -m game.solve5x5 build|wins|verify|check``: make the 5x5 opening book and its
+fastest wins, or prove them and ``minimax``.
 
 ``build`` solves, with the exact search (:mod:`game.exact`), every position the book holds (see
-:mod:`game.book5x5`) and writes ``game/data/book_5x5.xz``. ``verify`` re-reads the shipped book
-and checks every entry against a fresh exact search: its value, that its move keeps it, and in
-a won position that the move is one of the fastest wins; and that the book holds every position
-``minimax`` can meet in its opening. ``check`` plays the levels against ``minimax`` and checks
-every 5x5 choice ``minimax`` makes against the exact search: every position it can meet up to
-``--plies`` marks, as X and as O, and ``--games`` seeded games against each level. It lives
-apart from :mod:`game.book5x5` because it needs the strategies, which themselves need the book.
+:mod:`game.book5x5`) and writes ``game/data/book_5x5.xz``. ``wins`` finds, for every won
+position of the book with at most :data:`~game.book5x5.WINS_UP_TO` marks, how many moves the
+win takes and every move that wins that fast, and writes ``game/data/book_5x5_wins.txt``.
+``verify`` re-reads the shipped book and checks every entry against a fresh exact search: its
+value, that its move keeps it, and in a won position that the move is one of the fastest wins;
+that the book holds every position ``minimax`` can meet in its opening; and every fastest win
+shipped, and that every won position it promises is there. ``check`` plays the levels against
+``minimax`` and checks every 5x5 choice ``minimax`` makes against the exact search: every
+position it can meet up to ``--plies`` marks, as X and as O, and ``--games`` seeded games
+against each level. It lives apart from :mod:`game.book5x5` because it needs the strategies,
+which themselves need the book.
 """
 
 from __future__ import annotations
@@ -29,8 +33,12 @@ from game.book5x5 import (
     LINE_LENGTH,
     MINIMAX_UP_TO,
     SIZE,
+    WINS_PATH,
+    WINS_UP_TO,
+    FastestWins,
     OpeningBook,
     canonical,
+    fastest_wins_table,
     opening_book,
     to_canonical,
 )
@@ -163,6 +171,60 @@ def build(output: Path) -> None:
         f"wrote {output} ({len(entries):,} positions, {len(compressed):,} bytes) in "
         f"{time.perf_counter() - started:.0f} s"
     )
+
+
+def won_positions(book: OpeningBook) -> list[int]:
+    """The keys of the book's won positions with at most :data:`WINS_UP_TO` marks: those
+    :func:`game.book5x5.fastest_wins` holds."""
+    return sorted(
+        key
+        for key, (value, _) in book.records().items()
+        if value == 1 and key.bit_count() <= WINS_UP_TO
+    )
+
+
+def fastest_wins_of(solver: ExactSolver, key: int) -> tuple[int, int]:
+    """How many moves the win of the book's won position ``key`` takes, and the mask of every
+    move that wins that fast, in the key's orientation (a :class:`FastestWins` record)."""
+    board = board_of_key(key)
+    moves = solver.moves_to_win(board)
+    assert moves is not None, f"{board}: the book says won, the search does not"
+    cells = sum(1 << cell for cell in board.legal_moves if solver.wins_within(board, cell, moves))
+    return moves, cells
+
+
+def build_wins(output: Path, book: OpeningBook) -> None:
+    started = time.perf_counter()
+    solver = _solver()
+    keys = won_positions(book)
+    entries = {}
+    for done, key in enumerate(keys, 1):
+        entries[key] = fastest_wins_of(solver, key)
+        if done % 20 == 0:
+            print(f"{done} of {len(keys)} in {time.perf_counter() - started:.0f} s", flush=True)
+    header = (
+        f"# tttbot: the fastest wins of the 5x5 opening book's {len(entries)} won positions of "
+        f"at most {WINS_UP_TO} marks,\n"
+        "# made by `python -m game.solve5x5 wins` (`verify` checks them against the search).\n"
+        "# One a line: the canonical key (the side to move's cells in the low 25 bits), the\n"
+        "# moves of its own the side to move needs, and the mask of the cells that win so fast.\n"
+    )
+    output.write_text(header + FastestWins.format(entries), encoding="utf-8")
+    print(f"wrote {output} ({len(entries)} positions) in {time.perf_counter() - started:.0f} s")
+
+
+def verify_wins(book: OpeningBook, wins: FastestWins, keys: list[int] | None = None) -> int:
+    """Check ``wins`` against a fresh exact search, every entry or those of ``keys``, and that
+    it holds every won position it promises to and no other; raises AssertionError at the
+    first disagreement. Returns how many entries were checked."""
+    solver = _solver()
+    records = wins.records()
+    assert sorted(records) == won_positions(book), "not exactly the book's won positions"
+    checked = sorted(records) if keys is None else keys
+    for key in checked:
+        found = fastest_wins_of(solver, key)
+        assert records[key] == found, f"{board_of_key(key)}: stored {records[key]}, not {found}"
+    return len(checked)
 
 
 def minimax_positions(
@@ -308,9 +370,9 @@ def check(plies: int, all_plies: int, games: int, seed: int) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m game.solve5x5", description=__doc__)
-    parser.add_argument("command", choices=["build", "verify", "check"])
+    parser.add_argument("command", choices=["build", "wins", "verify", "check"])
     parser.add_argument(
-        "--output", type=Path, default=BOOK_PATH, help="where build writes the book"
+        "--output", type=Path, help="where build writes the book, or wins the fastest wins"
     )
     parser.add_argument("--plies", type=int, default=5, help="check: minimax's positions")
     parser.add_argument("--all-plies", type=int, default=3, help="check: every position")
@@ -318,13 +380,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="check: the games' seed")
     args = parser.parse_args(argv)
     if args.command == "build":
-        build(args.output)
+        build(args.output or BOOK_PATH)
+    elif args.command == "wins":
+        build_wins(args.output or WINS_PATH, opening_book())
     elif args.command == "verify":
         started = time.perf_counter()
         checked = verify(opening_book())
         print(
             f"verified {checked:,} entries in {time.perf_counter() - started:.0f} s: every value "
             "exact, every move keeps it, every position minimax meets in its opening is there"
+        )
+        started = time.perf_counter()
+        checked = verify_wins(opening_book(), fastest_wins_table())
+        print(
+            f"verified the fastest wins of {checked:,} won positions in "
+            f"{time.perf_counter() - started:.0f} s"
         )
     else:
         check(args.plies, args.all_plies, args.games, args.seed)

@@ -18,7 +18,7 @@ def test_engine_benchmark_runs_and_reports_every_figure() -> None:
             "-m",
             "bench.engine",
             *("--rounds", "1", "--naive-runs", "1", "--positions", "10"),
-            *("--timed-games", "1", "--reviews", "2"),
+            *("--timed-games", "1", "--reviews", "2", "--drill-games", "3"),
         ],
         capture_output=True,
         text=True,
@@ -30,6 +30,9 @@ def test_engine_benchmark_runs_and_reports_every_figure() -> None:
         assert figure in result.stdout
     for figure in ("empty 5x5 board proven a draw", "minimax on 5x5, its", "5x5 review"):
         assert figure in result.stdout
+    assert "a bare interpreter's whole run (python -c pass" in result.stdout
+    for size in (3, 4, 5):
+        assert f"drill answers, {size}x{size}: every move of the" in result.stdout
     assert "549,945 nodes" in result.stdout  # the baseline really searched the whole tree
 
 

@@ -11,7 +11,10 @@ from collections.abc import Callable
 
 import pytest
 
-from game import Board, IllegalMoveError, Mark, reachable_positions
+import game.book5x5
+import game.solved
+import game.solved3x3
+from game import Board, IllegalMoveError, Mark, geometry, reachable_positions
 from game.ai import (
     STRATEGIES,
     MinimaxStrategy,
@@ -19,8 +22,11 @@ from game.ai import (
     SmartStrategy,
     evaluate,
     get_strategy,
+    is_searched_exactly,
+    is_solved,
     score,
 )
+from game.solved3x3 import TABLE_PATH, Solver, pack, shipped_table
 
 ALL_POSITIONS = sorted(reachable_positions(), key=str)
 LIVE_POSITIONS = [board for board in ALL_POSITIONS if not board.is_over]
@@ -115,14 +121,108 @@ def test_the_solver_agrees_with_a_recursive_negamax_in_every_position() -> None:
             assert minimax.best_moves(board) == expected_moves, str(board)
 
 
+def test_the_shipped_3x3_table_is_what_the_solver_computes() -> None:
+    """minimax reads 3x3 from a shipped table (game/data/solved_3x3.bin) rather than solving the
+    game at every start: it is a fresh solve, byte for byte, and gives every reachable position
+    the solver's score and best moves."""
+    solver = Solver(geometry(3))
+    entries = solver.solve()
+    assert len(entries) == len(ALL_POSITIONS) == 5478
+    with open(TABLE_PATH, "rb") as file:
+        assert file.read() == pack(entries)
+    table = shipped_table()
+    for board in ALL_POSITIONS:
+        assert table.entry(board) == solver.entry(board), str(board)
+    assert game.solved3x3.main(["verify"]) == 0
+
+
+def test_a_position_no_game_reaches_is_solved_on_demand() -> None:
+    """Board.from_masks takes any masks: both rows complete, with X to move, is in no game (and
+    not in the shipped table), and still has its score: O completed a line, 3 cells left."""
+    board = Board.from_masks(0b000_000_111, 0b111_000_000)
+    assert shipped_table().entry(board) is None
+    assert score(board) == -4
+
+
+# A 3x3 program: every level plays minimax, every position's value is asked. It must import none
+# of the modules only the larger boards need (each costs every start milliseconds).
+THREE_BY_THREE_PROGRAM = """
+import random, sys
+from game import Board, Mark, reachable_positions
+from game.ai import STRATEGIES, evaluate, get_strategy, is_solved, play_game, score
+for name in STRATEGIES:
+    for side in Mark:
+        players = {side: get_strategy("minimax"), side.other: get_strategy(name, random.Random(1))}
+        play_game(Board(), players)
+for board in reachable_positions():
+    evaluate(board), score(board), is_solved(board)
+print(" ".join(sorted(name for name in sys.modules if name.split(".")[0] == "game")))
+"""
+LARGER_BOARDS_MODULES = {"game.book5x5", "game.exact", "game.search", "game.solved"}
+
+
+def test_a_3x3_game_imports_nothing_that_only_the_larger_boards_need() -> None:
+    result = subprocess.run(
+        [sys.executable, "-c", THREE_BY_THREE_PROGRAM],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    imported = set(result.stdout.split())
+    assert "game.ai" in imported
+    assert imported & LARGER_BOARDS_MODULES == set()
+
+
+# Each board's module, imported on first use by the one that needs it, in a fresh interpreter.
+LARGER_BOARD_PROGRAM = """
+import random, sys
+from game import Board
+from game.ai import get_strategy
+print(",".join(sorted(name for name in {modules!r} if name in sys.modules)))
+get_strategy("minimax", random.Random(1)).choose(Board({size}))
+print(",".join(sorted(name for name in {modules!r} if name in sys.modules)))
+"""
+
+
+@pytest.mark.parametrize(
+    ("size", "imported"),
+    # 4x4: the table, and the exact search that converts a won position fastest. 5x5: the
+    # empty board's move is in the opening book.
+    [(4, "game.exact,game.solved"), (5, "game.book5x5")],
+)
+def test_a_larger_board_imports_its_modules_on_its_first_move(size: int, imported: str) -> None:
+    code = LARGER_BOARD_PROGRAM.format(modules=sorted(LARGER_BOARDS_MODULES), size=size)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["", imported]
+
+
+def test_the_boards_played_exactly_are_those_of_the_shipped_table_and_book() -> None:
+    """game.ai names the 4x4 table's and the 5x5 book's boards itself, so that asking which
+    board a position is on imports neither module: the same boards as the modules'."""
+    table_board = Board(game.solved.SIZE, line_length=game.solved.LINE_LENGTH)
+    book_board = Board(game.book5x5.SIZE, line_length=game.book5x5.LINE_LENGTH)
+    assert is_solved(table_board)
+    assert not is_searched_exactly(table_board)
+    assert is_searched_exactly(book_board)
+    assert evaluate(table_board) == game.solved.solved_value(table_board)
+    entry = game.book5x5.book_entry(book_board)
+    assert entry is not None
+    assert evaluate(book_board) == entry[0]
+
+
 # Run in a fresh interpreter, so that this call is the one that solves the game. The limit is set
 # low, well under the default, so that a solver that raised it to suit itself would be caught.
 SOLVE_UNDER_A_LOW_RECURSION_LIMIT = """
 import sys
-from game import Board
-from game.ai import score
+from game import geometry
+from game.solved3x3 import Solver
 sys.setrecursionlimit(50)
-print(score(Board()), sys.getrecursionlimit())
+print(len(Solver(geometry(3)).solve()), sys.getrecursionlimit())
 """
 
 
@@ -136,7 +236,7 @@ def test_solving_leaves_the_recursion_limit_alone() -> None:
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["0", "50"]
+    assert result.stdout.split() == ["5478", "50"]
 
 
 @pytest.mark.parametrize("side", [Mark.X, Mark.O])

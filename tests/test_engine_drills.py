@@ -10,9 +10,11 @@ import re
 import pytest
 
 import game.drills
-from game.board import Board, Mark, parse_cell
+from game.board import Board, Mark, cell_name, parse_cell
+from game.book5x5 import FULL_UP_TO
 from game.drills import Drill, DrillAnswer, answer, drills_of
-from game.puzzles import Puzzle, Reason, refute
+from game.exact import ExactSolver
+from game.puzzles import Puzzle, Reason, Refutation, refute
 from game.review import position_value, review_game
 from tests.known_games import BLUNDER, FULL_5X5, MISSED_WIN
 
@@ -168,6 +170,88 @@ def test_a_5x5_hold_puzzles_position_with_a_losing_move_is_a_drill() -> None:
     refutation = answer(drill, drill.played).refutation
     assert refutation is not None
     assert refutation.sentence == "C1? B3 wins: B3 makes two threats at once."
+
+
+# -- early 5x5 drills: the book's answers are the search's -----------------------------------
+
+
+def completing_cells(board: Board, mark: Mark) -> set[int]:
+    """The free cells where ``mark`` would complete a line."""
+    x_mask, o_mask = board.masks
+    marks = x_mask if mark is Mark.X else o_mask
+    free = board.geometry.full_mask & ~(x_mask | o_mask)
+    gaps = (line & ~marks for line in board.geometry.line_masks)
+    return {gap.bit_length() - 1 for gap in gaps if gap.bit_count() == 1 and gap & free}
+
+
+def judged_by_the_search(solver: ExactSolver, drill: Drill, cell: int) -> DrillAnswer:
+    """``cell``'s answer as the exact search alone gives it, with nothing read from the opening
+    book or its fastest wins (as :func:`answer` gave it before it read them): right when the
+    move keeps the drill's value; else the opponent's reply, the lowest of the fastest wins
+    when the move lost (those of every move: one that does not win wins in no count), the
+    search's move that keeps the draw when it let a win slip."""
+    position = drill.position
+    after = position.play(cell)
+    if after.winner is position.turn or -solver.value(after) >= drill.value:
+        return DrillAnswer(drill, cell, True, None)
+    replier = after.turn
+    if solver.value(after) == 1:
+        reply = min(solver.fastest_wins(after, after.legal_moves))
+        replied = after.play(reply)
+        if replied.winner is replier:
+            reason = Reason.COMPLETES_LINE
+        elif len(completing_cells(replied, replier)) >= 2 and not completing_cells(
+            replied, position.turn
+        ):
+            reason = Reason.FORK
+        else:
+            reason = Reason.FORCED_WIN
+        moves = solver.moves_to_win(after)
+        return DrillAnswer(drill, cell, False, Refutation(position, cell, reply, reason, moves))
+    threats = completing_cells(after, position.turn)
+    if len(threats) == 1:
+        refutation = Refutation(position, cell, threats.pop(), Reason.BLOCK, None)
+    else:
+        refutation = Refutation(position, cell, solver.best_moves(after)[1], Reason.HOLDS, None)
+    return DrillAnswer(drill, cell, False, refutation)
+
+
+# Early drills, one to four marks down, where answer() reads the book and its fastest wins
+# rather than search; the search alone takes up to seconds a cell there.
+# O's first move after X's C1: A3 and six more lose (X wins in 6 or 7).
+AFTER_C1 = "..X../...../...../...../..... k4 draw A3"
+# X's second move after B1 and B4: B5 and 17 more lose.
+AFTER_B1_B4 = ".X.../...../...../.O.../..... k4 draw B5"
+# O's second move in FULL_5X5: D1 and four more lose.
+FULL_5X5_O2 = "XXO../...../...../...../..... k4 draw D1"
+# X's third move in FULL_5X5: C3 alone keeps the win; every other move lets it slip.
+FULL_5X5_X3 = "XXOO./...../...../...../..... k4 win E1"
+
+
+def assert_judged_as_by_the_search(line: str, names: list[str] | None = None) -> None:
+    """Each of the cells called ``names`` (by default every legal move) answers ``line``'s drill
+    as the exact search alone judges it."""
+    drill = Drill.from_line(line)
+    assert drill.position.move_count <= FULL_UP_TO
+    solver = ExactSolver(drill.position.geometry)
+    tried = drill.position.legal_moves if names is None else cells(*names, size=5)
+    for cell in tried:
+        assert answer(drill, cell) == judged_by_the_search(solver, drill, cell), cell_name(cell, 5)
+
+
+@pytest.mark.slow  # the search alone: up to about a minute a drill
+@pytest.mark.parametrize("line", [AFTER_C1, AFTER_B1_B4, FULL_5X5_O2, FULL_5X5_X3])
+def test_early_5x5_answers_are_the_exact_searchs_in_every_cell(line: str) -> None:
+    assert_judged_as_by_the_search(line)
+
+
+def test_early_5x5_answers_are_the_exact_searchs_in_a_few_cells() -> None:
+    """Cells of the drills above that the search alone judges in a few seconds in all: wrong
+    ones, refuted by a forced win or by the draw held, and right ones."""
+    assert_judged_as_by_the_search(AFTER_C1, ["E5", "C3", "B2"])
+    assert_judged_as_by_the_search(AFTER_B1_B4, ["B5", "C4", "D3", "D2"])
+    assert_judged_as_by_the_search(FULL_5X5_O2, ["A4", "C2"])
+    assert_judged_as_by_the_search(FULL_5X5_X3, ["E1", "B2", "D3", "C3"])
 
 
 # -- answers that cannot be judged ------------------------------------------------------------

@@ -23,10 +23,23 @@ import game.book5x5
 import game.exact
 from game import Board, Mark, cell_name, parse_cell, reachable_positions
 from game.ai import STRATEGIES, MinimaxStrategy, evaluate, get_strategy, is_solved
-from game.book5x5 import FULL_UP_TO, book_entry, opening_book
+from game.book5x5 import (
+    FULL_UP_TO,
+    WINS_UP_TO,
+    book_entry,
+    fastest_wins,
+    fastest_wins_table,
+    opening_book,
+)
 from game.exact import ExactSolver
 from game.review import Verdict, best_move, position_value, review_game
-from game.solve5x5 import board_of_key, minimax_positions, positions_up_to
+from game.solve5x5 import (
+    board_of_key,
+    minimax_positions,
+    positions_up_to,
+    verify_wins,
+    won_positions,
+)
 
 SAMPLE_4X4 = Path(__file__).parent / "data" / "solved_4x4_sample.json"
 
@@ -302,6 +315,38 @@ def test_a_book_entry_is_found_in_every_orientation() -> None:
     assert found is not None
     assert found[0] == 0
     assert keeps_value(turned, found[1])
+
+
+def test_the_fastest_wins_hold_every_won_position_of_the_book_up_to_their_promise() -> None:
+    wins = fastest_wins_table()
+    assert sorted(wins.records()) == won_positions(opening_book())
+    assert len(wins) > 200
+    for board in positions_up_to(WINS_UP_TO):
+        entry = book_entry(board)
+        if entry is not None and entry[0] == 1:
+            assert fastest_wins(board) is not None, str(board)
+
+
+def test_a_seeded_sample_of_fastest_wins_against_the_exact_search() -> None:
+    """The shipped fastest wins (game/data/book_5x5_wins.txt) are what the exact search finds:
+    three entries a run here (a second or more each), every one by ``python -m game.solve5x5
+    verify``."""
+    wins = fastest_wins_table()
+    sample = random.Random(31).sample(sorted(wins.records()), 3)
+    assert verify_wins(opening_book(), wins, sample) == 3
+
+
+def test_fastest_wins_are_found_in_every_orientation() -> None:
+    """After X's B1, O's A1 loses: X wins in 6, with C2 or C3 (the book's move among them);
+    the position turned a quarter (B1 to E2, A1 to E1) has the same win, with C3 or D3."""
+    board = Board.from_moves(["B1", "A1"], 5)
+    assert fastest_wins(board) == (6, cells("C2", "C3"))
+    assert book_entry(board) in {(1, cell) for cell in cells("C2", "C3")}
+    assert fastest_wins(Board.from_moves(["E2", "E1"], 5)) == (6, cells("C3", "D3"))
+
+
+def cells(*names: str) -> tuple[int, ...]:
+    return tuple(sorted(parse_cell(name, 5) for name in names))
 
 
 def test_a_truncated_book_is_refused() -> None:

@@ -293,6 +293,36 @@ def test_the_daily_puzzle_goes_through_the_whole_pool_before_repeating() -> None
     assert len({puzzle.id for puzzle in first}) == 30
 
 
+def test_across_a_cycles_end_a_puzzle_can_come_back_sooner() -> None:
+    """What the README says, exactly: no puzzle comes back within a cycle (above), but each
+    cycle has its own order, so across a cycle's end one can come back sooner than a cycle.
+    With the shipped pool, 4w-ba1d0c47 is the 290th of the first cycle (2026-10-17) and the
+    5th of the second (2026-11-11): 25 days. It can be the next day: with a pool of two, the
+    last puzzle of the fourth cycle is the first of the fifth."""
+    pool = load_pool()
+    shown = [
+        puzzle_of_the_day(DAILY_EPOCH + datetime.timedelta(days=day), pool).id
+        for day in range(2 * len(pool))
+    ]
+    returns = [
+        day - shown.index(shown[day])
+        for day in range(len(pool), 2 * len(pool))
+        if shown.index(shown[day]) < len(pool)
+    ]
+    assert len(returns) == len(pool)  # every puzzle came back once in the second cycle
+    assert min(returns) == 25
+    soonest = shown[len(pool) + returns.index(25)]
+    assert soonest == "4w-ba1d0c47"
+    assert puzzle_of_the_day(datetime.date(2026, 10, 17), pool).id == soonest
+    assert puzzle_of_the_day(datetime.date(2026, 11, 11), pool).id == soonest
+    two = pool[:2]
+    end_of_fourth = DAILY_EPOCH + datetime.timedelta(days=4 * len(two) - 1)
+    last, first = (
+        puzzle_of_the_day(end_of_fourth + datetime.timedelta(days=day), two) for day in (0, 1)
+    )
+    assert last == first
+
+
 def test_the_daily_puzzle_needs_a_pool_with_unique_ids() -> None:
     with pytest.raises(ValueError, match="the pool is empty"):
         puzzle_of_the_day(DAILY_EPOCH, ())
