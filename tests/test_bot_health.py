@@ -635,7 +635,8 @@ async def test_a_reconnection_through_refused_connections_logs_warnings_and_no_m
         identifies = sim.identifies
         sim.refuse_gateway(2)
         await sim.drop_connection(wait=False)
-        # Its RESUME refused, then its IDENTIFY, then a fresh IDENTIFY after a 5 s pause.
+        # The connection for its RESUME is refused, then the one for an IDENTIFY; the next
+        # gets through, and it identifies afresh after discord.py's 5 s pause.
         await sim.wait_for(lambda: sim.identifies > identifies, timeout=30)
         await http.status_until("/readyz", 200)
         await asyncio.sleep(1.1)  # past the reuse of the last scrape's text
@@ -648,11 +649,7 @@ async def test_a_reconnection_through_refused_connections_logs_warnings_and_no_m
     assert len(retries) == 2, bot.log
     for line in retries:
         assert "[WARNING ] discord.shard: Attempting a reconnect for shard ID 0 in " in line
-        assert line.endswith(
-            "Invalid response status', url='"
-            + sim.gateway_url.rstrip("/")
-            + "/?v=10&encoding=json&compress=zlib-stream'"
-        )
+        assert ": 502, message='Invalid response status'" in line
     assert " ERROR " not in bot.log
     assert "Traceback" not in bot.log
 
