@@ -17,6 +17,8 @@ answered from the raw gateway payload, beside discord.py). For each it measures:
   last click was answered (against the bot at ``minimax`` for tttbot; a new game, or a
   rematch, when one ends): interactions a second, latency, and the bot's CPU per interaction;
 * errors: an interaction unanswered within 3 s, or answered with anything but an edit;
+* tttbot only: saturation again while ``/metrics`` is scraped ``--scrape-rate`` times a
+  second (an open loop of its own): the clicks' latency beside saturation's, and the scrapes';
 * the longest event-loop stall (every bot logs stalls from 10 ms: ``bot/stalls.py``), and
   the longest less the time the loop's thread waited for a CPU (the machine is shared);
 * tttbot's memory, idle and with ``--live-games`` games under way.
@@ -29,10 +31,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import os
 import random
 import re
 import signal
+import socket
 import sys
 import tempfile
 import time
@@ -40,6 +44,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
+
+import aiohttp
 
 from bench.samples import percentile
 from bot.components import CELL_ID, GAME_ACTION_ID
@@ -74,6 +80,9 @@ class Phase:
     # The longest stall less the time its thread waited for a CPU: what the bot itself held
     # the loop for (the machine is shared; on one without schedstat, the stall itself).
     longest_own_stall_ms: float = 0.0
+    # Scrapes of /metrics during the phase, if any: how long each took, and those that failed.
+    scrapes: list[float] = field(default_factory=list)
+    scrape_errors: int = 0
 
     @property
     def answered(self) -> int:
@@ -91,6 +100,11 @@ class Phase:
     def cpu_ms_per_interaction(self) -> float:
         return self.bot_cpu / self.answered * 1e3 if self.answered else float("nan")
 
+    def scrape_ms(self, fraction: float) -> float:
+        if not self.scrapes:
+            return float("nan")
+        return percentile(self.scrapes, fraction) * 1e3
+
 
 @dataclass
 class Result:
@@ -100,6 +114,7 @@ class Result:
     idle_rss_mb: float = float("nan")
     loaded_rss_mb: float = float("nan")
     live_games: int = 0
+    scraped: Phase | None = None  # saturation while /metrics is scraped (tttbot)
 
 
 class Target:
@@ -137,14 +152,17 @@ class TTTBot(Target):
     options: ClassVar[Mapping[str, str]] = {"difficulty": "minimax"}
     arguments = ("--sync",)
 
-    def __init__(self, database_url: str, label: str) -> None:
+    def __init__(self, database_url: str, label: str, http_port: int) -> None:
         self.database_url = database_url
         self.name = f"tttbot ({label})"
+        self.metrics_url = f"http://127.0.0.1:{http_port}/metrics"
+        self.http_port = http_port
 
     def env(self, sim: DiscordSim, guild: SimGuild, folder: Path) -> dict[str, str]:
         return {
             **super().env(sim, guild, folder),
             "DATABASE_URL": self.database_url,
+            "TTT_HTTP_PORT": str(self.http_port),
             "TTT_GUILD_ID": str(guild.id),
             "TTT_TURN_TIMEOUT": "3600",
             "LOG_LEVEL": "DEBUG",  # the stall lines; the bot logs nothing per interaction
@@ -305,6 +323,56 @@ class Load:
         return phase
 
 
+async def while_scraping(url: str, rate: float, work: Callable[[], Awaitable[Phase]]) -> Phase:
+    """``work``'s phase, with ``url`` scraped ``rate`` times a second meanwhile (each scrape
+    on its own, as several Prometheus servers or a short interval would ask): how long each
+    took, and how many failed or took more than :data:`DEADLINE`."""
+    scrapes: list[float] = []
+    failed = 0
+    running: set[asyncio.Task[None]] = set()
+
+    async def scrape(http: aiohttp.ClientSession) -> None:
+        nonlocal failed
+        start = time.perf_counter()
+        try:
+            async with http.get(url) as response:
+                await response.read()
+                ok = response.status == 200
+        except (aiohttp.ClientError, TimeoutError):
+            ok = False
+        if ok:
+            scrapes.append(time.perf_counter() - start)
+        else:
+            failed += 1
+
+    async def keep_scraping(http: aiohttp.ClientSession) -> None:
+        start = time.perf_counter()
+        for tick in itertools.count():
+            await asyncio.sleep(max(0.0, start + tick / rate - time.perf_counter()))
+            task = asyncio.create_task(scrape(http))
+            running.add(task)
+            task.add_done_callback(running.discard)
+
+    timeout = aiohttp.ClientTimeout(total=DEADLINE)
+    async with aiohttp.ClientSession(timeout=timeout) as http:
+        scraper = asyncio.create_task(keep_scraping(http))
+        try:
+            phase = await work()
+        finally:
+            scraper.cancel()
+            await asyncio.gather(scraper, *running, return_exceptions=True)
+    phase.scrapes, phase.scrape_errors = scrapes, failed
+    return phase
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 nothing listens on, for tttbot's /metrics."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
 def answered_well(ix: InteractionRecord) -> bool:
     return ix.rejected is None and ix.response_type in (4, 7) and ix.message is not None
 
@@ -383,6 +451,12 @@ async def bench_target(
         steady = await measured(running, lambda: load.open_loop(channels, args.rate, args.seconds))
         saturation = await measured(running, lambda: load.closed_loop(channels, args.seconds))
         result = Result(target.name, saturation, steady, idle_rss)
+        if isinstance(target, TTTBot) and args.scrape_rate:
+            url, rate = target.metrics_url, args.scrape_rate
+            result.scraped = await measured(
+                running,
+                lambda: while_scraping(url, rate, lambda: load.closed_loop(channels, args.seconds)),
+            )
         if isinstance(target, TTTBot) and args.live_games:
             await load.open_games(guild, args.live_games, prefix + "live")
             result.loaded_rss_mb = running.rss_mb()
@@ -422,6 +496,24 @@ def report(results: list[Result], args: argparse.Namespace) -> None:
         "driver CPU ms per interaction (saturation)",
         lambda r: f"{r.saturation.driver_cpu / max(1, r.saturation.answered) * 1e3:.2f}",
     )
+    if args.scrape_rate:
+        rate = f"{args.scrape_rate:.0f}/s"
+        row(
+            f"saturation, /metrics scraped {rate}: interactions/s",
+            lambda r: "" if r.scraped is None else f"{r.scraped.rate:,.0f}",
+        )
+        row(
+            f"saturation, /metrics scraped {rate}: latency p50 / p95 / p99 ms",
+            lambda r: "" if r.scraped is None else latencies(r.scraped),
+        )
+        row(
+            f"saturation, /metrics scraped {rate}: bot CPU ms per interaction",
+            lambda r: "" if r.scraped is None else cpu(r.scraped),
+        )
+        row(
+            "a /metrics scrape meanwhile: p50 / p99 ms (failed or over 3 s)",
+            lambda r: "" if r.scraped is None else scrape_times(r.scraped),
+        )
     row("RSS idle MB", lambda r: f"{r.idle_rss_mb:.1f}")
     row(
         "RSS with live games MB",
@@ -448,13 +540,18 @@ def cpu(phase: Phase) -> str:
     return f"{phase.cpu_ms_per_interaction():.2f}"
 
 
+def scrape_times(phase: Phase) -> str:
+    return f"{phase.scrape_ms(0.5):.1f} / {phase.scrape_ms(0.99):.1f} ({phase.scrape_errors})"
+
+
 async def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
-        sqlite = TTTBot(f"sqlite:///{folder / 'tttbot.sqlite3'}", "SQLite on disk")
+        sqlite = TTTBot(f"sqlite:///{folder / 'tttbot.sqlite3'}", "SQLite on disk", free_port())
         targets: list[Target] = [sqlite]
         if args.database_url:
-            targets.append(TTTBot(args.database_url, args.database_url.split(":", 1)[0]))
+            label = args.database_url.split(":", 1)[0]
+            targets.append(TTTBot(args.database_url, label, free_port()))
         if args.raw_board:
             targets.append(RawBoardBot())
         targets += [BareBoardBot(), BareBot()]
@@ -483,6 +580,12 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3.0, help="before measuring")
     parser.add_argument("--live-games", type=int, default=10_000, help="for the memory figure")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--scrape-rate",
+        type=float,
+        default=20.0,
+        help="tttbot's /metrics scrapes a second in a saturation phase of their own (0: none)",
+    )
     parser.add_argument(
         "--raw-board",
         action="store_true",

@@ -9,12 +9,13 @@ import contextlib
 import hashlib
 import json
 import logging
-import math
 import random
+import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import discord
 import yarl
 from discord import app_commands
@@ -60,8 +61,10 @@ SHUTDOWN_GRACE = 10.0
 EMOJI_RECHECK = 60.0
 # How often the heartbeat file is touched while connected (bot/healthcheck.py allows 4 misses).
 HEARTBEAT_INTERVAL = 15.0
-# How long /readyz and /metrics wait for the database's answer.
+# How long /readyz waits for the database's answer.
 DATABASE_PATIENCE = 1.0
+# How often the live games are counted for /metrics (see TTTBot.scrape).
+LIVE_GAMES_INTERVAL = 5.0
 
 
 def point_at(settings: Settings) -> None:
@@ -213,22 +216,42 @@ class _NoGuildsIntentWarning(logging.Filter):
 _NO_GUILDS_INTENT_WARNING = _NoGuildsIntentWarning()
 
 
-class _AnswerFailuresAreWarnings(logging.Filter):
-    """discord.py sends autocomplete choices itself and logs a failure to send them at ERROR,
-    with a traceback. When the network or Discord failed (a dropped connection, a late
-    answer), that is no bug of the bot's: it is a one-line WARNING naming the failure, as
-    every other failed answer is (``bot.answers``)."""
+class _FailuresAreWarnings(logging.Filter):
+    """Makes discord.py's ERROR lines with a traceback about ``failures`` of the network or of
+    Discord one-line WARNINGs naming the failure: they are no bug of the bot's, and discord.py
+    carries on after them. A traceback is for bugs (an alert on ERROR would page for these);
+    any other exception keeps its ERROR and traceback."""
+
+    def __init__(self, failures: tuple[type[BaseException], ...]) -> None:
+        super().__init__()
+        self._failures = failures
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        if record.levelno >= logging.ERROR and isinstance(error, ANSWER_FAILURES):
+        if record.levelno >= logging.ERROR and isinstance(error, self._failures):
             record.levelno, record.levelname = logging.WARNING, "WARNING"
-            record.msg, record.args = f"{record.getMessage()}: {error}", None
+            detail = str(error) or type(error).__name__
+            record.msg, record.args = f"{record.getMessage()}: {detail}", None
             record.exc_info = record.exc_text = None
         return True
 
 
-_ANSWER_FAILURES_ARE_WARNINGS = _AnswerFailuresAreWarnings()
+# discord.py sends autocomplete choices itself and logs a failure to send them at ERROR: when
+# the network or Discord failed (a dropped connection, a late answer), that is a WARNING, as
+# every other failed answer is (``bot.answers``).
+_ANSWER_FAILURES_ARE_WARNINGS = _FailuresAreWarnings(ANSWER_FAILURES)
+# A shard whose reconnection failed (the gateway unreachable for a moment, or answering 502)
+# logs "Attempting a reconnect for shard ID ... in ...s" at ERROR and tries again: a routine
+# event of a bot's life, a WARNING. These are the failures discord.py's shard retries.
+_GATEWAY_FAILURES = (
+    OSError,
+    TimeoutError,
+    aiohttp.ClientError,
+    discord.HTTPException,
+    discord.GatewayNotFound,
+    discord.ConnectionClosed,
+)
+_GATEWAY_RETRIES_ARE_WARNINGS = _FailuresAreWarnings(_GATEWAY_FAILURES)
 
 
 class TTTBot(commands.AutoShardedBot):
@@ -265,6 +288,7 @@ class TTTBot(commands.AutoShardedBot):
         # discord.py warns at every start that this may cause state issues; it cannot here.
         logging.getLogger("discord.state").addFilter(_NO_GUILDS_INTENT_WARNING)
         logging.getLogger("discord.app_commands.tree").addFilter(_ANSWER_FAILURES_ARE_WARNINGS)
+        logging.getLogger("discord.shard").addFilter(_GATEWAY_RETRIES_ARE_WARNINGS)
         self.metrics = Metrics()
         super().__init__(
             command_prefix=commands.when_mentioned,
@@ -294,7 +318,15 @@ class TTTBot(commands.AutoShardedBot):
         self._closing: asyncio.Task[None] | None = None
         self._heartbeat: asyncio.Task[None] | None = None
         self._stall_watch: asyncio.Task[None] | None = None
+        self._live_games_count: asyncio.Task[None] | None = None
+        self._ping: asyncio.Task[str | None] | None = None
         self._health: HealthServer | None = None
+        # Each gateway keep-alive's time of last send when the bot first saw it, and each
+        # shard's last gateway latency known to be real (see gateway_latency).
+        self._first_sends: weakref.WeakKeyDictionary[discord.gateway.KeepAliveHandler, float] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._gateway_latencies: dict[int, float] = {}
         self._wake = asyncio.Event()
         # Custom emoji marks Discord was asked about: whether they exist, and when it said.
         self._emoji_checks: dict[tuple[int, int], tuple[bool, float]] = {}
@@ -328,27 +360,38 @@ class TTTBot(commands.AutoShardedBot):
 
     def interaction_done(self, state: AnswerState) -> None:
         """Count how an interaction's handling ended, and log it (``bot.interactions``)."""
-        outcome = state.outcome()
-        self.metrics.interaction(state.label, outcome)
-        latency_ms = None if state.latency is None else round(state.latency * 1e3, 1)
+        self._ended(state.interaction_id, state.label, state.outcome(), state.latency)
+
+    def autocompleted(self, interaction: discord.Interaction[Any]) -> None:
+        """Count and log an autocomplete, which discord.py answers itself."""
+        latency = None
+        if not interaction.response.is_done():
+            outcome = Outcome.FAILED
+        else:
+            latency = self.metrics.answered(InteractionKind.AUTOCOMPLETE, interaction.id)
+            # Refused by the tree's check: answered with no choices.
+            outcome = Outcome.REFUSED if interaction.command_failed else Outcome.ANSWERED
+        with logs.about(logs.fields_of(interaction, self.shard_count)):
+            self._ended(interaction.id, InteractionKind.AUTOCOMPLETE, outcome, latency)
+
+    def _ended(
+        self,
+        interaction_id: int,
+        kind: InteractionKind,
+        outcome: Outcome,
+        latency: float | None,
+    ) -> None:
+        """An interaction's handling ended: its count, and its one ``bot.interactions`` line."""
+        self.metrics.interaction(kind, outcome)
+        latency_ms = None if latency is None else round(latency * 1e3, 1)
         interactions_log.info(
             "interaction %s (%s): %s, first answer after %s ms",
-            state.interaction_id,
-            state.label.value,
+            interaction_id,
+            kind.value,
             outcome.value,
             latency_ms,
             extra={"outcome": outcome.value, "latency_ms": latency_ms},
         )
-
-    def autocompleted(self, interaction: discord.Interaction[Any]) -> None:
-        """Count an autocomplete, which discord.py answers itself."""
-        if not interaction.response.is_done():
-            outcome = Outcome.FAILED
-        else:
-            self.metrics.answered(InteractionKind.AUTOCOMPLETE, interaction.id)
-            # Refused by the tree's check: answered with no choices.
-            outcome = Outcome.REFUSED if interaction.command_failed else Outcome.ANSWERED
-        self.metrics.interaction(InteractionKind.AUTOCOMPLETE, outcome)
 
     async def _show_unseen(self, answer: Answer) -> None:
         if not reaches_channel(answer.interaction):
@@ -411,6 +454,10 @@ class TTTBot(commands.AutoShardedBot):
             self._heartbeat = asyncio.create_task(
                 self._beat_forever(Path(self.settings.heartbeat_file)), name="ttt-heartbeat"
             )
+        if self.settings.http_port is not None:
+            self._live_games_count = asyncio.create_task(
+                self._count_live_games_forever(), name="ttt-live-games"
+            )
 
     async def serve(self, token: str, stop: asyncio.Event) -> None:
         """Log in and answer interactions until ``stop`` is set (SIGTERM) or the gateway ends,
@@ -465,7 +512,13 @@ class TTTBot(commands.AutoShardedBot):
             # Let handlers finish their follow-up work (storing the new board's id, retiring
             # the old board) before the HTTP session goes away.
             await self.in_flight.wait_idle(patience=SHUTDOWN_GRACE)
-            for task in (self._sweeper, self._heartbeat, self._stall_watch):
+            for task in (
+                self._sweeper,
+                self._heartbeat,
+                self._stall_watch,
+                self._live_games_count,
+                self._ping,
+            ):
                 if task is not None:
                     task.cancel()
                     await asyncio.gather(task, return_exceptions=True)
@@ -511,16 +564,30 @@ class TTTBot(commands.AutoShardedBot):
             return "not connected to Discord yet"
         if not self.is_connected():
             return "a gateway shard of this process is not connected"
-        try:
-            await asyncio.wait_for(self.storage.ping(), DATABASE_PATIENCE)
-        except TimeoutError:
+        # One ping at a time: while one is unanswered (a hung server), every check waits on it
+        # rather than adding another, and for DATABASE_PATIENCE at most. Not wait_for: on
+        # timeout it cancels the query and waits until the cancellation is through, which on
+        # a hung server is when the server answers again.
+        ping = self._ping
+        if ping is None or ping.done():
+            ping = self._ping = asyncio.create_task(self._ping_database(), name="ttt-ping")
+        done, _ = await asyncio.wait({ping}, timeout=DATABASE_PATIENCE)
+        if not done:
             return f"the database did not answer within {DATABASE_PATIENCE:g} s"
+        return ping.result()
+
+    async def _ping_database(self) -> str | None:
+        try:
+            await self.storage.ping()
         except Exception as error:
             return f"the database did not answer: {type(error).__name__}: {error}"
         return None
 
     async def scrape(self) -> bytes:
-        """``/metrics``: what is read rather than counted brought up to date, then all of it."""
+        """``/metrics``: what is read rather than counted brought up to date, then all of it.
+        Nothing here waits on the database: the live games are counted every
+        :data:`LIVE_GAMES_INTERVAL` seconds in the background (a count at each scrape held
+        every scrape behind the database's queue, and a hung database hung the scrape)."""
         metrics = self.metrics
         expected = list(self.shard_ids or range(self.shard_count or 0))
         metrics.shards.set(len(expected))
@@ -528,18 +595,53 @@ class TTTBot(commands.AutoShardedBot):
         metrics.shards_connected.set(
             sum(1 for shard in shards if shard is not None and not shard.is_closed())
         )
-        for shard in shards:
-            if shard is not None and math.isfinite(shard.latency):
-                metrics.gateway_latency.labels(str(shard.id)).set(shard.latency)
-        storage: Storage | None = getattr(self, "storage", None)
-        if storage is not None:
+        for shard_id in expected:
+            latency = self.gateway_latency(shard_id)
+            if latency is not None:
+                metrics.gateway_latency.labels(str(shard_id)).set(latency)
+        return await metrics.scraped()
+
+    async def _count_live_games_forever(self) -> None:
+        failing = False
+        while not self.is_closed():
             try:
-                live = await asyncio.wait_for(storage.live_games(), DATABASE_PATIENCE)
-            except Exception as error:  # the scrape still answers, with the last count
-                log.info("could not count live games for /metrics: %s", error)
+                self.metrics.live_games.set(await self.storage.live_games())
+            except Exception as error:  # the gauge keeps the last count
+                if not failing:
+                    log.info("could not count live games for /metrics: %s", error)
+                failing = True
             else:
-                metrics.live_games.set(live)
-        return metrics.exposition()
+                failing = False
+            await asyncio.sleep(LIVE_GAMES_INTERVAL)
+
+    def gateway_latency(self, shard_id: int) -> float | None:
+        """The shard's gateway latency, as last measured on a heartbeat its connection's
+        keep-alive sent and Discord acknowledged; None before there was one.
+
+        discord.py also counts the heartbeat it sends when a connection opens, from the
+        moment it made the keep-alive to the moment it reads the acknowledgement. Before a
+        fresh IDENTIFY it pauses 5 s without reading, so after such a reconnection its latency
+        read 5 s until the next heartbeat, 41 s later. That first heartbeat goes without the
+        keep-alive's ``_last_send`` (private, as ``_keep_alive`` is) moving: a latency counts
+        once that moved and was acknowledged since."""
+        try:
+            keep_alive = self._get_websocket(shard_id=shard_id)._keep_alive
+        except KeyError:  # not launched yet
+            keep_alive = None
+        if keep_alive is not None:
+            first_send = self._first_sends.setdefault(keep_alive, keep_alive._last_send)
+            sent_since = keep_alive._last_send != first_send
+            if sent_since and keep_alive._last_ack >= keep_alive._last_send:
+                self._gateway_latencies[shard_id] = keep_alive.latency
+        return self._gateway_latencies.get(shard_id)
+
+    async def on_shard_connect(self, shard_id: int) -> None:
+        # Dispatched on READY (and shard_resumed on RESUMED), before the new keep-alive's
+        # first heartbeat of its own: its last send is still when it was made.
+        self.gateway_latency(shard_id)
+
+    async def on_shard_resumed(self, shard_id: int) -> None:
+        self.gateway_latency(shard_id)
 
     async def launch_shard(
         self, gateway: yarl.URL, shard_id: int, *, initial: bool = False

@@ -6,6 +6,10 @@ gateway shard of the process is connected and the database answers a trivial que
 a second, and 503 with the reason otherwise. ``/metrics`` is :mod:`bot.metrics` in
 Prometheus' text format. What ready means and what is counted are the bot's: this module
 only serves them.
+
+Anyone who can reach the port can send it anything: a request aiohttp cannot parse gets its
+400 and one DEBUG line (not aiohttp's ERROR with a traceback), and a client gets
+:data:`REQUEST_PATIENCE` seconds to send a whole request (a slow one is closed after it).
 """
 
 from __future__ import annotations
@@ -14,11 +18,20 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+from aiohttp.http import HttpProcessingError
 
 from bot.config import ConfigError
 from bot.metrics import CONTENT_TYPE
 
 log = logging.getLogger(__name__)
+# What aiohttp logs about the port's connections and requests.
+server_log = logging.getLogger(f"{__name__}.server")
+
+# How long a client has to send a whole request, from connecting or from its last answer; an
+# idle connection is closed after it too. aiohttp's timer for that starts when a connection
+# opens and is not reset by what arrives, so a client that sends part of a request and then
+# trickles or stalls ("slowloris") is closed after this: aiohttp's own default is an hour.
+REQUEST_PATIENCE = 5.0
 
 # Why the process is not ready, or None when it is.
 Readiness = Callable[[], Awaitable[str | None]]
@@ -26,10 +39,43 @@ Readiness = Callable[[], Awaitable[str | None]]
 Scrape = Callable[[], Awaitable[bytes]]
 
 
-class HealthServer:
-    """Serves the three endpoints on ``host``:``port`` between :meth:`start` and :meth:`close`."""
+class _MalformedRequestsAreDebug(logging.Filter):
+    """aiohttp answers a request it cannot parse (``GET * HTTP/1.1``, a bad header, a line too
+    long...) with 400 and logs it at ERROR with a traceback. Whoever can reach the port can
+    send one, so it is no error of the bot's, and must not be able to fill the log: one
+    DEBUG line naming what was wrong with it, without the bytes sent."""
 
-    def __init__(self, host: str, port: int, *, readiness: Readiness, scrape: Scrape) -> None:
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if not isinstance(error, HttpProcessingError):
+            return True
+        if not logging.getLogger(record.name).isEnabledFor(logging.DEBUG):
+            return False
+        record.levelno, record.levelname = logging.DEBUG, "DEBUG"
+        record.msg = (
+            f"{record.getMessage()}: a malformed request ({type(error).__name__}), answered 400"
+        )
+        record.args = None
+        record.exc_info = record.exc_text = None
+        return True
+
+
+server_log.addFilter(_MalformedRequestsAreDebug())
+
+
+class HealthServer:
+    """Serves the three endpoints on ``host``:``port`` between :meth:`start` and :meth:`close`;
+    a client has ``request_patience`` seconds to send each request."""
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        *,
+        readiness: Readiness,
+        scrape: Scrape,
+        request_patience: float = REQUEST_PATIENCE,
+    ) -> None:
         self.host = host
         self.port = port
         self._readiness = readiness
@@ -39,7 +85,16 @@ class HealthServer:
         app.router.add_get("/readyz", self._readyz)
         app.router.add_get("/metrics", self._metrics)
         # No access log: a scrape every few seconds would drown the bot's own lines.
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        self._runner = web.AppRunner(
+            app,
+            access_log=None,
+            handle_signals=False,
+            logger=server_log,
+            keepalive_timeout=request_patience,
+            # A request's unread body is read and dropped for as long, then the connection is
+            # closed (these endpoints read none).
+            lingering_time=request_patience,
+        )
 
     async def start(self) -> None:
         """Listen; a port that cannot be had stops the bot with one line naming it."""

@@ -29,6 +29,9 @@ from bot.metrics import InteractionKind, kind_of
 # logs at INFO read as before.
 INTERACTIONS = "bot.interactions"
 REDACTED = "<redacted>"
+# discord.py's text format, as it writes it without colours.
+TEXT_FORMAT = "[{asctime}] [{levelname:<8}] {name}: {message}"
+TEXT_DATE_FORMAT = "%Y-%m-%d %H:%M:%S"
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,9 +139,10 @@ class JsonFormatter(logging.Formatter):
 
 
 def configure(settings: Settings) -> None:
-    """One handler on the root logger, in the format ``LOG_FORMAT`` names; ``LOG_LEVEL`` for the
-    bot (and everything else), ``DISCORD_LOG_LEVEL`` for discord.py, whose DEBUG logs whole
-    gateway payloads, interaction tokens included: the bot's own DEBUG must not turn that on."""
+    """One handler on the root logger, in the format ``LOG_FORMAT`` names (text in colour only
+    on a terminal); ``LOG_LEVEL`` for the bot (and everything else), ``DISCORD_LOG_LEVEL`` for
+    discord.py, whose DEBUG logs whole gateway payloads, interaction tokens included: the
+    bot's own DEBUG must not turn that on."""
     level = min(settings.log_level, settings.discord_log_level)
     if settings.log_format == "json":
         handler = logging.StreamHandler(sys.stderr)
@@ -147,8 +151,13 @@ def configure(settings: Settings) -> None:
         for old in list(root.handlers):
             root.removeHandler(old)
         root.addHandler(handler)
+    elif sys.stderr.isatty():
+        discord.utils.setup_logging(level=level, root=True)  # in colour, for a person
     else:
-        discord.utils.setup_logging(level=level, root=True)
+        # discord.py colours its lines when it finds /.dockerenv, terminal or not: what a log
+        # collector reads must not carry the escape codes.
+        plain = logging.Formatter(TEXT_FORMAT, TEXT_DATE_FORMAT, style="{")
+        discord.utils.setup_logging(formatter=plain, level=level, root=True)
     logging.getLogger().setLevel(settings.log_level)
     logging.getLogger("discord").setLevel(settings.discord_log_level)
     as_text = settings.log_format != "json" and settings.log_level > logging.DEBUG

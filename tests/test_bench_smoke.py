@@ -60,7 +60,7 @@ def test_load_benchmark_runs_every_bot_and_reports_every_figure() -> None:
             "-m",
             "bench.bot_load",
             *("--seconds", "1", "--warmup", "0.5", "--in-flight", "4"),
-            *("--rate", "20", "--live-games", "20", "--raw-board"),
+            *("--rate", "20", "--live-games", "20", "--raw-board", "--scrape-rate", "10"),
         ],
         capture_output=True,
         text=True,
@@ -77,6 +77,12 @@ def test_load_benchmark_runs_every_bot_and_reports_every_figure() -> None:
     tttbot, raw, board, bare = errors.split("\n")[0].rstrip(" |").split(" | ")
     for bot in (tttbot, raw, board, bare):
         assert bot.startswith("0 / "), bot  # every interaction answered, and well
+    # tttbot's /metrics scraped meanwhile: every scrape answered (the bare bots have none).
+    scrapes = table.split("| a /metrics scrape meanwhile: p50 / p99 ms (failed or over 3 s) |")
+    row = scrapes[1].split("\n")[0]
+    tttbot, raw, board, bare = (cell.strip() for cell in row.split("|")[:-1])
+    assert tttbot.endswith(" (0)"), tttbot
+    assert (raw, board, bare) == ("", "", "")
 
 
 def run_ladder(*arguments: str) -> str:

@@ -1,13 +1,18 @@
-"""The bot's HTTP port (``TTT_HTTP_PORT``) and its JSON logs, as an operator meets them:
+"""The bot's HTTP port (``TTT_HTTP_PORT``) and its logs, as an operator meets them:
 ``python -m bot`` as a real process against the local Discord server, asked over HTTP by a
 real client. ``/livez``, ``/readyz`` before and after the gateway's READY and while the
-database is down, ``/metrics`` moving by the expected amount as each event happens, the
-health check through the port, ``LOG_FORMAT=json`` lines, and no token anywhere."""
+database is down or hung, ``/metrics`` moving by the expected amount as each event happens,
+the health check through the port, what an attacker's requests get, ``LOG_FORMAT=json``
+lines, text logs without colours, a routine gateway reconnection, and no token anywhere."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import json
+import logging
+import os
 import signal
 import socket
 import sqlite3
@@ -20,10 +25,16 @@ from contextlib import asynccontextmanager, closing, contextmanager
 from pathlib import Path
 
 import aiohttp
+import discord
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.metrics import OPERATIONS
+from bot import logs
+from bot.client import LIVE_GAMES_INTERVAL, TTTBot
+from bot.config import Settings
+from bot.errors import APOLOGY
+from bot.health import REQUEST_PATIENCE, HealthServer
+from bot.metrics import OPERATIONS, Metrics
 from tests.bot_harness import (
     CALLBACK,
     cell_id,
@@ -32,12 +43,13 @@ from tests.bot_harness import (
 )
 from tests.bot_processes import ROOT, bot_env, bot_process, started
 from tests.discord_sim import DiscordSim, SimTimeout
-from tests.postgres_cluster import free_port, postgres_server
+from tests.postgres_cluster import PostgresServer, free_port, postgres_server
 
 # Labels, sorted, as a key: ("kind", "command"), ("outcome", "answered")...
 Labels = tuple[tuple[str, str], ...]
 Samples = dict[tuple[str, Labels], float]
 
+OPERATIONS_DONE = "tttbot_database_operation_seconds_count"
 # The bot's own window for a lost first answer (bot.answers.LAST_TRY_AFTER), and a margin.
 PAST_THE_BOTS_WINDOW = 3.5
 # How long the tests hold the SQLite file: past the bot's deferral deadline (1.5 s), within
@@ -127,6 +139,40 @@ def sqlite_locked(path: Path) -> Iterator[None]:
         holder.join()
 
 
+def postgres_processes(server: PostgresServer) -> list[int]:
+    """The server's postmaster and its children (backends, background workers)."""
+    postmaster = int((server.data / "postmaster.pid").read_text().split()[0])
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):  # a process that just ended
+            continue
+        if parent == postmaster:
+            children.append(int(stat.parent.name))
+    return [postmaster, *children]
+
+
+@contextmanager
+def postgres_hung(server: PostgresServer) -> Iterator[None]:
+    """The server stopped dead (SIGSTOP to the postmaster and every backend) for the block: its
+    connections stay open, the kernel still accepts new ones, and nothing answers."""
+    processes = postgres_processes(server)
+    for pid in processes:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in processes:
+            os.kill(pid, signal.SIGCONT)
+
+
+async def timed_get(http: Port, path: str) -> tuple[int, str, float]:
+    started = time.monotonic()
+    status, text = await http.get(path)
+    return status, text, time.monotonic() - started
+
+
 def healthcheck(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "bot.healthcheck"],
@@ -189,13 +235,67 @@ async def test_readyz_is_false_while_the_database_is_down_and_true_again_after(
             assert await http.status_until("/readyz", 200) == "ready\n"
 
 
+@pytest.mark.postgres
+async def test_a_hung_database_gets_503_within_a_second_and_interactions_an_apology(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    """PostgreSQL stopped dead, not down: asyncio.wait_for on the ping waited for the cancelled
+    query, so /readyz answered when the server did (after 30 s in the issue's run), and an
+    interaction waited as long."""
+    s = sim.seed
+    port = free_port()
+    with postgres_server() as (cluster, server):
+        admin = await cluster.admin()
+        try:
+            await admin.execute('CREATE DATABASE "tttbot"')
+        finally:
+            await admin.close()
+        env = {"TTT_HTTP_PORT": str(port), "DATABASE_URL": cluster.url("tttbot")}
+        async with bot_process(sim, tmp_path, **env), http_port(port) as http:
+            assert await http.status_until("/readyz", 200) == "ready\n"
+            pinged = value(await http.metrics(), OPERATIONS_DONE, operation="ping")
+
+            # A short hang: each check answers within about its second, on one ping.
+            with postgres_hung(server):
+                for _ in range(2):
+                    status, text, took = await timed_get(http, "/readyz")
+                    assert (status, text) == (
+                        503,
+                        "not ready: the database did not answer within 1 s\n",
+                    )
+                    assert took < 2.5, took
+                status, _, took = await timed_get(http, "/metrics")  # waits on no database
+                assert (status, took < 1.5) == (200, True), took
+            # The one ping outstanding is answered now, and was the only one.
+            await http.until(
+                lambda now: value(now, OPERATIONS_DONE, operation="ping") == pinged + 1,
+                "the ping answered",
+            )
+            await asyncio.sleep(1.5)
+            assert value(await http.metrics(), OPERATIONS_DONE, operation="ping") == pinged + 1
+            assert await http.status_until("/readyz", 200) == "ready\n"
+
+            # A long hang: a command is deferred, then apologised for once its statement gives
+            # up (asyncpg's command_timeout), rather than when the server answers again.
+            with postgres_hung(server):
+                ix = await sim.slash(s.alice, s.channel, "ttt stats", timeout=10)
+                assert ix.response_type == 5
+                (sentence,) = await ix.wait_followups(timeout=30)
+            assert sentence.ephemeral
+            assert sentence.content == APOLOGY
+            # Back to normal once the server is.
+            assert await http.status_until("/readyz", 200) == "ready\n"
+            stats = await sim.slash(s.alice, s.channel, "ttt stats", timeout=10)
+            assert stats.response_type == 4
+
+
 async def test_every_metric_moves_when_its_event_happens(sim: DiscordSim, tmp_path: Path) -> None:
     s = sim.seed
     sim.heartbeat_interval_ms = 200  # gateway latency known at once
     port = free_port()
     async with bot_process(sim, tmp_path, TTT_HTTP_PORT=str(port)) as bot, http_port(port) as http:
         await http.status_until("/readyz", 200)
-        samples = await http.until(
+        samples = before_scrapes = await http.until(
             lambda now: value(now, "tttbot_gateway_latency_seconds", shard="0") > 0,
             "a gateway latency",
         )
@@ -204,6 +304,20 @@ async def test_every_metric_moves_when_its_event_happens(sim: DiscordSim, tmp_pa
         assert value(samples, "tttbot_gateway_latency_seconds", shard="0") < 1
         assert value(samples, "tttbot_live_games") == 0
         assert value(samples, "process_resident_memory_bytes") > 0
+        assert value(samples, "process_cpu_seconds_total") > 0
+
+        # The live games are counted in the background, not at each scrape.
+        def counted(now: Samples) -> float:
+            return value(now, OPERATIONS_DONE, operation="live_games")
+
+        started = time.monotonic()
+        for _ in range(20):
+            await http.metrics()
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(1.1)  # past the reuse of the last scrape's text
+        samples = await http.metrics()
+        intervals = (time.monotonic() - started) / LIVE_GAMES_INTERVAL
+        assert counted(samples) - counted(before_scrapes) <= intervals + 1
         before = samples
 
         def moved(now: Samples, name: str, **labels: str) -> float:
@@ -214,9 +328,12 @@ async def test_every_metric_moves_when_its_event_happens(sim: DiscordSim, tmp_pa
 
         # A command answered and a game started: /ttt start, then Accept (a button).
         board = await start_member_game(sim)
+        # The live games are counted every LIVE_GAMES_INTERVAL seconds.
         now = await http.until(
-            lambda now: handled(now, "component", "answered") == 1,
-            "the Accept counted",
+            lambda now: (
+                handled(now, "component", "answered") == 1 and value(now, "tttbot_live_games") == 1
+            ),
+            "the Accept and the live game counted",
         )
         assert handled(now, "command", "answered") == 1
         assert moved(now, "tttbot_answer_latency_seconds_count", kind="command") == 1
@@ -285,7 +402,10 @@ async def test_every_metric_moves_when_its_event_happens(sim: DiscordSim, tmp_pa
         # The winning move: the game ends, and nothing is live.
         await sim.click(s.alice, board, cell_id(board, "A3"))
         now = await http.until(
-            lambda now: moved(now, "tttbot_games_finished_total", size="3x3", level="members") == 1,
+            lambda now: (
+                moved(now, "tttbot_games_finished_total", size="3x3", level="members") == 1
+                and value(now, "tttbot_live_games") == 0
+            ),
             "the finished game counted",
         )
         assert value(now, "tttbot_live_games") == 0
@@ -331,14 +451,19 @@ async def test_json_logs_are_one_object_a_line_with_the_interactions_fields(
         assert ix.message is not None
         click = await sim.click(s.alice, ix.message, cell_id(ix.message, "B2"))
         await sim.slash(s.bob, s.channel, "ttt move", cell="Z9")
+        choices = await sim.autocomplete(s.alice, s.channel, "ttt move", focused="cell", cell="")
+        assert choices
         await asyncio.sleep(0.5)  # the last interaction's line follows its answer
     lines = bot.log.splitlines()
     entries = [json.loads(line) for line in lines]  # every line is one JSON object
     for entry in entries:
         assert {"time", "level", "logger", "message"} <= entry.keys(), entry
-    by_id = {
-        entry["interaction_id"]: entry for entry in entries if entry["logger"] == "bot.interactions"
-    }
+    handled = [entry for entry in entries if entry["logger"] == "bot.interactions"]
+    # One line for each interaction, autocompletes included.
+    assert sorted(entry["interaction_id"] for entry in handled) == sorted(
+        str(record.id) for record in sim.interactions
+    )
+    by_id = {entry["interaction_id"]: entry for entry in handled}
     command = by_id[str(ix.id)]
     assert command["kind"] == "command"
     assert command["command"] == "/ttt vs-ai"
@@ -353,8 +478,12 @@ async def test_json_logs_are_one_object_a_line_with_the_interactions_fields(
         "cell",
         "answered",
     )
-    refusals = [e for e in by_id.values() if e.get("command") == "/ttt move"]
-    assert [e["outcome"] for e in refusals] == ["refused"]
+    moves = [e for e in by_id.values() if e.get("command") == "/ttt move"]
+    assert sorted((e["kind"], e["outcome"]) for e in moves) == [
+        ("autocomplete", "answered"),
+        ("command", "refused"),
+    ]
+    assert all(0 <= e["latency_ms"] < 3000 for e in moves if e["outcome"] == "answered")
     assert sim.token not in bot.log
     assert ix.token not in bot.log
     assert click.token not in bot.log
@@ -385,3 +514,243 @@ async def test_a_port_already_taken_is_one_line_and_a_failure(
     )
     assert "Traceback" not in result.stderr
     assert sim.identifies == 0  # stopped before logging in
+
+
+# -- what anyone who can reach the port may send ----------------------------------------------
+
+# Requests aiohttp cannot parse, as a scanner or a fuzzer sends them: each gets a 400.
+MALFORMED = (
+    b"GET * HTTP/1.1\r\nHost: tttbot\r\n\r\n",
+    b"GET / HTTP/9.9\r\nHost: tttbot\r\n\r\n",
+    b"GET /livez HTTP/1.1\r\nHost: tttbot\r\nno colon here\r\n\r\n",
+    b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: tttbot\r\n\r\n",
+    b"POST /livez HTTP/1.1\r\nHost: tttbot\r\nContent-Length: many\r\n\r\n",
+    b"GET /livez HTTP/1.1\r\nHost: tttbot\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+    b"GET /livez HTTP/1.1\r\nHost: tttbot\r\nHost: another\r\n\r\n",
+    b"GET /livez HTTP/1.1\r\n\r\n",  # no Host
+    b"\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03",  # TLS, to a plain HTTP port
+)
+# A request left unfinished, as a slow client ("slowloris") leaves it.
+PARTIAL = b"GET /livez HTTP/1.1\r\nHost: tttbot\r\n"
+
+
+async def send_raw(port: int, data: bytes, patience: float = 10.0) -> tuple[bytes, float]:
+    """Send ``data`` on a connection of its own; what came back until the server closed it,
+    and after how long."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    started = time.monotonic()
+    try:
+        writer.write(data)
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.read(), patience)
+        return answer, time.monotonic() - started
+    finally:
+        writer.close()
+
+
+async def test_malformed_and_slow_requests_get_a_400_or_are_closed_and_log_no_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """aiohttp logged each malformed request at ERROR with a traceback, and kept a request
+    left unfinished open for an hour."""
+
+    async def ready() -> None:
+        return None
+
+    async def scrape() -> bytes:
+        return b""
+
+    port = free_port()
+    server = HealthServer("127.0.0.1", port, readiness=ready, scrape=scrape, request_patience=0.5)
+    caplog.set_level(logging.DEBUG, logger="bot.health")
+    await server.start()
+    try:
+        for data in MALFORMED:
+            answer, _ = await send_raw(port, data)
+            assert answer.startswith(b"HTTP/1.0 400 Bad Request\r\n"), (data[:30], answer)
+        # A good request still gets its answer, and so does one on a connection kept alive.
+        answer, _ = await send_raw(
+            port, b"GET /livez HTTP/1.1\r\nHost: tttbot\r\nConnection: close\r\n\r\n"
+        )
+        assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
+        assert answer.endswith(b"live\n")
+        answer, took = await send_raw(port, b"GET /livez HTTP/1.1\r\nHost: tttbot\r\n\r\n")
+        assert answer.endswith(b"live\n")
+        assert took < 3, took  # the idle connection closed after the patience too
+        # Unfinished, or trickled in a header at a time: closed after the patience.
+        for trickled in (False, True):
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            started = time.monotonic()
+            writer.write(PARTIAL)
+            while not reader.at_eof() and time.monotonic() - started < 10:
+                if trickled:
+                    writer.write(b"X-Slow: 1\r\n")
+                with contextlib.suppress(TimeoutError):
+                    assert await asyncio.wait_for(reader.read(), 0.1) == b""
+            writer.close()
+            took = time.monotonic() - started
+            assert reader.at_eof(), trickled
+            assert took < 3, (trickled, took)
+    finally:
+        await server.close()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert not [r for r in caplog.records if r.exc_info]
+    refused = [r.getMessage() for r in caplog.records if "malformed request" in r.getMessage()]
+    assert len(refused) == len(MALFORMED)
+    assert all("\n" not in line for line in refused)
+
+
+async def test_the_bots_port_logs_no_error_for_malformed_requests_and_closes_slow_ones(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    port = free_port()
+    async with bot_process(sim, tmp_path, TTT_HTTP_PORT=str(port)) as bot, http_port(port) as http:
+        await http.status_until("/readyz", 200)
+        for data in MALFORMED:
+            answer, _ = await send_raw(port, data)
+            assert answer.startswith(b"HTTP/1.0 400 Bad Request\r\n"), (data[:30], answer)
+        answer, took = await send_raw(port, PARTIAL, patience=REQUEST_PATIENCE + 10)
+        assert answer == b""
+        assert took < REQUEST_PATIENCE + 2, took
+        assert (await http.get("/livez"))[0] == 200
+    assert " ERROR " not in bot.log
+    assert "Traceback" not in bot.log
+    # LOG_LEVEL=DEBUG here: one line each.
+    assert bot.log.count("a malformed request (") == len(MALFORMED)
+
+
+# -- gateway reconnections ------------------------------------------------------------------------
+
+
+async def test_a_reconnection_through_refused_connections_logs_warnings_and_no_made_up_latency(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    """Discord's gateway refusing connections for a moment: discord.py logged each failed try
+    at ERROR with a traceback, and after the fresh IDENTIFY that follows, the gateway latency
+    read 5 s (discord.py's pause before identifying) until the next heartbeat, 41 s later."""
+    port = free_port()
+    env = {"TTT_HTTP_PORT": str(port), "LOG_LEVEL": "INFO"}
+    async with bot_process(sim, tmp_path, **env) as bot, http_port(port) as http:
+        await http.status_until("/readyz", 200)
+        identifies = sim.identifies
+        sim.refuse_gateway(2)
+        await sim.drop_connection(wait=False)
+        # The connection for its RESUME is refused, then the one for an IDENTIFY; the next
+        # gets through, and it identifies afresh after discord.py's 5 s pause.
+        await sim.wait_for(lambda: sim.identifies > identifies, timeout=30)
+        await http.status_until("/readyz", 200)
+        await asyncio.sleep(1.1)  # past the reuse of the last scrape's text
+        samples = await http.metrics()
+        # No heartbeat of the bot's own was acknowledged yet (Discord's interval is 41 s).
+        assert ("tttbot_gateway_latency_seconds", (("shard", "0"),)) not in samples
+        assert value(samples, "tttbot_shards_connected") == 1
+    assert [i.detail for i in sim.faults.fired("gateway")] == ["refused 502"] * 2
+    retries = [line for line in bot.log.splitlines() if "Attempting a reconnect" in line]
+    assert len(retries) == 2, bot.log
+    for line in retries:
+        assert "[WARNING ] discord.shard: Attempting a reconnect for shard ID 0 in " in line
+        assert ": 502, message='Invalid response status'" in line
+    assert " ERROR " not in bot.log
+    assert "Traceback" not in bot.log
+
+
+def test_a_reconnection_failing_for_another_reason_stays_an_error_with_its_traceback(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    """Only the failures discord.py's shard retries (the network, Discord) become warnings."""
+    TTTBot(Settings.from_env({"DISCORD_TOKEN": sim.token}))  # installs its filters
+    shard_log = logging.getLogger("discord.shard")
+    caught = _Caught()
+    shard_log.addHandler(caught)
+    try:
+        for error in (ConnectionResetError(104, "reset by peer"), RuntimeError("a bug")):
+            try:
+                raise error
+            except Exception as raised:
+                shard_log.error(
+                    "Attempting a reconnect for shard ID %s in %.2fs", 0, 1.5, exc_info=raised
+                )
+    finally:
+        shard_log.removeHandler(caught)
+    network, bug = caught.records
+    assert (network.levelname, network.exc_info) == ("WARNING", None)
+    assert network.getMessage() == (
+        "Attempting a reconnect for shard ID 0 in 1.50s: [Errno 104] reset by peer"
+    )
+    assert bug.levelname == "ERROR"
+    assert bug.exc_info is not None
+    assert isinstance(bug.exc_info[1], RuntimeError)
+
+
+class _Caught(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+# -- text logs ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def logging_restored() -> Iterator[None]:
+    """Whatever logs.configure changes of the logging setup, put back after the test."""
+    root = logging.getLogger()
+    watched = [root, logging.getLogger("discord"), logging.getLogger(logs.INTERACTIONS)]
+    levels = [logger.level for logger in watched]
+    handlers = list(root.handlers)
+    try:
+        yield
+    finally:
+        for logger, level in zip(watched, levels, strict=True):
+            logger.setLevel(level)
+        for handler in list(root.handlers):
+            if handler not in handlers:
+                root.removeHandler(handler)
+        for handler in handlers:
+            if handler not in root.handlers:
+                root.addHandler(handler)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.usefixtures("logging_restored")
+@pytest.mark.parametrize("terminal", [False, True], ids=["a file or pipe", "a terminal"])
+def test_text_logs_are_in_colour_only_on_a_terminal(
+    terminal: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """discord.py colours its lines wherever it finds /.dockerenv, terminal or not: a log
+    collector reading a container's output got the escape codes."""
+    stream = _Terminal() if terminal else io.StringIO()
+    monkeypatch.setattr(sys, "stderr", stream)
+    monkeypatch.setattr(discord.utils, "is_docker", lambda: True)  # as in a Docker container
+    logs.configure(Settings.from_env({"DISCORD_TOKEN": "x", "LOG_FORMAT": "text"}))
+    logging.getLogger("bot.test").warning("a line")
+    text = stream.getvalue()
+    if terminal:
+        assert "\x1b[" in text
+        assert text.endswith("bot.test\x1b[0m a line\n")
+    else:
+        assert "\x1b[" not in text
+        assert text.endswith("] [WARNING ] bot.test: a line\n")
+
+
+# -- /metrics' text ------------------------------------------------------------------------------
+
+
+async def test_scrapes_within_the_reuse_share_one_text_made_off_the_event_loop() -> None:
+    metrics = Metrics(reuse=0.5)
+    metrics.rate_limited.inc()
+    first = await metrics.scraped()
+    metrics.rate_limited.inc()  # within the reuse: not seen yet
+    assert await metrics.scraped() is first
+    assert value(parse(first.decode()), "tttbot_discord_rate_limits_total") == 1
+    await asyncio.sleep(0.6)
+    later = parse((await metrics.scraped()).decode())
+    assert value(later, "tttbot_discord_rate_limits_total") == 2
+    assert not [name for name, _ in later if name.endswith("_created")]

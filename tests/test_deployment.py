@@ -54,6 +54,21 @@ def test_the_dashboard_queries_only_metrics_the_bot_exports() -> None:
     assert {re.sub(r"_(total|bucket|count|sum|created)$", "", name) for name in own} <= shown
 
 
+def test_the_memory_and_cpu_panel_shows_both_each_in_its_unit() -> None:
+    """It showed the resident memory only."""
+    dashboard = json.loads((DEPLOY / "grafana/dashboards/tttbot.json").read_text())
+    (panel,) = [panel for panel in dashboard["panels"] if panel["title"] == "Memory and CPU"]
+    memory, cpu = panel["targets"]
+    assert memory["expr"] == 'process_resident_memory_bytes{job="tttbot"}'
+    # A counter of seconds: its rate is the share of a core the process used.
+    assert cpu["expr"] == 'rate(process_cpu_seconds_total{job="tttbot"}[$__rate_interval])'
+    assert "process_cpu_seconds_total" in exported_names()
+    assert panel["fieldConfig"]["defaults"]["unit"] == "bytes"
+    (override,) = panel["fieldConfig"]["overrides"]
+    assert override["matcher"] == {"id": "byFrameRefID", "options": cpu["refId"]}
+    assert {"id": "unit", "value": "percentunit"} in override["properties"]
+
+
 def test_the_dashboard_reads_the_provisioned_data_source() -> None:
     datasource = load_yaml(DEPLOY / "grafana/provisioning/datasources/prometheus.yml")
     (source,) = datasource["datasources"]

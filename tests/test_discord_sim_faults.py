@@ -511,6 +511,25 @@ async def test_what_was_queued_for_a_session_that_cannot_resume_is_lost(sim: Dis
     assert [m.content for m in sim.messages(s.channel)] == ["seen"]
 
 
+async def test_refused_gateway_connections_fail_until_used_up_then_the_client_resumes(
+    sim: DiscordSim,
+) -> None:
+    s = sim.seed
+    async with sim.running(DemoClient()):
+        (session,) = sim.live_sessions()
+        sim.refuse_gateway(2)
+        # discord.py tries again after each refusal (a pause of a second or two), then resumes.
+        await sim.drop_connection(timeout=30)
+        ix = await sim.slash(s.alice, s.channel, "echo", text="back")
+    assert ix.content == "back"
+    assert session.resumes == 1
+    assert sim.identifies == 1
+    refusals = sim.faults.fired("gateway")
+    assert [(i.status, i.detail) for i in refusals] == [(502, "refused 502")] * 2
+    with pytest.raises(SimUsageError):
+        sim.refuse_gateway(0)
+
+
 # -- the control API ------------------------------------------------------------------------------
 
 

@@ -15,7 +15,11 @@ import asyncpg
 from bot.clock import Clock
 from bot.config import POSTGRESQL, ConfigError, DatabaseUrl
 from bot.storage.base import DatabaseUnavailableError, SchemaTooNewError, Storage
-from bot.storage.postgres import CONNECT_TIMEOUT_SECONDS, PostgresStorage
+from bot.storage.postgres import (
+    CONNECT_TIMEOUT_SECONDS,
+    STATEMENT_TIMEOUT_SECONDS,
+    PostgresStorage,
+)
 from bot.storage.sqlite import OLDEST_SQLITE, SqliteStorage
 
 log = logging.getLogger(__name__)
@@ -50,11 +54,18 @@ async def _open_sqlite(database: DatabaseUrl, clock: Clock) -> SqliteStorage:
         raise ConfigError(f"DATABASE_URL: cannot open {database.describe()}: {error}") from None
 
 
-async def open_postgres(database: DatabaseUrl, clock: Clock) -> PostgresStorage:
+async def open_postgres(
+    database: DatabaseUrl,
+    clock: Clock,
+    *,
+    statement_timeout: float | None = STATEMENT_TIMEOUT_SECONDS,
+) -> PostgresStorage:
     """:meth:`PostgresStorage.open` with its failures as one-line :class:`ConfigError`\\ s."""
     where = database.describe()
     try:
-        return await PostgresStorage.open(database.url, clock, database.pool_size)
+        return await PostgresStorage.open(
+            database.url, clock, database.pool_size, statement_timeout
+        )
     except SchemaTooNewError as error:
         raise ConfigError(f"DATABASE_URL: refusing {where}: {error}") from None
     except asyncpg.InvalidPasswordError:

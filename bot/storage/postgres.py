@@ -79,6 +79,14 @@ SQL = sql.NUMBERED
 # How long to wait for the server to answer a new connection: an unreachable host is reported
 # within this, rather than after the driver's default minute.
 CONNECT_TIMEOUT_SECONDS = 10.0
+# How long a statement may take before it is given up (asyncpg's command_timeout), so that
+# on a hung server an interaction ends with an apology rather than waiting until the server
+# answers again. asyncpg then cancels the statement through a connection of its own, which a
+# hung server keeps waiting as long again before asyncpg drops the connection: an operation
+# ends within about twice this. Every statement of the bot takes milliseconds.
+STATEMENT_TIMEOUT_SECONDS = 5.0
+# Migrations, and a second process's wait for the first's, may take long on a large database.
+MIGRATION_TIMEOUT_SECONDS = 3600.0
 # pg_advisory_xact_lock's key for "applying migrations": any constant that no other
 # application sharing the database is likely to pick (b"tttbot:m" as a number).
 MIGRATION_LOCK = 0x7474_7462_6F74_3A6D
@@ -129,17 +137,24 @@ class PostgresStorage:
 
     @classmethod
     async def open(
-        cls, url: str, clock: Clock, pool_size: int = DEFAULT_POOL_SIZE
+        cls,
+        url: str,
+        clock: Clock,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        statement_timeout: float | None = STATEMENT_TIMEOUT_SECONDS,
     ) -> PostgresStorage:
         """Connect to the database ``url`` names with a pool of up to ``pool_size``
         connections and bring its schema up to date; ``clock`` dates the migrations it
-        applies. Raises asyncpg's errors (and ``OSError``) when it cannot connect."""
+        applies. A statement that takes longer than ``statement_timeout`` seconds (None: no
+        limit) raises ``TimeoutError``. Raises asyncpg's errors (and ``OSError``) when it
+        cannot connect."""
         pool = await asyncpg.create_pool(
             url,
             # One connection up front proves the URL works; more open as handlers need them.
             min_size=1,
             max_size=pool_size,
             timeout=CONNECT_TIMEOUT_SECONDS,
+            command_timeout=statement_timeout,
             reset=_keep_session,
         )
         try:
@@ -202,7 +217,8 @@ class PostgresStorage:
             # Held until this transaction ends: a second process starting now waits here, then
             # finds every migration applied. Taken before anything is read or created, since
             # even CREATE TABLE IF NOT EXISTS fails when two sessions run it at once.
-            await db.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK)
+            lock = "SELECT pg_advisory_xact_lock($1)"
+            await db.execute(lock, MIGRATION_LOCK, timeout=MIGRATION_TIMEOUT_SECONDS)
             if await db.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL"):
                 sql.refuse_newer_schema(await db.fetchval(SQL.newest_migration), DIALECT)
             else:
@@ -216,7 +232,7 @@ class PostgresStorage:
                     continue
                 # Without arguments, asyncpg sends the whole script in one simple query, so
                 # PL/pgSQL bodies with their semicolons need no splitting.
-                await db.execute(script)
+                await db.execute(script, timeout=MIGRATION_TIMEOUT_SECONDS)
                 await db.execute(SQL.add_migration, version, self._clock.now())
                 log.info("Applied PostgreSQL migration %04d", version)
 

@@ -178,7 +178,8 @@ async def copy_sqlite_to_postgres(source: Path, target: DatabaseUrl, clock: Cloc
     """Copy the SQLite file ``source`` into the empty PostgreSQL database ``target``; the
     sentence saying what was copied."""
     snapshot = read_sqlite(source)
-    storage = await open_postgres(target, clock)
+    # No time limit on a statement: the copy of a large database is one transaction.
+    storage = await open_postgres(target, clock, statement_timeout=None)
     where = target.describe()
     try:
         counts = await copy_in(storage, snapshot)

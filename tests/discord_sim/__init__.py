@@ -83,6 +83,9 @@ user could not do raises ``SimUsageError``)
     the RESUME; ``resumable=False`` invalidates the session, with op 9 INVALID_SESSION
     (``d=false``) on the open socket or, given a ``code`` (4009...), by closing with it and
     answering the client's RESUME with op 9; it waits for the fresh IDENTIFY's session.
+    ``refuse_gateway(count, *, status=502)`` answers the next ``count`` gateway connections
+    with that HTTP status instead of the websocket (with ``drop_connection(wait=False)``:
+    the client's reconnections fail until they are used up).
     ``await dispatch_raw(event, data, guild=None)`` sends any gateway dispatch.
 
 Delivery (what Discord does with events while the bot's socket is down)
@@ -181,7 +184,8 @@ Faults (``sim.faults``, a ``FaultPlan``; the reference is ``faults.py``)
     deadline of a callback is checked then, so ``delay`` past it gets 10062 (and the "late"
     violation), while ``reply_delay`` applies at once and only holds the reply.
     ``sim.faults.injected`` lists what fired (``Injected``: fault, kind, method, path,
-    route, status the client got, applied, at, window, detail; gateway closes too),
+    route, status the client got, applied, at, window, detail; gateway closes and refusals
+    too),
     ``sim.faults.fired(kind=None, route=None)`` filters it, ``sim.faults.pending``,
     ``remove(fault)``, ``clear()`` (pending faults and rate-limit windows).
 
@@ -222,7 +226,8 @@ Where each part lives
     * ``rest.py``: the REST handlers of identity, commands, channels, users and guilds;
       ``rest_interactions.py``: the interaction callback and the interaction webhooks.
     * ``gateway.py``: the websocket, sessions, IDENTIFY and RESUME, the ordering ping, and
-      ``drop_connection``, ``request_reconnect``, ``close_gateway``, ``dispatch_raw``.
+      ``drop_connection``, ``request_reconnect``, ``close_gateway``, ``refuse_gateway``,
+      ``dispatch_raw``.
     * ``verbs.py``: ``slash``, ``autocomplete``, ``click``, ``select``, ``submit_modal``,
       ``send_message``, and delivering an interaction to its session.
     * ``control.py``: the ``/_sim`` JSON API of the standalone server.

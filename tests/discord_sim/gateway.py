@@ -1,5 +1,5 @@
 """The gateway: the websocket at ``/``, IDENTIFY, RESUME and member requests, and the verbs
-that drop, reconnect or close the bot's sockets.
+that drop, reconnect, close or refuse the bot's sockets.
 
 * Gateway sessions outlive their sockets: dispatches sent while a socket is down are kept
   and replayed on RESUME, like Discord does; a session invalidated instead loses them.
@@ -41,7 +41,29 @@ CLOSE_UNKNOWN_ERROR = 4000
 class GatewayMixin(SimCore):
     """Gateway sockets and sessions, and the verbs that disturb them."""
 
-    async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
+    # New gateway connections still to refuse (refuse_gateway), and with what status.
+    _gateway_refusals = 0
+    _gateway_refusal_status = 502
+
+    async def _gateway(self, request: web.Request) -> web.StreamResponse:
+        if self._gateway_refusals:
+            self._gateway_refusals -= 1
+            status = self._gateway_refusal_status
+            self.faults.record(
+                faults.Injected(
+                    None,
+                    "gateway",
+                    "GET",
+                    "/",
+                    "GATEWAY",
+                    status,
+                    False,
+                    time.monotonic(),
+                    detail=f"refused {status}",
+                )
+            )
+            self._notify()
+            return web.Response(status=status, text="the gateway refused the connection")
         # autoping off: the sim must see the pongs that answer its ordering pings.
         ws = web.WebSocketResponse(autoping=False, max_msg_size=0)
         await ws.prepare(request)
@@ -312,6 +334,15 @@ class GatewayMixin(SimCore):
                 timeout,
                 what="the client to RESUME after a RECONNECT request",
             )
+
+    def refuse_gateway(self, count: int, *, status: int = 502) -> None:
+        """Answer the next ``count`` gateway connections with HTTP ``status`` instead of the
+        websocket, as Discord's edge does during an incident: the client's reconnections
+        fail (a ``WSServerHandshakeError`` in discord.py, which tries again after a pause)
+        until they are used up. Each is recorded as a gateway fault (``refused 502``)."""
+        if count < 1 or not 400 <= status < 600:
+            raise SimUsageError("refuse_gateway(): a count of 1 or more, and a 4xx or 5xx status")
+        self._gateway_refusals, self._gateway_refusal_status = count, status
 
     async def close_gateway(
         self,
