@@ -144,10 +144,12 @@ class DiscordSim(ControlMixin, RestMixin, InteractionRestMixin):
             self._injected(fault, fault.kind, call, rel, route, status, applied=applied)
         if fault is not None and fault.reply_delay:
             await asyncio.sleep(fault.reply_delay)
-        response = await write_reply(request, status, body, headers)
         if fault is not None and fault.rate_limit is not None and rel is not None:
-            # Discord counts retry_after from the moment it answered.
+            # Discord counts retry_after from the moment it answered: opened before the reply
+            # is written, since writing it may take a while on a busy machine, and a client
+            # that waited retry_after from reading it must not meet the window still open.
             self.faults.open_window(call.method, rel, fault.rate_limit, fault.global_)
+        response = await write_reply(request, status, body, headers)
         self._notify()
         return response
 
