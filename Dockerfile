@@ -8,7 +8,7 @@ ENV PIP_NO_CACHE_DIR=1 \
     PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN python -m venv /venv
 WORKDIR /src
-# Exactly the versions and hashes of requirements.lock (the README says how it is made).
+# Exactly the versions and hashes of requirements.lock (docs/operating.md says how it is made).
 COPY requirements.lock ./
 RUN /venv/bin/pip install --require-hashes --no-deps -r requirements.lock
 COPY pyproject.toml README.md ./

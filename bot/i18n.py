@@ -4,8 +4,8 @@ Every text the bot shows is an English gettext message in the code, marked ``lan
 (``lang.n_(singular, plural, n)`` for counts; ``N_("...")`` marks one chosen before the
 language is known; command names and descriptions are ``locale_str``). Babel extracts them
 into ``bot/locales/tttbot.pot`` and each language's catalogue,
-``bot/locales/<lang>/LC_MESSAGES/tttbot.po``, translates them (the README's "Languages" has
-the two ``pybabel`` commands). The ``.po`` files are read with
+``bot/locales/<lang>/LC_MESSAGES/tttbot.po``, translates them (``docs/design.md``'s
+"Translations" has the two ``pybabel`` commands). The ``.po`` files are read with
 Babel the first time a language is needed: there is no compile step to forget.
 
 Placeholders are ``str.format`` fields (``{name}``), filled after translation, so a translation

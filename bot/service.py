@@ -198,8 +198,8 @@ DAY = 86_400
 # Old finished games (TTT_KEEP_FINISHED_GAMES_DAYS) are removed this many in one transaction,
 # so that a sweep never holds the database's write lock long (on SQLite about as long as 20
 # moves: 8 ms, 2026-11-27), and at most this many batches a sweep, other work running between
-# them: far more than finish between two sweeps at the README's peak (415 in 5 s), while a
-# first sweep over years of old games is spread over many.
+# them: far more than finish between two sweeps at the peak of docs/operating.md's "Scaling"
+# (415 in 5 s), while a first sweep over years of old games is spread over many.
 PRUNE_BATCH = 100
 PRUNE_BATCHES_PER_SWEEP = 40
 

@@ -294,7 +294,7 @@ def test_the_daily_puzzle_goes_through_the_whole_pool_before_repeating() -> None
 
 
 def test_across_a_cycles_end_a_puzzle_can_come_back_sooner() -> None:
-    """What the README says, exactly: no puzzle comes back within a cycle (above), but each
+    """What docs/playing.md says, exactly: no puzzle comes back within a cycle (above), but each
     cycle has its own order, so across a cycle's end one can come back sooner than a cycle.
     With the shipped pool, 4w-ba1d0c47 is the 290th of the first cycle (2026-10-17) and the
     5th of the second (2026-11-11): 25 days. It can be the next day: with a pool of two, the

@@ -72,7 +72,7 @@ def translations(message: Message) -> Iterator[str]:
 
 
 def test_the_template_holds_exactly_what_the_code_marks() -> None:
-    """Regenerate it with the README's pybabel extract command when this fails."""
+    """Regenerate it with docs/design.md's pybabel extract command when this fails."""
     assert ids(template()) == marked_in_code()
     assert len(marked_in_code()) > 100
 

@@ -682,7 +682,7 @@ class Storage(Protocol):
         committed (freed pages are zeroed: ``secure_delete``). Another connection reading
         (a backup) blocks that without waiting for it; then this tries again. True when
         nothing deleted is left to wipe, False if it is still blocked. PostgreSQL: nothing to
-        do here (see the README's "What the bot stores"), always True."""
+        do here (see docs/operating.md's "What deletion means on disk"), always True."""
         ...
 
     async def prune_finished(

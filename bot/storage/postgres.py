@@ -515,8 +515,8 @@ class PostgresStorage:
 
     async def wipe_deleted(self) -> bool:
         # Nothing the bot can do: dead row versions stay in the table files until VACUUM
-        # lets their space be reused, and in pg_wal until it is recycled (the README's "What
-        # the bot stores" says what an operator can do).
+        # lets their space be reused, and in pg_wal until it is recycled (docs/operating.md's
+        # "What deletion means on disk" says what an operator can do).
         return True
 
     async def prune_finished(

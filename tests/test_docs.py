@@ -1,0 +1,184 @@
+"""The documentation holds together: every relative link in the README, ``docs/`` and the
+tests' and benchmarks' READMEs leads to a file of the repository (and to a heading there, when
+it names one), and every setting ``bot/config.py`` reads is in ``docs/operating.md``'s table
+and in ``.env.example``."""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import re
+import unicodedata
+from collections import Counter
+from pathlib import Path
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from tests.test_env_file import named_settings
+
+REPO = Path(__file__).resolve().parent.parent
+PAGES = [
+    REPO / "README.md",
+    *sorted((REPO / "docs").glob("*.md")),
+    REPO / "tests" / "README.md",
+    REPO / "bench" / "README.md",
+]
+OPERATING = REPO / "docs" / "operating.md"
+# Read by compose.yaml, not by the bot: the table and .env.example name it all the same.
+COMPOSE_ONLY = {"POSTGRES_PASSWORD"}
+_SETTING = re.compile(r"[A-Z][A-Z0-9_]*")
+_SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:")
+
+_MARKDOWN = MarkdownIt("commonmark").enable("table")
+
+
+def tokens(page: Path) -> list[Token]:
+    return _MARKDOWN.parse(page.read_text(encoding="utf-8"))
+
+
+def inline_text(token: Token) -> str:
+    """An inline token's text as shown: code spans' text without their backticks, no markup."""
+    return "".join(child.content for child in token.children or [] if child.content)
+
+
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a heading: lower case, every character but letters, digits,
+    marks, spaces, hyphens and underscores dropped, spaces made hyphens."""
+    kept = (
+        char
+        for char in heading.lower()
+        if char.isalnum() or char in " -_" or unicodedata.category(char).startswith("M")
+    )
+    return "".join(kept).replace(" ", "-")
+
+
+def anchors(page: Path) -> set[str]:
+    """The anchors of ``page``'s headings; a repeated one gets ``-1``, ``-2``... as on GitHub."""
+    found: set[str] = set()
+    seen: Counter[str] = Counter()
+    parsed = tokens(page)
+    for opening, inline in itertools.pairwise(parsed):
+        if opening.type != "heading_open":
+            continue
+        base = slug(inline_text(inline))
+        found.add(f"{base}-{seen[base]}" if seen[base] else base)
+        seen[base] += 1
+    return found
+
+
+def links(page: Path) -> list[str]:
+    """The targets of ``page``'s links, code spans and blocks excluded."""
+    return [
+        str(child.attrs["href"])
+        for token in tokens(page)
+        for child in token.children or []
+        if child.type == "link_open"
+    ]
+
+
+def broken_links(page: Path, root: Path = REPO) -> list[str]:
+    """``page``'s relative links that lead to no file under ``root``, or to no heading of
+    the page they name."""
+    broken = []
+    for target in links(page):
+        if _SCHEME.match(target):
+            continue  # a web address: not ours to check
+        path, _, anchor = target.partition("#")
+        resolved = (page.parent / path).resolve() if path else page
+        if not resolved.is_relative_to(root) or not resolved.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and (resolved.suffix != ".md" or anchor not in anchors(resolved)):
+            broken.append(f"{target}: no such heading")
+    return broken
+
+
+def test_every_relative_link_leads_to_a_file_and_heading_of_the_repository() -> None:
+    found = {page.relative_to(REPO).as_posix(): broken_links(page) for page in PAGES}
+    assert {page: broken for page, broken in found.items() if broken} == {}
+    pages = {"docs/playing.md", "docs/server-settings.md", "docs/operating.md", "docs/design.md"}
+    assert pages <= set(links(REPO / "README.md"))
+
+
+def test_a_link_to_a_missing_file_or_heading_is_found(tmp_path: Path) -> None:
+    """The check above can fail: links to a missing file, to a file outside the repository
+    and to a heading that its page lacks are named, and not the links that resolve (a heading
+    with code in it included), nor web addresses, nor code."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (tmp_path / "outside.md").write_text("# Outside\n", encoding="utf-8")
+    page = root / "page.md"
+    page.write_text(
+        "# The `/metrics` port (2026-11-27)\n\n"
+        "[ok](#the-metrics-port-2026-11-27) [gone](#nowhere) [file](missing.md) "
+        "[out](../outside.md) [web](https://example.com/x.md) `[code](missing.md)`\n",
+        encoding="utf-8",
+    )
+    assert broken_links(page, root) == [
+        "#nowhere: no such heading",
+        "missing.md: no such file",
+        "../outside.md: no such file",
+    ]
+    (root / "missing.md").write_text("# Here\n", encoding="utf-8")
+    assert broken_links(page, root) == ["#nowhere: no such heading", "../outside.md: no such file"]
+
+
+def test_github_heading_anchors() -> None:
+    assert slug("Quick start (Python 3.11 or newer)") == "quick-start-python-311-or-newer"
+    assert slug("5\N{MULTIPLICATION SIGN}5: exact") == "55-exact"
+    assert slug("The Rematch's round trips (2026-11-26)") == "the-rematchs-round-trips-2026-11-26"
+    assert slug("bench.ladder") == "benchladder"
+
+
+def config_settings() -> set[str]:
+    """The environment variables ``bot/config.py`` reads: each a string naming a setting that
+    a call gets beside the environment (``env.get("NAME")``, ``_timeout(env, "NAME", ...)``)."""
+    tree = ast.parse((REPO / "bot" / "config.py").read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        reads_env = any(isinstance(arg, ast.Name) and arg.id == "env" for arg in node.args)
+        if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+            reads_env |= node.func.value.id == "env" and node.func.attr == "get"
+        if reads_env:
+            names.update(
+                arg.value
+                for arg in node.args
+                if isinstance(arg, ast.Constant)
+                and isinstance(arg.value, str)
+                and _SETTING.fullmatch(arg.value)
+            )
+    return names
+
+
+def settings_table(page: Path) -> set[str]:
+    """The first column of ``page``'s table headed ``variable | default | meaning``."""
+    parsed = tokens(page)
+    rows: list[list[str]] = []
+    for token in parsed:
+        if token.type == "tr_open":
+            rows.append([])
+        elif token.type == "inline" and rows:
+            rows[-1].append(inline_text(token))
+        elif token.type == "table_close" and rows:
+            if rows[0] == ["variable", "default", "meaning"]:
+                return {row[0] for row in rows[1:]}
+            rows = []
+    raise AssertionError(f"{page.name} has no settings table")
+
+
+def test_every_setting_the_bot_reads_is_in_the_operators_table_and_the_example() -> None:
+    read = config_settings()
+    assert {"DISCORD_TOKEN", "DATABASE_URL", "TTT_KEEP_FINISHED_GAMES_DAYS", "SHARD_IDS"} <= read
+    assert len(read) >= 17
+    table = settings_table(OPERATING)
+    assert read - table == set(), "read by bot/config.py, not in docs/operating.md's table"
+    assert table - read == COMPOSE_ONLY, "in docs/operating.md's table, read by nobody"
+    assert named_settings() == read | COMPOSE_ONLY, ".env.example names other settings"
+
+
+def test_the_readme_is_a_front_door() -> None:
+    """What a newcomer reads first stays short; the rest is in docs/."""
+    lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 200
