@@ -1,0 +1,94 @@
+"""Stats and the leaderboard: a member's records and rating on one board size, and a
+server's ratings."""
+
+from __future__ import annotations
+
+import discord
+
+from bot.domain import size_name
+from bot.i18n import Language
+from bot.render.parts import LIVE_COLOUR, Message, escape
+from bot.storage.base import VS_MEMBER, PlayerStats, Rating
+from game import DEFAULT_SIZE
+
+
+def record_text(lang: Language, wins: int, losses: int, draws: int) -> str:
+    """A record in one line: wins, losses and draws."""
+    return lang._("{wins} W · {losses} L · {draws} D", wins=wins, losses=losses, draws=draws)
+
+
+def stats_message(
+    stats: PlayerStats,
+    name: str,
+    difficulties: tuple[str, ...],
+    lang: Language,
+    *,
+    in_server: bool = True,
+) -> Message:
+    """A member's stats in this server, or (``in_server=False``) in all their DMs."""
+    embed = discord.Embed(
+        title=lang._(
+            "Tic-tac-toe stats: {name} ({size})", name=escape(name), size=size_name(stats.size)
+        ),
+        colour=LIVE_COLOUR,
+    )
+    members = stats.against(VS_MEMBER)
+    rating = (
+        lang._("{rating} Elo", rating=f"{stats.rating:.0f}")
+        if stats.rating is not None
+        else lang._("unrated")
+    )
+    embed.add_field(
+        name=lang._("Against members"),
+        value=f"{record_text(lang, members.wins, members.losses, members.draws)} ({rating})",
+        inline=False,
+    )
+    for difficulty in difficulties:
+        record = stats.against(difficulty)
+        embed.add_field(
+            name=lang._("Against the bot ({difficulty})", difficulty=difficulty),
+            value=record_text(lang, record.wins, record.losses, record.draws),
+            inline=True,
+        )
+    if not any(record.games for record in stats.records.values()):
+        embed.description = (
+            lang._(
+                "No finished games yet in this server on {size} boards.",
+                size=size_name(stats.size),
+            )
+            if in_server
+            else lang._(
+                "No finished games yet outside servers on {size} boards.",
+                size=size_name(stats.size),
+            )
+        )
+    embed.set_footer(text=lang._("Games in which a hint was used (/ttt hint) count in no stats."))
+    return Message(embed=embed)
+
+
+def leaderboard_message(rows: list[Rating], lang: Language, size: int = DEFAULT_SIZE) -> Message:
+    embed = discord.Embed(
+        title=lang._("Tic-tac-toe leaderboard ({size})", size=size_name(size)),
+        colour=LIVE_COLOUR,
+    )
+    if not rows:
+        embed.description = lang._(
+            "Nobody is rated yet on {size} boards: ratings come from games between members "
+            "(games against the bot don't count).",
+            size=size_name(size),
+        )
+        return Message(embed=embed)
+    medals = ["🥇", "🥈", "🥉"]
+    lines = []
+    for rank, row in enumerate(rows, start=1):
+        badge = medals[rank - 1] if rank <= len(medals) else f"{rank}."
+        record = record_text(lang, row.wins, row.losses, row.draws)
+        lines.append(f"{badge} <@{row.user_id}>: **{row.rating:.0f}** ({record})")
+    embed.description = "\n".join(lines)
+    embed.set_footer(
+        text=lang._(
+            "Elo from games between members on {size} boards; games against the bot don't count.",
+            size=size_name(size),
+        )
+    )
+    return Message(embed=embed)
