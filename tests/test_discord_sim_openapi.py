@@ -393,6 +393,8 @@ def test_the_document_is_loaded_once() -> None:
 def test_the_shortcuts_give_the_verdicts_of_the_keywords_as_written(
     spec: DiscordOpenAPI,
 ) -> None:
+    """With the shortcuts, the board is accepted first (and remembered), and each change
+    of it after is still judged as the keywords judge it."""
     plain = DiscordOpenAPI(spec.document, shortcuts=False)
     button_at = ("data", "components", 0, "components", 0)
     edits: list[tuple[tuple[str | int, ...], str, Any]] = [

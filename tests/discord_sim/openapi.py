@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
 
+import orjson
 from jsonschema import Draft202012Validator, ValidationError, validators
 from jsonschema.exceptions import relevance
 from jsonschema.protocols import Validator
@@ -75,6 +76,10 @@ _ANNOTATIONS = frozenset({"const", "title", "description"})
 
 _EXCERPT = 60
 _KIND_RULES = ("enum", "const")
+
+# Instances a union was found to accept, remembered (with shortcuts) for each validator class:
+# the same buttons, rows and embeds come back in almost every request of a test run.
+_ACCEPTED_LIMIT = 100_000
 
 # Set while a oneOf that matched several shapes is counted again with the caveats off.
 _STRICT: contextvars.ContextVar[bool] = contextvars.ContextVar("openapi_strict", default=False)
@@ -235,10 +240,31 @@ def _validator_class(resolve: Callable[[Any], Any], *, shortcuts: bool) -> type[
     the test that compares the two) an enum-like oneOf compares its consts without
     descending, and a union branch whose ``type`` property rejects the instance's ``type``
     fails on that alone, without validating the rest of the object: the verdict is the one
-    the keywords give as written, twenty times faster.
+    the keywords give as written, twenty times faster. A union also remembers the instances
+    it accepted (by their JSON, sorted): its verdict on one depends on nothing else, and a
+    test run sends the same button or row again and again.
     """
     kinds: dict[int, tuple[object, Any]] = {}
     enums: dict[int, tuple[object, frozenset[int | str] | None]] = {}
+    accepted: dict[tuple[int, bool, bytes], object] = {}
+
+    def accepted_key(branches: Sequence[Any], instance: Any) -> tuple[int, bool, bytes] | None:
+        """The key under which ``branches`` remember accepting ``instance`` (None without
+        shortcuts, or for an instance JSON cannot hold)."""
+        if not shortcuts:
+            return None
+        try:
+            text = orjson.dumps(instance, option=orjson.OPT_SORT_KEYS)
+        except TypeError:
+            return None
+        return (id(branches), _STRICT.get(), text)
+
+    def remember_accepted(key: tuple[int, bool, bytes] | None, branches: Sequence[Any]) -> None:
+        if key is None:
+            return
+        if len(accepted) >= _ACCEPTED_LIMIT:
+            accepted.clear()
+        accepted[key] = branches
 
     def kind_schema(branch: object) -> Any:
         cached = kinds.get(id(branch))
@@ -280,10 +306,14 @@ def _validator_class(resolve: Callable[[Any], Any], *, shortcuts: bool) -> type[
     def any_of(
         validator: _Validating, branches: Sequence[Any], instance: Any, schema: JSON
     ) -> Iterator[ValidationError]:
+        key = accepted_key(branches, instance)
+        if key is not None and accepted.get(key) is branches:
+            return
         errors: list[ValidationError] = []
         for index, branch in enumerate(branches):
             found = branch_errors(validator, index, branch, instance)
             if not found:
+                remember_accepted(key, branches)
                 return
             errors.extend(found)
         yield ValidationError(f"matches none of the {len(branches)} shapes", context=errors)
@@ -301,6 +331,9 @@ def _validator_class(resolve: Callable[[Any], Any], *, shortcuts: bool) -> type[
             if not hit:
                 yield ValidationError(f"not one of {sorted(values, key=_order)}")
             return
+        key = accepted_key(branches, instance)
+        if key is not None and accepted.get(key) is branches:
+            return
         matched: list[int] = []
         errors: list[ValidationError] = []
         for index, branch in enumerate(branches):
@@ -313,6 +346,7 @@ def _validator_class(resolve: Callable[[Any], Any], *, shortcuts: bool) -> type[
             yield ValidationError(f"matches none of the {len(branches)} shapes", context=errors)
             return
         if len(matched) == 1:
+            remember_accepted(key, branches)
             return
         token = _STRICT.set(True)
         try:
@@ -321,6 +355,8 @@ def _validator_class(resolve: Callable[[Any], Any], *, shortcuts: bool) -> type[
             _STRICT.reset(token)
         if len(strict) != 1:
             yield ValidationError(f"matches {len(matched)} shapes (branches {matched}), not one")
+            return
+        remember_accepted(key, branches)
 
     # types-jsonschema leaves extend() untyped.
     extended = validators.extend(  # type: ignore[no-untyped-call]
