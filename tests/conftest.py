@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Generator
 
 import pytest
@@ -14,6 +15,15 @@ pytest_plugins = [
     "tests.bot_harness",
     "tests.postgres_cluster",
 ]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Python's bytecode cache on, for this process and those the tests start, even where the
+    environment turns it off (PYTHONDONTWRITEBYTECODE): each ``python -m bot`` a test starts,
+    and each load of the bot's extensions (discord.py executes an extension's module anew at
+    every start), would otherwise compile the bot's source again."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    sys.dont_write_bytecode = False
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
