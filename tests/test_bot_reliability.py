@@ -378,9 +378,10 @@ async def _sqlite_file_locked(path: Path, seconds: float) -> AsyncIterator[None]
 
 
 BOT_TABLES = "games, challenges, channel_occupants, player_stats, ratings, settings"
-# The bot's deferral deadline in the tests of slow answers, and how long they hold the
-# database or an answer: well past it.
-SHORT_DEFER = 0.2
+# The bot's deferral deadline in the tests of slow answers (long enough that their set-up's
+# plain answers, on a busy machine, still come at once), and how long they hold the database
+# or an answer: well past it.
+SHORT_DEFER = 0.5
 LOCKED_FOR = 1.0
 
 

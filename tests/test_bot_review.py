@@ -516,7 +516,7 @@ async def test_a_5x5_review_and_hint_run_off_the_event_loop_and_answer_privately
     """Each engine call held at its start until the test lets it go: meanwhile another channel
     is answered, and the command or click is deferred, then answered for its member alone."""
     s = sim.seed
-    harness.defer_after = 0.1
+    harness.defer_after = 0.5  # the held call waits past it; /ttt help meanwhile does not
     thinking, release = threading.Event(), threading.Event()
     threads: list[threading.Thread] = []
 

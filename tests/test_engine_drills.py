@@ -5,6 +5,7 @@ cell against the review's own values, and the line format and its errors."""
 from __future__ import annotations
 
 import doctest
+import functools
 import re
 
 import pytest
@@ -184,6 +185,14 @@ def completing_cells(board: Board, mark: Mark) -> set[int]:
     return {gap.bit_length() - 1 for gap in gaps if gap.bit_count() == 1 and gap & free}
 
 
+@functools.cache
+def exact_solver() -> ExactSolver:
+    """One exact 5x5 search for the module's drills, remembering all it proves (the bot's own
+    table limit would empty it part way through them): what it proves for one drill is
+    exact for every other, so sharing it only saves work."""
+    return ExactSolver(Board(5).geometry, table_limit=20_000_000)
+
+
 def judged_by_the_search(solver: ExactSolver, drill: Drill, cell: int) -> DrillAnswer:
     """``cell``'s answer as the exact search alone gives it, with nothing read from the opening
     book or its fastest wins (as :func:`answer` gave it before it read them): right when the
@@ -233,7 +242,7 @@ def assert_judged_as_by_the_search(line: str, names: list[str] | None = None) ->
     as the exact search alone judges it."""
     drill = Drill.from_line(line)
     assert drill.position.move_count <= FULL_UP_TO
-    solver = ExactSolver(drill.position.geometry)
+    solver = exact_solver()
     tried = drill.position.legal_moves if names is None else cells(*names, size=5)
     for cell in tried:
         assert answer(drill, cell) == judged_by_the_search(solver, drill, cell), cell_name(cell, 5)

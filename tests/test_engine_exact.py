@@ -42,13 +42,21 @@ from game.solve5x5 import (
 )
 
 SAMPLE_4X4 = Path(__file__).parent / "data" / "solved_4x4_sample.json"
+# The whole module in one process (pytest-xdist's loadgroup): its tests share one search.
+pytestmark = pytest.mark.xdist_group("exact_5x5")
+
+
+# What the module's search may remember: every position it proves on the way (about 2 million,
+# some 200 MB). The bot's own limit (game.exact.TABLE_LIMIT, 600,000) would empty the table
+# part way through the first three moves and prove much of it again: 195 s against 139 s.
+SHARED_TABLE_LIMIT = 20_000_000
 
 
 @functools.cache
 def solver() -> ExactSolver:
     """One exact search for the whole module: what it proves for one position is exact for
     every other, so sharing it only saves work."""
-    return ExactSolver(Board(5).geometry)
+    return ExactSolver(Board(5).geometry, table_limit=SHARED_TABLE_LIMIT)
 
 
 def plain_value(board: Board) -> int:
