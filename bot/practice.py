@@ -43,8 +43,8 @@ from game.puzzles import (
     Step,
     StepKind,
     line_position,
-    load_pool,
     puzzle_of_the_day,
+    shipped_pool,
     step,
 )
 
@@ -177,7 +177,7 @@ class PracticeService:
     ) -> None:
         self.storage = storage
         self.clock = clock
-        self.pool = tuple(pool) if pool is not None else load_pool()
+        self.pool = tuple(pool) if pool is not None else shipped_pool()
 
     def today(self) -> datetime.date:
         return day_of(self.clock.now())

@@ -85,6 +85,7 @@ __all__ = [
     "puzzle_task",
     "refute",
     "reply",
+    "shipped_pool",
     "step",
     "verify",
     "verify_pool",
@@ -566,6 +567,14 @@ def load_pool(path: Path = POOL_PATH) -> tuple[Puzzle, ...]:
         except ValueError as error:
             raise ValueError(f"{path.name} line {number}: {error}") from None
     return tuple(puzzles)
+
+
+@functools.cache
+def shipped_pool() -> tuple[Puzzle, ...]:
+    """The pool shipped with the engine (:data:`POOL_PATH`), read once a process: it does not
+    change while one runs, and reading it is some 35 ms (each bot made in a process, a test's
+    included, would pay it again)."""
+    return load_pool(POOL_PATH)
 
 
 def puzzle_of_the_day(date: datetime.date, pool: Sequence[Puzzle]) -> Puzzle:

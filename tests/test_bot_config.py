@@ -153,6 +153,7 @@ def test_the_pool_size_is_read_and_checked() -> None:
         )
 
 
+@pytest.mark.slow  # a real python -m bot process
 def test_keeping_finished_games_is_off_unless_set_then_read_and_checked(tmp_path: Path) -> None:
     assert settings().keep_finished_games_days is None
     assert settings(TTT_KEEP_FINISHED_GAMES_DAYS="").keep_finished_games_days is None
@@ -234,6 +235,7 @@ def run_bot(env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # a real python -m bot process
 def test_python_m_bot_without_a_token_exits_with_one_line(tmp_path: Path) -> None:
     result = run_bot({}, tmp_path)
     assert result.returncode == 2
@@ -245,6 +247,7 @@ def test_python_m_bot_without_a_token_exits_with_one_line(tmp_path: Path) -> Non
     assert not (tmp_path / "tttbot.sqlite3").exists()  # nothing was created
 
 
+@pytest.mark.slow  # a real python -m bot process
 def test_python_m_bot_reads_dot_env_and_reports_a_broken_database_url(tmp_path: Path) -> None:
     (tmp_path / ".env").write_text(
         f"DISCORD_TOKEN={TOKEN}\nDATABASE_URL=postgresql://u:pw@h:x/db\n"

@@ -185,6 +185,7 @@ def healthcheck(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # a real python -m bot process
 async def test_readyz_is_false_until_the_gateway_is_ready_then_true(
     sim: DiscordSim, tmp_path: Path
 ) -> None:
@@ -210,6 +211,7 @@ async def test_readyz_is_false_until_the_gateway_is_ready_then_true(
         assert await asyncio.wait_for(bot.process.wait(), 20) == 0, bot.log
 
 
+@pytest.mark.slow  # a real python -m bot process
 @pytest.mark.postgres
 async def test_readyz_is_false_while_the_database_is_down_and_true_again_after(
     sim: DiscordSim, tmp_path: Path
@@ -235,6 +237,7 @@ async def test_readyz_is_false_while_the_database_is_down_and_true_again_after(
             assert await http.status_until("/readyz", 200) == "ready\n"
 
 
+@pytest.mark.slow  # a real python -m bot process
 @pytest.mark.postgres
 async def test_a_hung_database_gets_503_within_a_second_and_interactions_an_apology(
     sim: DiscordSim, tmp_path: Path
@@ -289,6 +292,7 @@ async def test_a_hung_database_gets_503_within_a_second_and_interactions_an_apol
             assert stats.response_type == 4
 
 
+@pytest.mark.slow  # a real python -m bot process
 async def test_every_metric_moves_when_its_event_happens(sim: DiscordSim, tmp_path: Path) -> None:
     s = sim.seed
     sim.heartbeat_interval_ms = 200  # gateway latency known at once
@@ -443,6 +447,7 @@ async def test_every_metric_moves_when_its_event_happens(sim: DiscordSim, tmp_pa
     assert {"create_game", "save_game", "ping", "live_games"} <= operations
 
 
+@pytest.mark.slow  # a real python -m bot process
 async def test_json_logs_are_one_object_a_line_with_the_interactions_fields(
     sim: DiscordSim, tmp_path: Path
 ) -> None:
@@ -490,6 +495,7 @@ async def test_json_logs_are_one_object_a_line_with_the_interactions_fields(
     assert click.token not in bot.log
 
 
+@pytest.mark.slow  # a real python -m bot process
 async def test_a_port_already_taken_is_one_line_and_a_failure(
     sim: DiscordSim, tmp_path: Path
 ) -> None:
@@ -601,6 +607,7 @@ async def test_malformed_and_slow_requests_get_a_400_or_are_closed_and_log_no_er
     assert all("\n" not in line for line in refused)
 
 
+@pytest.mark.slow  # a real python -m bot process
 async def test_the_bots_port_logs_no_error_for_malformed_requests_and_closes_slow_ones(
     sim: DiscordSim, tmp_path: Path
 ) -> None:
@@ -623,6 +630,7 @@ async def test_the_bots_port_logs_no_error_for_malformed_requests_and_closes_slo
 # -- gateway reconnections ------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # a real python -m bot process
 async def test_a_reconnection_through_refused_connections_logs_warnings_and_no_made_up_latency(
     sim: DiscordSim, tmp_path: Path
 ) -> None:

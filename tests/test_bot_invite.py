@@ -124,6 +124,7 @@ def test_embed_links_is_for_the_boards_which_are_embeds_on_3x3_and_4x4() -> None
 # -- python -m bot, as a process against the simulator ----------------------------------------
 
 
+@pytest.mark.slow  # a real python -m bot process
 async def test_python_m_bot_invite_prints_the_applications_link(
     sim: DiscordSim, tmp_path: Path
 ) -> None:
@@ -139,6 +140,7 @@ async def test_python_m_bot_invite_prints_the_applications_link(
     assert not (tmp_path / "bot.sqlite3").exists()
 
 
+@pytest.mark.slow  # a real python -m bot process
 @pytest.mark.parametrize(
     ("env", "code", "line"),
     [
@@ -183,6 +185,7 @@ def startup_line(sim: DiscordSim) -> str:
     )
 
 
+@pytest.mark.slow  # a real python -m bot process
 async def test_an_application_in_no_server_logs_its_link_once_at_start_up(
     sim: DiscordSim, tmp_path: Path
 ) -> None:
@@ -200,6 +203,7 @@ async def test_an_application_in_no_server_logs_its_link_once_at_start_up(
     assert sim.token not in bot.log
 
 
+@pytest.mark.slow  # a real python -m bot process
 async def test_an_application_in_a_server_logs_no_link(sim: DiscordSim, tmp_path: Path) -> None:
     async with bot_process(sim, tmp_path, TTT_GUILD_ID="", LOG_LEVEL="INFO") as bot:
         pass
@@ -252,6 +256,7 @@ async def test_a_server_that_added_it_without_the_commands_scope_is_one_line(
     )
 
 
+@pytest.mark.slow  # a real python -m bot process
 async def test_python_m_bot_invite_when_discord_refuses_the_application_is_one_line(
     sim: DiscordSim, tmp_path: Path
 ) -> None:

@@ -18,6 +18,10 @@ from tests.bot_harness import text_of
 from tests.bot_processes import ROOT, bot_process, run_bot
 from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimError, SimUser
 
+# Every test runs python -m bot as a real process: a second or more of CPU each, and SIGTERM
+# under continuous traffic about ten seconds.
+pytestmark = pytest.mark.slow
+
 
 async def test_the_bot_process_plays_and_stops_cleanly_on_sigterm(
     sim: DiscordSim, tmp_path: Path
@@ -49,7 +53,6 @@ def at_least(items: list[InteractionRecord], count: int) -> bool:
     return len(items) >= count
 
 
-@pytest.mark.slow  # several rounds of traffic and a real process stopping each time
 async def test_sigterm_under_continuous_traffic_exits_promptly_and_cleanly(
     sim: DiscordSim, tmp_path: Path
 ) -> None:

@@ -292,6 +292,7 @@ async def test_unknown_routes_get_discords_404_and_are_recorded(sim: DiscordSim)
     ]
 
 
+@pytest.mark.slow  # a pytest run in a process of its own
 def test_violations_fail_the_test_at_teardown(tmp_path: Path) -> None:
     test_file = tmp_path / "test_breaks_a_rule.py"
     test_file.write_text(

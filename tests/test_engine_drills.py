@@ -254,6 +254,7 @@ def test_early_5x5_answers_are_the_exact_searchs_in_every_cell(line: str) -> Non
     assert_judged_as_by_the_search(line)
 
 
+@pytest.mark.slow  # exact searches: 2 s of CPU
 def test_early_5x5_answers_are_the_exact_searchs_in_a_few_cells() -> None:
     """Cells of the drills above that the search alone judges in a few seconds in all: wrong
     ones, refuted by a forced win or by the draw held, and right ones."""

@@ -42,8 +42,6 @@ from game.solve5x5 import (
 )
 
 SAMPLE_4X4 = Path(__file__).parent / "data" / "solved_4x4_sample.json"
-# The whole module in one process (pytest-xdist's loadgroup): its tests share one search.
-pytestmark = pytest.mark.xdist_group("exact_5x5")
 
 
 # What the module's search may remember: every position it proves on the way (about 2 million,
@@ -54,8 +52,11 @@ SHARED_TABLE_LIMIT = 20_000_000
 
 @functools.cache
 def solver() -> ExactSolver:
-    """One exact search for the whole module: what it proves for one position is exact for
-    every other, so sharing it only saves work."""
+    """One exact search for the module's tests in each of the suite's processes: what it
+    proves for one position is exact for every other, so sharing it only saves work. The tests
+    are spread over the processes all the same: apart, the costly ones share little of what
+    they prove (8 s of some 210 s of CPU), and in one process they were the suite's last
+    minutes."""
     return ExactSolver(Board(5).geometry, table_limit=SHARED_TABLE_LIMIT)
 
 
@@ -123,6 +124,7 @@ def random_position(rng: random.Random, marks: int) -> Board:
     return board
 
 
+@pytest.mark.slow  # plain negamax: 10 s of CPU
 def test_late_5x5_positions_agree_with_a_plain_negamax() -> None:
     rng = random.Random(29)
     checked = {-1: 0, 0: 0, 1: 0}
@@ -134,6 +136,7 @@ def test_late_5x5_positions_agree_with_a_plain_negamax() -> None:
     assert min(checked.values()) >= 10  # wins, draws and losses all checked
 
 
+@pytest.mark.slow  # plain negamax: 10 s of CPU
 def test_late_positions_win_as_fast_as_a_plain_negamax_says() -> None:
     rng = random.Random(30)
     checked = 0
@@ -185,7 +188,7 @@ def test_minimax_keeps_the_draw_where_the_search_lost_it(
 # -- minimax against the exact search -----------------------------------------------------------
 
 
-@pytest.mark.slow  # about a minute
+@pytest.mark.slow  # two minutes of CPU: the suite's longest test, started first
 def test_minimax_keeps_the_value_of_every_position_of_the_first_three_moves() -> None:
     minimax = MinimaxStrategy(random.Random(3))
     checked = 0
@@ -248,6 +251,7 @@ def test_minimax_wins_at_once_when_it_can() -> None:
 # -- fastest wins on 4x4 --------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # exact searches: 4 s of CPU
 def test_4x4_minimax_converts_every_won_sample_position_fastest() -> None:
     sample = json.loads(SAMPLE_4X4.read_text())
     won = [text for text, entry in sample.items() if entry["value"] == 1]
@@ -300,6 +304,7 @@ def test_the_book_holds_every_position_minimax_meets_in_its_opening() -> None:
         assert sum(1 for _ in minimax_positions(from_book, side, 5)) > 20
 
 
+@pytest.mark.slow  # exact searches: 20 s of CPU
 def test_a_seeded_sample_of_book_entries_against_the_exact_search() -> None:
     records = opening_book().records()
     rng = random.Random(29)

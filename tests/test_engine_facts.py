@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
+
 from game import Board, Mark, geometry, reachable_positions
 from game.ai import evaluate, score
 
@@ -19,6 +21,7 @@ def test_there_are_5478_legal_positions() -> None:
     assert len(reachable_positions()) == 5478
 
 
+@pytest.mark.slow  # every game played out: 5 s of CPU
 def test_there_are_255168_possible_games() -> None:
     assert count_games(Board()) == 255168
 

@@ -257,6 +257,7 @@ def plain_negamax(board: Board) -> int:
     return max(-plain_negamax(board.play(cell)) for cell in board.legal_moves)
 
 
+@pytest.mark.slow  # plain negamax: 5 s of CPU
 def test_late_4x4_sample_positions_agree_with_a_plain_negamax() -> None:
     """An independent check of the stored values: a plain search where it is cheap."""
     late = [text for text in solved_sample() if text.count(".") <= 7]

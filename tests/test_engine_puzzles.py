@@ -205,6 +205,7 @@ def test_a_position_where_the_opponent_threatens_a_line_is_no_puzzle() -> None:
 # -- the shipped pool -------------------------------------------------------------------------
 
 
+@pytest.mark.slow  # the whole pool proven: 2 s of CPU
 def test_the_whole_shipped_pool_is_proven() -> None:
     """Every line, as ``python -m game.puzzles verify`` does (about a second)."""
     verify_pool(load_pool())
@@ -487,6 +488,7 @@ def test_a_move_that_still_wins_but_not_in_time_is_too_slow() -> None:
     assert step(puzzle, cells("B2"), parse_cell("B3", 4)).kind is StepKind.SOLVED
 
 
+@pytest.mark.slow  # every line of the pool searched: 9 s of CPU
 def test_every_win_of_the_pool_played_right_finishes_in_exactly_its_count() -> None:
     """Every WIN puzzle of the pool, 4x4 and 5x5 (about 3 s): the solution, then at each turn
     the lowest right move, is solved with the last of the N moves, never later, every step

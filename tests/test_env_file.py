@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from bot.config import Settings
 from tests.bot_processes import bot_env, bot_process
 from tests.discord_sim import DiscordSim
@@ -99,6 +101,7 @@ def test_the_example_names_every_setting_and_an_empty_one_means_its_default() ->
         assert Settings.from_env({**blank, **token}) == Settings.from_env(token)
 
 
+@pytest.mark.slow  # a real python -m bot process
 async def test_the_image_with_the_example_file_is_healthy(sim: DiscordSim, tmp_path: Path) -> None:
     """The image's environment with the example's on top, and what an operator fills in (the
     token; here also the local Discord server's address). The image's absolute paths (/data,

@@ -54,7 +54,8 @@ from tests.test_storage import (
     vs_ai,
 )
 
-pytestmark = pytest.mark.postgres
+# Each test copies a database through python -m bot, a process of its own.
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parent.parent
 COMMAND = "migrate-sqlite-to-postgres"

@@ -49,6 +49,7 @@ async def connection(fresh_postgres_database: str) -> AsyncIterator[asyncpg.Conn
         await db.close()
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_the_domain_loads_no_postgresql_driver() -> None:
     """Like SQLite's: only opening a database (``bot.storage.connect``) loads asyncpg."""
     code = (
@@ -261,6 +262,7 @@ async def test_a_port_nothing_listens_on_is_one_line(postgres_cluster: PostgresC
     assert postgres_cluster.password not in message
 
 
+@pytest.mark.slow  # a real python -m bot process
 async def test_python_m_bot_with_an_unreachable_database_exits_with_one_line(
     sim: DiscordSim, tmp_path: Path, postgres_cluster: PostgresCluster
 ) -> None:

@@ -33,6 +33,7 @@ def imported_names(node: ast.Import | ast.ImportFrom) -> list[str]:
     return [alias.name for alias in node.names]
 
 
+@pytest.mark.slow  # a Python process of its own
 def test_importing_the_domain_loads_no_database_driver() -> None:
     """``bot.storage`` is the contract; only opening a database loads its driver."""
     code = (
