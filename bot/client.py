@@ -50,14 +50,15 @@ from bot.storage.connect import open_storage
 from game.search import SearchBudget
 
 log = logging.getLogger(__name__)
+interactions_log = logging.getLogger(logs.INTERACTIONS)
+
+EXTENSIONS: Sequence[str] = ("bot.cogs.ttt", "bot.cogs.settings")
 
 # The commands as Discord gets them, translations included, by their untranslated form: the
 # catalogues are read once a process, so the same definitions translate the same while it runs,
 # and translating them (every string into each of Discord's locales) is some 40 ms a start.
 _translated_commands: dict[str, list[dict[str, Any]]] = {}
-interactions_log = logging.getLogger(logs.INTERACTIONS)
 
-EXTENSIONS: Sequence[str] = ("bot.cogs.ttt", "bot.cogs.settings")
 # How long shutdown waits for interaction handlers in flight (Discord's own patience for a
 # deferred interaction is far longer; a restart should not take longer than this).
 SHUTDOWN_GRACE = 10.0
