@@ -19,8 +19,19 @@ pytest_plugins = [
 ]
 
 
-# A filesystem in memory (Linux's /dev/shm), where the machine has one.
+# A filesystem in memory (Linux's /dev/shm), where the machine has one with room for a run: a
+# PostgreSQL cluster for each process (some 50 MB each) and the tests' files (some 25 MB), with
+# plenty to spare (a container's default /dev/shm is 64 MB).
 MEMORY_FILESYSTEM = Path("/dev/shm")
+MEMORY_FILESYSTEM_ROOM = 1 << 30
+
+
+def _room_in(path: Path) -> int:
+    try:
+        stats = os.statvfs(path)
+    except OSError:
+        return 0
+    return stats.f_bavail * stats.f_frsize
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -35,7 +46,10 @@ def pytest_configure(config: pytest.Config) -> None:
     there and 0.04 s in memory; the storage tests on PostgreSQL took 36 s, then 17 s)."""
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     sys.dont_write_bytecode = False
-    if MEMORY_FILESYSTEM.is_dir() and os.access(MEMORY_FILESYSTEM, os.W_OK | os.X_OK):
+    if (
+        os.access(MEMORY_FILESYSTEM, os.W_OK | os.X_OK)
+        and _room_in(MEMORY_FILESYSTEM) >= MEMORY_FILESYSTEM_ROOM
+    ):
         os.environ["TMPDIR"] = str(MEMORY_FILESYSTEM)
         tempfile.tempdir = None  # read TMPDIR again
 
