@@ -74,8 +74,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     def rank(item: pytest.Item) -> tuple[bool, int]:
         slow = item.get_closest_marker("slow") is not None
         test_id = item.nodeid.removeprefix("tests/")
-        longest = [i for i, start in enumerate(LONGEST_FIRST) if test_id.startswith(start)]
-        return not slow, longest[0] if longest else len(LONGEST_FIRST)
+        longest = (i for i, start in enumerate(LONGEST_FIRST) if test_id.startswith(start))
+        return not slow, next(longest, len(LONGEST_FIRST))
 
     items.sort(key=rank)
 

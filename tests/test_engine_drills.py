@@ -5,7 +5,6 @@ cell against the review's own values, and the line format and its errors."""
 from __future__ import annotations
 
 import doctest
-import functools
 import re
 
 import pytest
@@ -17,6 +16,7 @@ from game.drills import Drill, DrillAnswer, answer, drills_of
 from game.exact import ExactSolver
 from game.puzzles import Puzzle, Reason, Refutation, refute
 from game.review import position_value, review_game
+from tests.exact_search import shared_5x5_solver
 from tests.known_games import BLUNDER, FULL_5X5, MISSED_WIN
 
 # On 4x4, X holds A1, B1 and C1: O's D4 instead of the block at D1 loses.
@@ -185,14 +185,6 @@ def completing_cells(board: Board, mark: Mark) -> set[int]:
     return {gap.bit_length() - 1 for gap in gaps if gap.bit_count() == 1 and gap & free}
 
 
-@functools.cache
-def exact_solver() -> ExactSolver:
-    """One exact 5x5 search for the module's drills, remembering all it proves (the bot's own
-    table limit would empty it part way through them): what it proves for one drill is
-    exact for every other, so sharing it only saves work."""
-    return ExactSolver(Board(5).geometry, table_limit=20_000_000)
-
-
 def judged_by_the_search(solver: ExactSolver, drill: Drill, cell: int) -> DrillAnswer:
     """``cell``'s answer as the exact search alone gives it, with nothing read from the opening
     book or its fastest wins (as :func:`answer` gave it before it read them): right when the
@@ -242,7 +234,7 @@ def assert_judged_as_by_the_search(line: str, names: list[str] | None = None) ->
     as the exact search alone judges it."""
     drill = Drill.from_line(line)
     assert drill.position.move_count <= FULL_UP_TO
-    solver = exact_solver()
+    solver = shared_5x5_solver()
     tried = drill.position.legal_moves if names is None else cells(*names, size=5)
     for cell in tried:
         assert answer(drill, cell) == judged_by_the_search(solver, drill, cell), cell_name(cell, 5)

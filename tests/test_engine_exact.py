@@ -40,24 +40,9 @@ from game.solve5x5 import (
     verify_wins,
     won_positions,
 )
+from tests.exact_search import shared_5x5_solver
 
 SAMPLE_4X4 = Path(__file__).parent / "data" / "solved_4x4_sample.json"
-
-
-# What the module's search may remember: every position it proves on the way (about 2 million,
-# some 200 MB). The bot's own limit (game.exact.TABLE_LIMIT, 600,000) would empty the table
-# part way through the first three moves and prove much of it again: 195 s against 139 s.
-SHARED_TABLE_LIMIT = 20_000_000
-
-
-@functools.cache
-def solver() -> ExactSolver:
-    """One exact search for the module's tests in each of the suite's processes: what it
-    proves for one position is exact for every other, so sharing it only saves work. The tests
-    are spread over the processes all the same: apart, the costly ones share little of what
-    they prove (8 s of some 210 s of CPU), and in one process they were the suite's last
-    minutes."""
-    return ExactSolver(Board(5).geometry, table_limit=SHARED_TABLE_LIMIT)
 
 
 def plain_value(board: Board) -> int:
@@ -88,7 +73,7 @@ def _plain_score(x_mask: int, o_mask: int, size: int) -> int:
 
 
 def keeps_value(board: Board, move: int) -> bool:
-    return -solver().value(board.play(move)) == solver().value(board)
+    return -shared_5x5_solver().value(board.play(move)) == shared_5x5_solver().value(board)
 
 
 @pytest.mark.parametrize("module", [game.exact, game.book5x5])
@@ -152,7 +137,7 @@ def test_late_positions_win_as_fast_as_a_plain_negamax_says() -> None:
 
 def test_the_solver_refuses_another_board() -> None:
     with pytest.raises(ValueError, match="for 5x5 boards with 4 in a row, not 4x4 with 4"):
-        solver().value(Board(4))
+        shared_5x5_solver().value(Board(4))
 
 
 # -- the positions where the budgeted search lost a drawn game ----------------------------------
@@ -175,7 +160,7 @@ def test_minimax_keeps_the_draw_where_the_search_lost_it(
     moves: str, drawing: set[str], old_choice: str
 ) -> None:
     board = Board.from_moves(moves.split(), 5)
-    values = solver().move_values(board)
+    values = shared_5x5_solver().move_values(board)
     assert {cell_name(cell, 5) for cell, value in values.items() if value == 0} == drawing
     assert max(values.values()) == 0
     assert values[board.parse_move(old_choice)] == -1
@@ -224,9 +209,9 @@ def test_minimax_keeps_the_value_of_a_seeded_sample_of_positions_from_games() ->
     for board in positions:
         move = minimax.choose(board)
         assert keeps_value(board, move), f"{board}: {cell_name(move, 5)}"
-        if solver().value(board) == 1:
+        if shared_5x5_solver().value(board) == 1:
             wins += 1
-            assert solver().is_fastest_win(board, move), f"{board}: {cell_name(move, 5)}"
+            assert shared_5x5_solver().is_fastest_win(board, move), f"{board}: {cell_name(move, 5)}"
     assert len(positions) == 2000
     assert wins >= 200  # the weaker levels' blunders leave plenty of won positions
 
@@ -311,10 +296,10 @@ def test_a_seeded_sample_of_book_entries_against_the_exact_search() -> None:
     for key in rng.sample(sorted(records), 150):
         board = board_of_key(key)
         value, move = records[key]
-        assert solver().value(board) == value, str(board)
+        assert shared_5x5_solver().value(board) == value, str(board)
         assert keeps_value(board, move), str(board)
         if value == 1:
-            assert solver().is_fastest_win(board, move), str(board)
+            assert shared_5x5_solver().is_fastest_win(board, move), str(board)
 
 
 def test_a_book_entry_is_found_in_every_orientation() -> None:
@@ -397,9 +382,11 @@ def test_a_5x5_review_is_exact_at_every_move_of_a_game() -> None:
     position = Board(5)
     for review in review_game(moves, 5):
         assert review.position == position
-        assert review.value_before == solver().value(position)
+        assert review.value_before == shared_5x5_solver().value(position)
         position = position.play(review.cell)
-        assert review.value_after == -solver().value(position) == -position_value(position)
+        assert (
+            review.value_after == -shared_5x5_solver().value(position) == -position_value(position)
+        )
 
 
 def test_the_5x5_hint_keeps_the_value() -> None:
