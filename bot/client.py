@@ -688,12 +688,26 @@ class TTTBot(commands.AutoShardedBot):
         if not force and await self.storage.get_setting(key) == digest:
             log.info("%s commands unchanged since the last sync: not syncing", scope)
             return False
+        if self.application_id is None:
+            raise app_commands.MissingApplicationID
+        # What tree.sync() sends, without translating every string again (it would).
         try:
-            synced = await self.tree.sync(guild=guild)
+            if guild is None:
+                synced = await self.http.bulk_upsert_global_commands(
+                    self.application_id, payload=definitions
+                )
+            else:
+                synced = await self.http.bulk_upsert_guild_commands(
+                    self.application_id, guild.id, payload=definitions
+                )
         except discord.Forbidden as error:
             if guild is None:
                 raise
             raise await invite.commands_refused(self, guild.id, error) from None
+        except discord.HTTPException as error:
+            if error.status == 400 and error.code == 50035:
+                raise app_commands.CommandSyncFailure(error, commands) from None
+            raise
         await self.storage.set_setting(key, digest)
         log.info("synced %d %s commands", len(synced), scope)
         return True

@@ -97,7 +97,10 @@ class PostgresCluster:
                 # or inside a test's, where another cannot be run.
                 await admin.execute(f'CREATE DATABASE "{TEMPLATE}" TEMPLATE template0')
                 self._template_made = True
-            await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE}"')
+            # FILE_COPY (PostgreSQL 15's other strategy) copies the small template's files
+            # rather than writing them through the WAL: half the time, with durability off.
+            strategy = " STRATEGY FILE_COPY" if admin.get_server_version().major >= 15 else ""
+            await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE}"{strategy}')
             try:
                 yield name
             finally:

@@ -390,6 +390,29 @@ def test_the_document_is_loaded_once() -> None:
     assert openapi.load().document["openapi"].startswith("3.1")
 
 
+def test_a_body_checked_again_gets_the_same_verdict_and_a_changed_one_a_new_one(
+    spec: DiscordOpenAPI,
+) -> None:
+    """Verdicts on bodies are kept by their content: the same body again gives the same
+    problems (the list is the caller's to change), the same body changed in place is judged
+    anew, and the oldest verdicts give way once more bodies than are kept were checked."""
+    body = board_callback()
+    body["data"]["components"][2]["type"] = 99
+    first = check(spec, "POST", CALLBACK_PATH, body)
+    assert [p.json_path for p in first] == ["$.data.components[2].type"]
+    first.clear()
+    again = check(spec, "POST", CALLBACK_PATH, body)
+    assert [p.json_path for p in again] == ["$.data.components[2].type"]
+    body["data"]["components"][2]["type"] = 1
+    body["data"]["components"][1]["components"][0]["type"] = 99
+    assert [p.json_path for p in check(spec, "POST", CALLBACK_PATH, body)] == [
+        "$.data.components[1].components[0].type"
+    ]
+    for n in range(openapi.BODY_VERDICTS_KEPT + 1):
+        assert check(spec, "POST", CALLBACK_PATH, {"type": 4, "data": {"content": str(n)}}) == []
+    assert len(spec._body_verdicts) == openapi.BODY_VERDICTS_KEPT
+
+
 def test_the_shortcuts_give_the_verdicts_of_the_keywords_as_written(
     spec: DiscordOpenAPI,
 ) -> None:

@@ -5,6 +5,7 @@ server's."""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import string
@@ -194,3 +195,46 @@ def test_the_bots_review_sentences_in_english_are_the_engines_word_for_word() ->
                 assert render.move_sentence(move, i18n.ENGLISH_LANGUAGE) == move.sentence
                 seen.add((move.verdict, move.value_before, move.value_after))
     assert {verdict for verdict, _, _ in seen} == set(Verdict)
+
+
+@pytest.mark.parametrize("scope", ["global", "guild"])
+async def test_the_commands_registered_are_what_discord_py_would_sync(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch, scope: str
+) -> None:
+    """The bot registers its commands itself, with the definitions it translated once per
+    process: they must be exactly what ``CommandTree.sync`` would have sent, translations
+    included, globally and for one server."""
+    sent: list[Any] = []
+    upsert = f"bulk_upsert_{scope}_commands"
+    unspied = getattr(discord.http.HTTPClient, upsert)
+
+    async def spied(self: discord.http.HTTPClient, *args: Any, payload: Any) -> Any:
+        sent.append(json.loads(json.dumps(payload)))
+        return await unspied(self, *args, payload=payload)
+
+    monkeypatch.setattr(discord.http.HTTPClient, upsert, spied)
+    guild_id = sim.seed.guild.id if scope == "guild" else None
+    async with harness.running(guild_id=guild_id) as bot:
+        tree, translator = bot.tree, bot.tree.translator
+        assert translator is not None
+        guild = discord.Object(guild_id) if guild_id else None
+        expected = [
+            await command.get_translated_payload(tree, translator)
+            for command in tree._get_all_commands(guild=guild)
+        ]
+    assert sent == [expected]
+    assert [c["name"] for c in sim.commands(guild_id)] == [c["name"] for c in expected]
+
+
+async def test_a_definition_discord_refuses_is_a_command_sync_failure(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A 400 with code 50035 (Invalid Form Body) on the commands' PUT reads as discord.py's
+    ``CommandSyncFailure``, as ``CommandTree.sync`` would raise it, naming the commands."""
+    async with harness.running() as bot:
+        invalid = {"code": 50035, "message": "Invalid Form Body", "errors": {}}
+        sim.faults.add("PUT /applications/{application_id}/commands", status=400, body=invalid)
+        with pytest.raises(discord.app_commands.CommandSyncFailure) as refused:
+            await bot.sync_commands(force=True)
+        assert refused.value.status == 400
+        assert refused.value.code == 50035

@@ -34,6 +34,7 @@ import contextvars
 import functools
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,8 @@ SPEC_FILE = Path(__file__).with_name("openapi_spec") / "discord-openapi.json"
 # "<uri>#<JSON pointer>" while the document's own "#/components/..." refs keep resolving
 # against the whole document.
 _BASE_URI = "urn:tttbot:discord-openapi"
+# How many request bodies' verdicts a spec keeps (the most recently checked).
+BODY_VERDICTS_KEPT = 256
 
 _METHODS = ("get", "put", "post", "patch", "delete")
 
@@ -533,6 +536,7 @@ class DiscordOpenAPI:
             routes.sort(key=lambda r: r.rank)
         self._validator_class = _validator_class(self.resolve, shortcuts=shortcuts)
         self._validators: dict[str, Validator] = {}
+        self._body_verdicts: OrderedDict[tuple[str, str], tuple[SpecProblem, ...]] = OrderedDict()
 
     def at(self, pointer: str) -> Any:
         """The part of the document at the JSON pointer ``pointer``."""
@@ -668,11 +672,22 @@ class DiscordOpenAPI:
             offered = sorted(request_body["content"])
             return [SpecProblem(route, "body", "$", f"content type {offered}", media)]
         pointer = f"{op_pointer}/requestBody/content/{_escape(media)}/schema"
-        return [
-            SpecProblem(route, "body", json_path, rule, _excerpt(instance))
-            for error in self.validator(pointer).iter_errors(body)
-            for json_path, rule, instance in _explain(error)
-        ]
+        # A bot sends the same large bodies again and again (its commands at every start):
+        # the verdict on one is a function of its text, kept for the most recent bodies.
+        key = (pointer, json.dumps(body, sort_keys=True))
+        verdict = self._body_verdicts.get(key)
+        if verdict is None:
+            verdict = tuple(
+                SpecProblem(route, "body", json_path, rule, _excerpt(instance))
+                for error in self.validator(pointer).iter_errors(body)
+                for json_path, rule, instance in _explain(error)
+            )
+            self._body_verdicts[key] = verdict
+            if len(self._body_verdicts) > BODY_VERDICTS_KEPT:
+                self._body_verdicts.popitem(last=False)
+        else:
+            self._body_verdicts.move_to_end(key)
+        return list(verdict)
 
 
 @functools.cache
