@@ -130,6 +130,15 @@ class Boards:
         if message_id is not None:
             await self._storage.set_game_message(game.id, message_id)
 
+    async def post_in_own_thread(self, game: GameRecord) -> None:
+        """Post the board of a game started outside an interaction (a tournament's round) in
+        its own thread."""
+        await self._post_in_thread(game, render.board_message(game))
+
+    async def post(self, channel_id: int, message: render.Message) -> int | None:
+        """Post a message outside an interaction; its id, or None (logged) if that failed."""
+        return await self._post(channel_id, message)
+
     async def close_thread(self, game: GameRecord) -> None:
         """Archive the thread of its own a game was played in, once it is over. A thread the
         bot cannot archive stays open (logged): Discord archives it after a week unused."""

@@ -47,6 +47,8 @@ from bot.service import GameService, Swept
 from bot.stalls import watch_stalls
 from bot.storage.base import EVERY_GUILD, ShardSlice, Storage
 from bot.storage.connect import open_storage
+from bot.tournaments.rounds import TournamentRounds
+from bot.tournaments.service import TournamentService
 from game.search import SearchBudget
 
 log = logging.getLogger(__name__)
@@ -271,6 +273,8 @@ class TTTBot(commands.AutoShardedBot):
     practice: PracticeService
     boards: Boards
     reporter: Reporter
+    tournaments: TournamentService
+    tournament_rounds: TournamentRounds
 
     def __init__(
         self,
@@ -436,6 +440,16 @@ class TTTBot(commands.AutoShardedBot):
         self.practice = PracticeService(self.storage, self.clock)
         self.boards = Boards(self.storage, self, self.clock, self.own_shards, self.marks_refused)
         self.reporter = Reporter(self.boards, self.in_flight)
+        self.tournaments = TournamentService(self.storage, self.clock, self.service.server_settings)
+        self.tournament_rounds = TournamentRounds(
+            self,
+            self.storage,
+            self.tournaments,
+            self.service,
+            self.boards,
+            self.clock,
+            self.own_shards,
+        )
         await self.tree.set_translator(CommandTranslator())
         self.add_dynamic_items(*DYNAMIC_ITEMS)
         for extension in EXTENSIONS:
@@ -765,6 +779,8 @@ class TTTBot(commands.AutoShardedBot):
         keeps them, and wipe from disk what a deletion left there, if a reader kept it."""
         settled = await self.service.settle_overdue()
         await self.boards.show_swept(settled)
+        # Before old games are removed: a tournament copies its games' results first.
+        await self.tournament_rounds.sweep()
         await self.service.prune_old_games()
         await self.storage.wipe_deleted()
         return settled

@@ -92,6 +92,8 @@ LEGACY_PUZZLE_ID = IdFormat("puzzle", _DAY, _PUZZLE, _MOVES, ("cell", _SMALL))
 DRILL_ID = IdFormat("drill", ("drill", ROW_ID), ("answers", r"[0-9]{1,6}"), ("cell", _SMALL))
 DRILL_NEXT_ID = IdFormat("drill", "next")
 PRACTISE_ID = IdFormat("practise", ("game", ROW_ID))
+# A tournament's announcement: Join and Leave.
+TOURNAMENT_ID = IdFormat("tournament", ("tournament", ROW_ID), ("action", "join|leave"))
 ID_FORMATS = (
     CELL_ID,
     LEGACY_CELL_ID,
@@ -105,6 +107,7 @@ ID_FORMATS = (
     DRILL_ID,
     DRILL_NEXT_ID,
     PRACTISE_ID,
+    TOURNAMENT_ID,
 )
 # The cells of a puzzle's line as custom_id characters: one each, up to 5x5's 25 cells.
 _MOVE_DIGITS = "0123456789abcdefghijklmno"
@@ -190,6 +193,10 @@ class ClickHandler(Protocol):
 
     async def practise_clicked(
         self, interaction: discord.Interaction[Any], game_id: int
+    ) -> None: ...
+
+    async def tournament_clicked(
+        self, interaction: discord.Interaction[Any], tournament_id: int, action: str
     ) -> None: ...
 
 
@@ -350,6 +357,14 @@ class PractiseButton(_Routed, template=PRACTISE_ID.template):
         await handler.practise_clicked(interaction, int(self.fields["game"]))
 
 
+class TournamentButton(_Routed, template=TOURNAMENT_ID.template):
+    """**Join** or **Leave** on a tournament's announcement."""
+
+    async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
+        fields = self.fields
+        await handler.tournament_clicked(interaction, int(fields["tournament"]), fields["action"])
+
+
 def walk(components: Iterable[discord.Component]) -> Iterator[discord.Component]:
     """Every component of a received message, nested ones too (a components-v2 message holds
     its buttons and text inside containers, rows and sections), depth first."""
@@ -378,4 +393,5 @@ DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
     DrillButton,
     DrillNextButton,
     PractiseButton,
+    TournamentButton,
 )

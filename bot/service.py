@@ -675,6 +675,23 @@ class GameService:
             own_thread=rules.own_thread,
         )
 
+    async def tournament_game(
+        self,
+        guild_id: int,
+        thread_id: int,
+        x: Actor,
+        o: Actor,
+        *,
+        size: int,
+        language: str,
+        turn_timeout: float,
+    ) -> NewGame:
+        """A tournament pairing's game, starting now in its own thread: its server's marks,
+        the tournament's turn clock (not the server's)."""
+        rules = await self._game_rules(guild_id, await self.server_settings.of(guild_id))
+        rules = dataclasses.replace(rules, turn_timeout=turn_timeout, own_thread=True)
+        return self._new_game(guild_id, thread_id, x, o, size=size, language=language, rules=rules)
+
     async def _rematch_rules(self, old: GameRecord, settings: ServerSettings) -> GameRules:
         """A rematch's rules: its server's now, in its game's thread if it had one."""
         rules = await self._game_rules(old.guild_id, settings)

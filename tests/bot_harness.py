@@ -125,7 +125,8 @@ class BotHarness:
             assert errors.messages == [], "the bot logged errors:\n" + "\n".join(errors.messages)
 
     def assert_pings_only_challenged_members(self) -> None:
-        """Every message the bot sent notified nobody, but for a challenge's one opponent."""
+        """Every message the bot sent notified nobody, but for a challenge's one opponent and
+        a tournament game's two players, in its thread."""
         for channel in self.sim.channels.values():
             for message in self.sim.messages(channel):
                 if not message.pinged:
@@ -133,6 +134,12 @@ class BotHarness:
                 # Notifications happen when a message is created: read its first version, in
                 # any language: a challenge (its Accept button) that opens with its opponent.
                 first = message.edits[0] if message.edits else message
+                if channel.is_thread and not first.components:
+                    # A tournament round's ping: the game's two players, named first.
+                    named = first.text.split(":")[0].split()
+                    assert named == [f"<@{user}>" for user in message.pinged], message
+                    assert len(named) == 2, message
+                    continue
                 actions = {
                     fields["action"]
                     for component in walk_components(first.components)

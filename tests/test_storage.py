@@ -37,6 +37,7 @@ from bot.storage import (
     NewChallenge,
     NewDrill,
     NewGame,
+    NewTournament,
     PuzzleAttempt,
     PuzzleResult,
     Record,
@@ -45,6 +46,8 @@ from bot.storage import (
     Storage,
     StoredGames,
     StoredSetting,
+    TournamentHereError,
+    TournamentStatus,
     is_forgotten,
 )
 from bot.storage.base import GAMES_PRUNED_THROUGH
@@ -2051,3 +2054,104 @@ async def test_old_games_are_removed_by_each_process_for_its_own_shards(storage:
     late = await finish_at(storage, new_game(OTHER_CHANNEL), T0 + 11)
     assert (await storage.prune_finished(T0 + 10.5, 10)).games == ()
     assert (await storage.prune_finished(T0 + 11, 10)).games == (late.id,)
+
+
+# -- tournaments -------------------------------------------------------------------------------
+
+
+def new_tournament(channel_id: int = CHANNEL, *, guild_id: int = GUILD) -> NewTournament:
+    return NewTournament(
+        guild_id=guild_id,
+        channel_id=channel_id,
+        status=TournamentStatus.REGISTERING,
+        due_at=T0 + 600,
+        state='{"doc": 1}',
+        created_at=T0,
+    )
+
+
+async def test_a_tournament_is_changed_only_at_the_version_it_was_read_at(
+    storage: Storage,
+) -> None:
+    created = await storage.create_tournament(new_tournament())
+    assert (created.status, created.due_at, created.version) == (
+        TournamentStatus.REGISTERING,
+        T0 + 600,
+        1,
+    )
+    assert await storage.get_tournament(created.id) == created
+    saved = await storage.save_tournament(
+        created, status=TournamentStatus.RUNNING, due_at=None, state='{"doc": 2}', now=T0 + 1
+    )
+    assert saved is not None
+    assert (saved.status, saved.due_at, saved.state, saved.version, saved.updated_at) == (
+        TournamentStatus.RUNNING,
+        None,
+        '{"doc": 2}',
+        2,
+        T0 + 1,
+    )
+    # A change made on what was read before the save above writes nothing.
+    stale = await storage.save_tournament(
+        created, status=TournamentStatus.CANCELLED, due_at=None, state="{}", now=T0 + 2
+    )
+    assert stale is None
+    assert await storage.get_tournament(created.id) == saved
+    assert await storage.get_tournament(999_999) is None
+
+
+async def test_one_live_tournament_a_channel(storage: Storage) -> None:
+    first = await storage.create_tournament(new_tournament())
+    with pytest.raises(TournamentHereError):
+        await storage.create_tournament(new_tournament())
+    elsewhere = await storage.create_tournament(new_tournament(CHANNEL + 1))
+    assert [t.id for t in await storage.live_tournaments(GUILD)] == [first.id, elsewhere.id]
+    await storage.save_tournament(
+        first, status=TournamentStatus.FINISHED, due_at=None, state="{}", now=T0 + 1
+    )
+    again = await storage.create_tournament(new_tournament())
+    assert [t.id for t in await storage.live_tournaments(GUILD)] == [elsewhere.id, again.id]
+
+
+async def test_a_tables_game_is_stored_once(storage: Storage) -> None:
+    tournament = await storage.create_tournament(new_tournament())
+    game = await storage.start_tournament_game(tournament.id, 1, 2, new_game(CHANNEL + 5))
+    assert game is not None
+    assert await storage.start_tournament_game(tournament.id, 1, 2, new_game(CHANNEL + 6)) is None
+    assert await storage.live_game_in_channel(CHANNEL + 6) is None
+    assert await storage.tournament_of_game(game.id) == tournament.id
+    assert await storage.tournament_of_game(game.id + 1) is None
+    read = await storage.get_tournament(tournament.id)
+    assert read is not None
+    assert read.games == {(1, 2): game.id}
+
+
+async def test_the_due_tournaments_are_the_running_and_those_whose_start_came(
+    storage: Storage,
+) -> None:
+    waiting = await storage.create_tournament(new_tournament())
+    running = await storage.create_tournament(new_tournament(CHANNEL + 1))
+    await storage.save_tournament(
+        running, status=TournamentStatus.RUNNING, due_at=None, state="{}", now=T0
+    )
+    other_shard = await storage.create_tournament(new_tournament(CHANNEL + 2, guild_id=1 << 22))
+    assert await storage.due_tournaments(T0) == [running.id]
+    assert await storage.due_tournaments(T0 + 600) == [waiting.id, running.id, other_shard.id]
+    assert await storage.due_tournaments(T0 + 600, ShardSlice(2, frozenset({0}))) == [
+        waiting.id,
+        running.id,
+    ]
+    assert await storage.due_tournaments(T0 + 600, ShardSlice(2, frozenset({1}))) == [
+        other_shard.id
+    ]
+
+
+async def test_erasing_a_guild_takes_its_tournaments(storage: Storage) -> None:
+    tournament = await storage.create_tournament(new_tournament())
+    game = await storage.start_tournament_game(tournament.id, 1, 1, new_game(CHANNEL + 5))
+    assert game is not None
+    kept = await storage.create_tournament(new_tournament(CHANNEL + 9, guild_id=OTHER_GUILD))
+    await storage.erase_guild(GUILD)
+    assert await storage.get_tournament(tournament.id) is None
+    assert await storage.tournament_of_game(game.id) is None
+    assert await storage.get_tournament(kept.id) is not None

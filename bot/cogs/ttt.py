@@ -13,13 +13,14 @@ import dataclasses
 import datetime
 import functools
 import logging
-from collections.abc import Collection, Iterable
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any
 
 import discord
 from discord import app_commands
 from discord.app_commands import locale_str
 from discord.ext import commands
+from tournament import Format
 
 from bot import render
 from bot.answers import Answer
@@ -37,11 +38,15 @@ from bot.components import (
 )
 from bot.domain import OUTSIDE_SERVERS, Actor, UserError
 from bot.i18n import N_, Language, language
+from bot.permissions import may_open_thread
 from bot.practice import NOT_THIS_DRILL, NOT_THIS_PUZZLE, PracticeService
 from bot.privacy import MembersData
 from bot.service import CHANGED, DIFFICULTIES, NO_SUCH_BUTTON, NOT_HERE, Clicked, GameService, Place
 from bot.storage.base import GameRecord
 from bot.threads import ThreadKeeper
+from bot.tournaments.rounds import TournamentRounds
+from bot.tournaments.service import Tournament, TournamentService
+from bot.tournaments.state import Rules
 from game import BOARD_SIZES, DEFAULT_SIZE, cell_name, parse_cell
 from game.ai import DIFFICULTIES as LEVELS
 
@@ -107,6 +112,29 @@ DIFFICULTY_CHOICES = [
     )
     for level in LEVELS
 ]
+
+
+FORMAT_CHOICES = [
+    app_commands.Choice(name=locale_str("Swiss"), value=Format.SWISS.value),
+    app_commands.Choice(name=locale_str("Round robin"), value=Format.ROUND_ROBIN.value),
+]
+RESULT_CHOICES = [
+    app_commands.Choice(name=locale_str("X won"), value="x"),
+    app_commands.Choice(name=locale_str("O won"), value="o"),
+    app_commands.Choice(name=locale_str("A draw"), value="draw"),
+]
+RESULT_POINTS = {"x": 1.0, "o": 0.0, "draw": 0.5}
+NO_TOURNAMENT_THREADS = N_(
+    "A tournament plays each game in a thread off its channel: create it in a server's text "
+    "channel where I can Create Public Threads and Send Messages in Threads."
+)
+NOT_THIS_TOURNAMENT = N_("That button doesn't belong to this message.")
+STARTED = N_("Done: the tournament has started.")
+PAUSED = N_("Done: no new round starts until you resume it.")
+RESUMED = N_("Done: the tournament goes on.")
+CANCELLED = N_("Done: the tournament is cancelled.")
+REMOVED = N_("Done: that player is out, and their remaining games are forfeited.")
+AWARDED = N_("Done: the result is recorded.")
 
 
 def _size(choice: app_commands.Choice[int] | None) -> int:
@@ -674,6 +702,222 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             else:
                 challenge = await self.service.withdraw(challenge_id, user, clicked)
             await self.boards.update_challenge(answer, challenge)
+
+    # -- tournaments (see bot.tournaments) ---------------------------------------------------
+
+    tournament = app_commands.Group(
+        name=locale_str("tournament"),
+        description=locale_str("Tournaments the bot runs: Swiss or round robin"),
+        parent=ttt,
+    )
+
+    @property
+    def tournaments(self) -> TournamentService:
+        return self.bot.tournaments
+
+    @property
+    def rounds(self) -> TournamentRounds:
+        return self.bot.tournament_rounds
+
+    @tournament.command(
+        name=locale_str("create"),
+        description=locale_str("Create a tournament hosted in this channel"),
+    )
+    @app_commands.check(in_a_server)
+    @app_commands.rename(
+        name=locale_str("name"),
+        format=locale_str("format"),
+        size=locale_str("size"),
+        turn_minutes=locale_str("turn-minutes"),
+        starts_in=locale_str("starts-in"),
+        players=locale_str("players"),
+        rounds=locale_str("rounds"),
+    )
+    @app_commands.describe(
+        name=locale_str("Its name, plain text"),
+        format=locale_str("Swiss (default) or round robin (up to 10 players)"),
+        size=SIZE_HELP,
+        turn_minutes=locale_str("Minutes a player has for each move; default 5"),
+        starts_in=locale_str("Minutes until it starts; leave it out to start it yourself"),
+        players=locale_str("The most players; default 32"),
+        rounds=locale_str("A Swiss's rounds; default from the number of players"),
+    )
+    @app_commands.choices(format=FORMAT_CHOICES)
+    @app_commands.choices(size=SIZE_CHOICES)
+    async def tournament_create(
+        self,
+        interaction: discord.Interaction[Any],
+        name: str,
+        format: app_commands.Choice[str] | None = None,
+        size: app_commands.Choice[int] | None = None,
+        turn_minutes: int = 5,
+        starts_in: int | None = None,
+        players: int = 32,
+        rounds: int | None = None,
+    ) -> None:
+        async with self._handling(interaction) as answer:
+            guild_id, channel_id = place(interaction)
+            if not isinstance(interaction.channel, discord.TextChannel) or not may_open_thread(
+                interaction.app_permissions
+            ):
+                raise UserError(NO_TOURNAMENT_THREADS)
+            lang = await self._public_language(answer)
+            rules = Rules(
+                name=name.strip(),
+                format=Format(format.value) if format is not None else Format.SWISS,
+                size=_size(size),
+                turn_timeout=turn_minutes * 60.0,
+                most_players=players,
+                rounds=rounds,
+                language=lang.code,
+            )
+            created = await self.tournaments.create(
+                guild_id,
+                channel_id,
+                member(interaction),
+                rules,
+                starts_in=None if starts_in is None else starts_in * 60.0,
+            )
+            message_id = await answer.post(self.rounds.message(created))
+            if message_id is not None:
+                await self.tournaments.note_announcement(created.id, message_id)
+
+    async def tournament_clicked(
+        self, interaction: discord.Interaction[Any], tournament_id: int, action: str
+    ) -> None:
+        async with self._handling(interaction) as answer:
+            guild_id, _ = place(interaction)
+            clicked = interaction.message
+            shown = await self.tournaments.get(tournament_id)
+            if (
+                shown is None
+                or shown.record.guild_id != guild_id
+                or clicked is None
+                or shown.state.announcement_id not in (None, clicked.id)
+            ):
+                raise UserError(NOT_THIS_TOURNAMENT)
+            user = member(interaction)
+            if action == "join":
+                changed = await self.tournaments.join(tournament_id, guild_id, user)
+            else:
+                changed = await self.tournaments.leave(tournament_id, guild_id, user)
+            if not await answer.update(self.rounds.message(changed)):
+                await self.rounds.show(changed)
+
+    async def _organiser_acts(
+        self,
+        interaction: discord.Interaction[Any],
+        act: Callable[[int, int, Actor], Awaitable[Tournament]],
+        done: str,
+    ) -> None:
+        async with self._handling(interaction) as answer:
+            guild_id, channel_id = place(interaction)
+            here = await self.tournaments.here(guild_id, channel_id)
+            changed = await act(here.id, guild_id, member(interaction))
+            await answer.post(render.plain_text(answer.private_language._(done)), ephemeral=True)
+            await self.rounds.show(changed)
+            await self.rounds.run(changed.id)
+
+    @tournament.command(
+        name=locale_str("start"), description=locale_str("Start this channel's tournament now")
+    )
+    @app_commands.check(in_a_server)
+    async def tournament_start(self, interaction: discord.Interaction[Any]) -> None:
+        await self._organiser_acts(interaction, self.tournaments.start, STARTED)
+
+    @tournament.command(
+        name=locale_str("pause"),
+        description=locale_str("Hold the tournament after the round being played"),
+    )
+    @app_commands.check(in_a_server)
+    async def tournament_pause(self, interaction: discord.Interaction[Any]) -> None:
+        await self._organiser_acts(interaction, self.tournaments.pause, PAUSED)
+
+    @tournament.command(
+        name=locale_str("resume"), description=locale_str("Let a paused tournament go on")
+    )
+    @app_commands.check(in_a_server)
+    async def tournament_resume(self, interaction: discord.Interaction[Any]) -> None:
+        await self._organiser_acts(interaction, self.tournaments.resume, RESUMED)
+
+    @tournament.command(
+        name=locale_str("cancel"), description=locale_str("Cancel this channel's tournament")
+    )
+    @app_commands.check(in_a_server)
+    async def tournament_cancel(self, interaction: discord.Interaction[Any]) -> None:
+        await self._organiser_acts(interaction, self.tournaments.cancel, CANCELLED)
+
+    @tournament.command(
+        name=locale_str("remove"),
+        description=locale_str("Remove a player: their remaining games are forfeited"),
+    )
+    @app_commands.check(in_a_server)
+    @app_commands.rename(player=locale_str("player"))
+    @app_commands.describe(player=locale_str("Who to remove"))
+    async def tournament_remove(
+        self, interaction: discord.Interaction[Any], player: discord.User
+    ) -> None:
+        async def remove(tournament_id: int, guild_id: int, who: Actor) -> Tournament:
+            return await self.tournaments.remove(tournament_id, guild_id, who, player.id)
+
+        await self._organiser_acts(interaction, remove, REMOVED)
+
+    @tournament.command(
+        name=locale_str("award"),
+        description=locale_str("Decide a game's result by hand (a game that went wrong)"),
+    )
+    @app_commands.check(in_a_server)
+    @app_commands.rename(
+        table=locale_str("table"), result=locale_str("result"), round=locale_str("round")
+    )
+    @app_commands.describe(
+        table=locale_str("The table's number in the round"),
+        result=locale_str("Who won"),
+        round=locale_str("The round; default the one being played"),
+    )
+    @app_commands.choices(result=RESULT_CHOICES)
+    async def tournament_award(
+        self,
+        interaction: discord.Interaction[Any],
+        table: int,
+        result: app_commands.Choice[str],
+        round: int | None = None,
+    ) -> None:
+        # A value that is none of the choices (a hand-made payload) is refused by the service.
+        points = RESULT_POINTS.get(result.value, -1.0)
+
+        async def award(tournament_id: int, guild_id: int, who: Actor) -> Tournament:
+            return await self.tournaments.award(tournament_id, guild_id, who, table, points, round)
+
+        await self._organiser_acts(interaction, award, AWARDED)
+
+    @tournament.command(
+        name=locale_str("standings"),
+        description=locale_str("The standings of this channel's tournament, for you"),
+    )
+    @app_commands.check(in_a_server)
+    async def tournament_standings(self, interaction: discord.Interaction[Any]) -> None:
+        async with self._handling(interaction) as answer:
+            guild_id, channel_id = place(interaction)
+            here = await self.tournaments.here(guild_id, channel_id)
+            message = render.tournament_standings(
+                here.state, here.state.standings(), interaction.user.id, answer.private_language
+            )
+            await answer.post(message, ephemeral=True)
+
+    @tournament.command(
+        name=locale_str("my-game"), description=locale_str("Where your game of this round is")
+    )
+    @app_commands.check(in_a_server)
+    async def tournament_my_game(self, interaction: discord.Interaction[Any]) -> None:
+        async with self._handling(interaction) as answer:
+            guild_id, channel_id = place(interaction)
+            here = await self.tournaments.here(guild_id, channel_id)
+            table = here.state.current_table_of(interaction.user.id)
+            message = render.tournament_my_game(
+                here.state, table, guild_id, answer.private_language
+            )
+            await answer.post(message, ephemeral=True)
 
 
 if TYPE_CHECKING:

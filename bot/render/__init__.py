@@ -18,7 +18,8 @@ One module for each part of what is shown, and one for the pieces they all share
 * :mod:`bot.render.stats`: stats and the leaderboard;
 * :mod:`bot.render.help`: how to play;
 * :mod:`bot.render.settings`: a server's settings;
-* :mod:`bot.render.members`: members' data, forgetting a member, erasing a server's data.
+* :mod:`bot.render.members`: members' data, forgetting a member, erasing a server's data;
+* :mod:`bot.render.tournaments`: a tournament's message, its standings, its rounds' pings.
 
 The rest of the bot imports this package (``from bot import render``) and reads its public
 names here; the modules inside it import from each other, never from here.
@@ -100,6 +101,18 @@ from bot.render.practice import (
 from bot.render.reviews import hint_message, move_sentence, review_message
 from bot.render.settings import duration, language_name, settings_message
 from bot.render.stats import leaderboard_message, stats_message
+from bot.render.tournaments import (
+    final_message as tournament_final,
+)
+from bot.render.tournaments import (
+    my_game_message as tournament_my_game,
+)
+from bot.render.tournaments import (
+    standings_message as tournament_standings,
+)
+from bot.render.tournaments import (
+    tournament_message,
+)
 
 __all__ = [
     "ACTIONS",
@@ -177,5 +190,9 @@ __all__ = [
     "task_sentence",
     "thread_pointer_message",
     "timestamp",
+    "tournament_final",
+    "tournament_message",
+    "tournament_my_game",
+    "tournament_standings",
     "uses_layout",
 ]

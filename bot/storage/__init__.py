@@ -25,6 +25,7 @@ from bot.storage.base import (
     NewChallenge,
     NewDrill,
     NewGame,
+    NewTournament,
     PlayerStats,
     PuzzleAttempt,
     PuzzleResult,
@@ -37,6 +38,9 @@ from bot.storage.base import (
     StorageError,
     StoredGames,
     StoredSetting,
+    TournamentHereError,
+    TournamentRecord,
+    TournamentStatus,
     is_forgotten,
 )
 
@@ -60,6 +64,7 @@ __all__ = [
     "NewChallenge",
     "NewDrill",
     "NewGame",
+    "NewTournament",
     "PlayerStats",
     "PuzzleAttempt",
     "PuzzleResult",
@@ -72,5 +77,8 @@ __all__ = [
     "StorageError",
     "StoredGames",
     "StoredSetting",
+    "TournamentHereError",
+    "TournamentRecord",
+    "TournamentStatus",
     "is_forgotten",
 ]

@@ -8,7 +8,7 @@ source of "now".
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol, Self
@@ -429,12 +429,58 @@ class DrillQueue:
     learned: int
 
 
+# -- tournaments ----------------------------------------------------------------------------
+
+
+class TournamentStatus(StrEnum):
+    REGISTERING = "registering"  # open to join, until its start
+    RUNNING = "running"  # its rounds pair and start themselves
+    PAUSED = "paused"  # between rounds, held by its organiser: no new round starts
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
+
+
+# Statuses of a tournament still going: one a channel at most, and the sweeper's to look at.
+LIVE_TOURNAMENT = frozenset(
+    {TournamentStatus.REGISTERING, TournamentStatus.RUNNING, TournamentStatus.PAUSED}
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewTournament:
+    """A tournament as its organiser created it: ``state`` is its document
+    (:mod:`bot.tournaments.state` writes and reads it), ``due_at`` when the sweeper must look
+    at it (its start time; None: when its organiser presses Start)."""
+
+    guild_id: int
+    channel_id: int
+    status: TournamentStatus
+    due_at: float | None
+    state: str
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TournamentRecord(NewTournament):
+    """A stored tournament, as read at ``version`` (its compare-and-set), with the games its
+    pairings started: ``(round, board)`` to the game's id."""
+
+    id: int
+    version: int
+    updated_at: float
+    games: Mapping[tuple[int, int], int] = field(default_factory=dict)
+
+
 class StorageError(Exception):
     """Base class of the storage's own errors."""
 
 
 class ChannelBusyError(StorageError):
     """The channel already has a live game or a pending challenge."""
+
+
+class TournamentHereError(StorageError):
+    """The channel already hosts a tournament still going."""
 
 
 class SchemaTooNewError(StorageError):
@@ -742,6 +788,48 @@ class Storage(Protocol):
     ) -> DrillRecord | None:
         """Save an answer's new schedule, if the drill has still taken ``answers`` answers
         (counting this one in); None if another answer came first (nothing is written)."""
+        ...
+
+    # -- tournaments ---------------------------------------------------------------------
+
+    async def create_tournament(self, tournament: NewTournament) -> TournamentRecord:
+        """Store a new tournament. Raises :class:`TournamentHereError` if its channel hosts a
+        live tournament already (nothing is written)."""
+        ...
+
+    async def get_tournament(self, tournament_id: int) -> TournamentRecord | None: ...
+
+    async def live_tournaments(self, guild_id: int) -> list[TournamentRecord]:
+        """The guild's tournaments still going (registering, running or paused), oldest first."""
+        ...
+
+    async def save_tournament(
+        self,
+        tournament: TournamentRecord,
+        *,
+        status: TournamentStatus,
+        due_at: float | None,
+        state: str,
+        now: float,
+    ) -> TournamentRecord | None:
+        """Replace the tournament's status, due time and document, if it is still at the
+        version it was read at; None if another change came first (nothing is written)."""
+        ...
+
+    async def start_tournament_game(
+        self, tournament_id: int, round_number: int, board: int, game: NewGame
+    ) -> GameRecord | None:
+        """Store ``game`` as the game of table ``board`` of round ``round_number``, in one
+        transaction; None if that table has a game already (nothing is written)."""
+        ...
+
+    async def tournament_of_game(self, game_id: int) -> int | None:
+        """The tournament whose pairing started the game, if one did."""
+        ...
+
+    async def due_tournaments(self, now: float, shards: ShardSlice = EVERY_GUILD) -> list[int]:
+        """The tournaments of ``shards``' guilds the sweeper must look at: those running, and
+        those registering whose start time has come."""
         ...
 
     # -- the bot's own settings ----------------------------------------------------------

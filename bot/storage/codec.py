@@ -22,6 +22,7 @@ from bot.storage.base import (
     NewChallenge,
     NewDrill,
     NewGame,
+    NewTournament,
     PlayerStats,
     PuzzleAttempt,
     PuzzleResult,
@@ -30,6 +31,8 @@ from bot.storage.base import (
     ReplyRoute,
     StoredGames,
     StoredSetting,
+    TournamentRecord,
+    TournamentStatus,
 )
 from game import Mark
 
@@ -42,6 +45,9 @@ SETTING_OF_GAME = "setting_"
 CHALLENGE_COLUMNS = ", ".join(field.name for field in fields(ChallengeRecord))
 PUZZLE_RESULT_COLUMNS = ", ".join(field.name for field in fields(PuzzleResult))
 DRILL_COLUMNS = ", ".join(field.name for field in fields(DrillRecord))
+# A tournament's columns: its record's fields but the games, read from tournament_games.
+TOURNAMENT_FIELDS = tuple(field.name for field in fields(TournamentRecord) if field.name != "games")
+TOURNAMENT_COLUMNS = ", ".join(TOURNAMENT_FIELDS)
 
 _R = TypeVar("_R", GameRecord, ChallengeRecord)
 
@@ -152,6 +158,37 @@ def game(row: Row) -> GameRecord:
         own_thread=bool(values["own_thread"]),
     )
     return GameRecord(**values)
+
+
+def tournament(row: Row, games: Iterable[Row] = ()) -> TournamentRecord:
+    """A tournament's row, and the rows of its games (round, board, game_id)."""
+    due_at = row["due_at"]
+    return TournamentRecord(
+        id=row["id"],
+        guild_id=row["guild_id"],
+        channel_id=row["channel_id"],
+        status=TournamentStatus(row["status"]),
+        # SQLite's RETURNING hands back a whole-numbered REAL as an integer.
+        due_at=None if due_at is None else float(due_at),
+        state=row["state"],
+        created_at=float(row["created_at"]),
+        version=row["version"],
+        updated_at=float(row["updated_at"]),
+        games={(game["round"], game["board"]): game["game_id"] for game in games},
+    )
+
+
+def new_tournament_values(tournament: NewTournament) -> tuple[Any, ...]:
+    """A new tournament's values in the order of SQL.insert_tournament."""
+    return (
+        tournament.guild_id,
+        tournament.channel_id,
+        tournament.status.value,
+        tournament.due_at,
+        tournament.state,
+        tournament.created_at,
+        tournament.created_at,
+    )
 
 
 def challenge(row: Row) -> ChallengeRecord:

@@ -57,6 +57,7 @@ from bot.storage.base import (
     NewChallenge,
     NewDrill,
     NewGame,
+    NewTournament,
     PlayerStats,
     Pruned,
     PuzzleAttempt,
@@ -66,6 +67,9 @@ from bot.storage.base import (
     ShardSlice,
     Storage,
     StoredSetting,
+    TournamentHereError,
+    TournamentRecord,
+    TournamentStatus,
     check_closing,
     over_the_limit,
 )
@@ -94,6 +98,8 @@ MIGRATION_LOCK = 0x7474_7462_6F74_3A6D
 # The constraints whose violation means "the channel is taken" and "that game was rematched".
 OCCUPIED = "channel_occupants_one_per_channel"
 REMATCHED = "games_rematched_once"
+# The constraint that a tournament's table of a round has one game (migration 0012's key).
+TOURNAMENT_TABLE_KEY = "tournament_games_pkey"
 
 Connection = asyncpg.Connection | PoolConnectionProxy
 
@@ -495,6 +501,8 @@ class PostgresStorage:
         async with self._deleting() as db:
             live = [codec.game(row) for row in await db.fetch(SQL.guild_live_games, guild_id)]
             pending = await db.fetch(SQL.guild_pending_challenges, guild_id)
+            for step in SQL.delete_guild_tournaments:
+                await db.fetch(step, guild_id)
             await db.execute(SQL.free_guild_channels, guild_id, guild_id)
             await db.execute(SQL.drop_guild_routes, guild_id, guild_id)
             challenges = len(await db.fetch(SQL.delete_guild_challenges, guild_id))
@@ -594,6 +602,87 @@ class PostgresStorage:
             SQL.answer_drill, right_in_row, due_at, learned_at, drill_id, answers - 1
         )
         return None if row is None else codec.drill(row)
+
+    # -- tournaments ---------------------------------------------------------------------
+
+    async def create_tournament(self, tournament: NewTournament) -> TournamentRecord:
+        try:
+            row = await self._pool.fetchrow(
+                SQL.insert_tournament, *codec.new_tournament_values(tournament)
+            )
+        except asyncpg.UniqueViolationError as error:
+            here = f"channel {tournament.channel_id} hosts a live tournament"
+            raise TournamentHereError(here) from error
+        assert row is not None  # RETURNING an inserted row
+        return codec.tournament(row)
+
+    async def get_tournament(self, tournament_id: int) -> TournamentRecord | None:
+        if not codec.is_row_id(tournament_id):
+            return None
+        async with self._snapshot() as db:
+            row = await db.fetchrow(SQL.tournament, tournament_id)
+            games = await db.fetch(SQL.tournament_games, tournament_id)
+        return None if row is None else codec.tournament(row, games)
+
+    async def live_tournaments(self, guild_id: int) -> list[TournamentRecord]:
+        async with self._snapshot() as db:
+            rows = await db.fetch(SQL.live_tournaments, guild_id)
+            return [
+                codec.tournament(row, await db.fetch(SQL.tournament_games, row["id"]))
+                for row in rows
+            ]
+
+    async def save_tournament(
+        self,
+        tournament: TournamentRecord,
+        *,
+        status: TournamentStatus,
+        due_at: float | None,
+        state: str,
+        now: float,
+    ) -> TournamentRecord | None:
+        async with self.transaction() as db:
+            row = await db.fetchrow(
+                SQL.save_tournament,
+                status.value,
+                due_at,
+                state,
+                now,
+                tournament.id,
+                tournament.version,
+            )
+            if row is None:
+                return None
+            games = await db.fetch(SQL.tournament_games, tournament.id)
+        return codec.tournament(row, games)
+
+    async def start_tournament_game(
+        self, tournament_id: int, round_number: int, board: int, game: NewGame
+    ) -> GameRecord | None:
+        try:
+            async with self.transaction() as db:
+                if await db.fetchrow(SQL.tournament_table_game, tournament_id, round_number, board):
+                    return None
+                stored = await _insert_game(db, game)
+                await db.execute(
+                    SQL.link_tournament_game, tournament_id, round_number, board, stored.id
+                )
+        except asyncpg.UniqueViolationError as error:
+            if error.constraint_name == TOURNAMENT_TABLE_KEY:
+                return None  # another process stored this table's game in the meantime
+            _raise_refusal(error, game.channel_id, game.rematch_of)
+            raise
+        return stored
+
+    async def tournament_of_game(self, game_id: int) -> int | None:
+        if not codec.is_row_id(game_id):
+            return None
+        row = await self._pool.fetchrow(SQL.tournament_of_game, game_id)
+        return None if row is None else int(row["tournament_id"])
+
+    async def due_tournaments(self, now: float, shards: ShardSlice = EVERY_GUILD) -> list[int]:
+        rows = await self._pool.fetch(SQL.due_tournaments(shards), now, *sql.shard_params(shards))
+        return [row["id"] for row in rows]
 
     # -- settings ------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from bot.storage.codec import (
     PUZZLE_RESULT_COLUMNS,
     SETTING_COLUMNS,
     SETTING_OF_GAME,
+    TOURNAMENT_COLUMNS,
 )
 from bot.storage.migrations import migration_files
 
@@ -112,6 +113,11 @@ _OVERDUE_GAMES = f"{_GAMES} status = 'active' AND deadline <= ? AND {_SHARDS} OR
 _UNSHOWN_GAMES = (
     f"{_GAMES} status = 'active' AND message_id IS NULL AND updated_at <= ?"
     f" AND {_WITHOUT_ROUTE} AND {_SHARDS} ORDER BY id"
+)
+# The tournaments the sweeper looks at: now, then the shards' parameters.
+_DUE_TOURNAMENTS = (
+    "SELECT id FROM tournaments WHERE (status = 'running'"
+    f" OR (status = 'registering' AND due_at <= ?)) AND {_SHARDS} ORDER BY id"
 )
 _OVERDUE_CHALLENGES = (
     f"{_CHALLENGES} status = 'pending' AND expires_at <= ? AND {_SHARDS} ORDER BY expires_at, id"
@@ -410,6 +416,45 @@ class Statements:
             "UPDATE drills SET answers = answers + 1, right_in_row = ?, due_at = ?,"
             f" learned_at = ? WHERE id = ? AND answers = ? RETURNING {DRILL_COLUMNS}"
         )
+        # -- tournaments: a new one's values in codec.new_tournament_values' order
+        self.insert_tournament = spell(
+            "INSERT INTO tournaments"
+            " (guild_id, channel_id, status, due_at, state, created_at, updated_at)"
+            f" VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING {TOURNAMENT_COLUMNS}"
+        )
+        self.tournament = spell(f"SELECT {TOURNAMENT_COLUMNS} FROM tournaments WHERE id = ?")
+        self.tournament_games = spell(
+            "SELECT round, board, game_id FROM tournament_games WHERE tournament_id = ?"
+            " ORDER BY round, board"
+        )
+        self.live_tournaments = spell(
+            f"SELECT {TOURNAMENT_COLUMNS} FROM tournaments WHERE guild_id = ?"
+            " AND status IN ('registering', 'running', 'paused') ORDER BY id"
+        )
+        # The compare-and-set: status, due_at, state, now, then the id and the version read.
+        self.save_tournament = spell(
+            "UPDATE tournaments SET status = ?, due_at = ?, state = ?, updated_at = ?,"
+            f" version = version + 1 WHERE id = ? AND version = ? RETURNING {TOURNAMENT_COLUMNS}"
+        )
+        self.tournament_table_game = spell(
+            "SELECT game_id FROM tournament_games WHERE tournament_id = ? AND round = ?"
+            " AND board = ?"
+        )
+        self.link_tournament_game = spell(
+            "INSERT INTO tournament_games (tournament_id, round, board, game_id)"
+            " VALUES (?, ?, ?, ?)"
+        )
+        self.tournament_of_game = spell(
+            "SELECT tournament_id FROM tournament_games WHERE game_id = ?"
+        )
+        # A guild's erased: its tournaments' games first (SQLite does not cascade).
+        self.delete_guild_tournaments = (
+            spell(
+                "DELETE FROM tournament_games WHERE tournament_id IN"
+                " (SELECT id FROM tournaments WHERE guild_id = ?) RETURNING game_id"
+            ),
+            spell("DELETE FROM tournaments WHERE guild_id = ? RETURNING id"),
+        )
         # -- old data removed: the highest game id deleted so far, kept (as text) if higher
         self.note_pruned = spell(
             f"INSERT INTO settings (key, value) VALUES ('{GAMES_PRUNED_THROUGH}', ?)"
@@ -455,6 +500,9 @@ class Statements:
                 _DELETE_PRUNED_GAMES,
             )
         )
+
+    def due_tournaments(self, shards: ShardSlice) -> str:
+        return self._for_shards(_DUE_TOURNAMENTS, shards)
 
     def old_challenges(self, shards: ShardSlice) -> str:
         return self._for_shards(_DELETE_OLD_CHALLENGES, shards)

@@ -42,6 +42,7 @@ from bot.storage.base import (
     NewChallenge,
     NewDrill,
     NewGame,
+    NewTournament,
     PlayerStats,
     Pruned,
     PuzzleAttempt,
@@ -52,6 +53,9 @@ from bot.storage.base import (
     Storage,
     StorageError,
     StoredSetting,
+    TournamentHereError,
+    TournamentRecord,
+    TournamentStatus,
     check_closing,
     over_the_limit,
 )
@@ -437,6 +441,78 @@ class _Database:
         row = self._write(lambda db: db.execute(SQL.answer_drill, values).fetchone())
         return None if row is None else codec.drill(row)
 
+    # -- tournaments ---------------------------------------------------------------------
+
+    def create_tournament(self, tournament: NewTournament) -> TournamentRecord:
+        def insert(db: sqlite3.Connection) -> TournamentRecord:
+            try:
+                row = db.execute(
+                    SQL.insert_tournament, codec.new_tournament_values(tournament)
+                ).fetchone()
+            except sqlite3.IntegrityError as error:
+                here = f"channel {tournament.channel_id} hosts a live tournament"
+                raise TournamentHereError(here) from error
+            return codec.tournament(row)
+
+        return self._write(insert)
+
+    def get_tournament(self, tournament_id: int) -> TournamentRecord | None:
+        self.db.execute("BEGIN")
+        try:
+            row = self.db.execute(SQL.tournament, (tournament_id,)).fetchone()
+            games = self._rows(SQL.tournament_games, (tournament_id,))
+        finally:
+            self.db.execute("COMMIT")
+        return None if row is None else codec.tournament(row, games)
+
+    def live_tournaments(self, guild_id: int) -> list[TournamentRecord]:
+        return [
+            codec.tournament(row, self._rows(SQL.tournament_games, (row["id"],)))
+            for row in self._rows(SQL.live_tournaments, (guild_id,))
+        ]
+
+    def save_tournament(
+        self,
+        tournament: TournamentRecord,
+        status: TournamentStatus,
+        due_at: float | None,
+        state: str,
+        now: float,
+    ) -> TournamentRecord | None:
+        values = (status.value, due_at, state, now, tournament.id, tournament.version)
+
+        def save(db: sqlite3.Connection) -> TournamentRecord | None:
+            row = db.execute(SQL.save_tournament, values).fetchone()
+            if row is None:
+                return None
+            games = db.execute(SQL.tournament_games, (tournament.id,)).fetchall()
+            return codec.tournament(row, games)
+
+        return self._write(save)
+
+    def start_tournament_game(
+        self, tournament_id: int, round_number: int, board: int, game: NewGame
+    ) -> GameRecord | None:
+        table = (tournament_id, round_number, board)
+
+        def start(db: sqlite3.Connection) -> GameRecord | None:
+            # Asked inside the write lock: a table's game is never stored twice.
+            if db.execute(SQL.tournament_table_game, table).fetchone() is not None:
+                return None
+            stored = _insert_game(db, game, None)
+            db.execute(SQL.link_tournament_game, (*table, stored.id))
+            return stored
+
+        return self._write(start)
+
+    def tournament_of_game(self, game_id: int) -> int | None:
+        row = self.db.execute(SQL.tournament_of_game, (game_id,)).fetchone()
+        return None if row is None else int(row["tournament_id"])
+
+    def due_tournaments(self, now: float, shards: ShardSlice) -> list[int]:
+        statement = SQL.due_tournaments(shards)
+        return [row["id"] for row in self._rows(statement, (now, *sql.shard_params(shards)))]
+
     # -- settings ------------------------------------------------------------------------
 
     def get_setting(self, key: str) -> str | None:
@@ -701,6 +777,47 @@ class SqliteStorage:
             self._database.answer_drill, drill_id, answers, right_in_row, due_at, learned_at
         )
 
+    # -- tournaments ---------------------------------------------------------------------
+
+    async def create_tournament(self, tournament: NewTournament) -> TournamentRecord:
+        return await self._run(self._database.create_tournament, tournament)
+
+    async def get_tournament(self, tournament_id: int) -> TournamentRecord | None:
+        if not codec.is_row_id(tournament_id):
+            return None
+        return await self._run(self._database.get_tournament, tournament_id)
+
+    async def live_tournaments(self, guild_id: int) -> list[TournamentRecord]:
+        return await self._run(self._database.live_tournaments, guild_id)
+
+    async def save_tournament(
+        self,
+        tournament: TournamentRecord,
+        *,
+        status: TournamentStatus,
+        due_at: float | None,
+        state: str,
+        now: float,
+    ) -> TournamentRecord | None:
+        return await self._run(
+            self._database.save_tournament, tournament, status, due_at, state, now
+        )
+
+    async def start_tournament_game(
+        self, tournament_id: int, round_number: int, board: int, game: NewGame
+    ) -> GameRecord | None:
+        return await self._run(
+            self._database.start_tournament_game, tournament_id, round_number, board, game
+        )
+
+    async def tournament_of_game(self, game_id: int) -> int | None:
+        if not codec.is_row_id(game_id):
+            return None
+        return await self._run(self._database.tournament_of_game, game_id)
+
+    async def due_tournaments(self, now: float, shards: ShardSlice = EVERY_GUILD) -> list[int]:
+        return await self._run(self._database.due_tournaments, now, shards)
+
     # -- settings ------------------------------------------------------------------------
 
     async def get_setting(self, key: str) -> str | None:
@@ -845,6 +962,8 @@ def _erase_guild(db: sqlite3.Connection, guild_id: int) -> GuildErased:
     pending = [
         codec.challenge(row) for row in db.execute(SQL.guild_pending_challenges, (guild_id,))
     ]
+    for step in SQL.delete_guild_tournaments:
+        db.execute(step, (guild_id,)).fetchall()
     db.execute(SQL.free_guild_channels, (guild_id, guild_id))
     db.execute(SQL.drop_guild_routes, (guild_id, guild_id))
     challenges = len(db.execute(SQL.delete_guild_challenges, (guild_id,)).fetchall())

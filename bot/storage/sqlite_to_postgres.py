@@ -47,9 +47,11 @@ COPIED_COLUMNS: dict[str, tuple[str, ...]] = {
     "reply_routes": tuple(field.name for field in fields(ReplyRoute)),
     "puzzle_results": tuple(field.name for field in fields(PuzzleResult)),
     "drills": tuple(field.name for field in fields(DrillRecord)),
+    "tournaments": codec.TOURNAMENT_FIELDS,
+    "tournament_games": ("tournament_id", "round", "board", "game_id"),
 }
 # The tables whose ids come from a sequence.
-ID_TABLES = ("games", "challenges", "drills")
+ID_TABLES = ("games", "challenges", "drills", "tournaments")
 
 
 class NotEmptyError(StorageError):

@@ -1,0 +1,292 @@
+"""Tournaments as shown: the announcement (Join and Leave, the players), which becomes the
+standings once it starts and stays current; the standings privately; a round's ping in each
+game's thread; the final standings and the podium.
+
+Every tournament message is components v2: its text and buttons in one container, within
+Discord's 4,000 characters and 40 components whatever the count of players: the public
+standings show the leading players (:data:`SHOWN_PUBLICLY`) and say how many more there are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import discord
+from tournament import Format, Standing
+
+from bot.components import TOURNAMENT_ID
+from bot.i18n import N_, Language
+from bot.render.parts import (
+    CONTAINER,
+    LAYOUT_FOOTER,
+    LIVE_COLOUR,
+    OVER_COLOUR,
+    WIN_COLOUR,
+    Message,
+    button,
+    button_row,
+    escape,
+    size_label,
+    text_display,
+    timestamp,
+)
+from bot.render.settings import duration
+from bot.storage.base import TournamentStatus, is_forgotten
+from bot.tournaments.state import Entry, Table, TournamentState
+
+# The longest a message's text may be (Discord's 4,000 characters, with room for the frame).
+TEXT_LIMIT = 3800
+# Players the public standings list by name; the rest are counted.
+SHOWN_PUBLICLY = 24
+# Players a private standings message lists around the reader.
+SHOWN_PRIVATELY = 30
+
+FORMAT_NAMES = {Format.SWISS: N_("Swiss"), Format.ROUND_ROBIN: N_("Round robin")}
+STATUS_LINES = {
+    TournamentStatus.RUNNING: N_("Round {round} of {rounds} is being played."),
+    TournamentStatus.PAUSED: N_("Paused by the organiser after round {round} of {rounds}."),
+    TournamentStatus.FINISHED: N_("Finished after {rounds} rounds."),
+    TournamentStatus.CANCELLED: N_("Cancelled."),
+}
+ACTIONS_SHOWN = {
+    "created": N_("created by {who} {when}"),
+    "started": N_("started by {who} {when}"),
+    "paused": N_("paused by {who} {when}"),
+    "resumed": N_("resumed by {who} {when}"),
+    "cancelled": N_("cancelled by {who} {when}"),
+    "removed": N_("{member} removed by {who} {when}"),
+    "awarded": N_("round {round} table {board} awarded by {who} {when}"),
+}
+MEDALS = ("🥇", "🥈", "🥉")
+
+
+def _name(entry: Entry | None, user_id: int, lang: Language) -> str:
+    if entry is None or is_forgotten(user_id):
+        return f"*{lang._('a deleted member')}*"
+    return f"**{escape(entry.name)}**"
+
+
+def _points(points: float) -> str:
+    whole = int(points)
+    return (
+        f"{whole}½" if points - whole == 0.5 and whole else ("½" if points == 0.5 else str(whole))
+    )
+
+
+def _round_mark(points: float | None, bye: bool) -> str:
+    if bye:
+        return "B"
+    if points is None:
+        return "·"
+    return {1.0: "1", 0.5: "½", 0.0: "0"}[points]
+
+
+def standings_lines(
+    state: TournamentState, standings: Sequence[Standing], lang: Language
+) -> list[str]:
+    """One line a player: rank, name, points, tie-breaks, and each round's result."""
+    lines = []
+    for row in standings:
+        entry = state.entry(row.player)
+        rounds = "".join(
+            _round_mark(result.points, result.opponent is None and result.points is not None)
+            for result in row.results
+        )
+        withdrawn = f" ({lang._('withdrew')})" if row.withdrawn else ""
+        lines.append(
+            lang._(
+                "{rank}. {name}{withdrawn}: {points} · Buchholz {buchholz} · SB {sb} · {rounds}",
+                rank=row.rank,
+                name=_name(entry, row.player, lang),
+                withdrawn=withdrawn,
+                points=_points(row.points),
+                buchholz=f"{row.buchholz_cut1:g}",
+                sb=f"{row.sonneborn_berger:g}",
+                rounds=f"`{rounds}`" if rounds else "",
+            )
+        )
+    return lines
+
+
+def _header(state: TournamentState, lang: Language) -> str:
+    rules = state.rules
+    parts = [
+        lang.gettext(FORMAT_NAMES[rules.format]),
+        size_label(rules.size, lang),
+        lang._("{time} a move", time=duration(rules.turn_timeout, lang)),
+    ]
+    if state.rounds:
+        parts.append(lang._("{rounds} rounds", rounds=state.rounds))
+    return " · ".join(parts)
+
+
+def _log_lines(state: TournamentState, lang: Language) -> list[str]:
+    lines = []
+    for action in state.log[-6:]:
+        template = ACTIONS_SHOWN.get(action.action)
+        if template is None:
+            continue
+        detail = action.detail.split(":")
+        values = {"who": f"<@{action.actor_id}>", "when": timestamp(action.at)}
+        if action.action == "removed":
+            values["member"] = f"<@{action.detail}>"
+        if action.action == "awarded" and len(detail) == 3:
+            values["round"], values["board"] = detail[0], detail[1]
+        try:
+            lines.append("-# " + lang._(template, **values))
+        except KeyError:
+            continue
+    return lines
+
+
+def tournament_message(
+    tournament_id: int,
+    status: TournamentStatus,
+    state: TournamentState,
+    standings: Sequence[Standing],
+    lang: Language,
+) -> Message:
+    """The tournament's one public message: while registering, who entered and Join/Leave;
+    then the standings, kept current."""
+    lines = [f"### 🏆 {escape(state.rules.name)}", _header(state, lang)]
+    rows: list[dict[str, object]] = []
+    if status is TournamentStatus.REGISTERING:
+        if state.starts_at is not None:
+            lines.append(lang._("Starts {when}.", when=timestamp(state.starts_at)))
+        else:
+            lines.append(lang._("Starts when the organiser presses Start."))
+        lines.append(
+            lang._(
+                "Players ({count} of {most}):",
+                count=len(state.entries),
+                most=state.rules.most_players,
+            )
+        )
+        names = [_name(entry, entry.user_id, lang) for entry in state.entries]
+        lines.append(", ".join(names) if names else lang._("nobody yet"))
+        rows.append(
+            button_row(
+                [
+                    button(
+                        TOURNAMENT_ID.build(tournament=tournament_id, action="join"),
+                        lang._("Join"),
+                        None,
+                        discord.ButtonStyle.success,
+                    ),
+                    button(
+                        TOURNAMENT_ID.build(tournament=tournament_id, action="leave"),
+                        lang._("Leave"),
+                        None,
+                        discord.ButtonStyle.secondary,
+                    ),
+                ]
+            )
+        )
+    else:
+        lines.append(lang._(STATUS_LINES[status], round=state.current_round, rounds=state.rounds))
+        shown = standings_lines(state, standings[:SHOWN_PUBLICLY], lang)
+        lines.extend(shown)
+        if len(standings) > SHOWN_PUBLICLY:
+            lines.append(
+                lang._(
+                    "…and {count} more: `/ttt tournament standings` shows yours.",
+                    count=len(standings) - SHOWN_PUBLICLY,
+                )
+            )
+    lines.extend(_log_lines(state, lang))
+    text = _fitted(lines)
+    colour = {
+        TournamentStatus.FINISHED: WIN_COLOUR,
+        TournamentStatus.CANCELLED: OVER_COLOUR,
+    }.get(status, LIVE_COLOUR)
+    footer = LAYOUT_FOOTER.format(lang._("Tournament #{number}", number=tournament_id))
+    container = {
+        "type": CONTAINER,
+        "accent_color": colour.value,
+        "components": [text_display(text), *rows, text_display(footer)],
+    }
+    return Message(components=[container], layout=True)
+
+
+def _fitted(lines: list[str]) -> str:
+    """The lines joined, cut to :data:`TEXT_LIMIT` at a line's end."""
+    text = ""
+    for line in lines:
+        if len(text) + len(line) + 1 > TEXT_LIMIT:
+            return text + "\n…"
+        text = f"{text}\n{line}" if text else line
+    return text
+
+
+def standings_message(
+    state: TournamentState, standings: Sequence[Standing], reader: int, lang: Language
+) -> Message:
+    """The standings for one member, privately: the leaders and the rows around their own."""
+    mine = next((i for i, row in enumerate(standings) if row.player == reader), None)
+    start = 0 if mine is None or mine < SHOWN_PRIVATELY else mine - SHOWN_PRIVATELY // 2
+    window = standings[start : start + SHOWN_PRIVATELY]
+    lines = [f"### 🏆 {escape(state.rules.name)}", _header(state, lang)]
+    if not standings:
+        lines.append(lang._("No round has been played yet."))
+    lines.extend(standings_lines(state, window, lang))
+    return Message(content=_fitted(lines))
+
+
+def final_message(
+    tournament_id: int, state: TournamentState, standings: Sequence[Standing], lang: Language
+) -> Message:
+    """The final standings' podium, posted once in the host channel."""
+    lines = [lang._("### 🏆 {name} is over!", name=escape(state.rules.name))]
+    for medal, row in zip(MEDALS, standings, strict=False):
+        entry = state.entry(row.player)
+        points = _points(row.points)
+        lines.append(f"{medal} {_name(entry, row.player, lang)}: {points}")
+    lines.append(lang._("The full standings are on the tournament's message above."))
+    footer = LAYOUT_FOOTER.format(lang._("Tournament #{number}", number=tournament_id))
+    container = {
+        "type": CONTAINER,
+        "accent_color": WIN_COLOUR.value,
+        "components": [text_display(_fitted(lines)), text_display(footer)],
+    }
+    return Message(components=[container], layout=True)
+
+
+def round_ping_message(state: TournamentState, table: Table, lang: Language) -> Message:
+    """The one ping of a round's game, in its thread: both players."""
+    assert table.o is not None
+    text = lang._(
+        "<@{x}> <@{o}>: round {round} of {name}. Your game is here: the first named moves "
+        "first, and each move has {time}.",
+        x=table.x,
+        o=table.o,
+        round=table.round,
+        name=escape(state.rules.name),
+        time=duration(state.rules.turn_timeout, lang),
+    )
+    mentions = discord.AllowedMentions(
+        everyone=False, roles=False, users=[discord.Object(table.x), discord.Object(table.o)]
+    )
+    return Message(content=text, allowed_mentions=mentions)
+
+
+def my_game_message(
+    state: TournamentState, table: Table | None, guild_id: int, lang: Language
+) -> Message:
+    """Where the reader's game of the current round is."""
+    if table is None:
+        return Message(content=lang._("You have no game in the current round."))
+    if table.o is None:
+        return Message(content=lang._("You have the bye this round: it counts as a win."))
+    if table.thread_id is None:
+        return Message(content=lang._("Your game of this round is being opened: a moment."))
+    link = f"https://discord.com/channels/{guild_id}/{table.thread_id}"
+    return Message(
+        content=lang._("Your game of round {round}: {link}", round=table.round, link=link)
+    )
+
+
+def thread_name(state: TournamentState, table: Table) -> str:
+    """A round's game thread's name (Discord allows 100 characters)."""
+    x, o = state.entry(table.x), state.entry(table.o or 0)
+    names = " vs ".join(entry.name if entry else "?" for entry in (x, o))
+    return f"{state.rules.name} · R{table.round} · {names}"[:100]

@@ -1,0 +1,183 @@
+"""Tournaments' rounds, run in Discord by the sweeper of the process whose shards hold their
+server: results copied from finished games, the next round paired (by the service), each of its
+games opened in a thread of its own off the host channel with its two players pinged there
+once, the tournament's message kept current, and the podium posted once at the end.
+
+Every step can be cut short by a restart, and another process may run the same step at the
+same moment: each is safe to repeat. A table's thread is noted in the tournament before its
+game starts (a thread another process noted first wins, and this one's is removed); a table's
+game is stored only if it has none (the database's key), and pinged only by whoever stored it.
+A process killed between opening a thread and noting it leaves that thread empty: the next
+sweep opens another.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import discord
+
+from bot import render
+from bot.answers import ANSWER_FAILURES
+from bot.domain import Actor
+from bot.i18n import language
+from bot.render.tournaments import (
+    final_message,
+    round_ping_message,
+    thread_name,
+    tournament_message,
+)
+from bot.storage.base import ShardSlice, Storage, TournamentStatus
+from bot.threads import AUTO_ARCHIVE_MINUTES
+from bot.tournaments.service import Tournament, TournamentService
+from bot.tournaments.state import Table
+
+if TYPE_CHECKING:
+    from bot.boards import Boards
+    from bot.clock import Clock
+    from bot.service import GameService
+
+log = logging.getLogger(__name__)
+
+
+class TournamentRounds:
+    """Runs this process's shards' tournaments: :meth:`sweep` at each of the sweeper's turns,
+    and :meth:`show` after a member's change."""
+
+    def __init__(
+        self,
+        client: discord.Client,
+        storage: Storage,
+        service: TournamentService,
+        games: GameService,
+        boards: Boards,
+        clock: Clock,
+        shards: ShardSlice,
+    ) -> None:
+        self._client = client
+        self._storage = storage
+        self._service = service
+        self._games = games
+        self._boards = boards
+        self._clock = clock
+        self._shards = shards
+
+    async def sweep(self) -> None:
+        """Move every due tournament on; one that fails is logged and tried at the next."""
+        for tournament_id in await self._storage.due_tournaments(self._clock.now(), self._shards):
+            try:
+                await self.run(tournament_id)
+            except Exception:
+                log.exception("running tournament %s failed; trying again later", tournament_id)
+
+    async def run(self, tournament_id: int) -> None:
+        before = await self._service.get(tournament_id)
+        after = await self._service.progress(tournament_id)
+        if before is None or after is None:
+            return
+        if after.status in (TournamentStatus.RUNNING, TournamentStatus.PAUSED):
+            await self._open_games(after)
+        if after.record.version != before.record.version:
+            await self.show(after)
+        if after.status is TournamentStatus.FINISHED and not after.state.final_posted:
+            await self._post_final(after)
+
+    async def show(self, tournament: Tournament) -> None:
+        """Bring the tournament's message up to date (logged if it cannot be)."""
+        message_id = tournament.state.announcement_id
+        if message_id is None:
+            return
+        await self._boards.edit(
+            tournament.record.channel_id, message_id, self.message(tournament), reaches=True
+        )
+
+    def message(self, tournament: Tournament) -> render.Message:
+        state = tournament.state
+        lang = language(state.rules.language)
+        return tournament_message(tournament.id, tournament.status, state, state.standings(), lang)
+
+    async def _open_games(self, tournament: Tournament) -> None:
+        state = tournament.state
+        for table in state.round_tables(state.current_round):
+            if table.o is None or table.decided:
+                continue
+            if (table.round, table.board) in tournament.record.games:
+                continue
+            await self._open_game(tournament, table)
+
+    async def _open_game(self, tournament: Tournament, table: Table) -> None:
+        state = tournament.state
+        thread_id = table.thread_id
+        if thread_id is None:
+            thread_id = await self._open_thread(tournament, table)
+            if thread_id is None:
+                return
+            noted = await self._service.set_table_thread(
+                tournament.id, table.round, table.board, thread_id
+            )
+            if noted is None:  # another process noted its own first: that one is the table's
+                await self._remove_thread(thread_id)
+                return
+        x, o = state.entry(table.x), state.entry(table.o or 0)
+        assert x is not None  # a table's players entered
+        assert o is not None
+        rules = state.rules
+        game = await self._games.tournament_game(
+            tournament.record.guild_id,
+            thread_id,
+            Actor(x.user_id, x.name),
+            Actor(o.user_id, o.name),
+            size=rules.size,
+            language=rules.language,
+            turn_timeout=rules.turn_timeout,
+        )
+        stored = await self._storage.start_tournament_game(
+            tournament.id, table.round, table.board, game
+        )
+        if stored is None:
+            return  # another process started it, and pings
+        log.info(
+            "tournament %s: round %s table %s is game %s",
+            tournament.id,
+            table.round,
+            table.board,
+            stored.id,
+        )
+        lang = language(rules.language)
+        await self._boards.post(thread_id, round_ping_message(state, table, lang))
+        await self._boards.post_in_own_thread(stored)
+
+    async def _open_thread(self, tournament: Tournament, table: Table) -> int | None:
+        try:
+            thread = await self._client.http.start_thread_without_message(
+                tournament.record.channel_id,
+                name=thread_name(tournament.state, table),
+                auto_archive_duration=AUTO_ARCHIVE_MINUTES,
+                type=discord.ChannelType.public_thread.value,
+            )
+        except ANSWER_FAILURES as error:
+            log.warning(
+                "tournament %s: could not open the thread of round %s table %s: %s",
+                tournament.id,
+                table.round,
+                table.board,
+                error,
+            )
+            return None
+        return int(thread["id"])
+
+    async def _remove_thread(self, thread_id: int) -> None:
+        try:
+            await self._client.http.delete_channel(thread_id)
+        except ANSWER_FAILURES as error:
+            log.info("could not remove the spare thread %s: %s", thread_id, error)
+
+    async def _post_final(self, tournament: Tournament) -> None:
+        if not await self._service.note_final_posted(tournament.id):
+            return  # posted by another process, or before a restart
+        state = tournament.state
+        lang = language(state.rules.language)
+        table = state.standings()
+        message = final_message(tournament.id, state, table, lang)
+        await self._boards.post(tournament.record.channel_id, message)
