@@ -4,12 +4,22 @@ across a restart, and finished with the podium posted once."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from typing import Any
+
 import pytest
 
 from bot.client import TTTBot
 from bot.components import TOURNAMENT_ID
-from bot.storage.base import GameRecord, TournamentStatus
-from bot.tournaments.service import Tournament
+from bot.config import POSTGRESQL
+from bot.domain import Actor
+from bot.server_settings import SettingsService
+from bot.service import GameService
+from bot.storage.base import EVERY_GUILD, GameRecord, TournamentStatus
+from bot.storage.connect import open_storage
+from bot.tournaments.rounds import TournamentRounds
+from bot.tournaments.service import Tournament, TournamentService
 from game import Board, parse_cell
 from tests.bot_harness import BotHarness, both_engines, button_id, cell_id, refused, text_of
 from tests.discord_sim import DiscordSim, SimMessage, SimUser
@@ -23,8 +33,10 @@ DRAWN = ("B2", "A1", "A3", "C1", "B1", "B3", "C2", "A2", "C3")
 def test_the_lines_played_end_as_said() -> None:
     won = Board.from_moves([parse_cell(c, 3) for c in X_WINS], 3)
     drawn = Board.from_moves([parse_cell(c, 3) for c in DRAWN], 3)
-    assert won.winner is not None and won.winner.value == "X"
-    assert drawn.is_over and drawn.winner is None
+    assert won.winner is not None
+    assert won.winner.value == "X"
+    assert drawn.is_over
+    assert drawn.winner is None
 
 
 def members(sim: DiscordSim, *names: str) -> list[SimUser]:
@@ -61,7 +73,8 @@ async def play(sim: DiscordSim, bot: TTTBot, game_id: int, cells: tuple[str, ...
     users = {user.id: user for user in sim.users.values()}
     for index, cell in enumerate(cells):
         game = await bot.storage.get_game(game_id)
-        assert game is not None and game.is_active, (game, cell)
+        assert game is not None, cell
+        assert game.is_active, (game, cell)
         player = game.x_id if index % 2 == 0 else game.o_id
         board = board_message(sim, game)
         await sim.click(users[player], board, cell_id(board, cell))
@@ -80,7 +93,8 @@ async def test_a_swiss_of_five_over_three_rounds_with_a_bye_a_draw_a_timeout_and
     async with harness.running() as bot:
         created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Friday Cup")
         announcement = created.message
-        assert announcement is not None and not created.ephemeral
+        assert announcement is not None
+        assert not created.ephemeral
         assert "Friday Cup" in text_of(announcement)
         for player in players:
             joined = await sim.click(
@@ -96,7 +110,8 @@ async def test_a_swiss_of_five_over_three_rounds_with_a_bye_a_draw_a_timeout_and
         assert "Players (5 of 32)" in text_of(sim.message(announcement.id))
         refused(await sim.slash(s.alice, s.channel, "ttt tournament start"), "Only the organiser")
         started = await sim.slash(s.owner, s.channel, "ttt tournament start")
-        assert started.ephemeral and "started" in (started.content or "")
+        assert started.ephemeral
+        assert "started" in (started.content or "")
         assert await bot.in_flight.wait_idle(patience=5)
 
         # Round 1: two games, each in its own thread with its players pinged once; a bye.
@@ -108,13 +123,15 @@ async def test_a_swiss_of_five_over_three_rounds_with_a_bye_a_draw_a_timeout_and
         assert len(games) == 2
         for game in games:
             thread = sim.channels[game.channel_id]
-            assert thread.is_thread and thread.parent is s.channel
+            assert thread.is_thread
+            assert thread.parent is s.channel
             ping, board = sim.messages(thread)[:2]
             assert sorted(ping.pinged) == sorted((game.x_id, game.o_id))
             assert board.id == game.message_id
         drawn = await play(sim, bot, games[0].id, DRAWN)
         won = await play(sim, bot, games[1].id, X_WINS)
-        assert drawn.winner is None and won.winner is not None
+        assert drawn.winner is None
+        assert won.winner is not None
         await bot.sweep()
         tournament = await current(bot, sim)
         assert tournament.state.current_round == 2
@@ -136,7 +153,8 @@ async def test_a_swiss_of_five_over_three_rounds_with_a_bye_a_draw_a_timeout_and
         await bot.sweep()
         tournament = await current(bot, sim)
         timed_out = [t for t in tournament.state.round_tables(2) if t.forfeit]
-        assert len(timed_out) == 1 and timed_out[0].x_points == 0.0
+        assert len(timed_out) == 1
+        assert timed_out[0].x_points == 0.0
         assert tournament.state.current_round == 3
 
         for game in await round_games(bot, tournament):
@@ -144,7 +162,8 @@ async def test_a_swiss_of_five_over_three_rounds_with_a_bye_a_draw_a_timeout_and
         await bot.sweep()
         await bot.sweep()  # a second sweep posts nothing more
         finished = await bot.tournaments.get(tournament.id)
-        assert finished is not None and finished.status is TournamentStatus.FINISHED
+        assert finished is not None
+        assert finished.status is TournamentStatus.FINISHED
 
     state = finished.state
     # Nobody met anybody twice; each had at most one bye, and 5 players over 3 rounds had 3.
@@ -161,3 +180,204 @@ async def test_a_swiss_of_five_over_three_rounds_with_a_bye_a_draw_a_timeout_and
     # The tournament's message shows the final standings.
     shown = text_of(sim.message(announcement.id))
     assert "Finished after 3 rounds." in shown
+
+
+async def test_a_round_robin_of_four_with_a_player_removed(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    dave = members(sim, "dave")[0]
+    players = [s.alice, s.bob, s.carol, dave]
+    async with harness.running() as bot:
+        created = await sim.slash(
+            s.owner, s.channel, "ttt tournament create", name="Round table", format="round-robin"
+        )
+        announcement = created.message
+        assert announcement is not None, created.content
+        assert not created.ephemeral, created.content
+        for player in players:
+            await sim.click(
+                player, announcement, button_id(announcement, TOURNAMENT_ID, action="join")
+            )
+        await sim.slash(s.owner, s.channel, "ttt tournament start")
+        assert await bot.in_flight.wait_idle(patience=5)
+        tournament = await current(bot, sim)
+        assert tournament.state.rounds == 3
+        for game in await round_games(bot, tournament):
+            await play(sim, bot, game.id, X_WINS)
+        await bot.sweep()
+        # Dave is removed in round 2: his game there, and his round 3 game, are forfeits.
+        removed = await sim.slash(s.owner, s.channel, "ttt tournament remove", player=dave)
+        assert removed.ephemeral, removed.content
+        assert "Done" in (removed.content or ""), removed.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        tournament = await current(bot, sim)
+        assert tournament.state.entry(dave.id).withdrawn  # type: ignore[union-attr]
+        for game in await round_games(bot, tournament):
+            if dave.id not in (game.x_id, game.o_id):
+                await play(sim, bot, game.id, X_WINS)
+        await bot.sweep()
+        tournament = await current(bot, sim)
+        assert tournament.state.current_round == 3
+        for game in await round_games(bot, tournament):
+            assert dave.id not in (game.x_id, game.o_id)  # no game opened for a forfeit
+            await play(sim, bot, game.id, X_WINS)
+        await bot.sweep()
+        finished = await bot.tournaments.get(tournament.id)
+    assert finished is not None
+    assert finished.status is TournamentStatus.FINISHED
+    state = finished.state
+    pairs = {frozenset((t.x, t.o)) for t in state.tables}
+    assert len(pairs) == 6  # everyone met everyone once
+    forfeits = [t for t in state.tables if t.forfeit]
+    assert len(forfeits) == 2
+    assert all(dave.id in (t.x, t.o) for t in forfeits)
+    assert all((t.x_points == 0.0) == (t.x == dave.id) for t in forfeits)
+    assert "removed" in [action.action for action in state.log]
+
+
+async def test_bad_input_is_a_sentence_and_changes_nothing(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    elsewhere = sim.add_guild("Elsewhere", owner=s.carol)
+    hall = sim.add_channel(elsewhere, "hall")
+    async with harness.running() as bot:
+        create = "ttt tournament create"
+        cases: list[tuple[dict[str, object], str]] = [
+            ({"name": "<@123> cup"}, "plain text"),
+            ({"name": "**Big** cup"}, "plain text"),
+            ({"name": "Cup", "rounds": 0}, "from 1 to 20 rounds"),
+            ({"name": "Cup", "rounds": 10_000}, "from 1 to 20 rounds"),
+            ({"name": "Cup", "starts-in": -5}, "between 1 minute and 30 days"),
+            ({"name": "Cup", "starts-in": 10 * 365 * 24 * 60}, "between 1 minute and 30 days"),
+            ({"name": "Cup", "format": "round-robin", "players": 11}, "at most 10 players"),
+            ({"name": "Cup", "players": 1}, "from 2 to 256 players"),
+        ]
+        for options, sentence in cases:
+            refused(await sim.slash(s.owner, s.channel, create, options=options), sentence)
+        refused(
+            await sim.slash(s.alice, s.channel, create, name="Cup"),
+            "Only members who can manage the server",
+        )
+        assert await bot.storage.live_tournaments(s.guild.id) == []
+
+        created = await sim.slash(s.owner, s.channel, create, name="Tiny", players=2)
+        announcement = created.message
+        assert announcement is not None
+        join = button_id(announcement, TOURNAMENT_ID, action="join")
+        refused(await sim.slash(s.owner, s.channel, create, name="Second"), "hosts a tournament")
+        refused(await sim.slash(s.owner, s.channel, "ttt tournament start"), "at least 2")
+        await sim.click(s.alice, announcement, join)
+        await sim.click(s.bob, announcement, join)
+        refused(await sim.click(s.carol, announcement, join), "This tournament is full.")
+        refused(
+            await sim.click(
+                s.carol,
+                announcement,
+                TOURNAMENT_ID.build(tournament=99, action="join"),
+                forged=True,
+            ),
+            "doesn't belong to this message",
+        )
+        # A Join button of this tournament, hand-made in another server.
+        helped = await sim.slash(s.carol, hall, "ttt help")
+        assert helped.message is not None
+        refused(await sim.click(s.carol, helped.message, join, forged=True), "doesn't belong")
+        cancelled = await sim.slash(s.owner, s.channel, "ttt tournament cancel")
+        assert cancelled.ephemeral
+        assert "cancelled" in (cancelled.content or "")
+        refused(await sim.click(s.carol, announcement, join, stale=True), "was cancelled")
+        tournament = await bot.tournaments.get(int(TOURNAMENT_ID.parse(join)["tournament"]))  # type: ignore[index]
+        assert tournament is not None
+        assert [e.user_id for e in tournament.state.entries] == [s.alice.id, s.bob.id]
+
+
+async def joined_and_started(sim: DiscordSim, bot: TTTBot, players: list[SimUser]) -> Tournament:
+    s = sim.seed
+    created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Duel night")
+    announcement = created.message
+    assert announcement is not None
+    join = button_id(announcement, TOURNAMENT_ID, action="join")
+    for player in players:
+        await sim.click(player, announcement, join)
+    await sim.slash(s.owner, s.channel, "ttt tournament start")
+    assert await bot.in_flight.wait_idle(patience=5)
+    return await current(bot, sim)
+
+
+@pytest.mark.parametrize(
+    "harness", [pytest.param(POSTGRESQL, marks=pytest.mark.postgres)], indirect=True
+)
+async def test_two_processes_pair_a_round_once_though_one_was_killed_while_pairing(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Two processes on one PostgreSQL run the same tournament: one is killed after pairing
+    the next round but before saving it (nothing is lost: nothing was written), then both
+    run it at the same moment. The round is paired once, each table's game started once,
+    each pinged once, and no thread is left over."""
+    s = sim.seed
+    players = [s.alice, s.bob, s.carol, *members(sim, "dave")]
+    async with harness.running() as bot:
+        tournament = await joined_and_started(sim, bot, players)
+        for game in await round_games(bot, tournament):
+            await play(sim, bot, game.id, X_WINS)
+
+        # The other process: its own connections, services and rounds; the same Discord.
+        storage = await open_storage(harness.database, harness.clock)
+        assert bot.user is not None
+        games = GameService(
+            storage,
+            harness.clock,
+            bot_user=Actor(bot.user.id, bot.user.name, is_bot=True),
+            turn_timeout=300,
+            challenge_timeout=300,
+        )
+        service = TournamentService(storage, harness.clock, SettingsService(storage, harness.clock))
+        other = TournamentRounds(
+            bot, storage, service, games, bot.boards, harness.clock, EVERY_GUILD
+        )
+        try:
+            # Killed mid-pairing: the next round is worked out, and the process dies at its save.
+            pairing = asyncio.Event()
+            saving = bot.storage.save_tournament
+
+            async def dies_at_the_save(*args: Any, **kwargs: Any) -> Any:
+                pairing.set()
+                await asyncio.Event().wait()  # never returns: the process is gone
+                return await saving(*args, **kwargs)
+
+            before = await bot.tournaments.get(tournament.id)
+            bot.storage.save_tournament = dies_at_the_save  # type: ignore[method-assign]
+            killed = asyncio.create_task(bot.tournament_rounds.run(tournament.id))
+            await pairing.wait()
+            killed.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await killed
+            bot.storage.save_tournament = saving  # type: ignore[method-assign]
+            assert await bot.tournaments.get(tournament.id) == before
+            assert before is not None
+            assert before.state.current_round == 1
+
+            threads_before = len(game_threads(sim))
+            await asyncio.gather(bot.tournament_rounds.run(tournament.id), other.run(tournament.id))
+            assert await bot.in_flight.wait_idle(patience=5)
+        finally:
+            await storage.close()
+
+        paired = await current(bot, sim)
+        assert paired.state.current_round == 2
+        assert len(paired.state.round_tables(2)) == 2
+        games_of_round = await round_games(bot, paired)
+        assert len(games_of_round) == 2
+        # One thread per game of round 2, each with one ping and one board.
+        threads = game_threads(sim)
+        assert len(threads) == threads_before + 2
+        for game in games_of_round:
+            ping, board = sim.messages(game.channel_id)
+            assert sorted(ping.pinged) == sorted((game.x_id, game.o_id))
+            assert board.id == game.message_id
+
+
+def game_threads(sim: DiscordSim) -> list[object]:
+    return [c for c in sim.channels.values() if c.is_thread and c is not sim.seed.thread]

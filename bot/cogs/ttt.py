@@ -20,7 +20,7 @@ import discord
 from discord import app_commands
 from discord.app_commands import locale_str
 from discord.ext import commands
-from tournament import Format
+from tournament import ROUND_ROBIN_MOST, Format
 
 from bot import render
 from bot.answers import Answer
@@ -124,6 +124,8 @@ RESULT_CHOICES = [
     app_commands.Choice(name=locale_str("A draw"), value="draw"),
 ]
 RESULT_POINTS = {"x": 1.0, "o": 0.0, "draw": 0.5}
+# The most players a Swiss takes unless its organiser says.
+DEFAULT_PLAYERS = 32
 NO_TOURNAMENT_THREADS = N_(
     "A tournament plays each game in a thread off its channel: create it in a server's text "
     "channel where I can Create Public Threads and Send Messages in Threads."
@@ -739,7 +741,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         size=SIZE_HELP,
         turn_minutes=locale_str("Minutes a player has for each move; default 5"),
         starts_in=locale_str("Minutes until it starts; leave it out to start it yourself"),
-        players=locale_str("The most players; default 32"),
+        players=locale_str("The most players; default 32 (a round robin's, 10)"),
         rounds=locale_str("A Swiss's rounds; default from the number of players"),
     )
     @app_commands.choices(format=FORMAT_CHOICES)
@@ -752,7 +754,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         size: app_commands.Choice[int] | None = None,
         turn_minutes: int = 5,
         starts_in: int | None = None,
-        players: int = 32,
+        players: int | None = None,
         rounds: int | None = None,
     ) -> None:
         async with self._handling(interaction) as answer:
@@ -762,9 +764,12 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             ):
                 raise UserError(NO_TOURNAMENT_THREADS)
             lang = await self._public_language(answer)
+            kind = Format(format.value) if format is not None else Format.SWISS
+            if players is None:
+                players = ROUND_ROBIN_MOST if kind is Format.ROUND_ROBIN else DEFAULT_PLAYERS
             rules = Rules(
                 name=name.strip(),
-                format=Format(format.value) if format is not None else Format.SWISS,
+                format=kind,
                 size=_size(size),
                 turn_timeout=turn_minutes * 60.0,
                 most_players=players,

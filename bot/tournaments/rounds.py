@@ -110,6 +110,11 @@ class TournamentRounds:
         state = tournament.state
         thread_id = table.thread_id
         if thread_id is None:
+            claimed = await self._service.claim_table(tournament.id, table.round, table.board)
+            if claimed is None:
+                return  # another process is opening it
+            thread_id = claimed.thread_id
+        if thread_id is None:
             thread_id = await self._open_thread(tournament, table)
             if thread_id is None:
                 return
@@ -168,10 +173,12 @@ class TournamentRounds:
         return int(thread["id"])
 
     async def _remove_thread(self, thread_id: int) -> None:
+        """Archive a thread opened for a table another process opened one for (after a lease
+        ran out on a slow process): the bot may archive the threads it opened."""
         try:
-            await self._client.http.delete_channel(thread_id)
+            await self._client.http.edit_channel(thread_id, archived=True)
         except ANSWER_FAILURES as error:
-            log.info("could not remove the spare thread %s: %s", thread_id, error)
+            log.info("could not archive the spare thread %s: %s", thread_id, error)
 
     async def _post_final(self, tournament: Tournament) -> None:
         if not await self._service.note_final_posted(tournament.id):

@@ -11,6 +11,7 @@ pairings succeeds is the one that paired it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Callable
@@ -54,6 +55,8 @@ LATEST_START = 30 * 24 * 3600.0  # a start time at most this far ahead
 LONGEST_TURN = 7 * 24 * 3600.0
 # How many times a change is made again on a tournament another change just saved.
 SAVE_TRIES = 8
+# How long a process that set out to open a table's thread has it to itself.
+CLAIM_SECONDS = 60.0
 
 # Text a name may not hold: mentions, and the characters Discord's markdown reads.
 _NOT_PLAIN = re.compile(r"<[@#&!:a]|@everyone|@here|[*_~`|>#\[\]()\\]|https?://")
@@ -241,15 +244,8 @@ class TournamentService:
             table = t.state.table(number, board)
             if table is None or table.o is None:
                 raise UserError("Round {} has no game at table {}.", str(number), str(board))
-            awarded = Table(
-                table.round,
-                table.board,
-                table.x,
-                table.o,
-                table.thread_id,
-                x_points=x_points,
-                forfeit=False,
-                awarded_by=actor.id,
+            awarded = dataclasses.replace(
+                table, x_points=x_points, forfeit=False, awarded_by=actor.id
             )
             detail = f"{number}:{board}:{x_points}"
             state = t.state.with_table(awarded).logged(
@@ -374,6 +370,31 @@ class TournamentService:
             entries.append(Entry(entry.user_id, entry.name, entry.joined_at, rating=rating))
         await self._change(tournament_id, guild_id, rated)
 
+    async def claim_table(self, tournament_id: int, round_number: int, board: int) -> Table | None:
+        """Take the opening of a table's game upon this process, for :data:`CLAIM_SECONDS`;
+        the table as claimed (with its thread, if one was noted since), or None while another
+        process holds it."""
+        tournament = await self.get(tournament_id)
+        if tournament is None:
+            return None
+        now = self.clock.now()
+
+        def claimed(t: Tournament) -> Change:
+            table = t.state.table(round_number, board)
+            if table is None:
+                raise _AlreadyDone()
+            if table.thread_id is None:
+                if table.claimed_at is not None and now - table.claimed_at < CLAIM_SECONDS:
+                    raise _AlreadyDone()
+                table = dataclasses.replace(table, claimed_at=now)
+            return Change(t.status, t.record.due_at, t.state.with_table(table))
+
+        try:
+            changed = await self._change(tournament_id, tournament.record.guild_id, claimed)
+        except _AlreadyDone:
+            return None
+        return changed.state.table(round_number, board)
+
     async def set_table_thread(
         self, tournament_id: int, round_number: int, board: int, thread_id: int
     ) -> Tournament | None:
@@ -386,7 +407,7 @@ class TournamentService:
             table = t.state.table(round_number, board)
             if table is None or table.thread_id is not None:
                 raise _AlreadyDone()
-            thread = Table(table.round, table.board, table.x, table.o, thread_id)
+            thread = dataclasses.replace(table, thread_id=thread_id)
             return Change(t.status, t.record.due_at, t.state.with_table(thread))
 
         try:
@@ -523,7 +544,7 @@ def _forfeited(table: Table, gone: frozenset[int]) -> Table | None:
         points = 1.0
     else:
         return None
-    return Table(table.round, table.board, table.x, table.o, table.thread_id, points, True)
+    return dataclasses.replace(table, x_points=points, forfeit=True)
 
 
 def _withdrawn(t: Tournament, entry: Entry, now: float) -> TournamentState:
@@ -549,4 +570,4 @@ def _result_of(game: GameRecord, table: Table) -> Table | None:
     if game.winner is not None:
         points = 1.0 if game.player_id(game.winner) == table.x else 0.0
     forfeit = game.end_reason is EndReason.TIMEOUT
-    return Table(table.round, table.board, table.x, table.o, table.thread_id, points, forfeit)
+    return dataclasses.replace(table, x_points=points, forfeit=forfeit)

@@ -60,6 +60,9 @@ class Table:
     x_points: float | None = None
     forfeit: bool = False
     awarded_by: int | None = None
+    # When a process took it upon itself to open the table's thread: others leave the table
+    # alone for a while (a lease), and take it over after, should that process have died.
+    claimed_at: float | None = None
 
     @property
     def decided(self) -> bool:
