@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from bot.client import TTTBot
-from bot.components import TOURNAMENT_ID
+from bot.components import FORGET_ID, TOURNAMENT_ID
 from bot.config import POSTGRESQL
 from bot.domain import Actor
 from bot.server_settings import SettingsService
 from bot.service import GameService
-from bot.storage.base import EVERY_GUILD, GameRecord, TournamentStatus
+from bot.storage.base import EVERY_GUILD, GameRecord, TournamentStatus, is_forgotten
 from bot.storage.connect import open_storage
 from bot.tournaments.rounds import TournamentRounds
 from bot.tournaments.service import Tournament, TournamentService
@@ -381,3 +381,37 @@ async def test_two_processes_pair_a_round_once_though_one_was_killed_while_pairi
 
 def game_threads(sim: DiscordSim) -> list[object]:
     return [c for c in sim.channels.values() if c.is_thread and c is not sim.seed.thread]
+
+
+@both_engines
+async def test_forget_me_withdraws_the_member_and_leaves_no_trace_of_them(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await joined_and_started(sim, bot, [s.alice, s.bob, s.carol])
+        table = tournament.state.current_table_of(s.alice.id)
+        assert table is not None
+        asked = await sim.slash(s.alice, s.channel, "ttt forget-me")
+        assert asked.message is not None
+        confirmed = await sim.click(
+            s.alice, asked.message, button_id(asked.message, FORGET_ID, action="confirm")
+        )
+        assert confirmed.response_type == 7, confirmed.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        after = await bot.tournaments.get(tournament.id)
+        assert after is not None
+    document = after.record.state
+    assert str(s.alice.id) not in document
+    assert '"name":"alice"' not in document
+    (gone,) = [e for e in after.state.entries if is_forgotten(e.user_id)]
+    assert gone.withdrawn
+    assert gone.name == ""
+    # Her game of the round is her opponent's by forfeit (a bye stays a win for whoever had it).
+    mine = after.state.table(table.round, table.board)
+    assert mine is not None
+    assert mine.decided
+    if mine.o is not None:
+        assert mine.forfeit
+        assert mine.x_points == (0.0 if mine.x == gone.user_id else 1.0)
+    assert "alice" not in text_of(sim.message(after.state.announcement_id or 0))

@@ -597,11 +597,17 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
                 await answer.update(render.cancelled_message(lang))
                 return
             forgetting = await self.members_data.forget(member_id, asked_at)
+            # Before the member is told: a failure here is an apology, and asking again
+            # finishes it (the tournaments still name the member).
+            placeholder = forgetting.forgotten.placeholder_id
+            withdrawn = await self.tournaments.forget(member_id, placeholder)
             # Told first: the boards below may take a while, and may fail without undoing it.
             await answer.update(render.forgotten_message(forgetting, lang))
             await self.boards.show_ended(
                 forgetting.games, forgetting.challenges, render.forgotten_note
             )
+            for tournament in withdrawn:
+                await self.rounds.show(tournament)
 
     async def erase_clicked(
         self, interaction: discord.Interaction[Any], guild_id: int, asked_at: int, action: str

@@ -18,6 +18,7 @@ from bot.components import TOURNAMENT_ID
 from bot.i18n import N_, Language
 from bot.render.parts import (
     CONTAINER,
+    FORGOTTEN_MEMBER,
     LAYOUT_FOOTER,
     LIVE_COLOUR,
     OVER_COLOUR,
@@ -26,6 +27,7 @@ from bot.render.parts import (
     button,
     button_row,
     escape,
+    member,
     size_label,
     text_display,
     timestamp,
@@ -61,9 +63,15 @@ MEDALS = ("🥇", "🥈", "🥉")
 
 
 def _name(entry: Entry | None, user_id: int, lang: Language) -> str:
-    if entry is None or is_forgotten(user_id):
-        return f"*{lang._('a deleted member')}*"
-    return f"**{escape(entry.name)}**"
+    return member(user_id, entry.name if entry is not None else None, lang)
+
+
+def _mention(user_id: int, lang: Language) -> str:
+    """Who acted, as a mention (which pings nobody: the message allows none), or a
+    forgotten member's placeholder."""
+    if is_forgotten(user_id):
+        return f"*{lang._(FORGOTTEN_MEMBER)}*"
+    return f"<@{user_id}>"
 
 
 def _points(points: float) -> str:
@@ -127,9 +135,9 @@ def _log_lines(state: TournamentState, lang: Language) -> list[str]:
         if template is None:
             continue
         detail = action.detail.split(":")
-        values = {"who": f"<@{action.actor_id}>", "when": timestamp(action.at)}
-        if action.action == "removed":
-            values["member"] = f"<@{action.detail}>"
+        values = {"who": _mention(action.actor_id, lang), "when": timestamp(action.at)}
+        if action.action == "removed" and action.detail.lstrip("-").isdigit():
+            values["member"] = _mention(int(action.detail), lang)
         if action.action == "awarded" and len(detail) == 3:
             values["round"], values["board"] = detail[0], detail[1]
         try:

@@ -827,6 +827,10 @@ class Storage(Protocol):
         """The tournament whose pairing started the game, if one did."""
         ...
 
+    async def tournaments_of_member(self, user_id: int) -> list[int]:
+        """Every tournament (of any server, in any state) whose document names the member."""
+        ...
+
     async def due_tournaments(self, now: float, shards: ShardSlice = EVERY_GUILD) -> list[int]:
         """The tournaments of ``shards``' guilds the sweeper must look at: those running, and
         those registering whose start time has come."""

@@ -178,6 +178,11 @@ def tournament(row: Row, games: Iterable[Row] = ()) -> TournamentRecord:
     )
 
 
+def naming_patterns(user_id: int) -> tuple[str, ...]:
+    """SQL.tournaments_naming's LIKE patterns for ``user_id``: a JSON field holding it."""
+    return (f'%":{user_id},%', f'%":{user_id}}}%')
+
+
 def new_tournament_values(tournament: NewTournament) -> tuple[Any, ...]:
     """A new tournament's values in the order of SQL.insert_tournament."""
     return (

@@ -680,6 +680,10 @@ class PostgresStorage:
         row = await self._pool.fetchrow(SQL.tournament_of_game, game_id)
         return None if row is None else int(row["tournament_id"])
 
+    async def tournaments_of_member(self, user_id: int) -> list[int]:
+        rows = await self._pool.fetch(SQL.tournaments_naming, *codec.naming_patterns(user_id))
+        return [row["id"] for row in rows]
+
     async def due_tournaments(self, now: float, shards: ShardSlice = EVERY_GUILD) -> list[int]:
         rows = await self._pool.fetch(SQL.due_tournaments(shards), now, *sql.shard_params(shards))
         return [row["id"] for row in rows]

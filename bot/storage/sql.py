@@ -447,6 +447,12 @@ class Statements:
         self.tournament_of_game = spell(
             "SELECT tournament_id FROM tournament_games WHERE game_id = ?"
         )
+        # The documents naming a member: as an entry's or a table's player, or as who acted
+        # (bot.tournaments.state writes ids as JSON numbers, each followed by , or }: a
+        # snowflake's digits are no other field's). codec.naming_patterns' two patterns.
+        self.tournaments_naming = spell(
+            "SELECT id FROM tournaments WHERE state LIKE ? OR state LIKE ? ORDER BY id"
+        )
         # A guild's erased: its tournaments' games first (SQLite does not cascade).
         self.delete_guild_tournaments = (
             spell(

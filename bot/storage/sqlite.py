@@ -509,6 +509,10 @@ class _Database:
         row = self.db.execute(SQL.tournament_of_game, (game_id,)).fetchone()
         return None if row is None else int(row["tournament_id"])
 
+    def tournaments_of_member(self, user_id: int) -> list[int]:
+        rows = self._rows(SQL.tournaments_naming, codec.naming_patterns(user_id))
+        return [row["id"] for row in rows]
+
     def due_tournaments(self, now: float, shards: ShardSlice) -> list[int]:
         statement = SQL.due_tournaments(shards)
         return [row["id"] for row in self._rows(statement, (now, *sql.shard_params(shards)))]
@@ -814,6 +818,9 @@ class SqliteStorage:
         if not codec.is_row_id(game_id):
             return None
         return await self._run(self._database.tournament_of_game, game_id)
+
+    async def tournaments_of_member(self, user_id: int) -> list[int]:
+        return await self._run(self._database.tournaments_of_member, user_id)
 
     async def due_tournaments(self, now: float, shards: ShardSlice = EVERY_GUILD) -> list[int]:
         return await self._run(self._database.due_tournaments, now, shards)

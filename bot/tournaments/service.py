@@ -290,6 +290,35 @@ class TournamentService:
 
         return await self._change(tournament_id, guild_id, leave)
 
+    async def forget(self, user_id: int, placeholder: int) -> list[Tournament]:
+        """``/ttt forget-me``: the member withdraws from every tournament still going (their
+        game of the round is forfeited), and the placeholder takes their place in every
+        tournament's history, their name gone. The tournaments changed."""
+        changed = []
+        for tournament_id in await self.storage.tournaments_of_member(user_id):
+            tournament = await self.get(tournament_id)
+            if tournament is None:
+                continue
+            changed.append(
+                await self._change(
+                    tournament_id,
+                    tournament.record.guild_id,
+                    lambda t: self._forgotten(t, user_id, placeholder),
+                )
+            )
+        return changed
+
+    def _forgotten(self, t: Tournament, user_id: int, placeholder: int) -> Change:
+        state = t.state
+        entry = state.entry(user_id)
+        if entry is not None and t.live and not entry.withdrawn:
+            if t.status is TournamentStatus.REGISTERING:
+                entries = tuple(e for e in state.entries if e.user_id != user_id)
+                state = state.but(entries=entries)
+            else:
+                state = _withdrawn(t, entry, self.clock.now())
+        return Change(t.status, t.record.due_at, _anonymised(state, user_id, placeholder))
+
     # -- moving on, as the sweeper does ----------------------------------------------------
 
     async def progress(self, tournament_id: int) -> Tournament | None:
@@ -559,6 +588,38 @@ def _withdrawn(t: Tournament, entry: Entry, now: float) -> TournamentState:
         if forfeited is not None:
             state = state.with_table(forfeited)
     return state
+
+
+def _anonymised(state: TournamentState, user_id: int, placeholder: int) -> TournamentState:
+    """``state`` with ``placeholder`` wherever it named ``user_id``, and no name of theirs."""
+
+    def swap(value: int) -> int:
+        return placeholder if value == user_id else value
+
+    return state.but(
+        organiser_id=swap(state.organiser_id),
+        entries=tuple(
+            dataclasses.replace(e, user_id=placeholder, name="") if e.user_id == user_id else e
+            for e in state.entries
+        ),
+        tables=tuple(
+            dataclasses.replace(
+                t,
+                x=swap(t.x),
+                o=None if t.o is None else swap(t.o),
+                awarded_by=None if t.awarded_by is None else swap(t.awarded_by),
+            )
+            for t in state.tables
+        ),
+        log=tuple(
+            dataclasses.replace(
+                a,
+                actor_id=swap(a.actor_id),
+                detail=str(placeholder) if a.detail == str(user_id) else a.detail,
+            )
+            for a in state.log
+        ),
+    )
 
 
 def _result_of(game: GameRecord, table: Table) -> Table | None:
