@@ -415,3 +415,54 @@ async def test_forget_me_withdraws_the_member_and_leaves_no_trace_of_them(
         assert mine.forfeit
         assert mine.x_points == (0.0 if mine.x == gone.user_id else 1.0)
     assert "alice" not in text_of(sim.message(after.state.announcement_id or 0))
+
+
+@both_engines
+async def test_the_organiser_pauses_resumes_and_awards_and_players_find_their_game(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await joined_and_started(sim, bot, [s.alice, s.bob, s.carol, s.moderator])
+        games = await round_games(bot, tournament)
+        mine = await sim.slash(s.alice, s.channel, "ttt tournament my-game")
+        assert mine.ephemeral
+        (alices,) = [g for g in games if s.alice.id in (g.x_id, g.o_id)]
+        assert f"/{alices.channel_id}" in (mine.content or "")
+        paused = await sim.slash(s.owner, s.channel, "ttt tournament pause")
+        assert paused.ephemeral
+        assert "Done" in (paused.content or "")
+        refused(await sim.slash(s.owner, s.channel, "ttt tournament pause"), "Only a running")
+        # A game a moderator ends is no result: its table waits for the organiser.
+        ended, played = games
+        await sim.slash(s.moderator, ended.channel_id, "ttt end")
+        await play(sim, bot, played.id, X_WINS)
+        await bot.sweep()
+        assert (await current(bot, sim)).state.current_round == 1
+        await sim.slash(s.owner, s.channel, "ttt tournament resume")
+        await bot.sweep()
+        waiting = await current(bot, sim)
+        assert waiting.state.current_round == 1
+        (table,) = [t for t in waiting.state.round_tables(1) if not t.decided]
+        refused(
+            await sim.slash(
+                s.bob, s.channel, "ttt tournament award", table=table.board, result="draw"
+            ),
+            "Only the organiser",
+        )
+        awarded = await sim.slash(
+            s.owner, s.channel, "ttt tournament award", table=table.board, result="draw"
+        )
+        assert "Done" in (awarded.content or ""), awarded.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        moved = await current(bot, sim)
+        assert moved.state.current_round == 2
+        decided = moved.state.table(1, table.board)
+        assert decided is not None
+        assert (decided.x_points, decided.awarded_by) == (0.5, s.owner.id)
+        shown = await sim.slash(s.carol, s.channel, "ttt tournament standings")
+        assert shown.ephemeral
+        assert "1. " in text_of(shown)
+        log = text_of(sim.message(moved.state.announcement_id or 0))
+        assert "paused by" in log
+        assert "awarded by" in log

@@ -237,7 +237,12 @@ def standings_message(
     if not standings:
         lines.append(lang._("No round has been played yet."))
     lines.extend(standings_lines(state, window, lang))
-    return Message(content=_fitted(lines))
+    container = {
+        "type": CONTAINER,
+        "accent_color": LIVE_COLOUR.value,
+        "components": [text_display(_fitted(lines))],
+    }
+    return Message(components=[container], layout=True)
 
 
 def final_message(

@@ -1,0 +1,81 @@
+"""A tournament's messages stay within Discord's limits (4,000 characters of text and 40
+components in a components-v2 message) however many play, in every language."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from tournament import Format, pair_swiss, swiss_rounds
+
+from bot import i18n
+from bot.render.tournaments import standings_message, tournament_message
+from bot.storage.base import TournamentStatus
+from bot.tournaments.state import Entry, Rules, TournamentState
+
+# Discord's limits for a components-v2 message.
+MOST_COMPONENTS = 40
+MOST_TEXT = 4000
+
+
+def played(players: int, rounds: int, seed: int) -> TournamentState:
+    """A Swiss of ``players`` with long names, ``rounds`` played with seeded results."""
+    rng = random.Random(seed)
+    rules = Rules("Grand Prix", Format.SWISS, 3, 300.0, 256, rounds, "en")
+    entries = tuple(
+        Entry(10_000 + n, f"player-with-a-long-name-{n:03}", float(n), rating=1000.0 + n)
+        for n in range(players)
+    )
+    state = TournamentState(rules=rules, organiser_id=1, starts_at=None, entries=entries)
+    state = state.but(rounds=rounds)
+    for number in range(1, rounds + 1):
+        state = state.paired(number, pair_swiss(state.entrants(), state.games(), number))
+        for table in state.round_tables(number):
+            if not table.decided:
+                points = rng.choice((0.0, 0.5, 1.0))
+                state = state.with_table(
+                    type(table)(table.round, table.board, table.x, table.o, x_points=points)
+                )
+    return state
+
+
+def components(tree: list[dict[str, Any]]) -> int:
+    count = 0
+    for component in tree:
+        count += 1
+        count += components(component.get("components", []))
+    return count
+
+
+def text(tree: list[dict[str, Any]]) -> int:
+    total = 0
+    for component in tree:
+        total += len(component.get("content", ""))
+        total += text(component.get("components", []))
+    return total
+
+
+@pytest.mark.parametrize("players", [2, 64, 256])
+@pytest.mark.parametrize("code", i18n.ALL_LANGUAGES)
+def test_the_standings_fit_in_one_message(players: int, code: str) -> None:
+    state = played(players, swiss_rounds(players), seed=players)
+    lang = i18n.language(code)
+    table = state.standings()
+    assert len(table) == players
+    for status in (TournamentStatus.RUNNING, TournamentStatus.FINISHED):
+        message = tournament_message(7, status, state, table, lang)
+        assert components(message.components) <= MOST_COMPONENTS
+        assert text(message.components) <= MOST_TEXT
+    for reader in (state.entries[0].user_id, state.entries[-1].user_id):
+        private = standings_message(state, table, reader, lang)
+        assert text(private.components) <= MOST_TEXT
+        shown = private.components[0]["components"][0]["content"]
+        assert state.entry(reader).name in shown  # type: ignore[union-attr]
+
+
+def test_a_registration_of_256_fits_and_says_how_many() -> None:
+    state = played(256, 0, seed=1)
+    message = tournament_message(7, TournamentStatus.REGISTERING, state, [], i18n.language("en"))
+    assert text(message.components) <= MOST_TEXT
+    assert "Players (256 of 256)" in message.components[0]["components"][0]["content"]
