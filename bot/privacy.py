@@ -2,7 +2,7 @@
 (``/ttt forget-me``), and erasing a server's data at its admins' request. No Discord imports.
 
 What is kept about a member: their id and the name they had, in every game and challenge
-they played or were challenged to; their records and Elo ratings, per server (``0``: outside
+they played or were challenged to; their records and ratings, per server (``0``: outside
 servers) and board size. Forgetting them, after they confirm, does everything at once,
 everywhere, and cannot be undone:
 

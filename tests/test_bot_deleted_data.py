@@ -227,7 +227,7 @@ async def test_a_forget_while_another_process_holds_sqlite_deletes_nothing_and_s
         again = await confirm(sim, s.alice, question)
     told(failed, NOT_FORGOTTEN)
     one_warning(caplog, f"could not forget user {s.alice.id}: the database failed, nothing")
-    assert "1 W · 0 L · 0 D (1216 Elo)" in kept
+    assert "1 W · 0 L · 0 D (rating 1311 ± 339, provisional)" in kept
     assert again.message is not None
     assert DONE in text_of(again.message)
 

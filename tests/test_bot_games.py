@@ -112,8 +112,8 @@ async def test_a_challenge_played_to_a_win_counts_for_both(
         alice = text_of(await sim.slash(s.alice, s.channel, "ttt stats"))
         bob = text_of(await sim.slash(s.bob, s.channel, "ttt stats"))
         board_text = text_of(await sim.slash(s.carol, s.channel, "ttt leaderboard"))
-    assert "Against members: 1 W · 0 L · 0 D (1216 Elo)" in alice
-    assert "Against members: 0 W · 1 L · 0 D (1184 Elo)" in bob
+    assert "Against members: 1 W · 0 L · 0 D (rating 1311 ± 339, provisional)" in alice
+    assert "Against members: 0 W · 1 L · 0 D (rating 1089 ± 339, provisional)" in bob
     assert board_text.index(f"<@{s.alice.id}>") < board_text.index(f"<@{s.bob.id}>")
 
 
@@ -140,7 +140,7 @@ async def test_an_open_challenge_played_to_a_draw(sim: DiscordSim, harness: BotH
         assert shown_board(board) == "XOX/XOO/OXX"
         assert "🤝 It's a draw." in text_of(board)
         stats = text_of(await sim.slash(s.carol, s.channel, "ttt stats"))
-    assert "Against members: 0 W · 0 L · 1 D (1200 Elo)" in stats
+    assert "Against members: 0 W · 0 L · 1 D (rating 1200 ± 339, provisional)" in stats
 
 
 async def test_a_restart_mid_game_keeps_the_old_buttons_working(

@@ -1,6 +1,6 @@
 """Members' data through the real discord.py client and the simulator: ``/ttt my-data``,
 ``/ttt forget-me`` with its confirmation, and the server-data erase's button, on SQLite and
-PostgreSQL. After a member is forgotten, every other member's stats and Elo must still be
+PostgreSQL. After a member is forgotten, every other member's stats and ratings must still be
 exactly what the stored games add up to (the soak's oracle recomputes them)."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ async def x_wins(
         moves += [(o, "B3"), (x, "A4")]
     final = await play(sim, board, moves)
     assert not is_live(final)
-    harness.clock.advance(1)  # the oracle replays Elo in the order games finished
+    harness.clock.advance(1)  # the oracle replays ratings in the order games finished
     return final
 
 
@@ -117,7 +117,7 @@ async def test_my_data_shows_records_ratings_games_challenges_and_names(
     text = text_of(shown)
     assert f"**This server ({s.guild.id})**" in text
     assert "- 3\N{MULTIPLICATION SIGN}3: 2 games stored" in text
-    assert "  - Against members: 1 W · 0 L · 0 D (1216 Elo)" in text
+    assert "  - Against members: 1 W · 0 L · 0 D (rating 1311 ± 339, provisional)" in text
     assert "  - Against the bot (random): 0 W · 1 L · 0 D" in text
     assert "- 4\N{MULTIPLICATION SIGN}4: 1 game stored" in text
     assert "2 challenges stored." in text
@@ -148,7 +148,7 @@ async def test_forget_me_asks_first_and_cancel_deletes_nothing(
     assert cancelled.message is not None
     assert text_of(cancelled.message).strip() == "Cancelled: nothing was deleted."
     assert cancelled.message.buttons() == []
-    assert "1 W · 0 L · 0 D (1216 Elo)" in text_of(after)
+    assert "1 W · 0 L · 0 D (rating 1311 ± 339, provisional)" in text_of(after)
 
 
 async def test_only_the_member_who_asked_can_answer_and_only_for_a_while(
@@ -166,7 +166,7 @@ async def test_only_the_member_who_asked_can_answer_and_only_for_a_while(
         after = await sim.slash(s.alice, s.channel, "ttt my-data")
     refused(by_bob, "Only the member who asked can answer this")
     refused(too_late, "This confirmation has expired, so nothing was deleted: ask again.")
-    assert "1 W · 0 L · 0 D (1216 Elo)" in text_of(after)
+    assert "1 W · 0 L · 0 D (rating 1311 ± 339, provisional)" in text_of(after)
 
 
 async def test_forget_me_replaces_the_member_everywhere_and_ends_what_they_had_live(
@@ -212,7 +212,7 @@ async def test_forget_me_replaces_the_member_everywhere_and_ends_what_they_had_l
     assert challenge.buttons() == []
     # Bob keeps his loss and his rating; she is on no leaderboard.
     assert bob_after == bob_before
-    assert "0 W · 1 L · 0 D (1184 Elo)" in bob_after
+    assert "0 W · 1 L · 0 D (rating 1089 ± 339, provisional)" in bob_after
     assert f"<@{s.bob.id}>" in leaderboard
     assert f"<@{s.alice.id}>" not in leaderboard
     refused(rematch, "The other player of this game deleted their data")
@@ -240,17 +240,17 @@ async def test_a_turn_that_ran_out_is_settled_before_the_member_is_forgotten(
     assert done.message is not None
     assert "1 live game ended" in text_of(done.message)
     # Bob gets the win he was owed, against the placeholder.
-    assert "1 W · 0 L · 0 D (1216 Elo)" in bob
+    assert "1 W · 0 L · 0 D (rating 1311 ± 339, provisional)" in bob
     shown = text_of(sim.message(board.id))
     assert "⏰ ❌ *a deleted member* ran out of time: ⭕ **bob** wins." in shown
     assert count_problems(tables) == []
 
 
-async def test_every_other_members_stats_and_elo_still_add_up_after_members_are_forgotten(
+async def test_every_other_members_stats_and_ratings_still_add_up_after_members_are_forgotten(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     """Games chained through two members' ratings, then both forgotten in turn, with games
-    after each: the others' records and Elo are still the stored games, replayed."""
+    after each: the others' records and ratings are still the stored games, replayed."""
     s = sim.seed
     async with harness.running():
         await x_wins(sim, harness, s.channel, s.alice, s.bob)
@@ -316,7 +316,7 @@ async def test_a_servers_data_is_erased_by_a_member_who_can_manage_it(
         settings = text_of(await sim.slash(s.owner, s.channel, "ttt-settings show"))
         again = await sim.slash(s.carol, s.thread, "ttt vs-ai", difficulty="random")
     refused(by_member, "Only members who can manage this server can delete its data.")
-    assert "1 W · 0 L · 0 D (1216 Elo)" in kept
+    assert "1 W · 0 L · 0 D (rating 1311 ± 339, provisional)" in kept
     assert done.response_type == 7
     assert done.message is not None
     assert done.message.buttons() == []

@@ -90,7 +90,7 @@ def answered_by_shard(interactions: Iterable[InteractionRecord], shard: int) -> 
 
 def ranking(leaderboard: InteractionRecord) -> list[tuple[int, str]]:
     """The members a leaderboard lists, best first, with their record."""
-    rows = re.findall(r"<@([0-9]+)>: \*\*[0-9]+\*\* \((.*)\)", text_of(leaderboard))
+    rows = re.findall(r"<@([0-9]+)>: \*\*[0-9]+\*\* ± [0-9]+\*? \((.*)\)", text_of(leaderboard))
     return [(int(user_id), record) for user_id, record in rows]
 
 

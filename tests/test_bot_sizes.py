@@ -193,9 +193,10 @@ async def test_a_member_game_counts_on_its_size_and_its_rematch_keeps_it(
         ladder = text_of(await sim.slash(s.carol, s.channel, "ttt leaderboard", size=size))
         ladder_other = text_of(await sim.slash(s.carol, s.channel, "ttt leaderboard", size=other))
     assert f"stats: {winner.name} ({size_name(size)})" in won_first
-    # 1216 and 1184 after the first game; the underdog's win moves more than 16 points back.
-    assert "Against members: 1 W · 1 L · 0 D (1199 Elo)" in won_first
-    assert "Against members: 1 W · 1 L · 0 D (1201 Elo)" in lost_first
+    # 1311 and 1089 after the first game; the underdog's win moves more than it lost, and the
+    # second game makes both surer.
+    assert "Against members: 1 W · 1 L · 0 D (rating 1183 ± 329, provisional)" in won_first
+    assert "Against members: 1 W · 1 L · 0 D (rating 1217 ± 329, provisional)" in lost_first
     assert f"No finished games yet in this server on {size_name(other)} boards." in on_other
     assert f"Tic-tac-toe leaderboard ({size_name(size)})" in ladder
     assert ladder.index(f"<@{loser.id}>") < ladder.index(f"<@{winner.id}>")

@@ -144,7 +144,7 @@ async def write_valid_database(path: Path) -> float:
         await service.resign_in_channel(1, bob)
         await service.start_vs_ai(GUILD, 2, carol, "random")
         await service.end_in_channel(GUILD, 2, Actor(9, "mod", manages_messages=True))
-        # Members: a win each way between the same two (so that Elo's order shows), a draw.
+        # Members: a win each way between the same two (so that the rating order shows), a draw.
         first = await member_game(3, alice, bob, "A1 A2 B1 B2 C1")
         await service.rematch(first, bob, Clicked(3, 0))
         await play(3, bob, alice, "A1 A2 B1 B2 C1")
@@ -187,7 +187,7 @@ CORRUPTIONS = {
     ),
     "a win counted twice": ("UPDATE player_stats SET wins = wins + 1", "player_stats"),
     "a rating off": ("UPDATE ratings SET rating = rating + 0.01", "ratings"),
-    "Elo replayed out of order": (
+    "ratings replayed out of order": (
         "UPDATE games SET updated_at = updated_at + 1000 WHERE rematch_of IS NULL AND"
         " end_reason = 'line' AND ai_mark IS NULL",
         "replaying the finished member games",

@@ -40,6 +40,7 @@ from bot.storage import (
     NewTournament,
     PuzzleAttempt,
     PuzzleResult,
+    Rating,
     Record,
     ReplyRoute,
     ShardSlice,
@@ -79,24 +80,38 @@ class Backend:
     marks: tuple[pytest.MarkDecorator, ...] = ()
 
 
+@pytest.fixture
+def clock() -> ManualClock:
+    """The clock of every storage a test opens (at T0 until the test moves it)."""
+    return ManualClock(T0)
+
+
+def _clock(request: pytest.FixtureRequest) -> ManualClock:
+    found: ManualClock = request.getfixturevalue("clock")
+    return found
+
+
 @asynccontextmanager
 async def _sqlite_memory(request: pytest.FixtureRequest) -> AsyncIterator[Opener]:
-    yield lambda: SqliteStorage.open(":memory:", ManualClock(T0))
+    clock = _clock(request)
+    yield lambda: SqliteStorage.open(":memory:", clock)
 
 
 @asynccontextmanager
 async def _sqlite_file(request: pytest.FixtureRequest) -> AsyncIterator[Opener]:
     tmp_path: Path = request.getfixturevalue("tmp_path")
     path = str(tmp_path / "tttbot.sqlite3")
-    yield lambda: SqliteStorage.open(path, ManualClock(T0))
+    clock = _clock(request)
+    yield lambda: SqliteStorage.open(path, clock)
 
 
 @asynccontextmanager
 async def _postgres(request: pytest.FixtureRequest) -> AsyncIterator[Opener]:
     cluster: PostgresCluster = request.getfixturevalue("postgres_cluster")
+    clock = _clock(request)
     async with cluster.fresh_database() as name:
         url = cluster.url(name)
-        yield lambda: PostgresStorage.open(url, ManualClock(T0), pool_size=10)
+        yield lambda: PostgresStorage.open(url, clock, pool_size=10)
 
 
 BACKENDS = [
@@ -617,22 +632,51 @@ async def test_player_stats_of_a_stranger_are_empty(storage: Storage) -> None:
     assert (stats.records, stats.rating, stats.rated_games) == ({}, None, 0)
 
 
-async def test_elo_ratings_move_with_results(storage: Storage) -> None:
-    await finish(storage, new_game(), Mark.X, EndReason.LINE)
-    alice, bob = results.update(results.INITIAL_RATING, results.INITIAL_RATING, 1.0)
-    assert (await storage.player_stats(GUILD, ALICE)).rating == pytest.approx(alice)
-    assert (await storage.player_stats(GUILD, BOB)).rating == pytest.approx(bob)
-    assert alice > results.INITIAL_RATING > bob
+async def test_ratings_move_with_results(storage: Storage) -> None:
+    first = await finish(storage, new_game(), Mark.X, EndReason.LINE)
+    new = results.Standing()
+    alice, bob = results.play(new, new, 1.0, at=first.updated_at)
+    alice_stats = await storage.player_stats(GUILD, ALICE)
+    assert (alice_stats.rating, alice_stats.deviation) == (alice.rating, alice.deviation)
+    assert (await storage.player_stats(GUILD, BOB)).rating == bob.rating
+    assert alice.rating > results.INITIAL_RATING > bob.rating
 
     # Bob plays X this time and wins: the update uses each side's current rating.
-    await finish(storage, new_game(x_id=BOB, o_id=ALICE), Mark.X, EndReason.RESIGN)
-    bob, alice = results.update(bob, alice, 1.0)
+    second = await finish(storage, new_game(x_id=BOB, o_id=ALICE), Mark.X, EndReason.RESIGN)
+    bob, alice = results.play(bob, alice, 1.0, at=second.updated_at)
     board = await storage.leaderboard(GUILD)
     assert [(r.user_id, r.games, r.wins, r.losses, r.draws) for r in board] == [
         (BOB, 2, 1, 1, 0),
         (ALICE, 2, 1, 1, 0),
     ]
-    assert [r.rating for r in board] == [pytest.approx(bob), pytest.approx(alice)]
+    assert [(r.rating, r.deviation, r.last_played) for r in board] == [
+        (bob.rating, bob.deviation, second.updated_at),
+        (alice.rating, alice.deviation, second.updated_at),
+    ]
+
+
+async def test_deviations_grow_while_members_do_not_play(
+    storage: Storage, clock: ManualClock
+) -> None:
+    played = await finish(storage, new_game(), Mark.X, EndReason.LINE)
+    (first, _) = await storage.leaderboard(GUILD)
+    kept = results.Standing(first.rating, first.deviation, first.last_played)
+    assert (first.user_id, kept.last_played) == (ALICE, played.updated_at)
+    clock.advance(played.updated_at + results.RATING_PERIOD_SECONDS - clock.now())
+    grown = kept.deviation_at(clock.now())
+    assert kept.deviation < grown < results.INITIAL_DEVIATION
+    assert (await storage.player_stats(GUILD, ALICE)).deviation == grown
+    assert (await storage.leaderboard(GUILD))[0].deviation == grown
+    # The next game rates from the grown deviation: from its end, when it was rated.
+    game = await storage.create_game(replace(new_game(x_id=ALICE, o_id=CAROL), created_at=T0))
+    saved = await storage.save_game(
+        replace(finished(game, None, EndReason.DRAW), updated_at=clock.now())
+    )
+    assert saved is not None
+    alice, _carol = results.play(kept, results.Standing(), 0.5, at=clock.now())
+    stats = await storage.player_stats(GUILD, ALICE)
+    assert (stats.rating, stats.deviation) == (alice.rating, alice.deviation)
+    assert alice.deviation < grown
 
 
 async def test_leaderboard_order_limit_and_guild(storage: Storage) -> None:
@@ -652,7 +696,7 @@ async def test_leaderboard_order_limit_and_guild(storage: Storage) -> None:
 
 
 async def test_stats_and_ratings_are_per_board_size(storage: Storage) -> None:
-    await finish(storage, new_game(size=4), Mark.X, EndReason.LINE)
+    first = await finish(storage, new_game(size=4), Mark.X, EndReason.LINE)
     await finish(storage, new_game(x_id=BOB, o_id=ALICE, size=5), None, EndReason.DRAW)
     await finish(storage, vs_ai(ALICE, "minimax", Mark.X, size=5), Mark.X, EndReason.LINE)
     # Nothing of it is 3x3's, the size asked for when none is named.
@@ -663,19 +707,21 @@ async def test_stats_and_ratings_are_per_board_size(storage: Storage) -> None:
     assert (on_4.size, on_4.records, on_4.rated_games) == (4, {VS_MEMBER: Record(wins=1)}, 1)
     on_5 = await storage.player_stats(GUILD, ALICE, size=5)
     assert on_5.records == {VS_MEMBER: Record(draws=1), "minimax": Record(losses=1)}
-    # Each size's Elo starts afresh: a draw between two new players leaves them where they began.
+    # Each size's rating starts afresh: a draw between two new players leaves them where they
+    # began.
     assert on_5.rating == results.INITIAL_RATING
-    win, loss = results.update(results.INITIAL_RATING, results.INITIAL_RATING, 1.0)
-    assert on_4.rating == pytest.approx(win)
+    new = results.Standing()
+    win, loss = results.play(new, new, 1.0, at=first.updated_at)
+    assert on_4.rating == win.rating
     ranked = await storage.leaderboard(GUILD, size=4)
     assert [r.user_id for r in ranked] == [ALICE, BOB]
-    assert [r.rating for r in ranked] == [pytest.approx(win), pytest.approx(loss)]
+    assert [r.rating for r in ranked] == [win.rating, loss.rating]
     assert [r.user_id for r in await storage.leaderboard(GUILD, 1, size=5)] == [ALICE]
     # A second 4x4 game rates from the 4x4 ratings, not the 5x5 ones.
-    await finish(storage, new_game(x_id=BOB, o_id=ALICE, size=4), Mark.X, EndReason.RESIGN)
-    bob, alice_4 = results.update(loss, win, 1.0)
-    assert (await storage.player_stats(GUILD, BOB, size=4)).rating == pytest.approx(bob)
-    assert (await storage.player_stats(GUILD, ALICE, size=4)).rating == pytest.approx(alice_4)
+    second = await finish(storage, new_game(x_id=BOB, o_id=ALICE, size=4), Mark.X, EndReason.RESIGN)
+    bob, alice_4 = results.play(loss, win, 1.0, at=second.updated_at)
+    assert (await storage.player_stats(GUILD, BOB, size=4)).rating == bob.rating
+    assert (await storage.player_stats(GUILD, ALICE, size=4)).rating == alice_4.rating
     assert (await storage.player_stats(GUILD, BOB, size=5)).rating == results.INITIAL_RATING
 
 
@@ -699,19 +745,20 @@ async def test_games_finishing_at_once_for_one_player_count_from_each_other(
     )
     assert all(r is not None for r in results_)
     # Alice's rating does not depend on the order the games counted in: each opponent
-    # starts at the initial rating.
-    expected = results.INITIAL_RATING
+    # starts afresh, and every game ended at the same moment.
+    (ended_at,) = {saved.updated_at for saved in results_ if saved is not None}
+    expected, losers = results.Standing(), []
     for _ in opponents:
-        expected, _lost = results.update(expected, results.INITIAL_RATING, 1.0)
+        expected, lost = results.play(expected, results.Standing(), 1.0, at=ended_at)
+        losers.append(lost.rating)
     alice = await storage.player_stats(GUILD, ALICE)
-    assert alice.rating == pytest.approx(expected)
+    assert (alice.rating, alice.deviation) == (expected.rating, expected.deviation)
     assert alice.rated_games == len(opponents)
     assert alice.against(VS_MEMBER) == Record(wins=len(opponents))
     board = await storage.leaderboard(GUILD)
-    # Elo moves points between players: what Alice won, the others lost.
-    assert sum(r.rating for r in board) == pytest.approx(
-        results.INITIAL_RATING * (len(opponents) + 1)
-    )
+    # Each opponent lost to Alice as one of the games had left her: none was rated from a
+    # rating another game had already moved on from.
+    assert sorted(r.rating for r in board if r.user_id != ALICE) == sorted(losers)
     assert [r.games for r in board] == [len(opponents), 1, 1, 1, 1, 1]
 
 
@@ -1073,6 +1120,184 @@ async def test_a_database_from_before_hints_keeps_its_games_unassisted(
         helped = await storage.save_game(replace(game, assisted=True))
         assert helped is not None
         assert helped.assisted
+
+
+# What a database from before migration 0011 (ratings with deviations) holds: rated games and
+# the Elo ratings they gave, ids in the order inserted (from 1). The games finished in another
+# order than they started; two ended at the same moment (then the lower id counts first).
+FORGOTTEN = -7
+PRUNED_ONLY = 105  # every rated game of theirs was pruned: only their ratings row is left
+
+
+def _old_game(
+    x_id: int,
+    o_id: int,
+    winner: Mark | None,
+    reason: EndReason,
+    ended_at: float,
+    *,
+    guild_id: int = GUILD,
+    size: int = DEFAULT_SIZE,
+    ai_mark: Mark | None = None,
+    assisted: bool = False,
+) -> GameRecord:
+    return GameRecord(
+        guild_id=guild_id,
+        channel_id=CHANNEL,
+        x_id=x_id,
+        o_id=o_id,
+        x_name="x",
+        o_name="o",
+        ai_difficulty=None if ai_mark is None else "smart",
+        ai_mark=ai_mark,
+        size=size,
+        id=0,  # numbered below
+        moves=(),
+        status=GameStatus.FINISHED,
+        winner=winner,
+        end_reason=reason,
+        message_id=None,
+        deadline=None,
+        version=2,
+        created_at=ended_at - 60,
+        updated_at=ended_at,
+        assisted=assisted,
+    )
+
+
+A_DAY = 24 * 3600.0
+X, O, LINE, DRAW = Mark.X, Mark.O, EndReason.LINE, EndReason.DRAW  # noqa: E741
+OLD_GAMES = tuple(
+    replace(game, id=number)
+    for number, game in enumerate(
+        (
+            _old_game(ALICE, BOB, X, LINE, T0 - 90 * A_DAY),
+            _old_game(CAROL, ALICE, None, DRAW, T0 - 95 * A_DAY),  # ended before the first
+            _old_game(BOB, CAROL, O, EndReason.RESIGN, T0 - 60 * A_DAY),
+            _old_game(DAVE, ALICE, X, EndReason.TIMEOUT, T0 - 60 * A_DAY),  # same moment as 3
+            _old_game(ALICE, FORGOTTEN, X, LINE, T0 - 40 * A_DAY),
+            _old_game(FORGOTTEN, BOB, None, DRAW, T0 - 30 * A_DAY),
+            _old_game(ALICE, BOB, O, LINE, T0 - 20 * A_DAY, size=4),
+            _old_game(ALICE, BOB, X, LINE, T0 - 20 * A_DAY, guild_id=OTHER_GUILD),
+            # Counted for nobody's rating: against the bot, assisted, ended, the same member.
+            _old_game(ALICE, BOT, X, LINE, T0 - 10 * A_DAY, ai_mark=O),
+            _old_game(BOT, BOB, O, LINE, T0 - 9 * A_DAY, ai_mark=X, assisted=True),
+            _old_game(ALICE, BOB, None, EndReason.ENDED, T0 - 8 * A_DAY),
+            _old_game(CAROL, CAROL, X, LINE, T0 - 7 * A_DAY),
+            _old_game(BOB, ALICE, None, DRAW, T0 - 2 * A_DAY),
+            _old_game(CAROL, DAVE, O, LINE, T0 - 1 * A_DAY),
+        ),
+        start=1,
+    )
+)
+# The stored rated records: as the games count them, but Dave's also counts three games since
+# pruned, and PRUNED_ONLY has nothing else left.
+OLD_RECORDS = {
+    (GUILD, 3, ALICE): (5, 2, 1, 2),
+    (GUILD, 3, BOB): (4, 0, 2, 2),
+    (GUILD, 3, CAROL): (3, 1, 1, 1),
+    (GUILD, 3, DAVE): (2 + 3, 2 + 2, 0 + 1, 0),
+    (GUILD, 3, PRUNED_ONLY): (4, 3, 1, 0),
+    (GUILD, 4, ALICE): (1, 0, 1, 0),
+    (GUILD, 4, BOB): (1, 1, 0, 0),
+    (OTHER_GUILD, 3, ALICE): (1, 1, 0, 0),
+    (OTHER_GUILD, 3, BOB): (1, 0, 1, 0),
+}
+
+
+def _sql_value(value: object) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, Mark | EndReason | GameStatus):
+        return f"'{value.value}'"
+    return repr(value) if not isinstance(value, str) else f"'{value}'"
+
+
+BEFORE_DEVIATIONS = tuple(
+    "INSERT INTO games (guild_id, channel_id, x_id, o_id, x_name, o_name, ai_difficulty,"
+    " ai_mark, size, status, winner, end_reason, version, created_at, updated_at, assisted)"
+    " VALUES ("
+    + ", ".join(
+        _sql_value(getattr(game, name))
+        for name in (
+            "guild_id",
+            "channel_id",
+            "x_id",
+            "o_id",
+            "x_name",
+            "o_name",
+            "ai_difficulty",
+            "ai_mark",
+            "size",
+            "status",
+            "winner",
+            "end_reason",
+            "version",
+            "created_at",
+            "updated_at",
+            "assisted",
+        )
+    )
+    + ")"
+    for game in OLD_GAMES
+) + tuple(
+    "INSERT INTO ratings (guild_id, user_id, size, rating, games, wins, losses, draws)"
+    f" VALUES ({guild_id}, {user_id}, {size}, {1200.0 + user_id + size}, {games}, {wins},"
+    f" {losses}, {draws})"
+    for (guild_id, size, user_id), (games, wins, losses, draws) in OLD_RECORDS.items()
+)
+
+
+@every_dialect
+async def test_migrating_ratings_replays_every_rated_game_in_the_order_they_finished(
+    dialect: str, request: pytest.FixtureRequest
+) -> None:
+    by_end = sorted(OLD_GAMES, key=lambda game: (game.updated_at, game.id))
+    replayed = results.replay(by_end)
+    assert replayed != results.replay(OLD_GAMES)  # the order matters, and is the finish's
+    assert (GUILD, 3, FORGOTTEN) in replayed  # rated their opponents, but has no row
+    async with _migrated_from(11, BEFORE_DEVIATIONS, dialect, request) as storage:
+        assert 11 in await storage.schema_versions()
+        for guild_id, size in ((GUILD, 3), (GUILD, 4), (OTHER_GUILD, 3)):
+            expected = [
+                replace(row, games=games, wins=wins, losses=losses, draws=draws)
+                for (g, s, user_id), row in replayed.items()
+                if (g, s) == (guild_id, size) and user_id > 0
+                for games, wins, losses, draws in [OLD_RECORDS[g, s, user_id]]
+            ]
+            if (guild_id, size) == (GUILD, 3):
+                # Nothing of theirs to replay: the rating stays, as unsure as a newcomer's.
+                games, wins, losses, draws = OLD_RECORDS[GUILD, 3, PRUNED_ONLY]
+                rating = 1200.0 + PRUNED_ONLY + 3
+                expected.append(
+                    Rating(PRUNED_ONLY, rating, 350.0, games, wins, losses, draws, None)
+                )
+            board = await storage.leaderboard(guild_id, 100, size=size)
+            assert board == results.ranked(expected, T0)
+            for row in expected:
+                stats = await storage.player_stats(guild_id, row.user_id, size=size)
+                assert (stats.rating, stats.rated_games) == (row.rating, row.games)
+        # The replayed ratings go on from where the replay left them.
+        game = await storage.create_game(new_game(x_id=CAROL, o_id=DAVE))
+        saved = await storage.save_game(finished(game, None, DRAW))
+        assert saved is not None
+        carol, _ = results.play(
+            results.Standing(
+                replayed[GUILD, 3, CAROL].rating,
+                replayed[GUILD, 3, CAROL].deviation,
+                replayed[GUILD, 3, CAROL].last_played,
+            ),
+            results.Standing(
+                replayed[GUILD, 3, DAVE].rating,
+                replayed[GUILD, 3, DAVE].deviation,
+                replayed[GUILD, 3, DAVE].last_played,
+            ),
+            0.5,
+            at=saved.updated_at,
+        )
+        assert (await storage.player_stats(GUILD, CAROL)).rating == carol.rating
 
 
 async def test_close_challenge_rejects_nonsense(storage: Storage) -> None:
@@ -1576,7 +1801,8 @@ async def test_a_members_data_is_every_guild_size_game_challenge_and_name(
     (stats,) = data.stats
     assert stats.records == {VS_MEMBER: Record(wins=1), "random": Record(draws=1)}
     assert stats.rated_games == 1
-    assert stats.rating == pytest.approx(results.update(1200.0, 1200.0, 1.0)[0])
+    won, _ = results.play(results.Standing(), results.Standing(), 1.0, at=T0 + 10)
+    assert (stats.rating, stats.deviation) == (won.rating, won.deviation)
     assert data.games == (
         StoredGames(GUILD, 3, 2),
         StoredGames(GUILD, 4, 1),

@@ -534,7 +534,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
 
     @ttt.command(
         name=locale_str("leaderboard"),
-        description=locale_str("Members ranked by Elo from games between members"),
+        description=locale_str("Members ranked by rating from games between members"),
     )
     @app_commands.rename(size=locale_str("size"))
     @app_commands.describe(size=SIZE_HELP)

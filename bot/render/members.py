@@ -22,7 +22,7 @@ from bot.render.parts import (
     text_display,
     uses_layout,
 )
-from bot.render.stats import record_text
+from bot.render.stats import rating_text, record_text
 from bot.storage.base import VS_MEMBER, ChallengeRecord, GameRecord, GuildErased, MemberData
 
 # An embed description's limit is 4,096 characters; what is cut says so in the last line.
@@ -89,11 +89,7 @@ def member_data_message(
                 continue
             members = kept.against(VS_MEMBER)
             if members.games or kept.rating is not None:
-                rating = (
-                    lang._("{rating} Elo", rating=f"{kept.rating:.0f}")
-                    if kept.rating is not None
-                    else lang._("unrated")
-                )
+                rating = rating_text(lang, kept.rating, kept.deviation, kept.rated_games)
                 record = record_text(lang, members.wins, members.losses, members.draws)
                 lines.append(f"  - {lang._('Against members')}: {record} ({rating})")
             for difficulty in difficulties:

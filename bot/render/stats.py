@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import discord
 
+from bot import results
 from bot.domain import size_name
 from bot.i18n import Language
 from bot.render.parts import LIVE_COLOUR, Message, escape
@@ -15,6 +16,19 @@ from game import DEFAULT_SIZE
 def record_text(lang: Language, wins: int, losses: int, draws: int) -> str:
     """A record in one line: wins, losses and draws."""
     return lang._("{wins} W · {losses} L · {draws} D", wins=wins, losses=losses, draws=draws)
+
+
+def rating_text(lang: Language, rating: float | None, deviation: float | None, games: int) -> str:
+    """A rating with how sure it is (``1311 ± 339``), marked provisional when it is; or
+    "unrated"."""
+    if rating is None or deviation is None:
+        return lang._("unrated")
+    shown = lang._(
+        "rating {rating} ± {deviation}", rating=f"{rating:.0f}", deviation=f"{deviation:.0f}"
+    )
+    if results.is_provisional(games, deviation):
+        return lang._("{rating}, provisional", rating=shown)
+    return shown
 
 
 def stats_message(
@@ -33,11 +47,7 @@ def stats_message(
         colour=LIVE_COLOUR,
     )
     members = stats.against(VS_MEMBER)
-    rating = (
-        lang._("{rating} Elo", rating=f"{stats.rating:.0f}")
-        if stats.rating is not None
-        else lang._("unrated")
-    )
+    rating = rating_text(lang, stats.rating, stats.deviation, stats.rated_games)
     embed.add_field(
         name=lang._("Against members"),
         value=f"{record_text(lang, members.wins, members.losses, members.draws)} ({rating})",
@@ -83,12 +93,19 @@ def leaderboard_message(rows: list[Rating], lang: Language, size: int = DEFAULT_
     for rank, row in enumerate(rows, start=1):
         badge = medals[rank - 1] if rank <= len(medals) else f"{rank}."
         record = record_text(lang, row.wins, row.losses, row.draws)
-        lines.append(f"{badge} <@{row.user_id}>: **{row.rating:.0f}** ({record})")
+        mark = "*" if results.is_provisional(row.games, row.deviation) else ""
+        lines.append(
+            f"{badge} <@{row.user_id}>: **{row.rating:.0f}** ± {row.deviation:.0f}{mark} ({record})"
+        )
     embed.description = "\n".join(lines)
     embed.set_footer(
         text=lang._(
-            "Elo from games between members on {size} boards; games against the bot don't count.",
+            "Ranked by rating less three times its ± (how sure it is), from games between "
+            "members on {size} boards; games against the bot don't count. * provisional: "
+            "fewer than {games} rated games, or ± above {deviation}.",
             size=size_name(size),
+            games=results.PROVISIONAL_GAMES,
+            deviation=f"{results.PROVISIONAL_DEVIATION:.0f}",
         )
     )
     return Message(embed=embed)

@@ -232,6 +232,8 @@ class PlayerStats:
     rating: float | None = None  # None until a rated game (member against member) finished
     rated_games: int = 0
     size: int = DEFAULT_SIZE
+    # How unsure the rating is, grown for the time since the last rated game (None: unrated).
+    deviation: float | None = None
 
     def against(self, opponent: str) -> Record:
         return self.records.get(opponent, Record())
@@ -250,12 +252,16 @@ class StoredSetting:
 
 @dataclass(frozen=True, slots=True)
 class Rating:
+    """A member's rating and rated record on one board size (bot.results: what they mean)."""
+
     user_id: int
     rating: float
+    deviation: float
     games: int
     wins: int
     losses: int
     draws: int
+    last_played: float | None  # when the last rated game ended (None: not known)
 
 
 # -- members' data ------------------------------------------------------------------------
@@ -672,8 +678,9 @@ class Storage(Protocol):
     async def leaderboard(
         self, guild_id: int, limit: int = 10, *, size: int = DEFAULT_SIZE
     ) -> list[Rating]:
-        """Members ranked by their rating on ``size``x``size`` boards (highest first, then most
-        games, then lowest user id)."""
+        """Members ranked by their rating on ``size``x``size`` boards as of now, deviations
+        grown for inactivity (``bot.results.ranked``: the conservative figure highest first,
+        then most games, then lowest user id)."""
         ...
 
     async def live_games_of(self, guild_id: int, user_id: int) -> int:

@@ -33,12 +33,29 @@ from bot.storage.base import (
     StoredSetting,
     TournamentRecord,
     TournamentStatus,
+    is_forgotten,
 )
 from game import Mark
 
 # A record's columns are its fields set at construction (a field that is not is a cache).
 GAME_FIELDS = tuple(field.name for field in fields(GameRecord) if field.init)
 GAME_COLUMNS = ", ".join(GAME_FIELDS)
+# The columns a finished game is rated by (bot.results.tally), as migration 0011 found them:
+# its replay reads no column a later migration adds (codec.rated_game fills the rest).
+RATED_GAME_COLUMNS = (
+    "id",
+    "guild_id",
+    "x_id",
+    "o_id",
+    "ai_difficulty",
+    "ai_mark",
+    "size",
+    "status",
+    "winner",
+    "end_reason",
+    "updated_at",
+    "assisted",
+)
 # A server setting's columns, and their prefix where they are read beside a game's.
 SETTING_COLUMNS = ("key", "value", "changed_by", "changed_at")
 SETTING_OF_GAME = "setting_"
@@ -196,6 +213,34 @@ def new_tournament_values(tournament: NewTournament) -> tuple[Any, ...]:
     )
 
 
+def rated_game(row: Row) -> GameRecord:
+    """A finished game from its :data:`RATED_GAME_COLUMNS`, enough to rate it again: what
+    rating never reads (names, moves, channel) is left empty."""
+    end_reason = row["end_reason"]
+    return GameRecord(
+        id=row["id"],
+        guild_id=row["guild_id"],
+        channel_id=0,
+        x_id=row["x_id"],
+        o_id=row["o_id"],
+        x_name="",
+        o_name="",
+        ai_difficulty=row["ai_difficulty"],
+        ai_mark=_optional_mark(row["ai_mark"]),
+        size=row["size"],
+        moves=(),
+        status=GameStatus(row["status"]),
+        winner=_optional_mark(row["winner"]),
+        end_reason=None if end_reason is None else EndReason(end_reason),
+        message_id=None,
+        deadline=None,
+        version=0,
+        created_at=float(row["updated_at"]),
+        updated_at=float(row["updated_at"]),
+        assisted=bool(row["assisted"]),
+    )
+
+
 def challenge(row: Row) -> ChallengeRecord:
     values = _by_column(row)
     values.update(
@@ -253,9 +298,15 @@ def game_with_settings(rows: Sequence[Row]) -> tuple[GameRecord, list[StoredSett
 
 
 def player_stats(
-    guild_id: int, user_id: int, size: int, records: Iterable[Row], rating: Row | None
+    guild_id: int,
+    user_id: int,
+    size: int,
+    records: Iterable[Row],
+    rating: Row | None,
+    now: float,
 ) -> PlayerStats:
-    """A member's stats from their record rows and their rating row (None: never rated)."""
+    """A member's stats from their record rows and their rating row (None: never rated), its
+    deviation grown to ``now``."""
     return PlayerStats(
         guild_id=guild_id,
         user_id=user_id,
@@ -265,17 +316,40 @@ def player_stats(
         rating=None if rating is None else rating["rating"],
         rated_games=0 if rating is None else rating["games"],
         size=size,
+        deviation=None if rating is None else standing(rating).deviation_at(now),
+    )
+
+
+def standing(row: Row) -> results.Standing:
+    """A rating row's standing, as stored."""
+    last_played = row["last_played"]
+    return results.Standing(
+        float(row["rating"]),
+        float(row["deviation"]),
+        None if last_played is None else float(last_played),
     )
 
 
 def rating(row: Row) -> Rating:
-    return Rating(**{field.name: row[field.name] for field in fields(Rating)})
+    """A leaderboard row (``sql.Statements.leaderboard``) as stored (``results.ranked`` grows
+    its deviation to the moment it is read)."""
+    kept = standing(row)
+    return Rating(
+        user_id=row["user_id"],
+        rating=kept.rating,
+        deviation=kept.deviation,
+        games=row["games"],
+        wins=row["wins"],
+        losses=row["losses"],
+        draws=row["draws"],
+        last_played=kept.last_played,
+    )
 
 
-def current_ratings(rows: Iterable[Row]) -> dict[int, float]:
-    """The players' ratings a finished game is rated from (``sql.Statements.ratings_of``). A
+def current_ratings(rows: Iterable[Row]) -> dict[int, results.Standing]:
+    """The players' standings a finished game is rated from (``sql.Statements.ratings_of``). A
     row with no game yet is no rating: PostgreSQL's placeholder, made only to be locked."""
-    return {row["user_id"]: float(row["rating"]) for row in rows if row["games"] > 0}
+    return {row["user_id"]: standing(row) for row in rows if row["games"] > 0}
 
 
 def record_rows(counted: results.Tally) -> list[tuple[Any, ...]]:
@@ -288,12 +362,31 @@ def record_rows(counted: results.Tally) -> list[tuple[Any, ...]]:
 
 
 def rating_rows(counted: results.Tally) -> list[tuple[Any, ...]]:
-    """The ratings rows (guild_id, user_id, size, rating, wins, losses, draws) a finished game
-    sets and adds to, in key order."""
+    """The ratings rows (guild_id, user_id, size, rating, deviation, last_played, wins,
+    losses, draws) a finished game sets and adds to, in key order."""
     return [
-        (r.guild_id, r.user_id, r.size, r.rating, *_increments(r.score))
+        (r.guild_id, r.user_id, r.size, *_standing_values(r.standing), *_increments(r.score))
         for r in sorted(counted.ratings, key=lambda r: r.user_id)
     ]
+
+
+def replayed_rows(replayed: dict[tuple[int, int, int], Rating]) -> list[tuple[Any, ...]]:
+    """The ratings rows (``sql.Statements.replayed_rating``) of a replay (``results.replay``),
+    in key order, but none for a forgotten member: their rows were deleted with the rest of
+    what was theirs, though their games still rated their opponents."""
+    return [
+        (guild_id, user_id, size, r.rating, r.deviation, r.last_played, *_counts(r))
+        for (guild_id, size, user_id), r in sorted(replayed.items())
+        if not is_forgotten(user_id)
+    ]
+
+
+def _counts(row: Rating) -> tuple[int, int, int, int]:
+    return row.games, row.wins, row.losses, row.draws
+
+
+def _standing_values(kept: results.Standing) -> tuple[float, float, float | None]:
+    return kept.rating, kept.deviation, kept.last_played
 
 
 def _increments(score: results.Score) -> tuple[int, int, int]:
@@ -309,6 +402,7 @@ def member_data(
     challenges: int,
     names: Iterable[Row],
     practice: Row,
+    now: float,
 ) -> MemberData:
     """A member's data from the rows ``sql.Statements.member_records``, ``member_ratings``,
     ``member_games`` and ``member_names`` read, in guild and size order."""
@@ -321,7 +415,7 @@ def member_data(
     return MemberData(
         user_id=user_id,
         stats=tuple(
-            player_stats(guild_id, user_id, size, rows, rating)
+            player_stats(guild_id, user_id, size, rows, rating, now)
             for (guild_id, size), (rows, rating) in sorted(by_place.items())
         ),
         games=tuple(

@@ -7,7 +7,7 @@ Several bot processes may share one database, so nothing here relies on being al
   ``UPDATE ... WHERE version = $n`` (a compare-and-set: a second writer waits for the first's
   row lock, re-reads the row, and matches nothing), a channel's one occupant is the primary key
   of ``channel_occupants`` (migration 0002), and a rematch is a unique key.
-- Where a transaction reads a value to compute what it writes (the Elo ratings of a finished
+- Where a transaction reads a value to compute what it writes (the ratings of a finished
   game), it locks those rows first (``SELECT ... FOR UPDATE``), so that two games finishing at
   once for one player both count from the rating the other left.
 - A server's limit on live games is decided where the game is inserted, in its transaction:
@@ -73,7 +73,7 @@ from bot.storage.base import (
     check_closing,
     over_the_limit,
 )
-from bot.storage.migrations import migration_files
+from bot.storage.migrations import DATA_STEPS, DataStep, migration_files
 from game import DEFAULT_SIZE
 
 log = logging.getLogger(__name__)
@@ -239,6 +239,9 @@ class PostgresStorage:
                 # Without arguments, asyncpg sends the whole script in one simple query, so
                 # PL/pgSQL bodies with their semicolons need no splitting.
                 await db.execute(script, timeout=MIGRATION_TIMEOUT_SECONDS)
+                step = DATA_STEPS.get(version)
+                if step is DataStep.REPLAY_RATINGS:
+                    await _replay_ratings(db)
                 await db.execute(SQL.add_migration, version, self._clock.now())
                 log.info("Applied PostgreSQL migration %04d", version)
 
@@ -414,13 +417,14 @@ class PostgresStorage:
         async with self._snapshot() as db:
             records = await db.fetch(SQL.records, *player)
             rating = await db.fetchrow(SQL.rating, *player)
-        return codec.player_stats(*player, records, rating)
+        return codec.player_stats(*player, records, rating, self._clock.now())
 
     async def leaderboard(
         self, guild_id: int, limit: int = 10, *, size: int = DEFAULT_SIZE
     ) -> list[Rating]:
-        rows = await self._pool.fetch(SQL.leaderboard, guild_id, size, max(limit, 0))
-        return [codec.rating(row) for row in rows]
+        now = self._clock.now()
+        rows = await self._pool.fetch(SQL.leaderboard, guild_id, size)
+        return results.ranked(map(codec.rating, rows), now)[: max(limit, 0)]
 
     async def live_games_of(self, guild_id: int, user_id: int) -> int:
         return int(await self._pool.fetchval(SQL.live_games_of, guild_id, user_id))
@@ -463,7 +467,9 @@ class PostgresStorage:
             names = await db.fetch(SQL.member_names, *(user_id,) * 4)
             practice = await db.fetchrow(SQL.member_practice, user_id, user_id)
             assert practice is not None  # a SELECT of two counts is one row
-        return codec.member_data(user_id, records, ratings, games, int(challenges), names, practice)
+        return codec.member_data(
+            user_id, records, ratings, games, int(challenges), names, practice, self._clock.now()
+        )
 
     async def active_games_of(self, user_id: int) -> list[GameRecord]:
         return await self._games(SQL.active_games_of, user_id, user_id)
@@ -796,10 +802,17 @@ async def _insert_game(db: Connection | asyncpg.Pool, game: NewGame) -> GameReco
     return codec.game(row)
 
 
+async def _replay_ratings(db: Connection) -> None:
+    """Migration 0011's step: every rating as replaying the stored rated games gives it."""
+    found = await db.fetch(SQL.rated_games_in_order, timeout=MIGRATION_TIMEOUT_SECONDS)
+    rows = codec.replayed_rows(results.replay(codec.rated_game(row) for row in found))
+    await db.executemany(SQL.replayed_rating, rows, timeout=MIGRATION_TIMEOUT_SECONDS)
+
+
 async def _write_tally(db: Connection, game: GameRecord) -> None:
     """Add what the just-finished ``game`` counts for (decided by :mod:`bot.results`)."""
     players = sorted(results.rated_players(game))
-    ratings: dict[int, float] = {}
+    standings: dict[int, results.Standing] = {}
     if players:
         # The new ratings are computed from the current ones, so those rows are locked before
         # they are read: another game finishing for the same player waits here instead of
@@ -813,8 +826,8 @@ async def _write_tally(db: Connection, game: GameRecord) -> None:
             [(game.guild_id, user_id, game.size, results.INITIAL_RATING) for user_id in players],
         )
         rows = await db.fetch(_LOCK_RATINGS, game.guild_id, game.size, *players)
-        ratings = codec.current_ratings(rows)
-    counted = results.tally(game, ratings)
+        standings = codec.current_ratings(rows)
+    counted = results.tally(game, standings)
     await db.executemany(SQL.add_record, codec.record_rows(counted))
     await db.executemany(SQL.rate, codec.rating_rows(counted))
 

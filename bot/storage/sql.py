@@ -14,6 +14,7 @@ from bot.storage.codec import (
     GAME_COLUMNS,
     GAME_FIELDS,
     PUZZLE_RESULT_COLUMNS,
+    RATED_GAME_COLUMNS,
     SETTING_COLUMNS,
     SETTING_OF_GAME,
     TOURNAMENT_COLUMNS,
@@ -78,6 +79,13 @@ _SHARDS = "<shards>"
 def _in_shards(ids: int) -> str:
     """That a row's guild is on one of ``ids`` shards (:meth:`ShardSlice.owns`)."""
     return f"((guild_id >> 22) % ?) IN ({', '.join('?' * ids)})"
+
+
+# A rating's standing (bot.results.Standing), read and set.
+_STANDING = "rating, deviation, last_played"
+_SET_STANDING = (
+    "rating = excluded.rating, deviation = excluded.deviation, last_played = excluded.last_played"
+)
 
 
 def _add_score(table: str) -> str:
@@ -211,26 +219,42 @@ class Statements:
         self.add_record = spell(add_records("VALUES (?, ?, ?, ?, ?, ?, ?)"))
         # The ratings a finished game is rated from: its guild, size, and two players.
         self.ratings_of = spell(
-            "SELECT user_id, rating, games FROM ratings"
+            f"SELECT user_id, {_STANDING}, games FROM ratings"
             " WHERE guild_id = ? AND size = ? AND user_id IN (?, ?)"
         )
         self.rate = spell(
-            "INSERT INTO ratings (guild_id, user_id, size, rating, games, wins, losses, draws)"
-            " VALUES (?, ?, ?, ?, 1, ?, ?, ?) ON CONFLICT (guild_id, user_id, size)"
-            " DO UPDATE SET rating = excluded.rating, games = ratings.games + 1,"
-            f" {_add_score('ratings')}"
+            "INSERT INTO ratings (guild_id, user_id, size, rating, deviation, last_played,"
+            " games, wins, losses, draws) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?, ?)"
+            f" ON CONFLICT (guild_id, user_id, size) DO UPDATE SET {_SET_STANDING},"
+            f" games = ratings.games + 1, {_add_score('ratings')}"
         )
         self.records = spell(
             "SELECT opponent, wins, losses, draws FROM player_stats"
             " WHERE guild_id = ? AND user_id = ? AND size = ?"
         )
         self.rating = spell(
-            "SELECT rating, games FROM ratings WHERE guild_id = ? AND user_id = ? AND size = ?"
+            f"SELECT {_STANDING}, games FROM ratings"
+            " WHERE guild_id = ? AND user_id = ? AND size = ?"
         )
+        # Every rating of a guild on a size: ranked by bot.results.ranked as of the moment
+        # read, since deviations grow with time.
         self.leaderboard = spell(
-            "SELECT user_id, rating, games, wins, losses, draws FROM ratings"
+            f"SELECT user_id, {_STANDING}, games, wins, losses, draws FROM ratings"
             " WHERE guild_id = ? AND size = ?"
-            " ORDER BY rating DESC, games DESC, user_id ASC LIMIT ?"
+        )
+        # -- migration 0011's replay (bot.storage.migrations.DataStep.REPLAY_RATINGS): the
+        # games between members in the order they finished, by the columns they are rated by
+        # as that migration found them (codec.RATED_GAME_COLUMNS: a later migration's column
+        # is not there yet when it runs); then each replayed rating, keeping the rated record
+        # stored (it also counts games since pruned).
+        self.rated_games_in_order = spell(
+            f"SELECT {', '.join(RATED_GAME_COLUMNS)} FROM games"
+            " WHERE status = 'finished' AND ai_mark IS NULL ORDER BY updated_at, id"
+        )
+        self.replayed_rating = spell(
+            "INSERT INTO ratings (guild_id, user_id, size, rating, deviation, last_played,"
+            " games, wins, losses, draws) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            f" ON CONFLICT (guild_id, user_id, size) DO UPDATE SET {_SET_STANDING}"
         )
         # -- channels the bot is not in: values in codec.reply_route_values' order
         self.save_reply_route = spell(
@@ -268,7 +292,7 @@ class Statements:
             " WHERE user_id = ?"
         )
         self.member_ratings = spell(
-            "SELECT guild_id, size, rating, games FROM ratings WHERE user_id = ?"
+            f"SELECT guild_id, size, {_STANDING}, games FROM ratings WHERE user_id = ?"
         )
         self.member_games = spell(
             "SELECT guild_id, size, COUNT(*) AS games FROM games WHERE x_id = ? OR o_id = ?"

@@ -59,7 +59,7 @@ from bot.storage.base import (
     check_closing,
     over_the_limit,
 )
-from bot.storage.migrations import migration_files
+from bot.storage.migrations import DATA_STEPS, DataStep, migration_files
 from bot.storage.thread import StorageThread
 from game import DEFAULT_SIZE
 
@@ -186,6 +186,9 @@ class _Database:
             return False
         for statement in split_statements(script):
             db.execute(statement)
+        step = DATA_STEPS.get(version)
+        if step is DataStep.REPLAY_RATINGS:
+            _replay_ratings(db)
         db.execute(SQL.add_migration, (version, self.clock.now()))
         return True
 
@@ -269,12 +272,12 @@ class _Database:
             rating = self.db.execute(SQL.rating, player).fetchone()
         finally:
             self.db.execute("COMMIT")
-        return codec.player_stats(*player, records, rating)
+        return codec.player_stats(*player, records, rating, self.clock.now())
 
     def leaderboard(self, guild_id: int, limit: int, size: int) -> list[Rating]:
-        # SQLite reads a negative LIMIT as "no limit".
-        rows = self._rows(SQL.leaderboard, (guild_id, size, max(limit, 0)))
-        return [codec.rating(row) for row in rows]
+        now = self.clock.now()
+        rows = self._rows(SQL.leaderboard, (guild_id, size))
+        return results.ranked(map(codec.rating, rows), now)[: max(limit, 0)]
 
     def live_games_of(self, guild_id: int, user_id: int) -> int:
         return int(self.db.execute(SQL.live_games_of, (guild_id, user_id)).fetchone()["live"])
@@ -318,7 +321,9 @@ class _Database:
             (practice,) = self._rows(SQL.member_practice, (user_id, user_id))
         finally:
             self.db.execute("COMMIT")
-        return codec.member_data(user_id, records, ratings, games, challenges, names, practice)
+        return codec.member_data(
+            user_id, records, ratings, games, challenges, names, practice, self.clock.now()
+        )
 
     def active_games_of(self, user_id: int) -> list[GameRecord]:
         return self._games(SQL.active_games_of, user_id, user_id)
@@ -880,6 +885,12 @@ def _write_tally(db: sqlite3.Connection, game: GameRecord) -> None:
     counted = results.tally(game, codec.current_ratings(rows))
     db.executemany(SQL.add_record, codec.record_rows(counted))
     db.executemany(SQL.rate, codec.rating_rows(counted))
+
+
+def _replay_ratings(db: sqlite3.Connection) -> None:
+    """Migration 0011's step: every rating as replaying the stored rated games gives it."""
+    games = (codec.rated_game(row) for row in db.execute(SQL.rated_games_in_order))
+    db.executemany(SQL.replayed_rating, codec.replayed_rows(results.replay(games)))
 
 
 def _insert_game(db: sqlite3.Connection, game: NewGame, live_limit: int | None) -> GameRecord:

@@ -238,7 +238,7 @@ class Soak:
         self.stop = asyncio.Event()
         self.play_until = 0.0
         self.max_interactions = soak_max_interactions()
-        # Member games never overlap for a member: Elo is replayed in the order games
+        # Member games never overlap for a member: ratings are replayed in the order games
         # finished, which two games of one player finishing at the same instant would blur.
         self.busy: dict[int, int] = {}  # member id -> channel of their member game or challenge
         self.accepter: dict[int, int] = {}  # channel id -> who will accept its open challenge

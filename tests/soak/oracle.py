@@ -5,7 +5,7 @@ messages the sim holds.
    :func:`challenge_problems` for challenges).
 2. No channel is blocked: one occupant per channel, each live game or pending challenge shown
    (or soon to be, by the sweeper), nothing overdue left unsettled.
-3. Every finished game is counted exactly once: stats and Elo ratings are exactly what the
+3. Every finished game is counted exactly once: stats and ratings are exactly what the
    finished games add up to.
 
 :func:`database_problems` runs them all; :func:`table_problems` those that need no sim.
@@ -25,7 +25,7 @@ from typing import Any
 
 from bot.boards import UNSHOWN_GRACE
 from bot.components import CELL_ID, CHALLENGE_ID, GAME_ACTION_ID
-from bot.results import INITIAL_RATING, K_FACTOR
+from bot.results import Standing, play
 from bot.service import DIFFICULTIES
 from bot.storage.base import is_forgotten
 from game import Board
@@ -378,18 +378,15 @@ def shown_problems(sim: DiscordSim, tables: Tables) -> list[str]:
 # -- 3. every finished game is counted exactly once --------------------------------------------
 
 
-def expected_score(rating: float, opponent: float) -> float:
-    return 1.0 / (1.0 + float(10.0 ** ((opponent - rating) / 400.0)))
-
-
 def count_problems(tables: Tables) -> list[str]:
     """Recompute ``player_stats`` and ``ratings`` from the finished games (the rules of
-    ``bot/results.py``) and compare, each board size on its own. Elo is replayed in the order
-    the games finished: by ``updated_at``, then id. A forgotten member's placeholder plays
+    ``bot/results.py``) and compare, each board size on its own. Ratings are replayed (through
+    ``bot.results.play``, each game at its end) in the order the games finished: by
+    ``updated_at``, then id. A forgotten member's placeholder plays
     its games in the replay, and must have no row of its own."""
     stats: dict[tuple[int, int, int, str], Counter[str]] = {}
     rated: dict[tuple[int, int, int], Counter[str]] = {}
-    ratings: dict[tuple[int, int, int], float] = {}
+    ratings: dict[tuple[int, int, int], Standing] = {}
     finished = [game for game in tables.games if game["status"] == "finished"]
     for game in sorted(finished, key=lambda game: (game["updated_at"], game["id"])):
         guild, size, winner = game["guild_id"], game["size"], game["winner"]
@@ -408,10 +405,10 @@ def count_problems(tables: Tables) -> list[str]:
             stats.setdefault((guild, member, size, "member"), Counter())[outcome] += 1
             rated.setdefault((guild, member, size), Counter()).update(["games", outcome])
         x, o = (guild, game["x_id"], size), (guild, game["o_id"], size)
-        rating_x, rating_o = ratings.get(x, INITIAL_RATING), ratings.get(o, INITIAL_RATING)
         score_x = 1.0 if winner == "X" else 0.5 if winner is None else 0.0
-        change = K_FACTOR * (score_x - expected_score(rating_x, rating_o))
-        ratings[x], ratings[o] = rating_x + change, rating_o - change
+        ratings[x], ratings[o] = play(
+            ratings.get(x, Standing()), ratings.get(o, Standing()), score_x, game["updated_at"]
+        )
     # A forgotten member's rows were deleted (bot/privacy.py); the games they played still
     # count, as played, for everyone else. Their placeholder must have no row left.
     stats = {key: counts for key, counts in stats.items() if not is_forgotten(key[1])}
@@ -430,23 +427,29 @@ def count_problems(tables: Tables) -> list[str]:
     have_ratings = {(r["guild_id"], r["user_id"], r["size"]): r for r in tables.ratings}
     for player in sorted(ratings.keys() | have_ratings.keys()):
         counts = rated.get(player, Counter())
-        want_row = (ratings.get(player), *(counts[k] for k in RATING_COLUMNS[1:]))
+        replayed = ratings.get(player)
+        want_row = (
+            None if replayed is None else replayed.rating,
+            None if replayed is None else replayed.deviation,
+            *(counts[k] for k in RATING_COLUMNS[2:]),
+        )
         rating_row = have_ratings.get(player)
         have_row = None if rating_row is None else tuple(rating_row[k] for k in RATING_COLUMNS)
         if (
             have_row is None
-            or player not in ratings
-            or not math.isclose(have_row[0], ratings[player], rel_tol=1e-9)
-            or have_row[1:] != want_row[1:]
+            or replayed is None
+            or not math.isclose(have_row[0], replayed.rating, rel_tol=1e-9)
+            or not math.isclose(have_row[1], replayed.deviation, rel_tol=1e-9)
+            or have_row[2:] != want_row[2:]
         ):
             problems.append(
-                f"ratings {player}: (rating, games, wins, losses, draws) is {have_row}, "
-                f"replaying the finished member games gives {want_row}"
+                f"ratings {player}: (rating, deviation, games, wins, losses, draws) is "
+                f"{have_row}, replaying the finished member games gives {want_row}"
             )
     return problems
 
 
-RATING_COLUMNS = ("rating", "games", "wins", "losses", "draws")
+RATING_COLUMNS = ("rating", "deviation", "games", "wins", "losses", "draws")
 
 
 def table_problems(tables: Tables, bot_id: int, members: set[int], now: float) -> list[str]:
