@@ -133,5 +133,8 @@ class CommandTranslator(app_commands.Translator):
         if level is not None:
             # A level's choice: its name, and its line from the engine's descriptions.
             return f"{level} — {lang.gettext(describe(level))}"[:CHOICE_NAME_LIMIT]
-        translated = lang.gettext(string.message)
-        return None if translated == string.message else translated
+        # A name English shares with another command's (/ttt start, /ttt tournament start)
+        # says which message of the catalogues is its own.
+        message = string.extras.get("msgid", string.message)
+        translated = lang.gettext(message)
+        return None if translated == message else translated

@@ -109,3 +109,17 @@ def test_ladder_benchmark_prints_every_table_and_repeats_on_two_processes() -> N
         return [line for line in output.splitlines() if line.startswith("|")]
 
     assert tables(run_ladder(*arguments, "--jobs", "2")) == tables(alone)
+
+
+def test_tournament_message_benchmark_runs_and_reports_every_size() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.tournament_message", "--runs", "1"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "yardstick: one 3x3 board drawn" in result.stdout
+    for players, rounds in ((64, 6), (128, 7), (256, 8)):
+        assert f"{players} players, {rounds} rounds: standings and message" in result.stdout

@@ -124,6 +124,8 @@ RESULT_CHOICES = [
     app_commands.Choice(name=locale_str("A draw"), value="draw"),
 ]
 RESULT_POINTS = {"x": 1.0, "o": 0.0, "draw": 0.5}
+# /ttt tournament start's name in the catalogues: /ttt start's is "start" (a challenge).
+TOURNAMENT_START = N_("start (tournament)")
 # The most players a Swiss takes unless its organiser says.
 DEFAULT_PLAYERS = 32
 NO_TOURNAMENT_THREADS = N_(
@@ -830,7 +832,8 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             await self.rounds.run(changed.id)
 
     @tournament.command(
-        name=locale_str("start"), description=locale_str("Start this channel's tournament now")
+        name=locale_str("start", msgid=TOURNAMENT_START),
+        description=locale_str("Start this channel's tournament now"),
     )
     @app_commands.check(in_a_server)
     async def tournament_start(self, interaction: discord.Interaction[Any]) -> None:
