@@ -13,6 +13,7 @@ COPY requirements.lock ./
 RUN /venv/bin/pip install --require-hashes --no-deps -r requirements.lock
 COPY pyproject.toml README.md ./
 COPY game ./game
+COPY tournament ./tournament
 COPY bot ./bot
 RUN /venv/bin/pip install --no-deps .
 

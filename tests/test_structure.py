@@ -61,7 +61,7 @@ def imports_by_name(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterato
                 yield node
 
 
-@pytest.mark.parametrize("package", ["bot", "game"])
+@pytest.mark.parametrize("package", ["bot", "game", "tournament"])
 def test_no_module_imports_inside_a_function(package: str) -> None:
     """What a module needs is written at its top: no import statement inside a function, and no
     import by name either, but for the engine's one documented mechanism."""
@@ -86,7 +86,7 @@ def test_the_engine_imports_by_name_in_one_place_only() -> None:
     where, called = IMPORTS_ON_FIRST_USE
     found = [
         (str(path.relative_to(REPO)), ast.unparse(call.func))
-        for path in modules("game") + modules("bot")
+        for path in modules("game") + modules("tournament") + modules("bot")
         for function in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
         for call in imports_by_name(function)
@@ -167,6 +167,18 @@ def test_the_engine_imports_nothing_from_discord_a_database_or_the_bot() -> None
         for name in imported_names(node)
         if name.split(".")[0] in forbidden
     ]
+    assert found == []
+
+
+def test_the_tournament_engine_imports_nothing_from_discord_a_database_or_the_bot() -> None:
+    forbidden = ("discord", "aiosqlite", "sqlite3", "asyncpg", "bot")
+    found = [
+        f"{where}: {name}"
+        for where, node in imports("tournament")
+        for name in imported_names(node)
+        if name.split(".")[0] in forbidden
+    ]
+    assert modules("tournament")  # the package is where the test looks
     assert found == []
 
 
