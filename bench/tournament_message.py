@@ -15,12 +15,11 @@ import statistics
 import time
 from collections.abc import Callable
 
-from tournament import Format, pair_swiss, swiss_rounds
-
 from bot import i18n, render
 from bot.render.tournaments import tournament_message
 from bot.storage.base import GameRecord, GameStatus, TournamentStatus
 from bot.tournaments.state import Entry, Rules, Table, TournamentState
+from tournament import Format, pair_swiss, swiss_rounds
 
 
 def played(players: int, seed: int) -> TournamentState:

@@ -7,12 +7,12 @@ import random
 from typing import Any
 
 import pytest
-from tournament import Format, pair_swiss, swiss_rounds
 
 from bot import i18n
 from bot.render.tournaments import standings_message, tournament_message
 from bot.storage.base import TournamentStatus
 from bot.tournaments.state import Entry, Rules, TournamentState
+from tournament import Format, pair_swiss, swiss_rounds
 
 # Discord's limits for a components-v2 message.
 MOST_COMPONENTS = 40

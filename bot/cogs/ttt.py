@@ -20,7 +20,6 @@ import discord
 from discord import app_commands
 from discord.app_commands import locale_str
 from discord.ext import commands
-from tournament import ROUND_ROBIN_MOST, Format
 
 from bot import render
 from bot.answers import Answer
@@ -49,6 +48,7 @@ from bot.tournaments.service import Tournament, TournamentService
 from bot.tournaments.state import Rules
 from game import BOARD_SIZES, DEFAULT_SIZE, cell_name, parse_cell
 from game.ai import DIFFICULTIES as LEVELS
+from tournament import ROUND_ROBIN_MOST, Format
 
 if TYPE_CHECKING:
     from bot.client import TTTBot

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import discord
-from tournament import Format, Standing
 
 from bot.components import TOURNAMENT_ID
 from bot.i18n import N_, Language
@@ -35,6 +34,7 @@ from bot.render.parts import (
 from bot.render.settings import duration
 from bot.storage.base import TournamentStatus, is_forgotten
 from bot.tournaments.state import Entry, Table, TournamentState
+from tournament import Format, Standing
 
 # The longest a message's text may be (Discord's 4,000 characters, with room for the frame).
 TEXT_LIMIT = 3800

@@ -14,12 +14,13 @@ sweep opens another.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 import discord
 
 from bot import render
 from bot.answers import ANSWER_FAILURES
+from bot.boards import Boards
+from bot.clock import Clock
 from bot.domain import Actor
 from bot.i18n import language
 from bot.render.tournaments import (
@@ -28,15 +29,11 @@ from bot.render.tournaments import (
     thread_name,
     tournament_message,
 )
+from bot.service import GameService
 from bot.storage.base import ShardSlice, Storage, TournamentStatus
 from bot.threads import AUTO_ARCHIVE_MINUTES
 from bot.tournaments.service import Tournament, TournamentService
 from bot.tournaments.state import Table
-
-if TYPE_CHECKING:
-    from bot.boards import Boards
-    from bot.clock import Clock
-    from bot.service import GameService
 
 log = logging.getLogger(__name__)
 

@@ -17,16 +17,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tournament import (
-    MOST_ROUNDS,
-    ROUND_ROBIN_MOST,
-    Format,
-    pair_round_robin,
-    pair_swiss,
-    round_robin_rounds,
-    swiss_rounds,
-)
-
 from bot.clock import Clock
 from bot.domain import Actor, UserError, check_size
 from bot.i18n import N_
@@ -45,6 +35,15 @@ from bot.storage.base import (
 )
 from bot.tournaments import state as doc
 from bot.tournaments.state import Entry, Rules, Table, TournamentState
+from tournament import (
+    MOST_ROUNDS,
+    ROUND_ROBIN_MOST,
+    Format,
+    pair_round_robin,
+    pair_swiss,
+    round_robin_rounds,
+    swiss_rounds,
+)
 
 log = logging.getLogger(__name__)
 
