@@ -63,6 +63,10 @@ async def round_games(bot: TTTBot, tournament: Tournament) -> list[GameRecord]:
     return found
 
 
+def join_id(tournament: Tournament) -> str:
+    return TOURNAMENT_ID.build(tournament=tournament.id, action="join")
+
+
 def board_message(sim: DiscordSim, game: GameRecord) -> SimMessage:
     (board,) = [m for m in sim.messages(game.channel_id) if m.id == game.message_id]
     return board
@@ -429,6 +433,12 @@ async def test_the_organiser_pauses_resumes_and_awards_and_players_find_their_ga
         assert mine.ephemeral
         (alices,) = [g for g in games if s.alice.id in (g.x_id, g.o_id)]
         assert f"/{alices.channel_id}" in (mine.content or "")
+        announcement = sim.message(tournament.state.announcement_id or 0)
+        # A client still showing the Join button: the message has none since the start.
+        refused(
+            await sim.click(s.owner, announcement, join_id(tournament), stale=True),
+            "This tournament takes no more players",
+        )
         paused = await sim.slash(s.owner, s.channel, "ttt tournament pause")
         assert paused.ephemeral
         assert "Done" in (paused.content or "")
@@ -466,3 +476,14 @@ async def test_the_organiser_pauses_resumes_and_awards_and_players_find_their_ga
         log = text_of(sim.message(moved.state.announcement_id or 0))
         assert "paused by" in log
         assert "awarded by" in log
+        # Leaving once it started forfeits the game of the round.
+        left = await sim.slash(s.carol, s.channel, "ttt tournament leave")
+        assert left.ephemeral
+        assert "left" in (left.content or "")
+        after = await current(bot, sim)
+        entry = after.state.entry(s.carol.id)
+        assert entry is not None
+        assert entry.withdrawn
+        carols = after.state.current_table_of(s.carol.id)
+        assert carols is not None
+        assert carols.decided

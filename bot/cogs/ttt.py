@@ -30,6 +30,7 @@ from bot.components import (
     ERASE_ID,
     FORGET_ID,
     ID_FORMATS,
+    TOURNAMENT_ID,
     ClickHandler,
     decode_day,
     decode_moves,
@@ -139,6 +140,7 @@ RESUMED = N_("Done: the tournament goes on.")
 CANCELLED = N_("Done: the tournament is cancelled.")
 REMOVED = N_("Done: that player is out, and their remaining games are forfeited.")
 AWARDED = N_("Done: the result is recorded.")
+LEFT = N_("You have left the tournament.")
 
 
 def _size(choice: app_commands.Choice[int] | None) -> int:
@@ -653,6 +655,9 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         elif CELL_ID.parse(custom_id) and any(CELL_ID.parse(other) for other in on_message):
             # A cell drawn at an older ply, on a board since redrawn.
             sentence = CHANGED
+        elif TOURNAMENT_ID.parse(custom_id):
+            # Join or Leave, on a tournament's message since it started or ended.
+            sentence = N_("This tournament takes no more players: its message shows where it is.")
         elif FORGET_ID.parse(custom_id) or ERASE_ID.parse(custom_id):
             # A second click on a question its first click answered (and took the buttons off).
             sentence = N_("This question was already answered: nothing more was done.")
@@ -904,6 +909,20 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             return await self.tournaments.award(tournament_id, guild_id, who, table, points, round)
 
         await self._organiser_acts(interaction, award, AWARDED)
+
+    @tournament.command(
+        name=locale_str("leave"),
+        description=locale_str("Leave this channel's tournament; once started, you forfeit"),
+    )
+    @app_commands.check(in_a_server)
+    async def tournament_leave(self, interaction: discord.Interaction[Any]) -> None:
+        async with self._handling(interaction) as answer:
+            guild_id, channel_id = place(interaction)
+            here = await self.tournaments.here(guild_id, channel_id)
+            changed = await self.tournaments.leave(here.id, guild_id, member(interaction))
+            await answer.post(render.plain_text(answer.private_language._(LEFT)), ephemeral=True)
+            await self.rounds.show(changed)
+            await self.rounds.run(changed.id)
 
     @tournament.command(
         name=locale_str("standings"),
