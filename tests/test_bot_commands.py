@@ -198,7 +198,7 @@ async def test_slash_options_are_the_documented_contract(
     subcommands = {option["name"]: option for option in ttt["options"]}
     assert set(subcommands) == {
         "start", "vs-ai", "move", "board", "resign", "stats", "leaderboard", "help", "end",
-        "hint", "review", "my-data", "forget-me", "puzzle", "drill",
+        "hint", "review", "my-data", "forget-me", "puzzle", "drill", "tournament",
     }  # fmt: skip
     # The daily puzzle is a group (Discord runs a group's subcommands, never the group), and
     # a drill is always the asker's own.
@@ -209,6 +209,13 @@ async def test_slash_options_are_the_documented_contract(
         ("stats", 1),
     ]
     assert "options" not in subcommands["drill"] or subcommands["drill"]["options"] == []
+    # Tournaments are a group too: the organiser's, the players' and everyone's.
+    tournament = subcommands["tournament"]
+    assert tournament["type"] == 2
+    assert {option["name"] for option in tournament["options"]} == {
+        "create", "start", "pause", "resume", "cancel", "remove", "award", "leave",
+        "standings", "my-game",
+    }  # fmt: skip
     # Members' data is always the asker's own: nobody can name another member there.
     assert "options" not in subcommands["my-data"] or subcommands["my-data"]["options"] == []
     assert "options" not in subcommands["forget-me"] or subcommands["forget-me"]["options"] == []

@@ -60,6 +60,8 @@ ACTIONS_SHOWN = {
     "awarded": N_("round {round} table {board} awarded by {who} {when}"),
 }
 MEDALS = ("🥇", "🥈", "🥉")
+# Beside a player who left or was removed, in the standings.
+WITHDREW = N_("withdrew")
 
 
 def _name(entry: Entry | None, user_id: int, lang: Language) -> str:
@@ -100,7 +102,7 @@ def standings_lines(
             _round_mark(result.points, result.opponent is None and result.points is not None)
             for result in row.results
         )
-        withdrawn = f" ({lang._('withdrew')})" if row.withdrawn else ""
+        withdrawn = f" ({lang.gettext(WITHDREW)})" if row.withdrawn else ""
         lines.append(
             lang._(
                 "{rank}. {name}{withdrawn}: {points} · Buchholz {buchholz} · SB {sb} · {rounds}",
@@ -162,7 +164,7 @@ def tournament_message(
         if state.starts_at is not None:
             lines.append(lang._("Starts {when}.", when=timestamp(state.starts_at)))
         else:
-            lines.append(lang._("Starts when the organiser presses Start."))
+            lines.append(lang._("Starts when its organiser starts it."))
         lines.append(
             lang._(
                 "Players ({count} of {most}):",
