@@ -3,6 +3,7 @@ components in a components-v2 message) however many play, in every language."""
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any
 
@@ -14,11 +15,15 @@ from bot.storage.base import TournamentStatus
 from bot.tournaments.state import Entry, Rules, TournamentState
 from tournament import Format, pair_swiss, swiss_rounds
 
+# One process draws them all: the 256 players' event, played once, is shown in every language.
+pytestmark = pytest.mark.xdist_group("tournament_messages")
+
 # Discord's limits for a components-v2 message.
 MOST_COMPONENTS = 40
 MOST_TEXT = 4000
 
 
+@functools.cache  # one event per size, shown in every language
 def played(players: int, rounds: int, seed: int) -> TournamentState:
     """A Swiss of ``players`` with long names, ``rounds`` played with seeded results."""
     rng = random.Random(seed)
