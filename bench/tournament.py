@@ -15,7 +15,9 @@ repeats.
 The yardstick, measured in the same run: networkx's maximum-weight matching over every
 possible pair of 64 players with seeded random weights (the complete graph the engine avoids
 by offering each player only nearby opponents first). ``--complete N`` also times it at N
-players (256 takes about 20 s).
+players (256 takes about 20 s). ``--long-rounds`` (20 by default, the most an organiser may
+set) also times the last round of an event that long at the largest size, where players near
+each other in the ranking have mostly met.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from collections.abc import Callable
 
 import networkx  # type: ignore[import-untyped]
 
-from tournament import Entrant, Game, pair_swiss, standings, swiss_rounds
+from tournament import MOST_ROUNDS, Entrant, Game, pair_swiss, standings, swiss_rounds
 
 YARDSTICK_PLAYERS = 64
 
@@ -79,6 +81,12 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timings a figure (median)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
+        "--long-rounds",
+        type=int,
+        default=MOST_ROUNDS,
+        help="also the last round of an event this long at the largest size (0: not)",
+    )
+    parser.add_argument(
         "--complete", type=int, default=0, help="also time the complete graph at N players"
     )
     args = parser.parse_args()
@@ -106,8 +114,16 @@ def main() -> None:
                 f"| {players} | {number} of {last} | {seconds * 1e3:.1f} ms | "
                 f"{seconds / yardstick:.3f}x |"
             )
-    print()
     players = max(args.players)
+    if args.long_rounds:
+        last = args.long_rounds
+        entrants, games = play_event(players, last - 1, args.seed)
+        seconds = median_seconds(functools.partial(pair_swiss, entrants, games, last), args.repeats)
+        print(
+            f"| {players} | {last} of {last} (set by hand) | {seconds * 1e3:.1f} ms | "
+            f"{seconds / yardstick:.3f}x |"
+        )
+    print()
     entrants, games = play_event(players, max(8, swiss_rounds(players)), args.seed)
     seconds = median_seconds(lambda: standings(entrants, games), max(args.repeats, 20))
     rounds = max(game.round for game in games)
