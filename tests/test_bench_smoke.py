@@ -85,6 +85,27 @@ def test_load_benchmark_runs_every_bot_and_reports_every_figure() -> None:
     assert (raw, board, bare) == ("", "", "")
 
 
+def test_tournament_benchmark_runs_and_reports_every_figure() -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.tournament",
+            *("--players", "12", "20", "--repeats", "1", "--long-rounds", "9"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "yardstick: networkx matching over every pair of 64 players" in result.stdout
+    for row in ("| 12 | 1 of 4 |", "| 12 | 3 of 4 |", "| 20 | 1 of 5 |", "| 20 | 5 of 5 |"):
+        assert row in result.stdout
+    assert "| 20 | 9 of 9 (set by hand) |" in result.stdout
+    assert "standings of 20 players after 8 rounds, median: " in result.stdout
+
+
 def run_ladder(*arguments: str) -> str:
     result = subprocess.run(
         [sys.executable, "-m", "bench.ladder", *arguments],

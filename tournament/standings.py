@@ -2,8 +2,9 @@
 head-to-head, games played as O, the rating before the event), and each round's result.
 
 Byes and forfeits are games not played: for Buchholz and Sonneborn-Berger such a round counts
-a virtual opponent whose points are the player's own (after FIDE's 2023 tie-break rules), so
-that neither an absent opponent nor a bye pulls a player's tie-breaks down or up."""
+a virtual opponent whose points are the player's own (the "dummy opponent" of FIDE's tie-break
+regulations), so that neither an absent opponent nor a bye pulls a player's tie-breaks far down
+or up; and Buchholz cut-1 cuts such a round first. docs/playing.md has worked examples."""
 
 from __future__ import annotations
 
@@ -112,22 +113,26 @@ def _key(row: _Row, head_to_head: float) -> tuple[float, ...]:
 
 
 def _opposition(record: Record, records: dict[int, Record]) -> tuple[float, float]:
-    """Buchholz cut-1 and Sonneborn-Berger over the finished rounds: each round's opponent's
-    points (a bye or a forfeit: the player's own, the virtual opponent), less the lowest; and
-    the sum of each one times the points scored against it."""
-    values = []
+    """Buchholz cut-1 and Sonneborn-Berger over the finished rounds. Each round's value is the
+    opponent's points, or for a round without a real game (a bye, a forfeit) the player's own
+    points (the virtual opponent). Buchholz cut-1 is their sum less one value: a round without
+    a real game if there is one (it says nothing of the opposition), else the lowest.
+    Sonneborn-Berger is the sum of each value times the points scored in that round."""
+    played: list[float] = []
+    unplayed: list[float] = []
     sonneborn_berger = 0.0
     for result in record.results:
         if result.points is None:
             continue
         if result.opponent is None or result.forfeit:
             value = record.points
+            unplayed.append(value)
         else:
             value = records[result.opponent].points
-        values.append(value)
+            played.append(value)
         sonneborn_berger += value * result.points
-    buchholz = sum(values) - min(values) if values else 0.0
-    return buchholz, sonneborn_berger
+    cut = min(unplayed or played or [0.0])
+    return sum(played) + sum(unplayed) - cut, sonneborn_berger
 
 
 def _head_to_head(rows: list[_Row]) -> dict[int, float]:

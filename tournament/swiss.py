@@ -18,11 +18,11 @@ significant, so that no amount of a later rule can outweigh one unit of an earli
 The matching has the greatest number of pairs first (everyone active is paired, the odd one
 with the bye) and then the least total cost.
 
-For speed, each player is first offered only opponents near them in the ranking and near
-their fold partner, and the bye only the lowest-ranked players who have had none. When that
-smaller graph cannot avoid a rematch or a second bye, or cannot give the bye to the
-lowest-ranked player without one, it is widened, up to every possible pair, where the result
-is the exact optimum.
+For speed, each player is first offered only opponents near them in the ranking whom they
+have not met, and those near their fold partner; the bye only the lowest-ranked players who
+have had none. When that smaller graph cannot avoid a rematch or a second bye, or cannot give
+the bye to the lowest-ranked player without one, it is widened, up to every possible pair,
+where the result is the exact optimum.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ from tournament.model import (
     read_games,
 )
 
-# Each player is first offered this many neighbours in the ranking, each way, and as many
-# around their fold partner; doubled on each widening.
+# Each player is first offered this many neighbours in the ranking each way (of those they have
+# not met), and as many either side of their fold partner; doubled on each widening.
 FIRST_WINDOW = 3
 
 # How much each kind of side preference weighs when a pairing cannot meet it: one due by
@@ -202,26 +202,43 @@ def _bye_cost(player: _Player, players: int, costs: _Costs) -> int:
     return player.record.byes * costs.rematch + (players - 1 - player.index) * costs.bye_rank
 
 
+def _neighbourhood(players: list[_Player], window: int) -> list[tuple[int, int]]:
+    """The pairs offered to the matching, (higher-ranked, lower-ranked) by index: each
+    player's ``window`` nearest players in the ranking each way whom they have not met, and
+    the ``window`` either side of their fold partner; every pair once ``window`` covers
+    everyone."""
+    count = len(players)
+    if window >= count:
+        return [(a, b) for a in range(count) for b in range(a + 1, count)]
+    ids = [player.entrant.player for player in players]
+    pairs: set[tuple[int, int]] = set()
+    for a in players:
+        met = a.record.opponents
+        for step in (1, -1):
+            found, b = 0, a.index + step
+            while 0 <= b < count and found < window:
+                if ids[b] not in met:
+                    pairs.add((min(a.index, b), max(a.index, b)))
+                    found += 1
+                b += step
+        if a.group_index < a.group_size // 2:
+            fold_partner = a.index + a.group_size // 2
+            for b in range(max(a.index + 1, fold_partner - window), fold_partner + window):
+                if b < count:
+                    pairs.add((a.index, b))
+    return sorted(pairs)
+
+
 def _candidate_edges(
     players: list[_Player], window: int, costs: _Costs
 ) -> Iterator[tuple[int, int, int]]:
     count = len(players)
-    complete = window >= count
-    for a in players:
-        partners = set(range(a.index + 1, min(count, a.index + window + 1)))
-        fold_partner = a.index + a.group_size // 2
-        if a.group_index < a.group_size // 2:
-            partners.update(
-                range(max(a.index + 1, fold_partner - window), min(count, fold_partner + window))
-            )
-        if complete:
-            partners = set(range(a.index + 1, count))
-        for b_index in sorted(partners):
-            yield a.index, b_index, costs.top - _pair_cost(a, players[b_index], costs)
+    for a, b in _neighbourhood(players, window):
+        yield a, b, costs.top - _pair_cost(players[a], players[b], costs)
     if count % 2:
         # The bye is node ``count``; offered first to the lowest-ranked without one.
         without = [player for player in reversed(players) if player.record.byes == 0]
-        offered = players if complete else without[:window]
+        offered = players if window >= count else without[:window]
         for player in offered:
             yield player.index, count, costs.top - _bye_cost(player, count, costs)
 
