@@ -264,6 +264,11 @@ async def test_bad_input_is_a_sentence_and_changes_nothing(
             await sim.slash(s.alice, s.channel, create, name="Cup"),
             "Only members who can manage the server",
         )
+        # Managing messages is not enough; the server's moderator role is.
+        refused(
+            await sim.slash(s.moderator, s.channel, create, name="Cup"),
+            "Only members who can manage the server",
+        )
         assert await bot.storage.live_tournaments(s.guild.id) == []
 
         created = await sim.slash(s.owner, s.channel, create, name="Tiny", players=2)
@@ -275,6 +280,9 @@ async def test_bad_input_is_a_sentence_and_changes_nothing(
         await sim.click(s.alice, announcement, join)
         await sim.click(s.bob, announcement, join)
         refused(await sim.click(s.carol, announcement, join), "This tournament is full.")
+        # Removed before the start, a player just leaves the list: there is room again.
+        await sim.slash(s.owner, s.channel, "ttt tournament remove", player=s.bob)
+        await sim.click(s.carol, announcement, join)
         refused(
             await sim.click(
                 s.carol,
@@ -294,7 +302,7 @@ async def test_bad_input_is_a_sentence_and_changes_nothing(
         refused(await sim.click(s.carol, announcement, join, stale=True), "was cancelled")
         tournament = await bot.tournaments.get(int(TOURNAMENT_ID.parse(join)["tournament"]))  # type: ignore[index]
         assert tournament is not None
-        assert [e.user_id for e in tournament.state.entries] == [s.alice.id, s.bob.id]
+        assert [e.user_id for e in tournament.state.entries] == [s.alice.id, s.carol.id]
 
 
 async def joined_and_started(sim: DiscordSim, bot: TTTBot, players: list[SimUser]) -> Tournament:
@@ -426,7 +434,10 @@ async def test_the_organiser_pauses_resumes_and_awards_and_players_find_their_ga
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
+    referees = sim.add_role(s.guild, "referees")
+    s.guild.member(s.carol).roles.append(referees)  # type: ignore[union-attr]
     async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, "ttt-settings moderators", role=referees)
         tournament = await joined_and_started(sim, bot, [s.alice, s.bob, s.carol, s.moderator])
         games = await round_games(bot, tournament)
         mine = await sim.slash(s.alice, s.channel, "ttt tournament my-game")
@@ -439,7 +450,8 @@ async def test_the_organiser_pauses_resumes_and_awards_and_players_find_their_ga
             await sim.click(s.owner, announcement, join_id(tournament), stale=True),
             "This tournament takes no more players",
         )
-        paused = await sim.slash(s.owner, s.channel, "ttt tournament pause")
+        # The server's moderator role may run it too, though carol plays in it.
+        paused = await sim.slash(s.carol, s.channel, "ttt tournament pause")
         assert paused.ephemeral
         assert "Done" in (paused.content or "")
         refused(await sim.slash(s.owner, s.channel, "ttt tournament pause"), "Only a running")

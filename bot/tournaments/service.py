@@ -21,7 +21,7 @@ from bot.clock import Clock
 from bot.domain import Actor, UserError, check_size
 from bot.i18n import N_
 from bot.results import INITIAL_RATING
-from bot.server_settings import SettingsService
+from bot.server_settings import ServerSettings, SettingsService
 from bot.storage.base import (
     LIVE_TOURNAMENT,
     EndReason,
@@ -137,7 +137,7 @@ class TournamentService:
         starts_in: float | None,
     ) -> Tournament:
         settings = await self.server_settings.of(guild_id)
-        if not (organiser.manages_server or settings.lets_end_games(organiser)):
+        if not _may_organise(settings, organiser):
             raise UserError(
                 "Only members who can manage the server, or its moderator role, can create a "
                 "tournament."
@@ -216,7 +216,11 @@ class TournamentService:
             entry = t.state.entry(member_id)
             if entry is None or entry.withdrawn:
                 raise UserError("That member is not playing in this tournament.")
-            state = _withdrawn(t, entry, self.clock.now())
+            if t.status is TournamentStatus.REGISTERING:
+                entries = tuple(e for e in t.state.entries if e.user_id != member_id)
+                state = t.state.but(entries=entries)
+            else:
+                state = _withdrawn(t, entry, self.clock.now())
             state = state.logged(self.clock.now(), actor.id, "removed", str(member_id))
             return Change(t.status, t.record.due_at, state)
 
@@ -371,12 +375,13 @@ class TournamentService:
     def _started(self, t: Tournament, actor_id: int) -> Change:
         if t.status is not TournamentStatus.REGISTERING:
             raise UserError("This tournament has started already.")
-        if len(t.state.entries) < 2:
+        players = len(t.state.entries)
+        if players < 2:
             raise UserError("A tournament needs at least 2 players to start.")
         if t.state.rules.format is Format.ROUND_ROBIN:
-            rounds = round_robin_rounds(len(t.state.entries))
+            rounds = round_robin_rounds(players)
         else:
-            rounds = t.state.rules.rounds or swiss_rounds(len(t.state.entries))
+            rounds = t.state.rules.rounds or swiss_rounds(players)
         state = t.state.but(rounds=rounds).logged(self.clock.now(), actor_id, "started")
         return Change(TournamentStatus.RUNNING, None, _next_round(state))
 
@@ -477,7 +482,7 @@ class TournamentService:
         if actor.id == tournament.state.organiser_id or actor.manages_server:
             return
         settings = await self.server_settings.of(guild_id)
-        if not settings.lets_end_games(actor):
+        if not _may_organise(settings, actor):
             raise UserError(NOT_ORGANISER)
 
     async def _of_guild(self, tournament_id: int, guild_id: int) -> Tournament:
@@ -520,6 +525,12 @@ _CLOSED = {
     TournamentStatus.FINISHED: N_("This tournament is over."),
     TournamentStatus.CANCELLED: N_("This tournament was cancelled."),
 }
+
+
+def _may_organise(settings: ServerSettings, actor: Actor) -> bool:
+    """Members who can manage the server, and the server's moderator role, run tournaments."""
+    moderators = settings.moderator_role
+    return actor.manages_server or (moderators is not None and moderators in actor.roles)
 
 
 def _require_live(t: Tournament) -> None:
