@@ -47,6 +47,7 @@ COPIED_COLUMNS: dict[str, tuple[str, ...]] = {
     "reply_routes": tuple(field.name for field in fields(ReplyRoute)),
     "puzzle_results": tuple(field.name for field in fields(PuzzleResult)),
     "drills": tuple(field.name for field in fields(DrillRecord)),
+    "season_announcements": ("guild_id", "season", "announced_at"),
 }
 # The tables whose ids come from a sequence.
 ID_TABLES = ("games", "challenges", "drills")
