@@ -108,7 +108,7 @@ class Ladder:
         if settings.seasons is SeasonLength.OFF or size not in BOARD_SIZES:
             return []
         found: list[str] = []
-        before = self._clock.now()
+        before = Season.at(self._clock.now()).end  # the current season's games included
         for _ in range(MAX_LOOKED_AT):
             last = await self._storage.last_rated_game_before(guild_id, size, before)
             if last is None:

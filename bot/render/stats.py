@@ -3,20 +3,16 @@ server's ratings."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import discord
 
 from bot import results
 from bot.domain import size_name
 from bot.i18n import Language
+from bot.ladder import SeasonEnd
 from bot.render.parts import LIVE_COLOUR, Message, escape, timestamp
+from bot.seasons import Season
 from bot.storage.base import VS_MEMBER, PlayerStats, Rating
 from game import DEFAULT_SIZE
-
-if TYPE_CHECKING:
-    from bot.ladder import SeasonEnd
-    from bot.seasons import Season
 
 
 def record_text(lang: Language, wins: int, losses: int, draws: int) -> str:
