@@ -109,3 +109,18 @@ def test_ladder_benchmark_prints_every_table_and_repeats_on_two_processes() -> N
         return [line for line in output.splitlines() if line.startswith("|")]
 
     assert tables(run_ladder(*arguments, "--jobs", "2")) == tables(alone)
+
+
+def test_seasons_benchmark_runs_and_reports_every_figure() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.seasons", "--games", "20", "--members", "4"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "stored 20 games between 4 members in 2026-11" in result.stdout
+    for figure in ("yardstick: the all-time table", "the season's table, median of 7"):
+        assert figure in result.stdout
+    assert "reading its 20 games" in result.stdout
