@@ -13,3 +13,6 @@ CREATE TABLE season_announcements (
     announced_at REAL    NOT NULL,
     PRIMARY KEY (guild_id, season)
 );
+-- The sweeper looks for those seasons every few seconds: the guilds with a channel for
+-- announcements, found without reading every server's every setting.
+CREATE INDEX guild_settings_by_key ON guild_settings (key, changed_at) WHERE value IS NOT NULL;
