@@ -39,7 +39,8 @@ from bot.domain import Actor, UserError
 from bot.errors import Reporter
 from bot.fast_clicks import FastClicks
 from bot.health import HealthServer
-from bot.i18n import CommandTranslator
+from bot.i18n import ENGLISH, CommandTranslator, language
+from bot.ladder import Ladder, SeasonEnd
 from bot.metrics import InteractionKind, Metrics, Outcome, measure_storage
 from bot.practice import PracticeService
 from bot.privacy import MembersData
@@ -271,6 +272,7 @@ class TTTBot(commands.AutoShardedBot):
     service: GameService
     members_data: MembersData
     practice: PracticeService
+    ladder: Ladder
     boards: Boards
     reporter: Reporter
     tournaments: TournamentService
@@ -438,6 +440,9 @@ class TTTBot(commands.AutoShardedBot):
         )
         self.members_data = MembersData(self.storage, self.clock, self.service)
         self.practice = PracticeService(self.storage, self.clock)
+        self.ladder = Ladder(
+            self.storage, self.clock, self.service.server_settings, self.own_shards
+        )
         self.boards = Boards(self.storage, self, self.clock, self.own_shards, self.marks_refused)
         self.reporter = Reporter(self.boards, self.in_flight)
         self.tournaments = TournamentService(self.storage, self.clock, self.service.server_settings)
@@ -775,15 +780,51 @@ class TTTBot(commands.AutoShardedBot):
 
     async def sweep(self) -> Swept:
         """Settle what ran out of time and show it on the messages concerned; post what was
-        saved without its message. Then remove the finished games older than the operator
-        keeps them, and wipe from disk what a deletion left there, if a reader kept it."""
+        saved without its message. Announce the seasons that ended. Then remove the finished
+        games older than the operator keeps them, and wipe from disk what a deletion left
+        there, if a reader kept it."""
         settled = await self.service.settle_overdue()
         await self.boards.show_swept(settled)
         # Before old games are removed: a tournament copies its games' results first.
         await self.tournament_rounds.sweep()
+        for end in await self.ladder.ended_seasons():
+            await self.announce_season(end)
         await self.service.prune_old_games()
         await self.storage.wipe_deleted()
         return settled
+
+    async def announce_season(self, end: SeasonEnd) -> None:
+        """Post a season's top three in its server's announcements channel. A channel that is
+        gone or closed to the bot is not tried again (the season's table stays readable);
+        anything else leaves the season for the next sweep."""
+        message = render.season_end_message(end, language(end.language or ENGLISH))
+        channel = self.get_partial_messageable(end.channel_id)
+        try:
+            sent = await channel.send(**message.send_kwargs())
+        except (discord.Forbidden, discord.NotFound) as error:
+            log.warning(
+                "guild %s: could not announce season %s in channel %s, not trying again: %s",
+                end.guild_id,
+                end.season.name,
+                end.channel_id,
+                error,
+            )
+        except ANSWER_FAILURES as error:
+            log.warning(
+                "guild %s: could not announce season %s in channel %s, trying again later: %s",
+                end.guild_id,
+                end.season.name,
+                end.channel_id,
+                error,
+            )
+            await self.ladder.release(end)
+        else:
+            log.info(
+                "guild %s: announced the end of season %s in message %s",
+                end.guild_id,
+                end.season.name,
+                sent.id,
+            )
 
     async def _beat_forever(self, path: Path) -> None:
         """Touch ``path`` every few seconds while the gateway is up: ``python -m

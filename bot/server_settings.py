@@ -2,7 +2,8 @@
 
 Where games may be started, who may play and end games, the turn and challenge timeouts, the
 language of what the channel sees, how many live games a member may be in, the cooldown
-between one member's challenges, and the default board size. Each is stored as one row
+between one member's challenges, the default board size, whether the leaderboard has seasons,
+and the channel where a season's end is announced. Each is stored as one row
 (``guild_settings``: its value as text, who changed it last and when) and read again by
 every command that needs it, so that a change applies at once in every process sharing the
 database. A game keeps the turn timeout it started with.
@@ -27,6 +28,7 @@ from bot.config import MAX_TIMEOUT, MIN_TIMEOUT
 from bot.domain import OUTSIDE_SERVERS, Actor, UserError, Verbatim, check_size
 from bot.i18n import ALL_LANGUAGES, N_
 from bot.marks import DEFAULT_MARKS, TAKEN, CustomEmoji, parse_mark
+from bot.seasons import SeasonLength
 from bot.storage.base import Storage, StoredSetting
 from game import Mark
 
@@ -60,6 +62,8 @@ class Setting(StrEnum):
     MARK_X = "mark_x"
     MARK_O = "mark_o"
     THREADS = "threads"
+    SEASONS = "seasons"
+    ANNOUNCEMENTS = "announcements"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +87,9 @@ class ServerSettings:
     ``size``: the board ``/ttt start`` and ``/ttt vs-ai`` use when none is picked;
     ``mark_x``, ``mark_o``: the emoji shown for each side (:mod:`bot.marks`; None: the bot's);
     ``threads``: each game against the bot and each accepted challenge gets a thread of its
-    own off the channel, so that a channel holds many games at once.
+    own off the channel, so that a channel holds many games at once; ``seasons``: how long the
+    leaderboard's seasons last (:mod:`bot.seasons`); ``announcements``: the channel where each
+    season's top three are announced when it ends (None: nothing is announced).
     """
 
     channels: frozenset[int] = frozenset()
@@ -98,6 +104,8 @@ class ServerSettings:
     mark_x: str | None = None
     mark_o: str | None = None
     threads: bool = False
+    seasons: SeasonLength = SeasonLength.MONTHLY
+    announcements: int | None = None
     changes: Mapping[Setting, Change] = field(default_factory=dict, compare=False)
 
     def allows_games_in(self, place: Collection[int]) -> bool:
@@ -156,6 +164,12 @@ def _flag(value: Any) -> bool:
     return value
 
 
+def _season_length(value: Any) -> SeasonLength:
+    if not isinstance(value, str):
+        raise ValueError(f"not a season's length: {value!r}")
+    return SeasonLength(value)
+
+
 def _language(value: Any) -> str:
     if value not in ALL_LANGUAGES:
         raise ValueError(f"not a language of the bot's: {value!r}")
@@ -176,6 +190,8 @@ _DECODERS = {
     Setting.MARK_X: _mark,
     Setting.MARK_O: _mark,
     Setting.THREADS: _flag,
+    Setting.SEASONS: _season_length,
+    Setting.ANNOUNCEMENTS: _id,
 }
 
 
@@ -379,6 +395,22 @@ class SettingsService:
         """Games in threads of their own, or (off, the default) in the channel itself."""
         await self._admin(guild_id, admin)
         return await self._store(guild_id, admin, Setting.THREADS, on or None)
+
+    async def set_seasons(
+        self, guild_id: int, admin: Actor, length: SeasonLength
+    ) -> ServerSettings:
+        """Monthly seasons (the default), or none: the leaderboard is then all time."""
+        await self._admin(guild_id, admin)
+        stored = None if length is DEFAULTS.seasons else length.value
+        return await self._store(guild_id, admin, Setting.SEASONS, stored)
+
+    async def set_announcements(
+        self, guild_id: int, admin: Actor, channel_id: int
+    ) -> ServerSettings:
+        """Announce each season's top three in ``channel_id`` (the caller has checked that it
+        is the server's own) when the season ends."""
+        await self._admin(guild_id, admin)
+        return await self._store(guild_id, admin, Setting.ANNOUNCEMENTS, channel_id)
 
     async def set_size(self, guild_id: int, admin: Actor, size: int) -> ServerSettings:
         await self._admin(guild_id, admin)

@@ -85,27 +85,6 @@ def test_load_benchmark_runs_every_bot_and_reports_every_figure() -> None:
     assert (raw, board, bare) == ("", "", "")
 
 
-def test_tournament_benchmark_runs_and_reports_every_figure() -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.tournament",
-            *("--players", "12", "20", "--repeats", "1", "--long-rounds", "9"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    assert "yardstick: networkx matching over every pair of 64 players" in result.stdout
-    for row in ("| 12 | 1 of 4 |", "| 12 | 3 of 4 |", "| 20 | 1 of 5 |", "| 20 | 5 of 5 |"):
-        assert row in result.stdout
-    assert "| 20 | 9 of 9 (set by hand) |" in result.stdout
-    assert "standings of 20 players after 8 rounds, median: " in result.stdout
-
-
 def run_ladder(*arguments: str) -> str:
     result = subprocess.run(
         [sys.executable, "-m", "bench.ladder", *arguments],
@@ -132,6 +111,21 @@ def test_ladder_benchmark_prints_every_table_and_repeats_on_two_processes() -> N
     assert tables(run_ladder(*arguments, "--jobs", "2")) == tables(alone)
 
 
+def test_seasons_benchmark_runs_and_reports_every_figure() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.seasons", "--games", "20", "--members", "4"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "stored 20 games between 4 members in 2026-11" in result.stdout
+    for figure in ("yardstick: the all-time table", "the season's table, median of 7"):
+        assert figure in result.stdout
+    assert "reading its 20 games" in result.stdout
+
+
 def test_tournament_message_benchmark_runs_and_reports_every_size() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "bench.tournament_message", "--runs", "1"],
@@ -144,3 +138,24 @@ def test_tournament_message_benchmark_runs_and_reports_every_size() -> None:
     assert "yardstick: one 3x3 board drawn" in result.stdout
     for players, rounds in ((64, 6), (128, 7), (256, 8)):
         assert f"{players} players, {rounds} rounds: standings and message" in result.stdout
+
+
+def test_tournament_benchmark_runs_and_reports_every_figure() -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.tournament",
+            *("--players", "12", "20", "--repeats", "1", "--long-rounds", "9"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "yardstick: networkx matching over every pair of 64 players" in result.stdout
+    for row in ("| 12 | 1 of 4 |", "| 12 | 3 of 4 |", "| 20 | 1 of 5 |", "| 20 | 5 of 5 |"):
+        assert row in result.stdout
+    assert "| 20 | 9 of 9 (set by hand) |" in result.stdout
+    assert "standings of 20 players after 8 rounds, median: " in result.stdout

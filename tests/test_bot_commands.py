@@ -193,7 +193,7 @@ async def test_slash_options_are_the_documented_contract(
     assert (settings["contexts"], settings["integration_types"]) == ([0], [0])
     assert {option["name"] for option in settings["options"]} == {
         "show", "channels", "players", "moderators", "timeouts", "language", "limits",
-        "marks", "threads", "board-size", "reset", "erase-data",
+        "marks", "threads", "board-size", "reset", "erase-data", "seasons", "announcements",
     }  # fmt: skip
     subcommands = {option["name"]: option for option in ttt["options"]}
     assert set(subcommands) == {
@@ -229,6 +229,15 @@ async def test_slash_options_are_the_documented_contract(
     assert (move["name"], move["type"], move["autocomplete"]) == ("cell", 3, True)
     start = subcommands["start"]["options"][0]
     assert (start["name"], start["type"]) == ("opponent", 6)
+    # A leaderboard's season is typed or picked from the seasons played (or all time).
+    leaderboard = {option["name"]: option for option in subcommands["leaderboard"]["options"]}
+    assert set(leaderboard) == {"size", "season"}
+    season = leaderboard["season"]
+    assert (season["type"], season["autocomplete"], season.get("required", False)) == (
+        3,
+        True,
+        False,
+    )
 
 
 # -- /ttt move, autocomplete, /ttt board --------------------------------------------------------

@@ -272,7 +272,7 @@ async def sqlite_source(path: Path) -> AsyncIterator[SqliteStorage]:
 
 @asynccontextmanager
 async def postgres(url: str) -> AsyncIterator[PostgresStorage]:
-    storage = await PostgresStorage.open(url, ManualClock(T0 + 5000))
+    storage = await PostgresStorage.open(url, ManualClock(T0))
     try:
         yield storage
     finally:

@@ -2381,3 +2381,68 @@ async def test_erasing_a_guild_takes_its_tournaments(storage: Storage) -> None:
     assert await storage.get_tournament(tournament.id) is None
     assert await storage.tournament_of_game(game.id) is None
     assert await storage.get_tournament(kept.id) is not None
+
+
+# -- seasons (bot.seasons, bot.ladder) -------------------------------------------------------
+
+
+async def test_a_seasons_games_are_its_guilds_and_sizes_between_members_in_order(
+    storage: Storage,
+) -> None:
+    inside = [
+        await finish_at(storage, new_game(), T0 + 20),
+        await finish_at(storage, new_game(x_id=CAROL, o_id=DAVE), T0 + 10),
+    ]
+    await finish_at(storage, new_game(), T0 + 30)  # at the end: the next season's
+    await finish_at(storage, new_game(), T0 - 1)  # before the start
+    await finish_at(storage, new_game(guild_id=OTHER_GUILD), T0 + 15)
+    await finish_at(storage, new_game(size=4), T0 + 15)
+    await finish(storage, vs_ai(ALICE, "random", Mark.O), Mark.X, EndReason.LINE)
+    found = await storage.season_games(GUILD, DEFAULT_SIZE, T0, T0 + 30)
+    assert [game.id for game in found] == [inside[1].id, inside[0].id]
+    assert found[0].updated_at == T0 + 10
+    assert (found[0].x_id, found[0].o_id, found[0].winner) == (CAROL, DAVE, Mark.X)
+    # The last game that counts before a moment: not the moderator's, nor the bot's.
+    await storage.save_game(
+        replace(
+            finished(await storage.create_game(new_game()), None, EndReason.ENDED),
+            updated_at=T0 + 40,
+        )
+    )
+    assert await storage.last_rated_game_before(GUILD, DEFAULT_SIZE, T0 + 50) == T0 + 30
+    assert await storage.last_rated_game_before(GUILD, DEFAULT_SIZE, T0 + 10) == T0 - 1
+    assert await storage.last_rated_game_before(GUILD, DEFAULT_SIZE, T0 - 1) is None
+    assert await storage.last_rated_game_before(GUILD, 5, T0 + 50) is None
+
+
+async def test_a_seasons_announcement_is_claimed_once_by_two_connections(
+    shared_backend: Backend, request: pytest.FixtureRequest
+) -> None:
+    """Two processes sweeping at once: one claims the season's end; the guilds left to see to
+    are those whose channel was set before the season ended, with no claim."""
+    async with (
+        shared_backend.database(request) as open_storage,
+        opened(open_storage) as one,
+        opened(open_storage) as two,
+    ):
+        await one.change_guild_setting(GUILD, StoredSetting("announcements", "7", ALICE, T0))
+        await one.change_guild_setting(
+            OTHER_GUILD, StoredSetting("announcements", "8", ALICE, T0 + 200)
+        )
+        await one.change_guild_setting(DAVE, StoredSetting("announcements", None, ALICE, T0))
+        assert await two.unannounced_guilds("2026-11", T0 + 100, "announcements") == [GUILD]
+        claims = await asyncio.gather(
+            *(storage.claim_season(GUILD, "2026-11", T0 + 101) for storage in (one, two) * 3)
+        )
+        assert sorted(claims) == [False] * 5 + [True]
+        assert await two.unannounced_guilds("2026-11", T0 + 100, "announcements") == []
+        assert await one.unannounced_guilds("2026-12", T0 + 300, "announcements") == [
+            GUILD,
+            OTHER_GUILD,
+        ]
+        # A claim given up (the post failed) is there to take again.
+        await two.release_season(GUILD, "2026-11")
+        assert await one.claim_season(GUILD, "2026-11", T0 + 102)
+        # A server's erase takes its claims with it.
+        await one.erase_guild(GUILD)
+        assert await two.claim_season(GUILD, "2026-11", T0 + 103)

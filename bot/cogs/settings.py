@@ -25,6 +25,7 @@ from bot.cogs.ttt import SIZE_CHOICES, member
 from bot.domain import Actor, UserError
 from bot.i18n import ALL_LANGUAGES, Language, for_locale
 from bot.marks import custom_emoji_id
+from bot.seasons import SeasonLength
 from bot.server_settings import (
     OUTSIDE,
     ServerSettings,
@@ -64,6 +65,14 @@ class ListedChannel(app_commands.Transformer):
         return int(value.id)
 
 
+class AnnouncementChannel(ListedChannel):
+    """A channel to announce in: one that holds messages (a category holds none)."""
+
+    @property
+    def channel_types(self) -> list[discord.ChannelType]:
+        return [discord.ChannelType.text, discord.ChannelType.news]
+
+
 SERVER_LANGUAGE = "server"
 LANGUAGE_CHOICES = [
     app_commands.Choice(name=locale_str("The server's Discord language"), value=SERVER_LANGUAGE),
@@ -81,6 +90,8 @@ RESETS: dict[str, tuple[Setting, ...]] = {
     "board-size": (Setting.SIZE,),
     "marks": (Setting.MARK_X, Setting.MARK_O),
     "threads": (Setting.THREADS,),
+    "seasons": (Setting.SEASONS,),
+    "announcements": (Setting.ANNOUNCEMENTS,),
     EVERYTHING: tuple(Setting),
 }
 RESET_CHOICES = [
@@ -93,7 +104,13 @@ RESET_CHOICES = [
     app_commands.Choice(name=locale_str("board size"), value="board-size"),
     app_commands.Choice(name=locale_str("marks"), value="marks"),
     app_commands.Choice(name=locale_str("games in threads"), value="threads"),
+    app_commands.Choice(name=locale_str("leaderboard seasons"), value="seasons"),
+    app_commands.Choice(name=locale_str("season announcements"), value="announcements"),
     app_commands.Choice(name=locale_str("everything"), value=EVERYTHING),
+]
+SEASON_CHOICES = [
+    app_commands.Choice(name=locale_str("monthly (calendar months, UTC)"), value="monthly"),
+    app_commands.Choice(name=locale_str("off: the leaderboard is all time"), value="off"),
 ]
 DURATION_HELP = locale_str("Like 90s, 5m, 2h or 1d (10 seconds to 7 days)")
 
@@ -332,6 +349,37 @@ class SettingsCog(commands.Cog, name="Settings"):
     async def threads(self, interaction: discord.Interaction[Any], enabled: bool) -> None:
         async with self._handling(interaction) as (answer, guild_id, admin):
             settings = await self.service.set_threads(guild_id, admin, enabled)
+            await self._show(answer, settings, saved=True)
+
+    @settings.command(
+        name=locale_str("seasons"),
+        description=locale_str("Whether the leaderboard starts afresh each month"),
+    )
+    @app_commands.rename(length=locale_str("length"))
+    @app_commands.describe(length=locale_str("Monthly, or off"))
+    @app_commands.choices(length=SEASON_CHOICES)
+    async def seasons(
+        self, interaction: discord.Interaction[Any], length: app_commands.Choice[str]
+    ) -> None:
+        async with self._handling(interaction) as (answer, guild_id, admin):
+            chosen = SeasonLength(length.value)
+            settings = await self.service.set_seasons(guild_id, admin, chosen)
+            await self._show(answer, settings, saved=True)
+
+    @settings.command(
+        name=locale_str("announcements"),
+        description=locale_str("Where each season's top three are announced when it ends"),
+    )
+    @app_commands.rename(channel=locale_str("channel"))
+    @app_commands.describe(channel=locale_str("A channel the bot can post in"))
+    async def announcements(
+        self,
+        interaction: discord.Interaction[Any],
+        channel: app_commands.Transform[int, AnnouncementChannel],
+    ) -> None:
+        async with self._handling(interaction) as (answer, guild_id, admin):
+            await self._own_channel(guild_id, channel)
+            settings = await self.service.set_announcements(guild_id, admin, channel)
             await self._show(answer, settings, saved=True)
 
     @settings.command(

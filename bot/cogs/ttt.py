@@ -37,10 +37,11 @@ from bot.components import (
     walk,
 )
 from bot.domain import OUTSIDE_SERVERS, Actor, UserError
-from bot.i18n import N_, Language, language
+from bot.i18n import N_, Language, for_locale, language
 from bot.permissions import may_open_thread
 from bot.practice import NOT_THIS_DRILL, NOT_THIS_PUZZLE, PracticeService
 from bot.privacy import MembersData
+from bot.seasons import ALL_TIME
 from bot.service import CHANGED, DIFFICULTIES, NO_SUCH_BUTTON, NOT_HERE, Clicked, GameService, Place
 from bot.storage.base import GameRecord
 from bot.threads import ThreadKeeper
@@ -540,18 +541,41 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         name=locale_str("leaderboard"),
         description=locale_str("Members ranked by rating from games between members"),
     )
-    @app_commands.rename(size=locale_str("size"))
-    @app_commands.describe(size=SIZE_HELP)
+    @app_commands.rename(size=locale_str("size"), season=locale_str("season"))
+    @app_commands.describe(
+        size=SIZE_HELP, season=locale_str("A past season, like 2026-10, or all time")
+    )
     @app_commands.choices(size=SIZE_CHOICES)
     @app_commands.check(in_a_server)
     async def leaderboard(
-        self, interaction: discord.Interaction[Any], size: app_commands.Choice[int] | None = None
+        self,
+        interaction: discord.Interaction[Any],
+        size: app_commands.Choice[int] | None = None,
+        season: app_commands.Range[str, 1, 20] | None = None,
     ) -> None:
         async with self._handling(interaction) as answer:
             guild_id, _ = place(interaction)
-            rows = await self.service.leaderboard(guild_id, _size(size))
+            shown = await self.bot.ladder.table(guild_id, _size(size), season)
             lang = await self._public_language(answer)
-            await answer.post(render.leaderboard_message(rows, lang, _size(size)))
+            message = render.leaderboard_message(
+                shown.rows, lang, shown.size, season=shown.season, current=shown.current
+            )
+            await answer.post(message)
+
+    @leaderboard.autocomplete("season")
+    async def season_autocomplete(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        """All time, then the seasons with rated games on the size picked, latest first."""
+        lang = for_locale(interaction.locale)
+        choices = [app_commands.Choice(name=lang._("All time"), value=ALL_TIME)]
+        if interaction.guild_id is None:
+            return choices
+        size = getattr(interaction.namespace, "size", None)
+        played = await self.bot.ladder.seasons_played(
+            interaction.guild_id, size if isinstance(size, int) else DEFAULT_SIZE, current
+        )
+        return choices + [app_commands.Choice(name=name, value=name) for name in played]
 
     @ttt.command(name=locale_str("help"), description=locale_str("How to play"))
     async def help(self, interaction: discord.Interaction[Any]) -> None:

@@ -100,7 +100,7 @@ from bot.render.practice import (
 )
 from bot.render.reviews import hint_message, move_sentence, review_message
 from bot.render.settings import duration, language_name, settings_message
-from bot.render.stats import leaderboard_message, stats_message
+from bot.render.stats import leaderboard_message, season_end_message, stats_message
 from bot.render.tournaments import (
     final_message as tournament_final,
 )
@@ -183,6 +183,7 @@ __all__ = [
     "retired_board_message",
     "retired_challenge_message",
     "review_message",
+    "season_end_message",
     "server_erased_message",
     "settings_message",
     "size_label",

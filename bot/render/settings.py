@@ -14,6 +14,7 @@ import discord
 
 from bot.i18n import Language
 from bot.render.parts import LIVE_COLOUR, MARK_EMOJI, Message, size_label, timestamp
+from bot.seasons import SeasonLength
 from bot.server_settings import ServerSettings, Setting
 from game import DEFAULT_SIZE, Mark
 
@@ -129,6 +130,16 @@ def settings_message(
     size = settings.size or DEFAULT_SIZE
     shown_size = size_label(size, lang) if settings.size else default(size_label(size, lang))
     field(lang._("Board size when none is picked"), Setting.SIZE, shown_size)
+    if settings.seasons is SeasonLength.OFF:
+        seasons = lang._("Off: the leaderboard is all time")
+    else:
+        seasons = default(lang._("Monthly: calendar months, UTC"))
+    field(lang._("Leaderboard seasons"), Setting.SEASONS, seasons)
+    if settings.announcements is None:
+        announced = lang._("Nowhere: a season ends unannounced")
+    else:
+        announced = f"<#{settings.announcements}>"
+    field(lang._("Where a season's top three are announced"), Setting.ANNOUNCEMENTS, announced)
     embed.set_footer(text=lang._("Change them with /ttt-settings; members don't see this."))
     content = lang._("Saved. The settings now:") if saved else None
     return Message(content=content, embed=embed)

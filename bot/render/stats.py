@@ -8,7 +8,9 @@ import discord
 from bot import results
 from bot.domain import size_name
 from bot.i18n import Language
-from bot.render.parts import LIVE_COLOUR, Message, escape
+from bot.ladder import SeasonEnd
+from bot.render.parts import LIVE_COLOUR, Message, escape, timestamp
+from bot.seasons import Season
 from bot.storage.base import VS_MEMBER, PlayerStats, Rating
 from game import DEFAULT_SIZE
 
@@ -76,30 +78,26 @@ def stats_message(
     return Message(embed=embed)
 
 
-def leaderboard_message(rows: list[Rating], lang: Language, size: int = DEFAULT_SIZE) -> Message:
-    embed = discord.Embed(
-        title=lang._("Tic-tac-toe leaderboard ({size})", size=size_name(size)),
-        colour=LIVE_COLOUR,
-    )
-    if not rows:
-        embed.description = lang._(
-            "Nobody is rated yet on {size} boards: ratings come from games between members "
-            "(games against the bot don't count).",
+def leaderboard_message(
+    rows: list[Rating],
+    lang: Language,
+    size: int = DEFAULT_SIZE,
+    *,
+    season: Season | None = None,
+    current: bool = False,
+) -> Message:
+    """A leaderboard: ``season``'s (``current``: still going), or (None) all time's."""
+    if season is None:
+        title = lang._("Tic-tac-toe leaderboard ({size}), all time", size=size_name(size))
+    else:
+        title = lang._(
+            "Tic-tac-toe leaderboard ({size}), season {season}",
             size=size_name(size),
+            season=season.name,
         )
-        return Message(embed=embed)
-    medals = ["🥇", "🥈", "🥉"]
-    lines = []
-    for rank, row in enumerate(rows, start=1):
-        badge = medals[rank - 1] if rank <= len(medals) else f"{rank}."
-        record = record_text(lang, row.wins, row.losses, row.draws)
-        mark = "*" if results.is_provisional(row.games, row.deviation) else ""
-        lines.append(
-            f"{badge} <@{row.user_id}>: **{row.rating:.0f}** ± {row.deviation:.0f}{mark} ({record})"
-        )
-    embed.description = "\n".join(lines)
-    embed.set_footer(
-        text=lang._(
+    embed = discord.Embed(title=title, colour=LIVE_COLOUR)
+    footer = [
+        lang._(
             "Ranked by rating less three times its ± (how sure it is), from games between "
             "members on {size} boards; games against the bot don't count. * provisional: "
             "fewer than {games} rated games, or ± above {deviation}.",
@@ -107,5 +105,73 @@ def leaderboard_message(rows: list[Rating], lang: Language, size: int = DEFAULT_
             games=results.PROVISIONAL_GAMES,
             deviation=f"{results.PROVISIONAL_DEVIATION:.0f}",
         )
+    ]
+    if season is not None:
+        footer.append(
+            lang._(
+                "A season's ratings come from its own games, every member starting afresh; "
+                "season: all-time shows all games."
+            )
+        )
+    lines = []
+    if season is not None and current:
+        lines.append(lang._("This season ends {when}.", when=timestamp(season.end)))
+    if not rows:
+        if season is None or current:
+            lines.append(
+                lang._(
+                    "Nobody is rated yet on {size} boards: ratings come from games between "
+                    "members (games against the bot don't count).",
+                    size=size_name(size),
+                )
+            )
+        else:
+            lines.append(
+                lang._(
+                    "Nobody played a rated game on {size} boards in season {season}.",
+                    size=size_name(size),
+                    season=season.name,
+                )
+            )
+        embed.description = "\n".join(lines)
+        return Message(embed=embed)
+    medals = ["🥇", "🥈", "🥉"]
+    for rank, row in enumerate(rows, start=1):
+        badge = medals[rank - 1] if rank <= len(medals) else f"{rank}."
+        lines.append(f"{badge} {_rated(lang, row)}")
+    embed.description = "\n".join(lines)
+    embed.set_footer(text=" ".join(footer))
+    return Message(embed=embed)
+
+
+def season_end_message(end: SeasonEnd, lang: Language) -> Message:
+    """A season's end, for its server's announcements channel: its top three on each board
+    size that had rated games in it."""
+    embed = discord.Embed(
+        title=lang._("Tic-tac-toe season {season} is over", season=end.season.name),
+        colour=LIVE_COLOUR,
+    )
+    medals = ["🥇", "🥈", "🥉"]
+    for size, podium in sorted(end.podiums.items()):
+        embed.add_field(
+            name=size_name(size),
+            value="\n".join(
+                f"{medal} {_rated(lang, row)}" for medal, row in zip(medals, podium, strict=False)
+            ),
+            inline=False,
+        )
+    embed.set_footer(
+        text=lang._(
+            "A new season has begun: everyone starts afresh on /ttt leaderboard, and season: "
+            "{season} keeps this one's table.",
+            season=end.season.name,
+        )
     )
     return Message(embed=embed)
+
+
+def _rated(lang: Language, row: Rating) -> str:
+    """A member's line on a table: their rating, marked if provisional, and their record."""
+    record = record_text(lang, row.wins, row.losses, row.draws)
+    mark = "*" if results.is_provisional(row.games, row.deviation) else ""
+    return f"<@{row.user_id}>: **{row.rating:.0f}** ± {row.deviation:.0f}{mark} ({record})"

@@ -683,6 +683,38 @@ class Storage(Protocol):
         then most games, then lowest user id)."""
         ...
 
+    # -- seasons (bot.seasons) -----------------------------------------------------------
+
+    async def season_games(
+        self, guild_id: int, size: int, start: float, end: float
+    ) -> list[GameRecord]:
+        """The finished games between members in ``guild_id`` on ``size``x``size`` boards that
+        ended at or after ``start`` and before ``end``, in the order they finished (then by
+        id), with the columns :func:`bot.results.tally` reads (``codec.rated_game``)."""
+        ...
+
+    async def last_rated_game_before(self, guild_id: int, size: int, before: float) -> float | None:
+        """When the last game ``bot.results`` rates (between two members, neither ended by a
+        moderator nor assisted) in ``guild_id`` on ``size``x``size`` boards ended before
+        ``before``; None if none did."""
+        ...
+
+    async def unannounced_guilds(
+        self, season: str, ended_at: float, channel_key: str, shards: ShardSlice = EVERY_GUILD
+    ) -> list[int]:
+        """The guilds in ``shards`` with a ``channel_key`` setting (a channel to announce in)
+        set before ``ended_at``, for which no process claimed ``season``'s announcement."""
+        ...
+
+    async def claim_season(self, guild_id: int, season: str, now: float) -> bool:
+        """Claim announcing ``season``'s end in ``guild_id``: True for the one caller that
+        inserted the claim, False for every other (on every engine, across processes)."""
+        ...
+
+    async def release_season(self, guild_id: int, season: str) -> None:
+        """Give a claim up (the announcement could not be posted): a later sweep tries again."""
+        ...
+
     async def live_games_of(self, guild_id: int, user_id: int) -> int:
         """How many active games in ``guild_id`` the member plays in."""
         ...

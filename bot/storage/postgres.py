@@ -426,6 +426,30 @@ class PostgresStorage:
         rows = await self._pool.fetch(SQL.leaderboard, guild_id, size)
         return results.ranked(map(codec.rating, rows), now)[: max(limit, 0)]
 
+    async def season_games(
+        self, guild_id: int, size: int, start: float, end: float
+    ) -> list[GameRecord]:
+        rows = await self._pool.fetch(SQL.season_games, guild_id, size, start, end)
+        return [codec.rated_game(row) for row in rows]
+
+    async def last_rated_game_before(self, guild_id: int, size: int, before: float) -> float | None:
+        found = await self._pool.fetchval(SQL.last_rated_game_before, guild_id, size, before)
+        return None if found is None else float(found)
+
+    async def unannounced_guilds(
+        self, season: str, ended_at: float, channel_key: str, shards: ShardSlice = EVERY_GUILD
+    ) -> list[int]:
+        statement = SQL.unannounced_guilds(shards)
+        params = (channel_key, ended_at, season, *sql.shard_params(shards))
+        return [row["guild_id"] for row in await self._pool.fetch(statement, *params)]
+
+    async def claim_season(self, guild_id: int, season: str, now: float) -> bool:
+        claimed = await self._pool.fetchval(SQL.claim_season, guild_id, season, now)
+        return claimed is not None
+
+    async def release_season(self, guild_id: int, season: str) -> None:
+        await self._pool.execute(SQL.release_season, guild_id, season)
+
     async def live_games_of(self, guild_id: int, user_id: int) -> int:
         return int(await self._pool.fetchval(SQL.live_games_of, guild_id, user_id))
 
@@ -518,6 +542,7 @@ class PostgresStorage:
                 stats_rows += len(await db.fetch(step, guild_id))
             drills = len(await db.fetch(SQL.delete_guild_drills, guild_id))
             await db.execute(SQL.unlink_guild_puzzles, guild_id)
+            await db.execute(SQL.delete_guild_seasons, guild_id)
         return GuildErased(
             tuple(live),
             tuple(codec.challenge(row) for row in pending),

@@ -164,6 +164,15 @@ _DELETE_OLD_CHALLENGES = (
     " LIMIT ?) RETURNING id"
 )
 
+# The guilds whose last season's end is still to be seen to: its name and end, the setting
+# naming their channel for announcements, then the shards' parameters.
+_UNANNOUNCED_GUILDS = (
+    "SELECT guild_id FROM guild_settings s WHERE key = ? AND value IS NOT NULL"
+    " AND changed_at < ? AND NOT EXISTS (SELECT 1 FROM season_announcements a"
+    " WHERE a.guild_id = s.guild_id AND a.season = ?)"
+    f" AND {_SHARDS} ORDER BY guild_id"
+)
+
 
 class Statements:
     """The shared statements, by what they do, in one engine's placeholders: each is spelled
@@ -241,6 +250,27 @@ class Statements:
         self.leaderboard = spell(
             f"SELECT user_id, {_STANDING}, games, wins, losses, draws FROM ratings"
             " WHERE guild_id = ? AND size = ?"
+        )
+        # -- seasons (bot.seasons): a season's games, oldest first, by the columns they are
+        # rated by; when the last game that counts ended before a moment (the leaderboard's
+        # list of seasons); the claim of a season's announcement, inserted once.
+        self.season_games = spell(
+            f"SELECT {', '.join(RATED_GAME_COLUMNS)} FROM games"
+            " WHERE guild_id = ? AND size = ? AND status = 'finished' AND ai_mark IS NULL"
+            " AND updated_at >= ? AND updated_at < ? ORDER BY updated_at, id"
+        )
+        self.last_rated_game_before = spell(
+            "SELECT updated_at FROM games"
+            " WHERE guild_id = ? AND size = ? AND status = 'finished' AND ai_mark IS NULL"
+            " AND updated_at < ? AND end_reason <> 'ended' AND NOT assisted AND x_id <> o_id"
+            " ORDER BY updated_at DESC, id DESC LIMIT 1"
+        )
+        self.claim_season = spell(
+            "INSERT INTO season_announcements (guild_id, season, announced_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (guild_id, season) DO NOTHING RETURNING guild_id"
+        )
+        self.release_season = spell(
+            "DELETE FROM season_announcements WHERE guild_id = ? AND season = ?"
         )
         # -- migration 0011's replay (bot.storage.migrations.DataStep.REPLAY_RATINGS): the
         # games between members in the order they finished, by the columns they are rated by
@@ -398,6 +428,7 @@ class Statements:
             spell("DELETE FROM ratings WHERE guild_id = ? RETURNING user_id"),
             spell("DELETE FROM guild_settings WHERE guild_id = ? RETURNING changed_by"),
         )
+        self.delete_guild_seasons = spell("DELETE FROM season_announcements WHERE guild_id = ?")
         # -- puzzles: an attempt's values in codec.puzzle_attempt_values' order
         self.record_puzzle = spell(
             f"INSERT INTO puzzle_results ({PUZZLE_RESULT_COLUMNS}) VALUES (?, ?, ?, ?, 1, ?, ?)"
@@ -533,6 +564,9 @@ class Statements:
 
     def due_tournaments(self, shards: ShardSlice) -> str:
         return self._for_shards(_DUE_TOURNAMENTS, shards)
+
+    def unannounced_guilds(self, shards: ShardSlice) -> str:
+        return self._for_shards(_UNANNOUNCED_GUILDS, shards)
 
     def old_challenges(self, shards: ShardSlice) -> str:
         return self._for_shards(_DELETE_OLD_CHALLENGES, shards)

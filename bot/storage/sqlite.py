@@ -279,6 +279,29 @@ class _Database:
         rows = self._rows(SQL.leaderboard, (guild_id, size))
         return results.ranked(map(codec.rating, rows), now)[: max(limit, 0)]
 
+    def season_games(self, guild_id: int, size: int, start: float, end: float) -> list[GameRecord]:
+        rows = self._rows(SQL.season_games, (guild_id, size, start, end))
+        return [codec.rated_game(row) for row in rows]
+
+    def last_rated_game_before(self, guild_id: int, size: int, before: float) -> float | None:
+        row = self.db.execute(SQL.last_rated_game_before, (guild_id, size, before)).fetchone()
+        return None if row is None else float(row["updated_at"])
+
+    def unannounced_guilds(
+        self, season: str, ended_at: float, channel_key: str, shards: ShardSlice
+    ) -> list[int]:
+        params = (channel_key, ended_at, season, *sql.shard_params(shards))
+        return [row["guild_id"] for row in self._rows(SQL.unannounced_guilds(shards), params)]
+
+    def claim_season(self, guild_id: int, season: str, now: float) -> bool:
+        claimed = self._write(
+            lambda db: db.execute(SQL.claim_season, (guild_id, season, now)).fetchall()
+        )
+        return bool(claimed)
+
+    def release_season(self, guild_id: int, season: str) -> None:
+        self._write(lambda db: db.execute(SQL.release_season, (guild_id, season)))
+
     def live_games_of(self, guild_id: int, user_id: int) -> int:
         return int(self.db.execute(SQL.live_games_of, (guild_id, user_id)).fetchone()["live"])
 
@@ -702,6 +725,27 @@ class SqliteStorage:
     ) -> list[Rating]:
         return await self._run(self._database.leaderboard, guild_id, limit, size)
 
+    async def season_games(
+        self, guild_id: int, size: int, start: float, end: float
+    ) -> list[GameRecord]:
+        return await self._run(self._database.season_games, guild_id, size, start, end)
+
+    async def last_rated_game_before(self, guild_id: int, size: int, before: float) -> float | None:
+        return await self._run(self._database.last_rated_game_before, guild_id, size, before)
+
+    async def unannounced_guilds(
+        self, season: str, ended_at: float, channel_key: str, shards: ShardSlice = EVERY_GUILD
+    ) -> list[int]:
+        return await self._run(
+            self._database.unannounced_guilds, season, ended_at, channel_key, shards
+        )
+
+    async def claim_season(self, guild_id: int, season: str, now: float) -> bool:
+        return await self._run(self._database.claim_season, guild_id, season, now)
+
+    async def release_season(self, guild_id: int, season: str) -> None:
+        await self._run(self._database.release_season, guild_id, season)
+
     async def live_games_of(self, guild_id: int, user_id: int) -> int:
         return await self._run(self._database.live_games_of, guild_id, user_id)
 
@@ -991,6 +1035,7 @@ def _erase_guild(db: sqlite3.Connection, guild_id: int) -> GuildErased:
     )
     drills = len(db.execute(SQL.delete_guild_drills, (guild_id,)).fetchall())
     db.execute(SQL.unlink_guild_puzzles, (guild_id,))
+    db.execute(SQL.delete_guild_seasons, (guild_id,))
     return GuildErased(tuple(live), tuple(pending), games, challenges, stats_rows, drills)
 
 

@@ -41,7 +41,18 @@ COPIED_COLUMNS: dict[str, tuple[str, ...]] = {
     "challenges": tuple(field.name for field in fields(ChallengeRecord)),
     "channel_occupants": ("channel_id", "game_id", "challenge_id"),
     "player_stats": ("guild_id", "user_id", "size", "opponent", "wins", "losses", "draws"),
-    "ratings": ("guild_id", "user_id", "size", "rating", "games", "wins", "losses", "draws"),
+    "ratings": (
+        "guild_id",
+        "user_id",
+        "size",
+        "rating",
+        "deviation",
+        "last_played",
+        "games",
+        "wins",
+        "losses",
+        "draws",
+    ),
     "settings": ("key", "value"),
     "guild_settings": ("guild_id", "key", "value", "changed_by", "changed_at"),
     "reply_routes": tuple(field.name for field in fields(ReplyRoute)),
@@ -49,6 +60,7 @@ COPIED_COLUMNS: dict[str, tuple[str, ...]] = {
     "drills": tuple(field.name for field in fields(DrillRecord)),
     "tournaments": codec.TOURNAMENT_FIELDS,
     "tournament_games": ("tournament_id", "round", "board", "game_id"),
+    "season_announcements": ("guild_id", "season", "announced_at"),
 }
 # The tables whose ids come from a sequence.
 ID_TABLES = ("games", "challenges", "drills", "tournaments")
