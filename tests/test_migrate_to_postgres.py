@@ -26,6 +26,8 @@ from bot.storage import (
     GameRecord,
     Record,
     Storage,
+    TournamentRecord,
+    TournamentStatus,
 )
 from bot.storage.postgres import PostgresStorage
 from bot.storage.sqlite import SqliteStorage
@@ -51,6 +53,7 @@ from tests.test_storage import (
     moved,
     new_challenge,
     new_game,
+    new_tournament,
     vs_ai,
 )
 
@@ -72,6 +75,7 @@ class Made:
     settings: dict[str, str] = field(default_factory=dict)
     drills: list[DrillRecord] = field(default_factory=list)
     puzzle_players: set[int] = field(default_factory=set)
+    tournaments: list[TournamentRecord] = field(default_factory=list)
 
     def game(self, record: GameRecord) -> GameRecord:
         self.games.append(record)
@@ -186,7 +190,24 @@ async def fill(storage: Storage) -> Made:
     assert answered is not None
     made.drills[0] = answered
 
+    # Tournaments: one running with a table's game started, one still registering.
+    running = await storage.create_tournament(new_tournament(next(channel)))
+    table_game = await storage.start_tournament_game(
+        running.id, 1, 1, new_game(SNOWFLAKE + 9, ALICE, BOB)
+    )
+    assert table_game is not None
+    saved_tournament = await storage.save_tournament(
+        running, status=TournamentStatus.RUNNING, due_at=None, state='{"round": 1}', now=T0 + 5
+    )
+    assert saved_tournament is not None
+    await storage.create_tournament(new_tournament(next(channel), guild_id=SNOWFLAKE))
+
     # Read everything back as the SQLite engine keeps it.
+    for tournament_id in range(1, 10):
+        tournament = await storage.get_tournament(tournament_id)
+        if tournament is not None:
+            made.tournaments.append(tournament)
+    assert len(made.tournaments) == 2
     for game_id in range(1, 100):
         record = await storage.get_game(game_id)
         if record is not None:
@@ -234,6 +255,13 @@ async def assert_same(copy: Storage, made: Made, source: Storage) -> None:
         assert await copy.puzzle_results(user) == await source.puzzle_results(user)
         assert await copy.drill_queue(user, T0) == await source.drill_queue(user, T0)
     assert await copy.puzzle_solvers(GUILD, DAY) == await source.puzzle_solvers(GUILD, DAY)
+    for tournament in made.tournaments:
+        assert await copy.get_tournament(tournament.id) == tournament
+        assert await copy.live_tournaments(tournament.guild_id) == await source.live_tournaments(
+            tournament.guild_id
+        )
+    for now in (T0, T0 + 600):
+        assert await copy.due_tournaments(now) == await source.due_tournaments(now)
 
 
 @dataclass
