@@ -282,7 +282,9 @@ async def test_bad_input_is_a_sentence_and_changes_nothing(
         refused(await sim.click(s.carol, announcement, join), "This tournament is full.")
         # Removed before the start, a player just leaves the list: there is room again.
         await sim.slash(s.owner, s.channel, "ttt tournament remove", player=s.bob)
-        await sim.click(s.carol, announcement, join)
+        assert await bot.in_flight.wait_idle(patience=5)
+        rejoined = await sim.click(s.carol, announcement, join)
+        assert not rejoined.ephemeral, rejoined.content
         refused(
             await sim.click(
                 s.carol,

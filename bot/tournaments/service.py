@@ -332,7 +332,10 @@ class TournamentService:
         if tournament is None:
             return None
         guild_id = tournament.record.guild_id
+        starts_at = tournament.state.starts_at
         if tournament.status is TournamentStatus.REGISTERING:
+            if starts_at is None or starts_at > self.clock.now():
+                return tournament  # registering until its start
             await self.rate_entrants(tournament_id, guild_id)
         games: dict[int, GameRecord] = {}
         state = tournament.state
@@ -387,20 +390,25 @@ class TournamentService:
 
     async def rate_entrants(self, tournament_id: int, guild_id: int) -> None:
         """Note each entrant's rating on its board size, as seeding and the last tie-break
-        read it: done just before the start (a rating that moves meanwhile is of no matter)."""
-
-        def rated(t: Tournament) -> Change:
-            return Change(t.status, t.record.due_at, t.state.but(entries=tuple(entries)))
-
+        read it: done just before the start. The ratings are read first and written onto the
+        entries as they are at the save: someone who joined meanwhile is rated at the next
+        call, or starts from the initial rating."""
         tournament = await self.get(tournament_id)
         if tournament is None or tournament.status is not TournamentStatus.REGISTERING:
             return
         size = tournament.state.rules.size
-        entries = []
+        ratings: dict[int, float] = {}
         for entry in tournament.state.entries:
             stats = await self.storage.player_stats(guild_id, entry.user_id, size=size)
-            rating = stats.rating if stats.rating is not None else INITIAL_RATING
-            entries.append(Entry(entry.user_id, entry.name, entry.joined_at, rating=rating))
+            ratings[entry.user_id] = stats.rating if stats.rating is not None else INITIAL_RATING
+
+        def rated(t: Tournament) -> Change:
+            entries = tuple(
+                dataclasses.replace(e, rating=ratings.get(e.user_id, e.rating))
+                for e in t.state.entries
+            )
+            return Change(t.status, t.record.due_at, t.state.but(entries=entries))
+
         await self._change(tournament_id, guild_id, rated)
 
     async def claim_table(self, tournament_id: int, round_number: int, board: int) -> Table | None:

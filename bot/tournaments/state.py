@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from bot.results import INITIAL_RATING
 from tournament import Entrant, Format, Game, Pairing, Standing, standings
 
 
@@ -121,10 +122,9 @@ class TournamentState:
 
     def entrants(self) -> list[Entrant]:
         """Everyone who entered, in seeding order (rating, then who joined first)."""
-        ordered = sorted(
-            self.entries, key=lambda entry: (-(entry.rating or 0.0), entry.joined_at, entry.user_id)
-        )
-        return [Entrant(entry.user_id, entry.rating or 0.0) for entry in ordered]
+        rated = [(e, INITIAL_RATING if e.rating is None else e.rating) for e in self.entries]
+        rated.sort(key=lambda pair: (-pair[1], pair[0].joined_at, pair[0].user_id))
+        return [Entrant(entry.user_id, rating) for entry, rating in rated]
 
     def games(self) -> list[Game]:
         """Every table as the pure engine reads it."""

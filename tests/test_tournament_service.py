@@ -1,0 +1,64 @@
+"""Tournaments' rules on a real storage, where the end-to-end tests cannot time a race."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bot.clock import ManualClock
+from bot.config import DatabaseUrl
+from bot.domain import Actor
+from bot.server_settings import SettingsService
+from bot.storage.base import Storage
+from bot.storage.connect import open_storage
+from bot.tournaments.service import TournamentService
+from bot.tournaments.state import Rules
+from tournament import Format
+
+GUILD, CHANNEL = 1 << 22, 20
+ORGANISER = Actor(1, "owner", manages_server=True)
+ALICE, BOB = Actor(101, "alice"), Actor(102, "bob")
+
+
+@pytest.fixture
+async def storage(tmp_path: Path) -> AsyncIterator[Storage]:
+    opened = await open_storage(DatabaseUrl(str(tmp_path / "ttt.sqlite3")), ManualClock())
+    try:
+        yield opened
+    finally:
+        await opened.close()
+
+
+async def test_rating_the_entrants_keeps_who_joined_meanwhile(storage: Storage) -> None:
+    """The start reads every entrant's rating, then saves them: a member who joins between
+    the two is kept (their rating read at the start, or the initial one)."""
+    clock = ManualClock()
+    service = TournamentService(storage, clock, SettingsService(storage, clock))
+    rules = Rules("Cup", Format.SWISS, 3, 300.0, 8, None, "en")
+    created = await service.create(GUILD, CHANNEL, ORGANISER, rules, starts_in=None)
+    await service.join(created.id, GUILD, ALICE)
+    reading, joined = asyncio.Event(), asyncio.Event()
+    read_stats = storage.player_stats
+
+    async def slow_stats(*args: Any, **kwargs: Any) -> Any:
+        reading.set()
+        await joined.wait()
+        return await read_stats(*args, **kwargs)
+
+    storage.player_stats = slow_stats  # type: ignore[method-assign]
+    rating = asyncio.create_task(service.rate_entrants(created.id, GUILD))
+    await reading.wait()
+    await service.join(created.id, GUILD, BOB)
+    joined.set()
+    await rating
+    after = await service.get(created.id)
+    assert after is not None
+    assert [e.user_id for e in after.state.entries] == [ALICE.id, BOB.id]
+    alice, bob = after.state.entries
+    assert alice.rating is not None
+    assert bob.rating is None  # joined after the ratings were read
+    assert [e.player for e in after.state.entrants()] == [ALICE.id, BOB.id]
