@@ -1,7 +1,7 @@
 """What keeping a tournament's message current costs: its standings worked out and its message
 drawn, at 64, 128 and 256 players after every round of a Swiss.
 
-    python -m bench.tournament_message [--runs N]
+    python -m bench.tournament_message [--runs N] [--players N ...]
 
 The target is 50 ms at 256 players. The yardstick, measured in the same run, is drawing one
 3x3 board (``render.board_message``), which every click does.
@@ -76,12 +76,14 @@ def a_board() -> GameRecord:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
-    runs = parser.parse_args().runs
+    parser.add_argument("--players", type=int, nargs="+", default=[64, 128, 256])
+    arguments = parser.parse_args()
+    runs = arguments.runs
     lang = i18n.language("en")
     game = a_board()
     board = median_ms(lambda: render.board_message(game), runs * 10)
     print(f"yardstick: one 3x3 board drawn, median {board:.3f} ms")
-    for players in (64, 128, 256):
+    for players in arguments.players:
         state = played(players, seed=players)
 
         def keep_current(state: TournamentState = state) -> object:

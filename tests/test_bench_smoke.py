@@ -128,7 +128,7 @@ def test_seasons_benchmark_runs_and_reports_every_figure() -> None:
 
 def test_tournament_message_benchmark_runs_and_reports_every_size() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "bench.tournament_message", "--runs", "1"],
+        [sys.executable, "-m", "bench.tournament_message", "--runs", "1", "--players", "12", "20"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -136,7 +136,7 @@ def test_tournament_message_benchmark_runs_and_reports_every_size() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "yardstick: one 3x3 board drawn" in result.stdout
-    for players, rounds in ((64, 6), (128, 7), (256, 8)):
+    for players, rounds in ((12, 4), (20, 5)):
         assert f"{players} players, {rounds} rounds: standings and message" in result.stdout
 
 
