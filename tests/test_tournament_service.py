@@ -13,7 +13,7 @@ from bot.clock import ManualClock
 from bot.config import DatabaseUrl
 from bot.domain import Actor
 from bot.server_settings import SettingsService
-from bot.storage.base import Storage
+from bot.storage.base import Storage, TournamentStatus
 from bot.storage.connect import open_storage
 from bot.tournaments.service import TournamentService
 from bot.tournaments.state import Rules
@@ -62,3 +62,25 @@ async def test_rating_the_entrants_keeps_who_joined_meanwhile(storage: Storage) 
     assert alice.rating is not None
     assert bob.rating is None  # joined after the ratings were read
     assert [e.player for e in after.state.entrants()] == [ALICE.id, BOB.id]
+
+
+async def test_a_swiss_everyone_left_but_one_finishes_instead_of_pairing(storage: Storage) -> None:
+    """Pairing needs two players: with one left, the round's end is the tournament's end (the
+    sweeper must not fail at it every few seconds)."""
+    clock = ManualClock()
+    service = TournamentService(storage, clock, SettingsService(storage, clock))
+    rules = Rules("Cup", Format.SWISS, 3, 300.0, 8, 5, "en")
+    carol = Actor(103, "carol")
+    created = await service.create(GUILD, CHANNEL, ORGANISER, rules, starts_in=None)
+    for member in (ALICE, BOB, carol):
+        await service.join(created.id, GUILD, member)
+    started = await service.start(created.id, GUILD, ORGANISER)
+    assert started.state.current_round == 1
+    await service.leave(created.id, GUILD, BOB)
+    await service.leave(created.id, GUILD, carol)
+    after = await service.progress(created.id)
+    assert after is not None
+    assert after.status is TournamentStatus.FINISHED
+    assert after.state.round_over
+    assert after.state.current_round == 1  # no second round was paired
+    assert {row.player for row in after.state.standings()} == {ALICE.id, BOB.id, carol.id}

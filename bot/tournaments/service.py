@@ -371,7 +371,8 @@ class TournamentService:
                 state = state.with_table(result)
         if not state.round_over:
             return Change(t.status, None, state)
-        if state.current_round >= state.rounds:
+        # Over after its last round, or once fewer than two players are left to pair.
+        if state.current_round >= state.rounds or len(state.active) < 2:
             return Change(TournamentStatus.FINISHED, None, state)
         return Change(t.status, None, _next_round(state))
 
