@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from bot import i18n
-from bot.render.tournaments import standings_message, tournament_message
+from bot.render.tournaments import standings_lines, standings_message, tournament_message
 from bot.storage.base import TournamentStatus
-from bot.tournaments.state import Entry, Rules, TournamentState
+from bot.tournaments.state import Entry, Rules, Table, TournamentState
 from tournament import Format, Pairing, swiss_rounds
 
 # One process draws them all: the 256 players' event, played once, is shown in every language.
@@ -92,3 +92,21 @@ def test_a_registration_of_256_fits_and_says_how_many() -> None:
     message = tournament_message(7, TournamentStatus.REGISTERING, state, [], i18n.language("en"))
     assert text(message.components) <= MOST_TEXT
     assert "Players (256 of 256)" in message.components[0]["components"][0]["content"]
+
+
+def test_each_rounds_result_reads_as_one_character() -> None:
+    """1, ½ or 0 for a game, B for a bye, - for a round without a game (withdrawn), · for a
+    game not finished."""
+    rules = Rules("Cup", Format.SWISS, 3, 300.0, 8, 2, "en")
+    entries = (
+        Entry(1, "ann", 0.0, rating=1300.0),
+        Entry(2, "bo", 1.0, rating=1200.0, withdrawn_at=5.0),
+        Entry(3, "cy", 2.0, rating=1100.0),
+    )
+    state = TournamentState(rules=rules, organiser_id=1, starts_at=None, entries=entries)
+    state = state.but(rounds=2).paired(1, [Pairing(1, 1, 2), Pairing(2, 3, None)])
+    state = state.with_table(Table(1, 1, 1, 2, x_points=1.0))
+    state = state.paired(2, [Pairing(1, 3, 1)])
+    lines = standings_lines(state, state.standings(), i18n.language("en"))
+    marks = {line.split("**")[1]: line.rsplit("`", 2)[1] for line in lines}
+    assert marks == {"ann": "1·", "bo": "0-", "cy": "B·"}

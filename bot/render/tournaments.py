@@ -34,7 +34,7 @@ from bot.render.parts import (
 from bot.render.settings import duration
 from bot.storage.base import TournamentStatus, is_forgotten
 from bot.tournaments.state import Entry, Table, TournamentState
-from tournament import Format, Standing
+from tournament import Format, RoundResult, Standing
 
 # The longest a message's text may be (Discord's 4,000 characters, with room for the frame).
 TEXT_LIMIT = 3800
@@ -83,12 +83,14 @@ def _points(points: float) -> str:
     )
 
 
-def _round_mark(points: float | None, bye: bool) -> str:
-    if bye:
-        return "B"
-    if points is None:
+def _round_mark(result: RoundResult) -> str:
+    """A round's result in one character: 1, ½ or 0 a game, B a bye, - no game (withdrawn),
+    · not finished."""
+    if result.opponent is None:
+        return "B" if result.points else "-"
+    if result.points is None:
         return "·"
-    return {1.0: "1", 0.5: "½", 0.0: "0"}[points]
+    return {1.0: "1", 0.5: "½", 0.0: "0"}[result.points]
 
 
 def standings_lines(
@@ -98,10 +100,7 @@ def standings_lines(
     lines = []
     for row in standings:
         entry = state.entry(row.player)
-        rounds = "".join(
-            _round_mark(result.points, result.opponent is None and result.points is not None)
-            for result in row.results
-        )
+        rounds = "".join(_round_mark(result) for result in row.results)
         withdrawn = f" ({lang.gettext(WITHDREW)})" if row.withdrawn else ""
         lines.append(
             lang._(
