@@ -48,7 +48,7 @@ def played(players: int, rounds: int, seed: int) -> TournamentState:
             if not table.decided:
                 points = rng.choice((0.0, 0.5, 1.0))
                 state = state.with_table(
-                    type(table)(table.round, table.board, table.x, table.o, x_points=points)
+                    Table(table.round, table.board, table.x, table.o, x_points=points)
                 )
     return state
 
