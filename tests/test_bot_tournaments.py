@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import signal
+import sys
 from typing import Any
 
 import pytest
@@ -22,6 +24,7 @@ from bot.tournaments.rounds import TournamentRounds
 from bot.tournaments.service import Tournament, TournamentService
 from game import Board, parse_cell
 from tests.bot_harness import BotHarness, both_engines, button_id, cell_id, refused, text_of
+from tests.bot_processes import ROOT
 from tests.discord_sim import DiscordSim, SimMessage, SimUser
 
 # X takes column A: a win for X in five moves.
@@ -501,3 +504,43 @@ async def test_the_organiser_pauses_resumes_and_awards_and_players_find_their_ga
         carols = after.state.current_table_of(s.carol.id)
         assert carols is not None
         assert carols.decided
+
+
+@pytest.mark.slow  # a second process, started and killed
+@pytest.mark.parametrize(
+    "harness", [pytest.param(POSTGRESQL, marks=pytest.mark.postgres)], indirect=True
+)
+async def test_a_process_killed_while_pairing_a_round_loses_nothing(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Another ``python`` process pairs the next round on the same PostgreSQL and is killed
+    (SIGKILL) with the new round written but not committed: the tournament is as it was, the
+    bot is not held up by the row it had, and the bot pairs the round once."""
+    s = sim.seed
+    players = [s.alice, s.bob, s.carol, *members(sim, "dave")]
+    async with harness.running() as bot:
+        tournament = await joined_and_started(sim, bot, players)
+        for game in await round_games(bot, tournament):
+            await play(sim, bot, game.id, X_WINS)
+        before = await bot.tournaments.get(tournament.id)
+        pairing = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "tests.tournament_pairing_process",
+            harness.database.url,
+            str(tournament.id),
+            cwd=ROOT,
+            stdout=asyncio.subprocess.PIPE,
+        )
+        assert pairing.stdout is not None
+        line = await asyncio.wait_for(pairing.stdout.readline(), timeout=60)
+        assert line.decode().strip() == "paired round 2"
+        pairing.kill()
+        assert await pairing.wait() == -signal.SIGKILL
+        assert await bot.tournaments.get(tournament.id) == before
+        await asyncio.wait_for(bot.tournament_rounds.run(tournament.id), timeout=30)
+        assert await bot.in_flight.wait_idle(patience=5)
+        paired = await current(bot, sim)
+    assert paired.state.current_round == 2
+    assert len(paired.state.round_tables(2)) == 2
+    assert len([key for key in paired.record.games if key[0] == 2]) == 2
