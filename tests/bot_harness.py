@@ -157,7 +157,7 @@ def harness(sim: DiscordSim, tmp_path: Path, request: pytest.FixtureRequest) -> 
     :data:`both_engines`, on the engine of the test's parameter."""
     engine = getattr(request, "param", SQLITE)
     if engine == POSTGRESQL:
-        url: str = request.getfixturevalue("fresh_postgres_database")
+        url: str = request.getfixturevalue("migrated_postgres_database")
         return BotHarness(sim, parse_database_url(url))
     assert engine == SQLITE, engine
     return BotHarness(sim, DatabaseUrl(str(tmp_path / "ttt.sqlite3")))

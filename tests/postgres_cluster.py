@@ -28,6 +28,10 @@ from urllib.parse import quote
 import asyncpg
 import pytest
 
+from bot.clock import SystemClock
+from bot.config import parse_database_url
+from bot.storage.connect import open_storage
+
 SERVER_BINARIES = ("initdb", "pg_ctl", "postgres")
 # initdb refuses to run as root, and so does the server: as root, both run as this user.
 UNPRIVILEGED_USER = "postgres"
@@ -35,6 +39,9 @@ SUPERUSER = "tttbot_admin"
 # An empty database that every test database is copied from: cheaper than template1, whose
 # copy also carries whatever the distribution put there.
 TEMPLATE = "tttbot_template"
+# The same with the bot's schema applied (every migration), for the tests that run the bot: it
+# starts on it as on a database it already migrated. Made once a process.
+MIGRATED_TEMPLATE = "tttbot_template_migrated"
 START_TIMEOUT_SECONDS = 60
 
 
@@ -77,6 +84,7 @@ class PostgresCluster:
     user: str = SUPERUSER
     _names: Iterator[int] = field(default_factory=itertools.count, repr=False)
     _template_made: bool = field(default=False, repr=False)
+    _migrated_template_made: bool = field(default=False, repr=False)
 
     def url(self, database: str, *, password: str | None = None, port: int | None = None) -> str:
         secret = quote(self.password if password is None else password, safe="")
@@ -87,8 +95,9 @@ class PostgresCluster:
         return await asyncpg.connect(self.url("postgres"))
 
     @asynccontextmanager
-    async def fresh_database(self) -> AsyncIterator[str]:
-        """The name of a new, empty database (no schema yet), dropped afterwards."""
+    async def fresh_database(self, *, migrated: bool = False) -> AsyncIterator[str]:
+        """The name of a new database, dropped afterwards: empty (no schema yet), or with
+        ``migrated`` the bot's whole schema applied."""
         name = f"tttbot_test_{os.getpid()}_{next(self._names)}"
         admin = await self.admin()
         try:
@@ -97,10 +106,18 @@ class PostgresCluster:
                 # or inside a test's, where another cannot be run.
                 await admin.execute(f'CREATE DATABASE "{TEMPLATE}" TEMPLATE template0')
                 self._template_made = True
+            template = TEMPLATE
+            if migrated:
+                if not self._migrated_template_made:
+                    await admin.execute(f'CREATE DATABASE "{MIGRATED_TEMPLATE}" TEMPLATE template0')
+                    url = parse_database_url(self.url(MIGRATED_TEMPLATE))
+                    await (await open_storage(url, SystemClock())).close()
+                    self._migrated_template_made = True
+                template = MIGRATED_TEMPLATE
             # FILE_COPY (PostgreSQL 15's other strategy) copies the small template's files
             # rather than writing them through the WAL: half the time, with durability off.
             strategy = " STRATEGY FILE_COPY" if admin.get_server_version().major >= 15 else ""
-            await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE}"{strategy}')
+            await admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"{strategy}')
             try:
                 yield name
             finally:
@@ -247,4 +264,12 @@ def postgres_cluster() -> Iterator[PostgresCluster]:
 async def fresh_postgres_database(postgres_cluster: PostgresCluster) -> AsyncIterator[str]:
     """The URL of a new, empty database on the session's cluster, dropped after the test."""
     async with postgres_cluster.fresh_database() as name:
+        yield postgres_cluster.url(name)
+
+
+@pytest.fixture
+async def migrated_postgres_database(postgres_cluster: PostgresCluster) -> AsyncIterator[str]:
+    """The URL of a new database with the bot's schema applied, dropped after the test: for
+    the tests that run the bot (its migrations are the storage tests' business)."""
+    async with postgres_cluster.fresh_database(migrated=True) as name:
         yield postgres_cluster.url(name)

@@ -377,7 +377,12 @@ async def test_two_processes_pair_a_round_once_though_one_was_killed_while_pairi
             assert before.state.current_round == 1
 
             threads_before = len(game_threads(sim))
-            await asyncio.gather(bot.tournament_rounds.run(tournament.id), other.run(tournament.id))
+            ran = await asyncio.gather(
+                bot.tournament_rounds.run(tournament.id),
+                other.run(tournament.id),
+                return_exceptions=True,
+            )
+            assert list(ran) == [None, None], ran
             assert await bot.in_flight.wait_idle(patience=5)
         finally:
             await storage.close()
@@ -389,9 +394,11 @@ async def test_two_processes_pair_a_round_once_though_one_was_killed_while_pairi
         assert len(games_of_round) == 2
         # One thread per game of round 2, each with one ping and one board.
         threads = game_threads(sim)
-        assert len(threads) == threads_before + 2
+        assert len(threads) == threads_before + 2, threads
         for game in games_of_round:
-            ping, board = sim.messages(game.channel_id)
+            shown = sim.messages(game.channel_id)
+            assert len(shown) == 2, shown
+            ping, board = shown
             assert sorted(ping.pinged) == sorted((game.x_id, game.o_id))
             assert board.id == game.message_id
 
