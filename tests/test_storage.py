@@ -2446,3 +2446,27 @@ async def test_a_seasons_announcement_is_claimed_once_by_two_connections(
         # A server's erase takes its claims with it.
         await one.erase_guild(GUILD)
         assert await two.claim_season(GUILD, "2026-11", T0 + 103)
+
+
+async def test_two_connections_race_to_start_a_tables_game_in_its_thread(
+    shared_backend: Backend, request: pytest.FixtureRequest
+) -> None:
+    """Two processes starting the same table's game in its thread at the same moment: one is
+    stored, and the other hears that the table has its game (not that the thread is busy)."""
+    async with (
+        shared_backend.database(request) as open_storage,
+        opened(open_storage) as one,
+        opened(open_storage) as two,
+    ):
+        tournament = await one.create_tournament(new_tournament())
+        for round_number in (1, 2, 3):
+            thread = CHANNEL + 100 + round_number
+            results = await asyncio.gather(
+                one.start_tournament_game(tournament.id, round_number, 1, new_game(thread)),
+                two.start_tournament_game(tournament.id, round_number, 1, new_game(thread)),
+            )
+            stored = [r for r in results if r is not None]
+            assert len(stored) == 1, results
+            read = await two.get_tournament(tournament.id)
+            assert read is not None
+            assert read.games[(round_number, 1)] == stored[0].id

@@ -699,8 +699,15 @@ class PostgresStorage:
                     SQL.link_tournament_game, tournament_id, round_number, board, stored.id
                 )
         except asyncpg.UniqueViolationError as error:
+            # Another process stored this table's game in the meantime: the table's key
+            # refused this one, or, first, the thread (the table's own) being taken.
             if error.constraint_name == TOURNAMENT_TABLE_KEY:
-                return None  # another process stored this table's game in the meantime
+                return None
+            table = (tournament_id, round_number, board)
+            if error.constraint_name == OCCUPIED and await self._pool.fetchrow(
+                SQL.tournament_table_game, *table
+            ):
+                return None
             _raise_refusal(error, game.channel_id, game.rematch_of)
             raise
         return stored
