@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from game.board import Board
+    from game.ultimate import UltimateBoard
 
 
 class GameError(ValueError):
@@ -34,9 +35,10 @@ class InvalidBoardError(GameError):
 
 
 class IllegalMoveError(GameError):
-    """A real cell that cannot be played in this position: taken, off the board, or game over."""
+    """A real cell that cannot be played in this position: taken, off the board, game over, or
+    (ultimate tic-tac-toe) outside the small board the player was sent to."""
 
-    def __init__(self, board: Board, cell: int, message: str) -> None:
+    def __init__(self, board: Board | UltimateBoard, cell: int, message: str) -> None:
         super().__init__(message)
         self.board = board
         self.cell = cell
