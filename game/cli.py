@@ -20,6 +20,14 @@ from collections.abc import Callable, Sequence
 from game.ai import STRATEGIES, Strategy, get_strategy
 from game.board import BOARD_SIZES, COLUMN_LETTERS, DEFAULT_SIZE, Board, Mark, cell_name
 from game.errors import GameError
+from game.ultimate import (
+    ULTIMATE,
+    UltimateBoard,
+    small_board_cells,
+    small_board_name,
+    ultimate_cell_name,
+)
+from game.ultimate_ai import UltimateStrategy, get_ultimate_strategy
 
 NAMES = {Mark.X: "Bob", Mark.O: "Alice"}
 
@@ -100,6 +108,91 @@ class Terminal:
                 self._write("You did not choose correctly.")
 
 
+def render_ultimate(board: UltimateBoard) -> str:
+    """The 9x9 grid with column letters on top, row numbers on the left, small boards apart."""
+    lines = ["    A B C   D E F   G H I"]
+    for row in range(9):
+        if row and row % 3 == 0:
+            lines.append("    ------+-------+------")
+        marks = [board[row * 9 + column] for column in range(9)]
+        text = ["." if mark is None else mark.value for mark in marks]
+        groups = " | ".join(" ".join(text[start : start + 3]) for start in (0, 3, 6))
+        lines.append(f"{row + 1}   {groups}")
+    return "\n".join(lines)
+
+
+def prompt_ultimate(board: UltimateBoard) -> str:
+    """The prompt, with the columns and rows of the small board the player was sent to."""
+    player = f"{NAMES[board.turn]}, {board.turn}"
+    if board.forced_board is None:
+        return f"{player}: Enter a cell in any open board [A-I][1-9]: "
+    cells = small_board_cells(board.forced_board)
+    first, last = ultimate_cell_name(cells[0]), ultimate_cell_name(cells[-1])
+    where = small_board_name(board.forced_board)
+    columns, rows = f"[{first[0]}-{last[0]}]", f"[{first[1]}-{last[1]}]"
+    return f"{player}: Enter a cell in the {where} board {columns}{rows}: "
+
+
+class UltimateTerminal:
+    """Ultimate tic-tac-toe's conversation, in the same words; a refused cell is followed by
+    the engine's sentence saying why and where to play."""
+
+    def __init__(
+        self,
+        players: dict[Mark, UltimateStrategy | None],
+        read: Callable[[str], str] = input,
+        write: Callable[[str], None] = print,
+    ) -> None:
+        self._players = players
+        self._read = read
+        self._write = write
+
+    def run(self) -> None:
+        """Play games until the players decline another; EOFError ends it from any prompt."""
+        self._write("Welcome to TIC-TAC-TOE Game!")
+        while True:
+            self.play_one()
+            answer = self._read("Would you like to play again? [Y/N] ")
+            if answer.strip() not in ("Y", "y"):
+                return
+
+    def play_one(self) -> UltimateBoard:
+        board = UltimateBoard()
+        self._write(render_ultimate(board))
+        while not board.is_over:
+            board = board.play(self._next_cell(board))
+            self._write(render_ultimate(board))
+        if board.winner is None:
+            self._write("It is a tie!")
+        else:
+            self._write(f"{NAMES[board.winner]} is a winner!")
+        return board
+
+    def _next_cell(self, board: UltimateBoard) -> int:
+        strategy = self._players[board.turn]
+        if strategy is not None:
+            cell = strategy.choose(board)
+            self._write(prompt_ultimate(board) + ultimate_cell_name(cell))
+            return cell
+        while True:
+            try:
+                return board.parse_move(self._read(prompt_ultimate(board)))
+            except GameError as error:
+                self._write(f"You did not choose correctly. {error}")
+
+
+def _size(text: str) -> int | str:
+    """A ``--size``: a board's side, or ``ultimate``."""
+    if text.strip().lower() == ULTIMATE:
+        return ULTIMATE
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a size: use 3, 4, 5 or {ULTIMATE}"
+        ) from None
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m game",
@@ -111,10 +204,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, help="seed the computer players, to repeat a game")
     parser.add_argument(
         "--size",
-        type=int,
-        choices=BOARD_SIZES,
+        type=_size,
+        choices=(*BOARD_SIZES, ULTIMATE),
         default=DEFAULT_SIZE,
-        help="the board's side: 3 (3 in a row), 4 (4 in a row) or 5 (4 in a row)",
+        help="the board's side: 3 (3 in a row), 4 (4 in a row) or 5 (4 in a row); or ultimate "
+        "(nine 3x3 boards in a 3x3 grid)",
     )
     return parser.parse_args(argv)
 
@@ -122,12 +216,22 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     rng = random.Random(args.seed)
-    players: dict[Mark, Strategy | None] = {
-        Mark.X: get_strategy(args.x, rng) if args.x else None,
-        Mark.O: get_strategy(args.o, rng) if args.o else None,
-    }
+    terminal: Terminal | UltimateTerminal
+    if args.size == ULTIMATE:
+        terminal = UltimateTerminal(
+            {
+                Mark.X: get_ultimate_strategy(args.x, rng) if args.x else None,
+                Mark.O: get_ultimate_strategy(args.o, rng) if args.o else None,
+            }
+        )
+    else:
+        players: dict[Mark, Strategy | None] = {
+            Mark.X: get_strategy(args.x, rng) if args.x else None,
+            Mark.O: get_strategy(args.o, rng) if args.o else None,
+        }
+        terminal = Terminal(players, size=args.size)
     try:
-        Terminal(players, size=args.size).run()
+        terminal.run()
     except EOFError:
         print()  # the cursor is still on the prompt's line
     except KeyboardInterrupt:

@@ -7,10 +7,15 @@ caller can answer "that is not a cell" differently from "that cell is taken".
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
     from game.board import Board
+    from game.ultimate import UltimateBoard
+
+
+# The position an IllegalMoveError was raised in: a square board, or an ultimate one.
+Position = TypeVar("Position", "Board", "UltimateBoard")
 
 
 class GameError(ValueError):
@@ -33,10 +38,11 @@ class InvalidBoardError(GameError):
         self.text = text
 
 
-class IllegalMoveError(GameError):
-    """A real cell that cannot be played in this position: taken, off the board, or game over."""
+class IllegalMoveError(GameError, Generic[Position]):
+    """A real cell that cannot be played in this position: taken, off the board, game over, or
+    (ultimate tic-tac-toe) outside the small board the player was sent to."""
 
-    def __init__(self, board: Board, cell: int, message: str) -> None:
+    def __init__(self, board: Position, cell: int, message: str) -> None:
         super().__init__(message)
-        self.board = board
+        self.board: Position = board
         self.cell = cell

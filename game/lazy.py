@@ -36,7 +36,12 @@ class ModuleOnFirstUse:
         self._module: ModuleType | None = None
 
     def __getattr__(self, attribute: str) -> Any:
-        # Only called for what the object itself lacks: every attribute of the module.
+        # Only called for what the object itself lacks: every attribute of the module. Probes
+        # for special names (inspect and doctest look for ``__wrapped__`` on whatever a module
+        # holds) are not the module's business: they would import it, and doctest, walking the
+        # holder's namespace, would see it change under it.
+        if attribute.startswith("__") and attribute.endswith("__"):
+            raise AttributeError(attribute)
         module = self._module
         if module is None:
             module = self._module = importlib.import_module(self._name)

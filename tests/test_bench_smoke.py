@@ -159,3 +159,26 @@ def test_tournament_benchmark_runs_and_reports_every_figure() -> None:
         assert row in result.stdout
     assert "| 20 | 9 of 9 (set by hand) |" in result.stdout
     assert "standings of 20 players after 8 rounds, median: " in result.stdout
+
+
+def test_ultimate_benchmark_runs_and_reports_every_figure() -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.ultimate",
+            *("--positions", "5", "--games", "2", "--seconds", "0.02"),
+            *("--uct-games", "1", "--uct-playouts", "50"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "yardstick: one random playout from the empty board" in out
+    assert "minimax's move over 5 positions from real games (budget 0.02 s): median" in out
+    for row in ("casual against random", "smart against casual", "minimax against smart"):
+        assert f"| {row} | " in out
+    assert "| minimax against textbook UCT, 50 playouts a move (1 games" in out

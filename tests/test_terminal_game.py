@@ -147,3 +147,36 @@ def test_a_size_that_is_not_offered_is_refused() -> None:
     result = run_game([], "--size", "6")
     assert result.returncode == 2
     assert "invalid choice: 6" in result.stderr
+
+
+def test_an_ultimate_game_says_where_to_play_and_why_a_cell_is_refused() -> None:
+    # X takes the centre; O, sent to the centre board, plays its top-right cell (F4), sending X
+    # to the top-right board: A1 is refused with the engine's sentence, G1 is played.
+    result = run_game(["E5", "F4", "A1", "G1"], "--size", "ultimate", close_input=True)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "    A B C   D E F   G H I\n1   . . . | . . . | . . .\n" in out
+    assert "5   . . . | . X . | . . .\n" in out
+    assert "Bob, X: Enter a cell in any open board [A-I][1-9]: " in out
+    assert "Alice, O: Enter a cell in the centre board [D-F][4-6]: " in out
+    assert (
+        "Bob, X: Enter a cell in the top-right board [G-I][1-3]: You did not choose correctly. "
+        "A1 is not in the board you were sent to: play in the top-right board, G1..I3\n"
+    ) in out
+    assert "1   . . . | . . . | X . .\n" in out  # G1 played
+    assert out.count("You did not choose correctly.") == 1
+    assert out.rstrip().endswith("Goodbye!")
+
+
+def test_an_ultimate_game_between_computers_runs_to_its_end() -> None:
+    result = run_game(["n"], "--size", "ultimate", "--x", "smart", "--o", "random", "--seed", "2")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "Bob is a winner!" in out or "Alice is a winner!" in out or "It is a tie!" in out
+    assert out.endswith("Goodbye!\n")
+
+
+def test_a_size_that_is_neither_a_number_nor_ultimate_is_refused() -> None:
+    result = run_game([], "--size", "huge")
+    assert result.returncode == 2
+    assert "'huge' is not a size: use 3, 4, 5 or ultimate" in result.stderr

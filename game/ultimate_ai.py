@@ -1,0 +1,507 @@
+"""Computer players for ultimate tic-tac-toe (:mod:`game.ultimate`), weakest first: ``random``,
+``casual`` (takes a small board it can win, blocks one it would lose, otherwise careless),
+``smart`` (rules: win the game, block, win a small board, send the opponent nowhere useful) and
+``minimax``, the strongest: an alpha-beta search with a hand-tuned evaluation, deepened until its
+budget is spent.
+
+Every player picks among the moves it rates equally with the ``random.Random`` it was given, so a
+seeded game repeats (the strongest's, given a node budget rather than a time one).
+
+>>> import random
+>>> board = UltimateBoard.from_moves(["E5"])
+>>> get_ultimate_strategy("smart", random.Random(1)).choose(board) in board.legal_moves
+True
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import time
+from collections.abc import Mapping
+from typing import Protocol
+
+from game.board import Mark
+from game.budget import SearchBudget
+from game.errors import IllegalMoveError
+from game.ultimate import (
+    FULL_SMALL,
+    GRID_CELL,
+    HAS_LINE,
+    LINE_MASKS,
+    LOCAL_OF,
+    META_LINES,
+    SMALL_OF,
+    UltimateBoard,
+    apply_move,
+)
+
+__all__ = [
+    "ULTIMATE_STRATEGIES",
+    "UltimateCasual",
+    "UltimateMinimax",
+    "UltimateRandom",
+    "UltimateSmart",
+    "UltimateStrategy",
+    "get_ultimate_strategy",
+    "play_ultimate_game",
+]
+
+
+class UltimateStrategy(Protocol):
+    """A computer player: ``choose`` returns the grid cell it plays in a position not over."""
+
+    name: str
+
+    def choose(self, board: UltimateBoard) -> int: ...
+
+
+def _require_moves(board: UltimateBoard) -> tuple[int, ...]:
+    moves = board.legal_moves
+    if not moves:
+        raise IllegalMoveError(board, -1, "no move to choose: the game is over")
+    return moves
+
+
+def _completes(marks: int, local: int) -> bool:
+    """Whether a mark in ``local`` gives the 9-bit ``marks`` of a small board a line."""
+    return HAS_LINE[marks | 1 << local]
+
+
+def _sides(board: UltimateBoard) -> tuple[int, int, int, int]:
+    """The side to move's marks and the opponent's (81-bit), and their won boards (9-bit)."""
+    x, o, won_x, won_o, _, _ = board.masks
+    if board.turn is Mark.X:
+        return x, o, won_x, won_o
+    return o, x, won_o, won_x
+
+
+def _small_marks(marks: int, small: int) -> int:
+    return marks >> (small * 9) & FULL_SMALL
+
+
+def _wins_small(marks: int, cell: int) -> bool:
+    """Whether the side with ``marks`` wins a small board by playing ``cell``."""
+    return _completes(_small_marks(marks, SMALL_OF[cell]), LOCAL_OF[cell])
+
+
+def _wins_game(marks: int, won: int, cell: int) -> bool:
+    small = SMALL_OF[cell]
+    return _wins_small(marks, cell) and HAS_LINE[won | 1 << small]
+
+
+class UltimateRandom:
+    """Plays any legal cell, uniformly."""
+
+    name = "random"
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self._rng = rng or random.Random()
+
+    def choose(self, board: UltimateBoard) -> int:
+        return self._rng.choice(_require_moves(board))
+
+
+class UltimateCasual:
+    """Takes a small board it can win, else blocks a small board the opponent would win in one;
+    otherwise plays any legal cell."""
+
+    name = "casual"
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self._rng = rng or random.Random()
+
+    def urgent_moves(self, board: UltimateBoard) -> tuple[int, ...]:
+        """The cells that win a small board, else those that take the cell the opponent would
+        win one with; none when neither applies."""
+        moves = _require_moves(board)
+        mine, theirs, _, _ = _sides(board)
+        return tuple(cell for cell in moves if _wins_small(mine, cell)) or tuple(
+            cell for cell in moves if _wins_small(theirs, cell)
+        )
+
+    def choose(self, board: UltimateBoard) -> int:
+        return self._rng.choice(self.urgent_moves(board) or _require_moves(board))
+
+
+class UltimateSmart:
+    """Simple rules, the first that applies: win the game; keep out of a move after which the
+    opponent wins the game at once; win a small board; then the moves rated best by where they
+    send the opponent (never where it wins a small board, nor to a free choice if avoidable)
+    and what they do in their own board (block a line, make two in a row, take the centre)."""
+
+    name = "smart"
+
+    def __init__(self, rng: random.Random | None = None) -> None:
+        self._rng = rng or random.Random()
+
+    def choose(self, board: UltimateBoard) -> int:
+        return self._rng.choice(self.candidates(board))
+
+    def candidates(self, board: UltimateBoard) -> tuple[int, ...]:
+        """The moves of the first rule that applies; :meth:`choose` picks one uniformly."""
+        moves = _require_moves(board)
+        mine, theirs, won_mine, _ = _sides(board)
+        winning = tuple(cell for cell in moves if _wins_game(mine, won_mine, cell))
+        if winning:
+            return winning
+        safe = tuple(cell for cell in moves if not self._loses_at_once(board, cell)) or moves
+        small_wins = tuple(cell for cell in safe if _wins_small(mine, cell))
+        if small_wins:
+            return small_wins
+        scores = {cell: self._score(board, cell, mine, theirs) for cell in safe}
+        best = max(scores.values())
+        return tuple(cell for cell, value in scores.items() if value == best)
+
+    @staticmethod
+    def _loses_at_once(board: UltimateBoard, cell: int) -> bool:
+        after = board.play(cell)
+        if after.is_over:
+            return False
+        theirs, _, won_theirs, _ = _sides(after)
+        return any(_wins_game(theirs, won_theirs, reply) for reply in after.legal_moves)
+
+    @staticmethod
+    def _score(board: UltimateBoard, cell: int, mine: int, theirs: int) -> int:
+        small, local = SMALL_OF[cell], LOCAL_OF[cell]
+        x, o, won_x, won_o, closed, _ = board.masks
+        x_to_move = board.turn is Mark.X
+        x, o, won_x, won_o, closed, forced = apply_move(
+            x, o, won_x, won_o, closed, x_to_move, small, local
+        )
+        mine_after = x if x_to_move else o
+        score = 0
+        # Where the opponent goes next: a board it can win at once is the worst place to send
+        # it, a free choice the next worst.
+        # These outweigh everything the move does in its own board (at most 13).
+        if forced < 0:
+            score -= 20
+        elif _can_complete(_small_marks(theirs, forced), _small_marks(mine_after, forced)):
+            score -= 30
+        # What the move does in its own board.
+        their_marks = _small_marks(theirs, small)
+        my_marks = _small_marks(mine, small)
+        if _completes(their_marks, local):
+            score += 4  # takes the cell the opponent would complete a line with
+        for line in LINE_MASKS:
+            if line >> local & 1 and not line & their_marks and (line & my_marks).bit_count() == 1:
+                score += 2  # two in a row, still open
+        if local == 4:
+            score += 1
+        return score
+
+
+def _can_complete(marks: int, blockers: int) -> bool:
+    """Whether one more mark completes a line of ``marks`` not blocked by ``blockers``."""
+    taken = marks | blockers
+    return any(HAS_LINE[marks | 1 << local] for local in range(9) if not taken >> local & 1)
+
+
+# -- the strongest: alpha-beta with an evaluation -------------------------------------------
+
+# A won game, less the plies it took, so that a nearer win is preferred and a later loss.
+_WIN = 1_000_000
+# What a won small board is worth, by where it is in the big grid: the centre board lies on four
+# lines of small boards, a corner on three, an edge on two.
+_BOARD_VALUE = (26, 22, 26, 22, 30, 22, 26, 22, 26)
+# Two won small boards in a line whose third can still be taken, and one.
+_META_TWO = 70
+_META_ONE = 6
+# A free choice of board for the side to move (it picks the one it needs).
+_FREE_CHOICE = 8
+# How often (in nodes) the search looks at the clock.
+_CLOCK_EVERY = 256
+
+
+@functools.cache
+def _small_values() -> dict[int, int]:
+    """Every open small board's value for X, keyed ``x_marks << 9 | o_marks``: two in a line
+    with the third free 6, one alone 1, the centre 2 (and the same against X for O)."""
+    values: dict[int, int] = {}
+    for code in range(3**9):
+        x_marks = o_marks = 0
+        for local in range(9):
+            code, digit = divmod(code, 3)
+            if digit == 1:
+                x_marks |= 1 << local
+            elif digit == 2:
+                o_marks |= 1 << local
+        value = 0
+        for line in LINE_MASKS:
+            x_count, o_count = (line & x_marks).bit_count(), (line & o_marks).bit_count()
+            if not o_count:
+                value += (0, 1, 6, 0)[x_count]
+            if not x_count:
+                value -= (0, 1, 6, 0)[o_count]
+        value += 2 * ((x_marks >> 4 & 1) - (o_marks >> 4 & 1))
+        values[x_marks << 9 | o_marks] = value
+    return values
+
+
+def _evaluate(
+    x: int, o: int, won_x: int, won_o: int, closed: int, forced: int, x_to_move: bool
+) -> int:
+    """The position's value for the side to move, by the weights above."""
+    small_values = _small_values()
+    value = 0
+    for small in range(9):
+        bit = 1 << small
+        if won_x & bit:
+            value += _BOARD_VALUE[small]
+        elif won_o & bit:
+            value -= _BOARD_VALUE[small]
+        elif not closed & bit:
+            shift = small * 9
+            value += small_values[(x >> shift & FULL_SMALL) << 9 | (o >> shift & FULL_SMALL)]
+    # Lines of small boards: a closed board not won by a side blocks the line for it.
+    x_blocked = closed & ~won_x
+    o_blocked = closed & ~won_o
+    for line in _META_MASKS:
+        if not line & x_blocked:
+            count = (line & won_x).bit_count()
+            value += _META_TWO if count == 2 else _META_ONE * count
+        if not line & o_blocked:
+            count = (line & won_o).bit_count()
+            value -= _META_TWO if count == 2 else _META_ONE * count
+    if not x_to_move:
+        value = -value
+    return value + (_FREE_CHOICE if forced < 0 else 0)
+
+
+_META_MASKS = tuple(sum(1 << small for small in line) for line in META_LINES)
+
+
+class _OutOfBudget(Exception):
+    """Raised inside the search when its budget is spent: the deepest finished iteration's
+    move stands."""
+
+
+class UltimateMinimax:
+    """The strongest: a negamax alpha-beta search with a transposition table, deepened one ply
+    at a time until ``budget`` (by default :class:`SearchBudget`'s seconds a move) is spent;
+    the move of the deepest finished search is played. The first two plies are always searched
+    in full, whatever the budget, so it never misses a win in one and never leaves a loss in
+    one it can prevent. Holds the calling thread: call it off an event loop."""
+
+    name = "minimax"
+
+    def __init__(
+        self, rng: random.Random | None = None, budget: SearchBudget | None = None
+    ) -> None:
+        self._rng = rng or random.Random()
+        self._budget = budget or SearchBudget()
+        self._table: dict[tuple[int, int, int], tuple[int, int, int, int]] = {}
+        self._nodes = 0
+        self._deadline = 0.0
+        self._node_limit = 0
+        self._checked_budget = False
+        self.last_depth = 0
+
+    def choose(self, board: UltimateBoard) -> int:
+        moves = _require_moves(board)
+        if len(moves) == 1:
+            return moves[0]
+        x, o, won_x, won_o, closed, forced = board.masks
+        x_to_move = board.turn is Mark.X
+        root = [(SMALL_OF[cell], LOCAL_OF[cell]) for cell in moves]
+        self._rng.shuffle(root)  # equally rated moves: the first found is played
+        self._table.clear()
+        self._nodes = 0
+        budget = self._budget
+        started = time.perf_counter()
+        self._deadline = started + budget.seconds if budget.seconds is not None else float("inf")
+        self._node_limit = budget.nodes if budget.nodes is not None else -1
+        best = root[0]
+        self.last_depth = 0
+        for depth in range(1, max(budget.max_depth, 2) + 1):
+            # The first two plies finish whatever the budget (a win in one, a loss in one).
+            self._checked_budget = depth > 2
+            try:
+                value, found = self._root(
+                    x, o, won_x, won_o, closed, forced, x_to_move, root, depth
+                )
+            except _OutOfBudget:
+                break
+            best = found
+            self.last_depth = depth
+            root.remove(found)
+            root.insert(0, found)
+            if abs(value) >= _WIN - 100 or depth >= 81 - board.move_count:
+                break  # a forced result, or the whole game searched: deeper changes nothing
+        return GRID_CELL[best[0]][best[1]]
+
+    def _root(
+        self,
+        x: int,
+        o: int,
+        won_x: int,
+        won_o: int,
+        closed: int,
+        forced: int,
+        x_to_move: bool,
+        root: list[tuple[int, int]],
+        depth: int,
+    ) -> tuple[int, tuple[int, int]]:
+        alpha, beta = -_WIN - 1, _WIN + 1
+        best = root[0]
+        for small, local in root:
+            value = -self._negamax(
+                *apply_move(x, o, won_x, won_o, closed, x_to_move, small, local),
+                not x_to_move,
+                small,
+                depth - 1,
+                1,
+                -beta,
+                -alpha,
+            )
+            if value > alpha:
+                alpha, best = value, (small, local)
+        return alpha, best
+
+    def _negamax(
+        self,
+        x: int,
+        o: int,
+        won_x: int,
+        won_o: int,
+        closed: int,
+        forced: int,
+        x_to_move: bool,
+        last_small: int,
+        depth: int,
+        ply: int,
+        alpha: int,
+        beta: int,
+    ) -> int:
+        self._nodes += 1
+        if (
+            self._checked_budget
+            and self._nodes % _CLOCK_EVERY == 0
+            and (0 <= self._node_limit <= self._nodes or time.perf_counter() > self._deadline)
+        ):
+            raise _OutOfBudget
+        # The side that just moved (not the side to move) may have won, on the board it played.
+        won_last = won_o if x_to_move else won_x
+        if won_last >> last_small & 1 and HAS_LINE[won_last]:
+            return ply - _WIN
+        if closed == FULL_SMALL:
+            return 0
+        if depth == 0:
+            return _evaluate(x, o, won_x, won_o, closed, forced, x_to_move)
+        key = (x, o, forced)
+        entry = self._table.get(key)
+        first = -1
+        if entry is not None:
+            entry_depth, entry_value, entry_kind, first = entry
+            if entry_depth >= depth:
+                if entry_kind == 0:
+                    return entry_value
+                if entry_kind > 0 and entry_value >= beta:
+                    return entry_value
+                if entry_kind < 0 and entry_value <= alpha:
+                    return entry_value
+        moves = _ordered_moves(x, o, won_x, won_o, closed, forced, x_to_move, first)
+        original_alpha = alpha
+        best_value = -_WIN - 1
+        best_move = moves[0]
+        for move in moves:
+            small, local = divmod(move, 9)
+            value = -self._negamax(
+                *apply_move(x, o, won_x, won_o, closed, x_to_move, small, local),
+                not x_to_move,
+                small,
+                depth - 1,
+                ply + 1,
+                -beta,
+                -alpha,
+            )
+            if value > best_value:
+                best_value, best_move = value, move
+                if value > alpha:
+                    alpha = value
+                    if alpha >= beta:
+                        break
+        if best_value <= original_alpha:
+            kind = -1  # an upper bound
+        elif best_value >= beta:
+            kind = 1  # a lower bound
+        else:
+            kind = 0
+        self._table[key] = (depth, best_value, kind, best_move)
+        return best_value
+
+
+def _ordered_moves(
+    x: int, o: int, won_x: int, won_o: int, closed: int, forced: int, x_to_move: bool, first: int
+) -> list[int]:
+    """The legal moves as ``small * 9 + local``: ``first`` (the table's best), then those that
+    win a small board, then those that send the opponent to a board of its own choice last."""
+    taken = x | o
+    mine = x if x_to_move else o
+    smalls = range(9) if forced < 0 else (forced,)
+    winning: list[int] = []
+    plain: list[int] = []
+    freeing: list[int] = []
+    for small in smalls:
+        if closed >> small & 1:
+            continue
+        shift = small * 9
+        free = ~taken >> shift & FULL_SMALL
+        my_marks = mine >> shift & FULL_SMALL
+        while free:
+            low = free & -free
+            free ^= low
+            local = low.bit_length() - 1
+            move = shift + local
+            if move == first:
+                continue
+            if HAS_LINE[my_marks | low]:
+                winning.append(move)
+            elif closed >> local & 1 or local == small:
+                freeing.append(move)  # closed, or about to be (a guess): a free choice
+            else:
+                plain.append(move)
+    ordered = [first] if first >= 0 else []
+    return ordered + winning + plain + freeing
+
+
+# -- lookup ----------------------------------------------------------------------------------
+
+ULTIMATE_STRATEGIES: dict[
+    str, type[UltimateRandom | UltimateCasual | UltimateSmart | UltimateMinimax]
+] = {
+    "random": UltimateRandom,
+    "casual": UltimateCasual,
+    "smart": UltimateSmart,
+    "minimax": UltimateMinimax,
+}
+
+
+def get_ultimate_strategy(
+    name: str, rng: random.Random | None = None, budget: SearchBudget | None = None
+) -> UltimateStrategy:
+    """The ultimate player called ``name`` (the levels of :mod:`game.ai`, weakest first);
+    ``budget`` bounds what ``minimax`` may spend a move (the others ignore it).
+
+    >>> get_ultimate_strategy("best")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown strategy "best": choose one of random, casual, smart, minimax
+    """
+    key = name.strip().lower()
+    if key not in ULTIMATE_STRATEGIES:
+        known = ", ".join(ULTIMATE_STRATEGIES)
+        raise ValueError(f'unknown strategy "{name}": choose one of {known}')
+    factory = ULTIMATE_STRATEGIES[key]
+    if factory is UltimateMinimax:
+        return UltimateMinimax(rng, budget)
+    return factory(rng)
+
+
+def play_ultimate_game(
+    board: UltimateBoard, players: Mapping[Mark, UltimateStrategy]
+) -> UltimateBoard:
+    """The finished board after ``players`` play on from ``board``."""
+    while not board.is_over:
+        board = board.play(players[board.turn].choose(board))
+    return board

@@ -1,0 +1,208 @@
+"""Ultimate tic-tac-toe's computer players (game/ultimate_ai.py): each level's rules on
+hand-made positions, and each level beating the one below it in short seeded matches."""
+
+from __future__ import annotations
+
+import doctest
+import random
+
+import pytest
+
+import game.ultimate_ai
+from game import IllegalMoveError, Mark, UltimateBoard, small_board_cells, small_board_of
+from game.budget import SearchBudget
+from game.ultimate_ai import (
+    ULTIMATE_STRATEGIES,
+    UltimateCasual,
+    UltimateMinimax,
+    UltimateSmart,
+    UltimateStrategy,
+    get_ultimate_strategy,
+    play_ultimate_game,
+)
+from tests.test_ultimate_rules import X_WINS_DIAGONAL
+
+# Enough for the strongest to search a few plies in tests, the same on any machine.
+TEST_BUDGET = SearchBudget(seconds=None, nodes=3_000)
+SEEDS = range(6)
+
+
+def at(small: int, local: int) -> int:
+    return small_board_cells(small)[local]
+
+
+def play(*pairs: tuple[int, int]) -> UltimateBoard:
+    return UltimateBoard.from_moves(at(small, local) for small, local in pairs)
+
+
+def player(name: str, seed: int) -> UltimateStrategy:
+    return get_ultimate_strategy(name, random.Random(seed), TEST_BUDGET)
+
+
+# X to move, sent to the top-left board where it holds two cells of its middle row.
+X_CAN_WIN_TOP_LEFT = play((1, 0), (0, 0), (0, 3), (3, 0), (0, 4), (4, 0))
+# O to move, sent to the top-left board, where X holds two cells of the middle row; O has no
+# small board to win.
+O_MUST_BLOCK_TOP_LEFT = play((1, 0), (0, 0), (0, 3), (3, 0), (0, 4), (4, 2), (2, 0))
+# O to move: X holds the top-left and centre boards, and two in a row in the bottom-right one;
+# O's move I3 (as played in that game) sends X there to win the game.
+O_MUST_NOT_SEND_X_TO_WIN = UltimateBoard.from_moves(X_WINS_DIAGONAL[:19])
+# X to move, and H8 wins the game.
+X_WINS_IN_ONE = UltimateBoard.from_moves(X_WINS_DIAGONAL[:20])
+
+
+def test_docstring_examples_hold() -> None:
+    failures, tried = doctest.testmod(game.ultimate_ai, verbose=False)
+    assert tried > 0
+    assert failures == 0
+
+
+def test_the_four_levels_weakest_first_and_an_unknown_one() -> None:
+    assert list(ULTIMATE_STRATEGIES) == ["random", "casual", "smart", "minimax"]
+    for name in ULTIMATE_STRATEGIES:
+        assert get_ultimate_strategy(f" {name.upper()} ").name == name
+    with pytest.raises(ValueError, match='unknown strategy "genius": choose one of random'):
+        get_ultimate_strategy("genius")
+
+
+@pytest.mark.parametrize("name", list(ULTIMATE_STRATEGIES))
+def test_every_level_plays_legal_moves_and_refuses_a_finished_game(name: str) -> None:
+    strategy = player(name, 1)
+    board = UltimateBoard()
+    for _ in range(12):
+        cell = strategy.choose(board)
+        assert cell in board.legal_moves
+        board = board.play(cell)
+    finished = UltimateBoard.from_moves(X_WINS_DIAGONAL)
+    with pytest.raises(IllegalMoveError, match="no move to choose: the game is over"):
+        strategy.choose(finished)
+
+
+def test_the_positions_are_what_the_tests_say() -> None:
+    assert X_CAN_WIN_TOP_LEFT.turn is Mark.X
+    assert X_CAN_WIN_TOP_LEFT.forced_board == 0
+    assert O_MUST_BLOCK_TOP_LEFT.turn is Mark.O
+    assert O_MUST_BLOCK_TOP_LEFT.forced_board == 0
+    assert O_MUST_NOT_SEND_X_TO_WIN.turn is Mark.O
+    losing = O_MUST_NOT_SEND_X_TO_WIN.play("I3")
+    assert losing.play("H8").winner is Mark.X
+    assert X_WINS_IN_ONE.play("H8").winner is Mark.X
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_casual_takes_a_small_board_and_blocks_one(seed: int) -> None:
+    casual = UltimateCasual(random.Random(seed))
+    assert casual.choose(X_CAN_WIN_TOP_LEFT) == at(0, 5)
+    assert casual.choose(O_MUST_BLOCK_TOP_LEFT) == at(0, 5)
+
+
+def test_casual_is_careless_otherwise() -> None:
+    board = UltimateBoard.from_moves(["E5"])
+    assert UltimateCasual().urgent_moves(board) == ()
+    chosen = {UltimateCasual(random.Random(seed)).choose(board) for seed in range(40)}
+    assert chosen == set(board.legal_moves)
+
+
+def loses_at_once(board: UltimateBoard) -> bool:
+    """Whether the side to move can win the game with its next move."""
+    return any(board.play(cell).winner is board.turn for cell in board.legal_moves)
+
+
+@pytest.mark.parametrize("name", ["smart", "minimax"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_smart_and_the_strongest_block_a_game_losing_line(name: str, seed: int) -> None:
+    board = O_MUST_NOT_SEND_X_TO_WIN
+    assert any(loses_at_once(board.play(cell)) for cell in board.legal_moves)
+    assert not loses_at_once(board.play(player(name, seed).choose(board)))
+
+
+@pytest.mark.parametrize("name", ["smart", "minimax"])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_smart_and_the_strongest_win_the_game_when_they_can(name: str, seed: int) -> None:
+    assert X_WINS_IN_ONE.play(player(name, seed).choose(X_WINS_IN_ONE)).winner is Mark.X
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_smart_wins_a_small_board_when_it_cannot_win_the_game(seed: int) -> None:
+    assert UltimateSmart(random.Random(seed)).choose(X_CAN_WIN_TOP_LEFT) == at(0, 5)
+
+
+def sends_to_a_small_win(board: UltimateBoard, cell: int) -> bool:
+    """Whether playing ``cell`` lets the opponent win a small board with its reply."""
+    after = board.play(cell)
+    if after.is_over:
+        return False
+    return any(
+        after.play(reply).small_winner(small_board_of(reply)) is after.turn
+        for reply in after.legal_moves
+    )
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_smart_does_not_send_the_opponent_where_it_wins_a_small_board(seed: int) -> None:
+    # Positions of random games where smart has neither the game nor a small board to win, and
+    # some move keeps the opponent from winning a small board next: smart plays one of those.
+    rng = random.Random(seed)
+    board = UltimateBoard()
+    smart = UltimateSmart(random.Random(seed))
+    checked = 0
+    while not board.is_over:
+        moves = board.legal_moves
+        if not any(board.play(cell).small_winner(small_board_of(cell)) for cell in moves):
+            careful = [cell for cell in moves if not sends_to_a_small_win(board, cell)]
+            if careful:
+                assert not sends_to_a_small_win(board, smart.choose(board))
+                checked += 1
+        board = board.play(rng.choice(moves))
+    assert checked > 0
+
+
+def test_the_strongest_is_deterministic_with_a_node_budget() -> None:
+    def moves(seed: int) -> tuple[int, ...]:
+        players = {Mark.X: player("minimax", seed), Mark.O: player("smart", seed)}
+        board = UltimateBoard()
+        for _ in range(8):
+            board = board.play(players[board.turn].choose(board))
+        return board.moves
+
+    assert moves(3) == moves(3)
+
+
+def test_the_strongest_searches_deeper_with_more_budget() -> None:
+    board = UltimateBoard.from_moves(["E5"])
+    small = UltimateMinimax(random.Random(1), SearchBudget(seconds=None, nodes=300))
+    large = UltimateMinimax(random.Random(1), SearchBudget(seconds=None, nodes=20_000))
+    small.choose(board)
+    large.choose(board)
+    assert 2 <= small.last_depth < large.last_depth
+
+
+def score(strong: str, weak: str, games: int) -> tuple[int, int]:
+    """Wins of ``strong`` and of ``weak`` over ``games`` seeded games, sides alternating."""
+    wins = {strong: 0, weak: 0}
+    for index in range(games):
+        rng = random.Random(index)
+        first, second = (strong, weak) if index % 2 == 0 else (weak, strong)
+        players = {
+            Mark.X: get_ultimate_strategy(first, rng, TEST_BUDGET),
+            Mark.O: get_ultimate_strategy(second, rng, TEST_BUDGET),
+        }
+        winner = play_ultimate_game(UltimateBoard(), players).winner
+        if winner is not None:
+            wins[players[winner].name] += 1
+    return wins[strong], wins[weak]
+
+
+@pytest.mark.parametrize(("strong", "weak"), [("casual", "random"), ("smart", "casual")])
+def test_each_rule_level_beats_the_one_below(strong: str, weak: str) -> None:
+    # Many ultimate games end drawn early (no line of small boards left): wins are counted.
+    won, lost = score(strong, weak, 16)
+    assert won >= 8
+    assert won >= 4 * lost
+
+
+@pytest.mark.slow  # six games of searches: a few seconds of CPU
+def test_the_strongest_beats_smart() -> None:
+    won, lost = score("minimax", "smart", 6)
+    assert won >= 5
+    assert lost == 0
