@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 import sys
 from typing import Any
@@ -551,3 +552,30 @@ async def test_a_process_killed_while_pairing_a_round_loses_nothing(
     assert paired.state.current_round == 2
     assert len(paired.state.round_tables(2)) == 2
     assert len([key for key in paired.record.games if key[0] == 2]) == 2
+
+
+async def test_a_refused_thread_is_one_warning_and_tried_again_a_minute_later(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Discord refusing the round's threads (a permission taken away after the start) is one
+    WARNING, not one a sweep; the games open once a try a minute later succeeds."""
+    s = sim.seed
+    threads = "POST /channels/{channel_id}/threads"
+    async with harness.running() as bot:
+        refusal = sim.faults.add(threads, status=403, count=None)
+        with caplog.at_level(logging.INFO, logger="bot.tournaments.rounds"):
+            tournament = await joined_and_started(sim, bot, [s.alice, s.bob])
+            for _ in range(3):
+                await bot.sweep()
+            harness.clock.advance(30)
+            await bot.sweep()
+        warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1, [r.getMessage() for r in caplog.records]
+        assert len([r for r in sim.requests if r.route == threads]) == 1
+        assert await round_games(bot, tournament) == []
+        sim.faults.remove(refusal)
+        harness.clock.advance(31)
+        await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        (game,) = await round_games(bot, await current(bot, sim))
+        assert {game.x_id, game.o_id} == {s.alice.id, s.bob.id}

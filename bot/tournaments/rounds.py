@@ -37,6 +37,10 @@ from bot.tournaments.state import Table
 
 log = logging.getLogger(__name__)
 
+# How long a tournament whose thread Discord refused waits before the next try (a deleted host
+# channel, a permission taken away): one warning, not one every sweep.
+THREAD_RETRY_SECONDS = 60.0
+
 
 class TournamentRounds:
     """Runs this process's shards' tournaments: :meth:`sweep` at each of the sweeper's turns,
@@ -59,6 +63,8 @@ class TournamentRounds:
         self._boards = boards
         self._clock = clock
         self._shards = shards
+        # When Discord last refused a thread of each tournament: its games wait a while.
+        self._refused: dict[int, float] = {}
 
     async def sweep(self) -> None:
         """Move every due tournament on; one that fails is logged and tried at the next."""
@@ -95,6 +101,9 @@ class TournamentRounds:
         return tournament_message(tournament.id, tournament.status, state, state.standings(), lang)
 
     async def _open_games(self, tournament: Tournament) -> None:
+        refused_at = self._refused.get(tournament.id)
+        if refused_at is not None and self._clock.now() - refused_at < THREAD_RETRY_SECONDS:
+            return
         state = tournament.state
         for table in state.round_tables(state.current_round):
             if table.o is None or table.decided:
@@ -159,14 +168,20 @@ class TournamentRounds:
                 type=discord.ChannelType.public_thread.value,
             )
         except ANSWER_FAILURES as error:
-            log.warning(
-                "tournament %s: could not open the thread of round %s table %s: %s",
+            again = tournament.id in self._refused
+            self._refused[tournament.id] = self._clock.now()
+            log.log(
+                logging.INFO if again else logging.WARNING,
+                "tournament %s: could not open the thread of round %s table %s (trying again "
+                "in %d s): %s",
                 tournament.id,
                 table.round,
                 table.board,
+                THREAD_RETRY_SECONDS,
                 error,
             )
             return None
+        self._refused.pop(tournament.id, None)
         return int(thread["id"])
 
     async def _remove_thread(self, thread_id: int) -> None:
