@@ -569,12 +569,15 @@ async def test_a_refused_thread_is_one_warning_and_tried_again_a_minute_later(
                 await bot.sweep()
             harness.clock.advance(30)
             await bot.sweep()
+            assert len([r for r in sim.requests if r.route == threads]) == 1
+            harness.clock.advance(31)  # a minute on: tried again, refused again
+            await bot.sweep()
+        assert len([r for r in sim.requests if r.route == threads]) == 2
         warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
         assert len(warnings) == 1, [r.getMessage() for r in caplog.records]
-        assert len([r for r in sim.requests if r.route == threads]) == 1
         assert await round_games(bot, tournament) == []
         sim.faults.remove(refusal)
-        harness.clock.advance(31)
+        harness.clock.advance(61)
         await bot.sweep()
         assert await bot.in_flight.wait_idle(patience=5)
         (game,) = await round_games(bot, await current(bot, sim))
