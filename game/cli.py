@@ -59,7 +59,27 @@ def prompt(board: Board) -> str:
     return f"{NAMES[board.turn]}, {board.turn}: Enter a cell [A-{last_column}][1-{board.size}]: "
 
 
-class Terminal:
+class _Conversation:
+    """Games one after another, as long as the players want another: what every board's
+    conversation shares."""
+
+    _read: Callable[[str], str]
+    _write: Callable[[str], None]
+
+    def run(self) -> None:
+        """Play games until the players decline another; EOFError ends it from any prompt."""
+        self._write("Welcome to TIC-TAC-TOE Game!")
+        while True:
+            self.play_one()
+            answer = self._read("Would you like to play again? [Y/N] ")
+            if answer.strip() not in ("Y", "y"):
+                return
+
+    def play_one(self) -> object:
+        raise NotImplementedError
+
+
+class Terminal(_Conversation):
     """The game's conversation, with input and output injectable for tests."""
 
     def __init__(
@@ -73,15 +93,6 @@ class Terminal:
         self._size = size
         self._read = read
         self._write = write
-
-    def run(self) -> None:
-        """Play games until the players decline another; EOFError ends it from any prompt."""
-        self._write("Welcome to TIC-TAC-TOE Game!")
-        while True:
-            self.play_one()
-            answer = self._read("Would you like to play again? [Y/N] ")
-            if answer.strip() not in ("Y", "y"):
-                return
 
     def play_one(self) -> Board:
         board = Board(self._size)
@@ -133,7 +144,7 @@ def prompt_ultimate(board: UltimateBoard) -> str:
     return f"{player}: Enter a cell in the {where} board {columns}{rows}: "
 
 
-class UltimateTerminal:
+class UltimateTerminal(_Conversation):
     """Ultimate tic-tac-toe's conversation, in the same words; a refused cell is followed by
     the engine's sentence saying why and where to play."""
 
@@ -146,15 +157,6 @@ class UltimateTerminal:
         self._players = players
         self._read = read
         self._write = write
-
-    def run(self) -> None:
-        """Play games until the players decline another; EOFError ends it from any prompt."""
-        self._write("Welcome to TIC-TAC-TOE Game!")
-        while True:
-            self.play_one()
-            answer = self._read("Would you like to play again? [Y/N] ")
-            if answer.strip() not in ("Y", "y"):
-                return
 
     def play_one(self) -> UltimateBoard:
         board = UltimateBoard()
