@@ -299,16 +299,11 @@ class TournamentService:
         tournament's history, their name gone. The tournaments changed."""
         changed = []
         for tournament_id in await self.storage.tournaments_of_member(user_id):
-            tournament = await self.get(tournament_id)
-            if tournament is None:
-                continue
-            changed.append(
-                await self._change(
-                    tournament_id,
-                    tournament.record.guild_id,
-                    lambda t: self._forgotten(t, user_id, placeholder),
-                )
+            forgotten = await self._saved(
+                tournament_id, None, lambda t: self._forgotten(t, user_id, placeholder)
             )
+            if forgotten is not None:
+                changed.append(forgotten)
         return changed
 
     def _forgotten(self, t: Tournament, user_id: int, placeholder: int) -> Change:
@@ -416,9 +411,6 @@ class TournamentService:
         """Take the opening of a table's game upon this process, for :data:`CLAIM_SECONDS`;
         the table as claimed (with its thread, if one was noted since), or None while another
         process holds it."""
-        tournament = await self.get(tournament_id)
-        if tournament is None:
-            return None
         now = self.clock.now()
 
         def claimed(t: Tournament) -> Change:
@@ -432,18 +424,15 @@ class TournamentService:
             return Change(t.status, t.record.due_at, t.state.with_table(table))
 
         try:
-            changed = await self._change(tournament_id, tournament.record.guild_id, claimed)
+            changed = await self._saved(tournament_id, None, claimed)
         except _AlreadyDone:
             return None
-        return changed.state.table(round_number, board)
+        return None if changed is None else changed.state.table(round_number, board)
 
     async def set_table_thread(
         self, tournament_id: int, round_number: int, board: int, thread_id: int
     ) -> Tournament | None:
         """Note the thread opened for a table; None if another process noted one first."""
-        tournament = await self.get(tournament_id)
-        if tournament is None:
-            return None
 
         def noted(t: Tournament) -> Change:
             table = t.state.table(round_number, board)
@@ -453,25 +442,20 @@ class TournamentService:
             return Change(t.status, t.record.due_at, t.state.with_table(thread))
 
         try:
-            return await self._change(tournament_id, tournament.record.guild_id, noted)
+            return await self._saved(tournament_id, None, noted)
         except _AlreadyDone:
             return None
 
     async def note_announcement(self, tournament_id: int, message_id: int) -> None:
-        tournament = await self.get(tournament_id)
-        if tournament is None:
-            return
-        await self._change(
+        await self._saved(
             tournament_id,
-            tournament.record.guild_id,
+            None,
             lambda t: Change(t.status, t.record.due_at, t.state.but(announcement_id=message_id)),
         )
 
     async def note_final_posted(self, tournament_id: int) -> bool:
-        """Mark the final standings posted; False if they were (by this or another process)."""
-        tournament = await self.get(tournament_id)
-        if tournament is None:
-            return False
+        """Mark the final standings posted; False if they were (by this or another process),
+        or the tournament is gone."""
 
         def posted(t: Tournament) -> Change:
             if t.state.final_posted:
@@ -479,10 +463,9 @@ class TournamentService:
             return Change(t.status, t.record.due_at, t.state.but(final_posted=True))
 
         try:
-            await self._change(tournament_id, tournament.record.guild_id, posted)
+            return await self._saved(tournament_id, None, posted) is not None
         except _AlreadyDone:
             return False
-        return True
 
     # -- plumbing --------------------------------------------------------------------------
 
@@ -503,8 +486,24 @@ class TournamentService:
     async def _change(
         self, tournament_id: int, guild_id: int, change: Callable[[Tournament], Change]
     ) -> Tournament:
+        """Make ``change`` on one of ``guild_id``'s tournaments (refused for any other) and
+        save it by compare-and-set, made again on what another change saved meanwhile."""
+        changed = await self._saved(tournament_id, guild_id, change)
+        assert changed is not None  # _of_guild refuses a tournament that is gone
+        return changed
+
+    async def _saved(
+        self, tournament_id: int, guild_id: int | None, change: Callable[[Tournament], Change]
+    ) -> Tournament | None:
+        """:meth:`_change`; with no ``guild_id`` (the bot's own steps, which have no server to
+        check), None if the tournament is gone."""
         for _ in range(SAVE_TRIES):
-            tournament = await self._of_guild(tournament_id, guild_id)
+            if guild_id is None:
+                tournament = await self.get(tournament_id)
+                if tournament is None:
+                    return None
+            else:
+                tournament = await self._of_guild(tournament_id, guild_id)
             changed = change(tournament)
             if (
                 changed.state == tournament.state
