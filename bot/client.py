@@ -555,6 +555,9 @@ class TTTBot(commands.AutoShardedBot):
             if self._health is not None:
                 await self._health.close()
         finally:
+            service = getattr(self, "service", None)
+            if service is not None:
+                service.engine_workers.close()
             storage = getattr(self, "storage", None)
             if storage is not None:
                 await storage.close()

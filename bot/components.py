@@ -67,6 +67,9 @@ _SMALL = r"[0-9]{1,2}"
 CELL_ID = IdFormat("cell", ("game", ROW_ID), ("ply", _SMALL), ("cell", _SMALL))
 # Boards drawn before the ply was added: their clicks still play, on the current position.
 LEGACY_CELL_ID = IdFormat("cell", ("game", ROW_ID), ("cell", _SMALL))
+# Ultimate tic-tac-toe's first step, when the player may play in any open small board: the
+# board picked (0..8, row-major), or "all" to show the boards again, at the ply drawn.
+PICK_ID = IdFormat("pick", ("game", ROW_ID), ("ply", _SMALL), ("board", "[0-8]|all"))
 # A board's controls: Resign, Rematch, and Review (``ttt:review:<game>``, since the review).
 GAME_ACTION_ID = IdFormat(("action", "resign|rematch|review"), ("game", ROW_ID))
 CHALLENGE_ID = IdFormat("challenge", ("challenge", ROW_ID), ("action", "accept|decline|withdraw"))
@@ -97,6 +100,7 @@ TOURNAMENT_ID = IdFormat("tournament", ("tournament", ROW_ID), ("action", "join|
 ID_FORMATS = (
     CELL_ID,
     LEGACY_CELL_ID,
+    PICK_ID,
     GAME_ACTION_ID,
     CHALLENGE_ID,
     FORGET_ID,
@@ -147,6 +151,10 @@ class ClickHandler(Protocol):
 
     async def cell_clicked(
         self, interaction: discord.Interaction[Any], game_id: int, ply: int | None, cell: int
+    ) -> None: ...
+
+    async def pick_clicked(
+        self, interaction: discord.Interaction[Any], game_id: int, ply: int, board: int | None
     ) -> None: ...
 
     async def resign_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None: ...
@@ -262,6 +270,16 @@ class LegacyCellButton(_Routed, template=LEGACY_CELL_ID.template):
     async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
         fields = self.fields
         await handler.cell_clicked(interaction, int(fields["game"]), None, int(fields["cell"]))
+
+
+class PickButton(_Routed, template=PICK_ID.template):
+    """An ultimate game's small board picked, or the boards shown again (see
+    :mod:`bot.render.ultimate`)."""
+
+    async def clicked(self, handler: ClickHandler, interaction: discord.Interaction[Any]) -> None:
+        fields = self.fields
+        board = None if fields["board"] == "all" else int(fields["board"])
+        await handler.pick_clicked(interaction, int(fields["game"]), int(fields["ply"]), board)
 
 
 class GameButton(_Routed, template=GAME_ACTION_ID.template):
@@ -383,6 +401,7 @@ def walk(components: Iterable[discord.Component]) -> Iterator[discord.Component]
 DYNAMIC_ITEMS: tuple[type[discord.ui.DynamicItem[Any]], ...] = (
     CellButton,
     LegacyCellButton,
+    PickButton,
     GameButton,
     ChallengeButton,
     ForgetButton,

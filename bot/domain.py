@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from bot.i18n import Language
 from bot.storage.base import ChallengeRecord, GameRecord
-from game import BOARD_SIZES
+from game.ultimate import ULTIMATE
+from game.variants import GAME_SIZES, is_ultimate
 
 # Games outside servers (DMs, group DMs) all count under this guild id: a member's stats there
 # are one record across every DM. No server has it, and it is on shard 0, as DMs are.
@@ -67,11 +68,14 @@ class Actor:
 
 
 def size_name(size: int) -> str:
-    """How a board size is named to people: 4 and a multiplication sign and 4."""
+    """How a board size is named to people: 4 and a multiplication sign and 4; ultimate
+    tic-tac-toe (stored as size 9, :mod:`game.variants`) by its name."""
+    if is_ultimate(size):
+        return ULTIMATE
     return f"{size}\N{MULTIPLICATION SIGN}{size}"
 
 
 def check_size(size: int) -> None:
-    if size not in BOARD_SIZES:
-        sizes = ", ".join(size_name(side) for side in BOARD_SIZES)
+    if size not in GAME_SIZES:
+        sizes = ", ".join(size_name(side) for side in GAME_SIZES)
         raise UserError("Pick a board size: {}.", sizes)

@@ -18,7 +18,7 @@ from bot.i18n import N_
 from bot.seasons import ALL_TIME, Season, SeasonLength, table
 from bot.server_settings import Setting, SettingsService
 from bot.storage.base import EVERY_GUILD, Rating, ShardSlice, Storage
-from game import BOARD_SIZES
+from game.variants import GAME_SIZES
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ class Ladder:
         """The names of the seasons with rated games on ``size`` boards that begin with
         ``typed``, the latest first; none where the server turned seasons off."""
         settings = await self._settings.of(guild_id)
-        if settings.seasons is SeasonLength.OFF or size not in BOARD_SIZES:
+        if settings.seasons is SeasonLength.OFF or size not in GAME_SIZES:
             return []
         found: list[str] = []
         before = Season.at(self._clock.now()).end  # the current season's games included
@@ -140,7 +140,7 @@ class Ladder:
             if settings.seasons is SeasonLength.OFF or settings.announcements is None:
                 continue
             podiums = {}
-            for size in BOARD_SIZES:
+            for size in GAME_SIZES:
                 rows = await self._season_rows(guild_id, size, season)
                 if rows:
                     podiums[size] = rows[:PODIUM]

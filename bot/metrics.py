@@ -52,6 +52,8 @@ from bot.storage.base import (
     GuildErased,
     Storage,
 )
+from game.ultimate import ULTIMATE
+from game.variants import is_ultimate
 
 T = TypeVar("T")
 
@@ -261,7 +263,8 @@ class Metrics:
 
 
 def _size(game: GameSetup) -> str:
-    return f"{game.size}x{game.size}"
+    """A game's board as its metrics' label: ``3x3``, ``4x4``, ``5x5`` or ``ultimate``."""
+    return ULTIMATE if is_ultimate(game.size) else f"{game.size}x{game.size}"
 
 
 def snowflake_time(snowflake: int) -> float:

@@ -26,7 +26,7 @@ from enum import Enum
 from bot.clock import Clock
 from bot.domain import UserError
 from bot.i18n import N_
-from bot.service import Review, think, when
+from bot.service import Review, when
 from bot.storage.base import (
     DrillQueue,
     DrillRecord,
@@ -35,6 +35,7 @@ from bot.storage.base import (
     PuzzleResult,
     Storage,
 )
+from bot.thinking import think
 from game import Board
 from game.drills import Drill, DrillAnswer, answer, drills_of
 from game.puzzles import (

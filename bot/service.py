@@ -41,11 +41,11 @@ from bot.storage.base import (
     Storage,
     is_forgotten,
 )
+from bot.thinking import SEARCHED_FROM_SIZE, EngineWorkers, think, ultimate_hint, ultimate_move
 from game import (
     BOARD_SIZES,
     COLUMN_LETTERS,
     DEFAULT_SIZE,
-    Board,
     InvalidCellError,
     Mark,
     cell_name,
@@ -58,6 +58,8 @@ from game.board import quote_input
 from game.errors import IllegalMoveError
 from game.review import MoveReview, best_move, review_game
 from game.search import SearchBudget
+from game.ultimate import UltimateBoard, small_board_cells, small_board_of
+from game.variants import Position, is_ultimate, position
 
 log = logging.getLogger(__name__)
 
@@ -74,10 +76,6 @@ DIFFICULTIES: tuple[str, ...] = tuple(level.name for level in LEVELS)
 # Who moves first (and plays X) in a game against the bot.
 FirstPlayer = Literal["me", "bot", "random"]
 FIRST_PLAYERS: tuple[FirstPlayer, ...] = get_args(FirstPlayer)
-# The engine's players answer 3x3 and 4x4 by lookup or rules in microseconds; on larger boards
-# they may search for their whole budget (0.3 s by default), which must not hold the event loop:
-# nor may a hint there (as long), or a review (a search per position, about a second a game).
-SEARCHED_FROM_SIZE = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +190,10 @@ CHANGED = N_("The board changed while you were moving: look again and retry.")
 # A button no board of the bot's has (a hand-made one): nothing to do with it.
 NO_SUCH_BUTTON = N_("That button does nothing: use the buttons on the newest board.")
 NOT_HERE = N_("That button doesn't belong to this message: use the buttons on the newest board.")
+NOT_AN_ULTIMATE_CELL = N_(
+    "{} is not a cell: use a column letter A-I and a row number 1-9, like E5 (the board is "
+    "ultimate tic-tac-toe's 9\N{MULTIPLICATION SIGN}9 grid)."
+)
 HINT_CHANGED = N_("The game changed while I was thinking: ask for a hint again.")
 
 DAY = 86_400
@@ -266,6 +268,7 @@ class GameService:
         settings: SettingsService | None = None,
         custom_emoji_exists: EmojiCheck | None = None,
         keep_finished_days: int | None = None,
+        engine_workers: EngineWorkers | None = None,
     ) -> None:
         self.storage = storage
         self.clock = clock
@@ -281,6 +284,8 @@ class GameService:
         self._rng = rng or random.Random()
         # What the bot may spend on a move where it searches (None: the engine's default).
         self.search_budget = search_budget
+        # Where ultimate's searches run: processes of their own (see bot.thinking).
+        self.engine_workers = engine_workers or EngineWorkers()
         # The guilds whose timeouts this process settles: with several processes on one
         # database, each settles its own shards' so that none is done twice.
         self.shards = shards
@@ -517,7 +522,7 @@ class GameService:
                 # (of a second occupant, of a game past the limit) say so, round trips sooner.
                 await self._require_free_channel(channel_id)
                 await self._check_live_games(live_limit, guild_id, user)
-            ai_cell = await self._choose(difficulty, Board(size))
+            ai_cell = await self._choose(difficulty, position((), size))
         game = self._new_game(
             guild_id,
             channel_id,
@@ -801,6 +806,40 @@ class GameService:
             game_id, clicked, lambda game: self._play(game, user, cell, ply)
         )
 
+    async def pick_on_board(
+        self, game_id: int, user: Actor, small: int | None, clicked: Clicked, ply: int
+    ) -> GameRecord:
+        """A click on one of an ultimate board's small boards (``small``, 0..8), or on the way
+        back to them (None), on a board drawn after ``ply`` moves: the game, if its player to
+        move may pick that board now. Nothing is stored: the caller shows the board with it."""
+        return await self._on_board(
+            game_id, clicked, lambda game: self._pick(game, user, small, ply)
+        )
+
+    async def _pick(self, game: GameRecord, user: Actor, small: int | None, ply: int) -> GameRecord:
+        mark = game.mark_of(user.id)
+        if mark is None:
+            raise UserError("You are not playing in this game: you can watch, though.")
+        game = await self._check_clock(game)
+        if ply != len(game.moves):
+            raise UserError(CHANGED)
+        board = game.board
+        if not isinstance(board, UltimateBoard):
+            raise UserError(NO_SUCH_BUTTON)
+        if board.turn is not mark:
+            raise UserError("It is not your turn: waiting for {}.", game.player_name(board.turn))
+        forced = board.forced_board
+        if forced is not None:
+            cells = small_board_cells(forced)
+            raise UserError(
+                "You were sent to the small board from {} to {}: play there.",
+                cell_name(cells[0], board.size),
+                cell_name(cells[-1], board.size),
+            )
+        if small is not None and board.small_is_closed(small):
+            raise UserError("That small board is closed: pick one that is still open.")
+        return game
+
     async def _on_board(
         self, game_id: int, clicked: Clicked, act: Callable[[GameRecord], Awaitable[_T]]
     ) -> _T:
@@ -854,11 +893,13 @@ class GameService:
         try:
             index = board.parse_move(cell)
         except InvalidCellError as error:
+            if isinstance(board, UltimateBoard):
+                raise UserError(NOT_AN_ULTIMATE_CELL, quote_input(error.text)) from None
             if isinstance(cell, str) and _on_a_larger_board(cell):
                 raise _off_board(cell, board.size) from None
             raise _not_a_cell(error.text, board.size) from None
         except IllegalMoveError as error:
-            raise _cannot_play(error.board, error.cell) from None
+            raise _cannot_play(board, error.cell) from None
         moves = (*game.moves, index)
         ai_cell = None
         after = board.play(index)
@@ -869,17 +910,21 @@ class GameService:
         saved = await self._save(self._advance(game, moves, after))
         return MoveResult(saved, index, ai_cell)
 
-    async def _choose(self, difficulty: str, board: Board) -> int:
+    async def _choose(self, difficulty: str, board: Position) -> int:
         """The bot's move at ``difficulty``."""
+        if isinstance(board, UltimateBoard):
+            seed = self._rng.getrandbits(64)
+            return await self.engine_workers.run(
+                ultimate_move, board.moves, difficulty, seed, self.search_budget
+            )
         strategy = get_strategy(difficulty, self._rng, self.search_budget)
         return await think(board.size, lambda: strategy.choose(board))
 
-    def _advance(self, game: GameRecord, moves: tuple[int, ...], board: Board) -> GameRecord:
+    def _advance(self, game: GameRecord, moves: tuple[int, ...], board: Position) -> GameRecord:
         """``game`` with ``moves`` played, which make ``board``: finished if the board is,
         else the next deadline."""
         now = self.clock.now()
-        outcome = board.outcome()
-        if outcome is None:
+        if not board.is_over:
             advanced = dataclasses.replace(
                 game,
                 moves=moves,
@@ -891,8 +936,8 @@ class GameService:
                 game,
                 moves=moves,
                 status=GameStatus.FINISHED,
-                winner=outcome.winner,
-                end_reason=EndReason.LINE if outcome.winner else EndReason.DRAW,
+                winner=board.winner,
+                end_reason=EndReason.LINE if board.winner else EndReason.DRAW,
                 deadline=None,
                 updated_at=now,
             )
@@ -980,8 +1025,11 @@ class GameService:
         board = game.board
         if board.turn is not mark:
             raise UserError("It is not your turn: waiting for {}.", game.player_name(board.turn))
-        budget = self.search_budget
-        cell = await think(board.size, lambda: best_move(board, budget))
+        if isinstance(board, UltimateBoard):
+            cell = await self.engine_workers.run(ultimate_hint, board.moves)
+        else:
+            square, budget = board, self.search_budget
+            cell = await think(board.size, lambda: best_move(square, budget))
         if game.assisted:
             return Hint(self._remember(game), cell, newly_assisted=False)
         helped = dataclasses.replace(game, assisted=True, updated_at=self.clock.now())
@@ -1008,6 +1056,8 @@ class GameService:
         if game is None:
             raise await self._not_reviewable(channel_id, number)
         moves, size = game.moves, game.size
+        if is_ultimate(size):
+            raise UserError("Reviews of ultimate games are not ready yet.")
         if size < SEARCHED_FROM_SIZE:
             return Review(game, review_game(moves, size))
         return Review(game, await self._searched_review(moves, size))
@@ -1043,7 +1093,7 @@ class GameService:
             )
         return UserError("Game #{} is still going: review it once it is over.", str(number))
 
-    async def board_in_channel(self, channel_id: int) -> Board | None:
+    async def board_in_channel(self, channel_id: int) -> Position | None:
         """The position of the channel's live game, if there is one (for autocomplete)."""
         game = await self.storage.live_game_in_channel(channel_id)
         return game.board if game else None
@@ -1139,14 +1189,6 @@ class GameService:
     ) -> list[Rating]:
         check_size(size)
         return await self.storage.leaderboard(guild_id, limit, size=size)
-
-
-async def think(size: int, work: Callable[[], _T]) -> _T:
-    """The engine's ``work`` (a move, a hint, a review) on a ``size`` board: in a worker thread
-    on the boards where the engine searches, so that other games are answered meanwhile."""
-    if size >= SEARCHED_FROM_SIZE:
-        return await asyncio.to_thread(work)
-    return work()
 
 
 def _keep_latest(kept: dict[_K, _V], key: _K, value: _V, limit: int) -> None:
@@ -1275,21 +1317,39 @@ def _not_a_cell(text: str, size: int) -> UserError:
     )
 
 
-def _cannot_play(board: Board, cell: int) -> UserError:
-    """A cell this position refuses: the game is over, or the cell is taken; or no cell of
-    this board at all, which only a hand-made button names."""
+def _cannot_play(board: Position, cell: int) -> UserError:
+    """A cell this position refuses: the game is over, the cell is taken, or (ultimate) it is
+    outside the small board the player was sent to or in one already won; or no cell of this
+    board at all, which only a hand-made button names."""
     if not 0 <= cell < board.size * board.size:
         return UserError(NO_SUCH_BUTTON)
     name = cell_name(cell, board.size)
-    outcome = board.outcome()
-    if outcome is not None and outcome.winner is None:
+    if board.is_over and board.winner is None:
         return UserError("Cannot play {}: the game is over, it ended in a draw.", name)
-    if outcome is not None and outcome.winner is not None:
+    if board.winner is not None:
         return UserError(
             "Cannot play {}: the game is over, it ended with a win for {}.",
             name,
-            outcome.winner.value,
+            board.winner.value,
         )
+    if isinstance(board, UltimateBoard):
+        small = small_board_of(cell)
+        forced = board.forced_board
+        if forced is not None and small != forced:
+            cells = small_board_cells(forced)
+            return UserError(
+                "{} is not in the small board you were sent to: play in the one from {} to {}.",
+                name,
+                cell_name(cells[0], board.size),
+                cell_name(cells[-1], board.size),
+            )
+        won_by = board.small_winner(small)
+        if won_by is not None:
+            return UserError(
+                "{} is in a small board {} has won: play in one that is still open.",
+                name,
+                won_by.value,
+            )
     taken_by = board[cell]
     return UserError(
         "Cannot play {}: it is taken by {}.", name, taken_by.value if taken_by else "?"

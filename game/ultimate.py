@@ -278,6 +278,12 @@ class UltimateBoard:
         return len(self.moves)
 
     @property
+    def size(self) -> int:
+        """The side of its grid, 9: cells are numbered and named as on a 9x9 board
+        (:func:`game.cell_name` with size 9 names them too)."""
+        return SIDE
+
+    @property
     def forced_board(self) -> int | None:
         """The small board (0..8) the side to move must play in, or None when it may choose any
         open one (the first move, or after being sent to a closed board)."""
@@ -355,10 +361,10 @@ class UltimateBoard:
 
     # -- moves ------------------------------------------------------------------------------
 
-    def parse_move(self, text: str) -> int:
-        """The grid cell ``text`` names, checked against the rules here: an
-        :class:`InvalidCellError` for text that names no cell, an :class:`IllegalMoveError`
-        saying what may be played for one that cannot be played now.
+    def parse_move(self, text: int | str) -> int:
+        """The grid cell ``text`` names (or the cell index itself), checked against the rules
+        here: an :class:`InvalidCellError` for text that names no cell, an
+        :class:`IllegalMoveError` saying what may be played for one that cannot be played now.
 
         >>> board = UltimateBoard.from_moves(["E5", "E4"])
         >>> board.parse_move(" e2 ")
@@ -368,7 +374,7 @@ class UltimateBoard:
         ...
         game.errors.IllegalMoveError: A1 is not in the board you were sent to: play in the top ...
         """
-        return self._check_move(parse_ultimate_cell(text))
+        return self._check_move(parse_ultimate_cell(text) if isinstance(text, str) else text)
 
     def _check_move(self, cell: int) -> int:
         if not 0 <= cell < CELL_COUNT:
@@ -407,7 +413,7 @@ class UltimateBoard:
         >>> UltimateBoard().play("E5").play(30).moves
         (40, 30)
         """
-        cell = self.parse_move(move) if isinstance(move, str) else self._check_move(move)
+        cell = self.parse_move(move)
         small, local = SMALL_OF[cell], LOCAL_OF[cell]
         x_to_move = not len(self.moves) % 2
         x, o, won_x, won_o, closed, forced = apply_move(

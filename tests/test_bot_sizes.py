@@ -444,5 +444,12 @@ async def test_the_size_options_are_the_documented_contract(
             (f"{size_name(3)} (3 in a row)", 3),
             (f"{size_name(4)} (4 in a row)", 4),
             (f"{size_name(5)} (4 in a row)", 5),
+            # Ultimate tic-tac-toe: stored as its 9x9 grid's side (game.variants).
+            ("ultimate (nine small boards)", 9),
         ], name
+    # Tournaments and the servers' default offer the same four.
+    create = {option["name"]: option for option in subcommands["tournament"]["options"]}
+    tournament_sizes = {option["name"]: option for option in create["create"]["options"]}
+    assert [c["value"] for c in tournament_sizes["size"]["choices"]] == [3, 4, 5, 9]
     assert size_name(4) == "4\N{MULTIPLICATION SIGN}4"
+    assert size_name(9) == "ultimate"

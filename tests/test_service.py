@@ -84,11 +84,11 @@ async def test_a_board_size_the_bot_does_not_offer_is_refused_and_starts_nothing
     service: GameService,
 ) -> None:
     times = "\N{MULTIPLICATION SIGN}"
-    sentence = f"Pick a board size: 3{times}3, 4{times}4, 5{times}5."
+    sentence = f"Pick a board size: 3{times}3, 4{times}4, 5{times}5, ultimate."
     for attempt in (
         service.start_vs_ai(GUILD, CHANNEL, ALICE, "smart", "me", 6),
         service.challenge(GUILD, CHANNEL, ALICE, None, 2),
-        service.stats(GUILD, ALICE.id, 9),
+        service.stats(GUILD, ALICE.id, 8),
         service.leaderboard(GUILD, 0),
     ):
         with pytest.raises(UserError) as refused:

@@ -30,6 +30,7 @@ from bot.components import (
     ERASE_ID,
     FORGET_ID,
     ID_FORMATS,
+    PICK_ID,
     TOURNAMENT_ID,
     ClickHandler,
     decode_day,
@@ -48,8 +49,9 @@ from bot.threads import ThreadKeeper
 from bot.tournaments.rounds import TournamentRounds
 from bot.tournaments.service import Tournament, TournamentService
 from bot.tournaments.state import Rules
-from game import BOARD_SIZES, DEFAULT_SIZE, cell_name, parse_cell
+from game import DEFAULT_SIZE, cell_name, parse_cell
 from game.ai import DIFFICULTIES as LEVELS
+from game.variants import GAME_SIZES
 from tournament import ROUND_ROBIN_MOST, Format
 
 if TYPE_CHECKING:
@@ -96,7 +98,7 @@ def in_a_server(interaction: discord.Interaction[Any]) -> bool:
 # (bot.i18n) gives Discord each language's.
 SIZE_CHOICES = [
     app_commands.Choice(name=locale_str(render.SIZE_LABELS[size]), value=size)
-    for size in BOARD_SIZES
+    for size in GAME_SIZES
 ]
 SIZE_HELP = locale_str("Board size; default 3\N{MULTIPLICATION SIGN}3")
 FIRST_CHOICES = [
@@ -302,7 +304,9 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     )
     @app_commands.rename(cell=locale_str("cell"))
     @app_commands.describe(
-        cell=locale_str("A1 to C3 (or 1 to 9); to D4 or E5 (16, 25) on larger boards")
+        cell=locale_str(
+            "A1 to C3 (or 1 to 9); to D4 or E5 (16, 25) on larger boards; to I9 in ultimate"
+        )
     )
     async def move(self, interaction: discord.Interaction[Any], cell: str) -> None:
         async with self._handling(interaction) as answer:
@@ -676,8 +680,9 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             sentence = NO_SUCH_BUTTON
         elif custom_id in on_message:
             return  # discord.py routes it to the DynamicItem
-        elif CELL_ID.parse(custom_id) and any(CELL_ID.parse(other) for other in on_message):
-            # A cell drawn at an older ply, on a board since redrawn.
+        elif _on_a_board(custom_id) and any(_on_a_board(other) for other in on_message):
+            # A cell (or an ultimate board's small board) drawn at an older ply, or before the
+            # player picked or left a small board, on a board since redrawn.
             sentence = CHANGED
         elif TOURNAMENT_ID.parse(custom_id):
             # Join or Leave, on a tournament's message since it started or ended.
@@ -701,6 +706,17 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             )
             note = render.move_note(result.game, result.cell, result.ai_cell)
             await self.boards.update_board(answer, result.game, note)
+
+    async def pick_clicked(
+        self, interaction: discord.Interaction[Any], game_id: int, ply: int, board: int | None
+    ) -> None:
+        async with self._handling(interaction) as answer:
+            clicked = _on_board(interaction, game_id)
+            user = actor(interaction.user)
+            game = await self.service.pick_on_board(game_id, user, board, clicked, ply)
+            # Only what the message shows changes: nothing to store, nothing to redo if the
+            # edit fails (the board still offers the small boards).
+            await answer.update(render.board_message(game, render.last_move_note(game), board))
 
     async def resign_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         async with self._handling(interaction) as answer:
@@ -989,6 +1005,11 @@ def _custom_ids(message: discord.Message) -> set[str]:
         if custom_id:
             found.add(custom_id)
     return found
+
+
+def _on_a_board(custom_id: str) -> bool:
+    """Whether ``custom_id`` is a board's cell, or an ultimate board's small board."""
+    return CELL_ID.parse(custom_id) is not None or PICK_ID.parse(custom_id) is not None
 
 
 def _clicked(interaction: discord.Interaction[Any]) -> Clicked:

@@ -41,8 +41,11 @@ from bot.render.parts import (
     timestamp,
     uses_layout,
 )
+from bot.render.ultimate import ultimate_grid, ultimate_rows, where_to_play
 from bot.storage.base import ChallengeRecord, ChallengeStatus, EndReason, GameRecord, is_forgotten
 from game import DEFAULT_SIZE, Board, Mark, cell_name, standard_line_length
+from game.ultimate import UltimateBoard
+from game.variants import Position, is_ultimate
 
 # Every board names its game, so that a click can be checked against the board it is on: in
 # the embed's footer, or in a components-v2 board's last line (as small text).
@@ -63,20 +66,28 @@ class Shown:
     """A game as one render draws it: its position and winning cells are worked out once."""
 
     game: GameRecord
-    board: Board
+    board: Position
     winning: frozenset[int]  # the cells to highlight: the line that won, if one did
     lang: Language  # the game's own: its board reads the same whoever redraws it
     marks: Mapping[Mark, str]  # the emoji it shows for each side
+    # Ultimate, when the player to move may play in any open small board: the one they picked
+    # to play in (the buttons show its cells), or None (the buttons offer the boards).
+    picked: int | None = None
 
     @classmethod
-    def of(cls, game: GameRecord) -> Shown:
+    def of(cls, game: GameRecord, picked: int | None = None) -> Shown:
         board = game.board
         line = board.winning_line if game.end_reason is EndReason.LINE else None
+        if isinstance(board, UltimateBoard):
+            line = None  # its winning line is of small boards, drawn as big marks
         marks = {mark: mark_emoji(game, mark) for mark in (Mark.X, Mark.O)}
-        return cls(game, board, frozenset(line or ()), i18n.language(game.language), marks)
+        lang = i18n.language(game.language)
+        return cls(game, board, frozenset(line or ()), lang, marks, picked)
 
 
 def _grid(shown: Shown) -> str:
+    if isinstance(shown.board, UltimateBoard):
+        return ultimate_grid(shown.board, shown.marks, shown.picked)
     return grid(shown.board, shown.marks, shown.winning)
 
 
@@ -94,6 +105,10 @@ def status_line(shown: Shown) -> str:
     winner = game.winner
     loser = winner.other if winner else None
     match game.end_reason:
+        case EndReason.LINE if winner and isinstance(board, UltimateBoard):
+            return "🏆 " + lang._(
+                "{winner} wins three small boards in a row!", winner=player(game, winner, lang)
+            )
         case EndReason.LINE if winner and board.winning_line:
             line = " ".join(cell_name(cell, board.size) for cell in board.winning_line)
             return "🏆 " + lang._(
@@ -128,6 +143,8 @@ def _has_forgotten_player(game: GameRecord) -> bool:
 def _title(size: int, lang: Language) -> str:
     if size == DEFAULT_SIZE:
         return lang._("Tic-tac-toe")
+    if is_ultimate(size):
+        return lang._("Ultimate tic-tac-toe")
     return lang._("Tic-tac-toe {size}", size=size_label(size, lang))
 
 
@@ -150,6 +167,8 @@ def _board_text(shown: Shown, note: str | None) -> str:
         "",
         status_line(shown),
     ]
+    if isinstance(shown.board, UltimateBoard) and game.is_active:
+        lines.append(where_to_play(shown.board, shown.picked, shown.lang))
     if game.assisted:
         lines.append("💡 " + shown.lang._(ASSISTED))
     if note:
@@ -165,6 +184,7 @@ def _cells(shown: Shown) -> list[JSON]:
     """The cell buttons in order. Each names the position it was drawn in (the ply), so that
     a click means exactly the position the player saw."""
     game, board = shown.game, shown.board
+    assert isinstance(board, Board)  # ultimate's are drawn by bot.render.ultimate
     ply = board.move_count
     return cell_buttons(
         board,
@@ -187,8 +207,14 @@ def _controls(shown: Shown) -> list[JSON]:
 
 
 def _board_rows(shown: Shown) -> list[JSON]:
-    """The cells, a row of buttons per board row, and the control row."""
-    return cell_rows(_cells(shown), shown.board.size, _controls(shown))
+    """The cells, a row of buttons per board row, and the control row (ultimate: see
+    :func:`bot.render.ultimate.ultimate_rows`)."""
+    board = shown.board
+    if isinstance(board, UltimateBoard):
+        return ultimate_rows(
+            shown.game, board, shown.marks, shown.picked, _controls(shown), shown.lang
+        )
+    return cell_rows(_cells(shown), board.size, _controls(shown))
 
 
 def _board(shown: Shown, note: str | None, *, buttons: bool) -> Message:
@@ -204,17 +230,18 @@ def _board(shown: Shown, note: str | None, *, buttons: bool) -> Message:
     )
 
 
-def board_message(game: GameRecord, note: str | None = None) -> Message:
+def board_message(game: GameRecord, note: str | None = None, picked: int | None = None) -> Message:
     """The game's board message: the grid and status, and the cell buttons with Resign, or
-    Rematch and Review. A server's custom emoji among its marks comes with the board drawn
-    with the bot's own (:class:`MarksFallback`)."""
-    message = _board(Shown.of(game), note, buttons=True)
+    Rematch and Review (ultimate: with the small board ``picked`` to play in, if the player
+    picked one). A server's custom emoji among its marks comes with the board drawn with the
+    bot's own (:class:`MarksFallback`)."""
+    message = _board(Shown.of(game, picked), note, buttons=True)
     custom = [custom_emoji_id(mark) for mark in (game.mark_x, game.mark_o) if mark]
     emoji_ids = tuple(emoji_id for emoji_id in custom if emoji_id is not None)
     if not emoji_ids:
         return message
     own_marks = dataclasses.replace(game, mark_x=None, mark_o=None)
-    plain = _board(Shown.of(own_marks), note, buttons=True)
+    plain = _board(Shown.of(own_marks, picked), note, buttons=True)
     fallback = MarksFallback(game.id, game.guild_id, emoji_ids, plain)
     return dataclasses.replace(message, fallback=fallback)
 
@@ -277,6 +304,13 @@ def last_answer_note(game: GameRecord) -> str | None:
     return move_note(game, moves[-2] if len(moves) > 1 else None, moves[-1])
 
 
+def last_move_note(game: GameRecord) -> str | None:
+    """The note a live game's board was last shown with, to draw it again as it was."""
+    if game.ai_mark is not None:
+        return last_answer_note(game)
+    return move_note(game, game.moves[-1], None) if game.moves else None
+
+
 def thread_pointer_message(game: GameRecord, size: int) -> Message:
     """Where a game went: the thread of its own it is played in (in place of its challenge,
     or as the answer to ``/ttt vs-ai``), in the form of a ``size`` game's messages."""
@@ -327,6 +361,8 @@ def challenge_message(challenge: ChallengeRecord) -> Message:
     board = (
         ""
         if challenge.size == DEFAULT_SIZE
+        else lang._(", ultimate version (nine small boards)")
+        if is_ultimate(challenge.size)
         else " "
         + lang._(
             "on a {size} board ({line} in a row)",

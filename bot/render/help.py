@@ -7,8 +7,9 @@ import discord
 from bot.domain import size_name
 from bot.i18n import N_, Language
 from bot.render.parts import Message, size_label
-from game import BOARD_SIZES, DEFAULT_SIZE
+from game import DEFAULT_SIZE
 from game.ai import DIFFICULTIES, describe
+from game.variants import GAME_SIZES
 
 
 def level_description(name: str, lang: Language) -> str:
@@ -37,6 +38,11 @@ for nobody).
 One game per channel; a player who doesn't move in time loses the game.""")
 
 
+HELP_ULTIMATE = N_("""\
+**Ultimate:** `size:ultimate` plays on nine small boards. Where you play in a small board sends \
+your opponent to the small board in the same place of the big one; three in a row win a small \
+board, three small boards in a row win the game. When you may play in any open board, click \
+the board first, then the cell; `/ttt move` takes the cells A1 to I9.""")
 HELP_PRACTICE = N_("""\
 **Puzzles:** `/ttt puzzle today` is the day's puzzle, the same for everyone, answered with \
 its buttons for you alone; `/ttt puzzle stats` shows your streak and this server's solvers \
@@ -52,8 +58,8 @@ def help_message(lang: Language, default_size: int = DEFAULT_SIZE) -> Message:
         levels="\n".join(
             f"- `{name}`: {level_description(name, lang)}" for name, _ in DIFFICULTIES
         ),
-        sizes=", ".join(size_label(size, lang) for size in BOARD_SIZES),
+        sizes=", ".join(size_label(size, lang) for size in GAME_SIZES),
         default=size_name(default_size),
     )
-    text += "\n" + lang._(HELP_PRACTICE)
+    text += "\n" + lang._(HELP_ULTIMATE) + "\n" + lang._(HELP_PRACTICE)
     return Message(embed=discord.Embed(title=lang._("Tic-tac-toe"), description=text))

@@ -44,6 +44,7 @@ SIZE_LABELS = {
     3: N_("3\N{MULTIPLICATION SIGN}3 (3 in a row)"),
     4: N_("4\N{MULTIPLICATION SIGN}4 (4 in a row)"),
     5: N_("5\N{MULTIPLICATION SIGN}5 (4 in a row)"),
+    9: N_("ultimate (nine small boards)"),
 }
 # A classic message's limit: 5 action rows.
 CLASSIC_ROWS = 5

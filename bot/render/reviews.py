@@ -11,7 +11,7 @@ from bot.i18n import N_, Language
 from bot.render.games import ASSISTED, Shown, board_colour, status_line
 from bot.render.parts import Message, button, button_row, plain_text, player, size_label
 from bot.service import Hint, Review
-from game import Mark, cell_name
+from game import Board, Mark, cell_name
 from game.ai import is_solved
 from game.drills import drills_of
 from game.review import MoveReview, Verdict
@@ -44,7 +44,7 @@ def review_message(review: Review, lang: Language, viewer_id: int | None = None)
         description="\n".join(lines),
         colour=board_colour(game),
     )
-    if is_solved(shown.board):
+    if isinstance(shown.board, Board) and is_solved(shown.board):
         embed.set_footer(text=lang._("Every move is judged against perfect play."))
     else:
         embed.set_footer(

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol, Self
 
-from game import DEFAULT_SIZE, Board, Mark
+from game import DEFAULT_SIZE, Mark
+from game.variants import Position, position
 
 # Stats are kept per opponent kind: other members, or the bot at one difficulty.
 VS_MEMBER = "member"
@@ -141,17 +142,17 @@ class GameRecord(GameSetup):
     assisted: bool = False
 
     # The position its moves make, worked out on first use: a click reads it several times.
-    _board: Board | None = field(default=None, init=False, repr=False, compare=False)
+    _board: Position | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
-    def board(self) -> Board:
+    def board(self) -> Position:
         board = self._board
         if board is None:
-            board = Board.from_moves(self.moves, self.size)
+            board = position(self.moves, self.size)
             object.__setattr__(self, "_board", board)  # a cache, not a change: frozen holds
         return board
 
-    def knowing(self, board: Board) -> Self:
+    def knowing(self, board: Position) -> Self:
         """This record, told the position its moves make: ``board``, just played by the
         caller, so that no one works it out again from the moves."""
         if board.size != self.size or board.move_count != len(self.moves):
