@@ -44,6 +44,7 @@ __all__ = [
     "small_board_cells",
     "small_board_name",
     "small_board_of",
+    "takeable_boards",
     "ultimate_cell_name",
 ]
 
@@ -66,6 +67,8 @@ FULL_SMALL = 0b111_111_111
 # Whether a 9-bit mask of a 3x3 board holds a line: one lookup instead of eight tests, since the
 # engines ask it on every move.
 HAS_LINE = tuple(any(mask & line == line for line in LINE_MASKS) for mask in range(512))
+# Whether a 3x3 board where the opponent holds the 9-bit mask still has a line free of its marks.
+HAS_FREE_LINE = tuple(any(not mask & line for line in LINE_MASKS) for mask in range(512))
 
 _BOARD_NAMES = (
     "top-left",
@@ -200,24 +203,24 @@ def apply_move(
 def can_still_take(mine: int, theirs: int, small: int, won_mine: int, closed: int) -> bool:
     """Whether a side can still count small board ``small`` in a line: it won it, or the board
     is open and has a line free of the opponent's marks (``mine`` and ``theirs`` are 81-bit)."""
-    if won_mine >> small & 1:
-        return True
-    if closed >> small & 1:
-        return False
-    their_marks = theirs >> (small * 9) & FULL_SMALL
-    return any(not their_marks & line for line in LINE_MASKS)
+    return bool(takeable_boards(theirs, won_mine, closed) >> small & 1)
+
+
+def takeable_boards(theirs: int, won_mine: int, closed: int) -> int:
+    """The small boards (a 9-bit mask) a side can still count in a line: those it won, and the
+    open ones with a line free of the opponent's marks (``theirs``, 81-bit)."""
+    takeable = won_mine
+    for small in range(9):
+        if not closed >> small & 1 and HAS_FREE_LINE[theirs >> (small * 9) & FULL_SMALL]:
+            takeable |= 1 << small
+    return takeable
 
 
 def meta_line_alive(x: int, o: int, won_x: int, won_o: int, closed: int) -> bool:
     """Whether either side can still complete a line of small boards."""
-    for theirs_won, mine, theirs, won_mine in ((won_o, x, o, won_x), (won_x, o, x, won_o)):
-        takeable = [
-            can_still_take(mine, theirs, small, won_mine, closed) and not theirs_won >> small & 1
-            for small in range(9)
-        ]
-        if any(all(takeable[small] for small in line) for line in META_LINES):
-            return True
-    return False
+    return (
+        HAS_LINE[takeable_boards(o, won_x, closed)] or HAS_LINE[takeable_boards(x, won_o, closed)]
+    )
 
 
 @dataclass(frozen=True, slots=True)

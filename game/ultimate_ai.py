@@ -19,7 +19,7 @@ import functools
 import random
 import time
 from collections.abc import Mapping
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from game.board import Mark
 from game.budget import SearchBudget
@@ -27,6 +27,7 @@ from game.errors import IllegalMoveError
 from game.ultimate import (
     FULL_SMALL,
     GRID_CELL,
+    HAS_FREE_LINE,
     HAS_LINE,
     LINE_MASKS,
     LOCAL_OF,
@@ -34,17 +35,22 @@ from game.ultimate import (
     SMALL_OF,
     UltimateBoard,
     apply_move,
+    takeable_boards,
 )
 
 __all__ = [
     "ULTIMATE_STRATEGIES",
+    "WIN_SCORE",
+    "UltimateAnalysis",
     "UltimateCasual",
     "UltimateMinimax",
     "UltimateRandom",
     "UltimateSmart",
     "UltimateStrategy",
+    "forced_result",
     "get_ultimate_strategy",
     "play_ultimate_game",
+    "plies_to_end",
 ]
 
 
@@ -200,9 +206,12 @@ def _can_complete(marks: int, blockers: int) -> bool:
 # -- the strongest: alpha-beta with an evaluation -------------------------------------------
 
 # A won game, less the plies it took, so that a nearer win is preferred and a later loss.
-_WIN = 1_000_000
+WIN_SCORE = _WIN = 1_000_000
+# No game lasts longer: scores within this of WIN_SCORE are forced results.
+_MOST_PLIES = 100
 # What a won small board is worth, by where it is in the big grid: the centre board lies on four
-# lines of small boards, a corner on three, an edge on two.
+# lines of small boards, a corner on three, an edge on two. It counts only while a line of small
+# boards through it can still be completed by its winner.
 _BOARD_VALUE = (26, 22, 26, 22, 30, 22, 26, 22, 26)
 # Two won small boards in a line whose third can still be taken, and one.
 _META_TWO = 70
@@ -212,12 +221,16 @@ _FREE_CHOICE = 8
 # How often (in nodes) the search looks at the clock.
 _CLOCK_EVERY = 256
 
+_META_MASKS = tuple(sum(1 << small for small in line) for line in META_LINES)
+
 
 @functools.cache
-def _small_values() -> dict[int, int]:
-    """Every open small board's value for X, keyed ``x_marks << 9 | o_marks``: two in a line
-    with the third free 6, one alone 1, the centre 2 (and the same against X for O)."""
-    values: dict[int, int] = {}
+def _small_values() -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Every open small board's value for X and for O, indexed ``x_marks << 9 | o_marks``: for
+    each side, two in a line with the third free 6, one alone 1, the centre 2. A side's value
+    counts only where a line of small boards through the board is still open to it."""
+    x_values = [0] * (1 << 18)
+    o_values = [0] * (1 << 18)
     for code in range(3**9):
         x_marks = o_marks = 0
         for local in range(9):
@@ -226,49 +239,136 @@ def _small_values() -> dict[int, int]:
                 x_marks |= 1 << local
             elif digit == 2:
                 o_marks |= 1 << local
-        value = 0
+        x_value = 2 * (x_marks >> 4 & 1)
+        o_value = 2 * (o_marks >> 4 & 1)
         for line in LINE_MASKS:
             x_count, o_count = (line & x_marks).bit_count(), (line & o_marks).bit_count()
             if not o_count:
-                value += (0, 1, 6, 0)[x_count]
+                x_value += (0, 1, 6, 0)[x_count]
             if not x_count:
-                value -= (0, 1, 6, 0)[o_count]
-        value += 2 * ((x_marks >> 4 & 1) - (o_marks >> 4 & 1))
-        values[x_marks << 9 | o_marks] = value
-    return values
+                o_value += (0, 1, 6, 0)[o_count]
+        x_values[x_marks << 9 | o_marks] = x_value
+        o_values[x_marks << 9 | o_marks] = o_value
+    return tuple(x_values), tuple(o_values)
 
 
 def _evaluate(
-    x: int, o: int, won_x: int, won_o: int, closed: int, forced: int, x_to_move: bool
+    x: int,
+    o: int,
+    won_x: int,
+    won_o: int,
+    closed: int,
+    forced: int,
+    x_to_move: bool,
+    takeable_x: int,
+    takeable_o: int,
 ) -> int:
-    """The position's value for the side to move, by the weights above."""
-    small_values = _small_values()
+    """The value for the side to move, by the weights above, of a position where some line of
+    small boards can still be completed (``takeable_x`` and ``takeable_o``: the small boards
+    each side can still count in a line)."""
+    x_values, o_values = _small_values()
     value = 0
+    live_x = live_o = 0  # the small boards on a line of small boards each side can complete
+    for line in _META_MASKS:
+        if line & takeable_x == line:
+            live_x |= line
+            count = (line & won_x).bit_count()
+            value += _META_TWO if count == 2 else _META_ONE * count
+        if line & takeable_o == line:
+            live_o |= line
+            count = (line & won_o).bit_count()
+            value -= _META_TWO if count == 2 else _META_ONE * count
     for small in range(9):
         bit = 1 << small
         if won_x & bit:
-            value += _BOARD_VALUE[small]
+            if live_x & bit:
+                value += _BOARD_VALUE[small]
         elif won_o & bit:
-            value -= _BOARD_VALUE[small]
-        elif not closed & bit:
+            if live_o & bit:
+                value -= _BOARD_VALUE[small]
+        elif not closed & bit and (live_x | live_o) & bit:
             shift = small * 9
-            value += small_values[(x >> shift & FULL_SMALL) << 9 | (o >> shift & FULL_SMALL)]
-    # Lines of small boards: a closed board not won by a side blocks the line for it.
-    x_blocked = closed & ~won_x
-    o_blocked = closed & ~won_o
-    for line in _META_MASKS:
-        if not line & x_blocked:
-            count = (line & won_x).bit_count()
-            value += _META_TWO if count == 2 else _META_ONE * count
-        if not line & o_blocked:
-            count = (line & won_o).bit_count()
-            value -= _META_TWO if count == 2 else _META_ONE * count
+            code = (x >> shift & FULL_SMALL) << 9 | (o >> shift & FULL_SMALL)
+            if live_x & bit:
+                value += x_values[code]
+            if live_o & bit:
+                value -= o_values[code]
     if not x_to_move:
         value = -value
     return value + (_FREE_CHOICE if forced < 0 else 0)
 
 
-_META_MASKS = tuple(sum(1 << small for small in line) for line in META_LINES)
+def _play(
+    x: int,
+    o: int,
+    won_x: int,
+    won_o: int,
+    closed: int,
+    takeable_x: int,
+    takeable_o: int,
+    x_to_move: bool,
+    small: int,
+    local: int,
+) -> tuple[int, int, int, int, int, int, int, int]:
+    """:func:`game.ultimate.apply_move`, keeping the small boards each side can still count in a
+    line up to date (only the board played in changes): ``(x, o, won_x, won_o, closed, forced,
+    takeable_x, takeable_o)``."""
+    shift = small * 9
+    board_bit = 1 << small
+    if x_to_move:
+        x |= 1 << (shift + local)
+        marks = x >> shift & FULL_SMALL
+        if HAS_LINE[marks]:
+            won_x |= board_bit
+            closed |= board_bit
+            takeable_o &= ~board_bit
+        elif (marks | o >> shift) & FULL_SMALL == FULL_SMALL:
+            closed |= board_bit
+            takeable_x &= ~board_bit
+            takeable_o &= ~board_bit
+        elif not HAS_FREE_LINE[marks]:
+            takeable_o &= ~board_bit
+    else:
+        o |= 1 << (shift + local)
+        marks = o >> shift & FULL_SMALL
+        if HAS_LINE[marks]:
+            won_o |= board_bit
+            closed |= board_bit
+            takeable_x &= ~board_bit
+        elif (marks | x >> shift) & FULL_SMALL == FULL_SMALL:
+            closed |= board_bit
+            takeable_x &= ~board_bit
+            takeable_o &= ~board_bit
+        elif not HAS_FREE_LINE[marks]:
+            takeable_x &= ~board_bit
+    forced = -1 if closed >> local & 1 else local
+    return x, o, won_x, won_o, closed, forced, takeable_x, takeable_o
+
+
+class UltimateAnalysis(NamedTuple):
+    """What :meth:`UltimateMinimax.analyse` found: the best move (a grid cell), its score for
+    the side to move and the depth searched in full. The score is a forced result the search
+    proved, :data:`WIN_SCORE` less the plies to the end (a win; the negative, a loss; see
+    :func:`forced_result`), or otherwise the evaluation at the search's horizon, in points: about
+    25 a small board won, 70 more for two in a line of small boards whose third is still open."""
+
+    move: int
+    score: int
+    depth: int
+
+
+def forced_result(score: int) -> int:
+    """+1 when ``score`` (for a side) is a win the search proved, -1 a proven loss, else 0."""
+    if score >= WIN_SCORE - _MOST_PLIES:
+        return 1
+    if score <= _MOST_PLIES - WIN_SCORE:
+        return -1
+    return 0
+
+
+def plies_to_end(score: int) -> int | None:
+    """How many plies (moves by either side) a proven result ``score`` takes, else None."""
+    return WIN_SCORE - abs(score) if forced_result(score) else None
 
 
 class _OutOfBudget(Exception):
@@ -279,9 +379,10 @@ class _OutOfBudget(Exception):
 class UltimateMinimax:
     """The strongest: a negamax alpha-beta search with a transposition table, deepened one ply
     at a time until ``budget`` (by default :class:`SearchBudget`'s seconds a move) is spent;
-    the move of the deepest finished search is played. The first two plies are always searched
-    in full, whatever the budget, so it never misses a win in one and never leaves a loss in
-    one it can prevent. Holds the calling thread: call it off an event loop."""
+    the move of the deepest finished search is played. A position where no line of small boards
+    can be completed any more is a draw, as on the board. The first two plies are always
+    searched in full, whatever the budget, so it never misses a win in one and never leaves a
+    loss in one it can prevent. Holds the calling thread: call it off an event loop."""
 
     name = "minimax"
 
@@ -300,8 +401,17 @@ class UltimateMinimax:
     def choose(self, board: UltimateBoard) -> int:
         moves = _require_moves(board)
         if len(moves) == 1:
+            self.last_depth = 0
             return moves[0]
-        x, o, won_x, won_o, closed, forced = board.masks
+        return self.analyse(board).move
+
+    def analyse(self, board: UltimateBoard) -> UltimateAnalysis:
+        """The search's best move in ``board`` (not over) and its score for the side to move,
+        within the budget; searched even when only one move is legal."""
+        moves = _require_moves(board)
+        x, o, won_x, won_o, closed, _ = board.masks
+        takeable_x = takeable_boards(o, won_x, closed)
+        takeable_o = takeable_boards(x, won_o, closed)
         x_to_move = board.turn is Mark.X
         root = [(SMALL_OF[cell], LOCAL_OF[cell]) for cell in moves]
         self._rng.shuffle(root)  # equally rated moves: the first found is played
@@ -312,41 +422,38 @@ class UltimateMinimax:
         self._deadline = started + budget.seconds if budget.seconds is not None else float("inf")
         self._node_limit = budget.nodes if budget.nodes is not None else -1
         best = root[0]
+        best_value = 0
         self.last_depth = 0
         for depth in range(1, max(budget.max_depth, 2) + 1):
             # The first two plies finish whatever the budget (a win in one, a loss in one).
             self._checked_budget = depth > 2
             try:
                 value, found = self._root(
-                    x, o, won_x, won_o, closed, forced, x_to_move, root, depth
+                    (x, o, won_x, won_o, closed, takeable_x, takeable_o), x_to_move, root, depth
                 )
             except _OutOfBudget:
                 break
-            best = found
+            best, best_value = found, value
             self.last_depth = depth
             root.remove(found)
             root.insert(0, found)
-            if abs(value) >= _WIN - 100 or depth >= 81 - board.move_count:
+            if forced_result(value) or depth >= 81 - board.move_count:
                 break  # a forced result, or the whole game searched: deeper changes nothing
-        return GRID_CELL[best[0]][best[1]]
+        return UltimateAnalysis(GRID_CELL[best[0]][best[1]], best_value, self.last_depth)
 
     def _root(
         self,
-        x: int,
-        o: int,
-        won_x: int,
-        won_o: int,
-        closed: int,
-        forced: int,
+        state: tuple[int, int, int, int, int, int, int],
         x_to_move: bool,
         root: list[tuple[int, int]],
         depth: int,
     ) -> tuple[int, tuple[int, int]]:
+        x, o, won_x, won_o, closed, takeable_x, takeable_o = state
         alpha, beta = -_WIN - 1, _WIN + 1
         best = root[0]
         for small, local in root:
             value = -self._negamax(
-                *apply_move(x, o, won_x, won_o, closed, x_to_move, small, local),
+                *_play(x, o, won_x, won_o, closed, takeable_x, takeable_o, x_to_move, small, local),
                 not x_to_move,
                 small,
                 depth - 1,
@@ -366,6 +473,8 @@ class UltimateMinimax:
         won_o: int,
         closed: int,
         forced: int,
+        takeable_x: int,
+        takeable_o: int,
         x_to_move: bool,
         last_small: int,
         depth: int,
@@ -384,10 +493,11 @@ class UltimateMinimax:
         won_last = won_o if x_to_move else won_x
         if won_last >> last_small & 1 and HAS_LINE[won_last]:
             return ply - _WIN
-        if closed == FULL_SMALL:
+        # Drawn: no line of small boards can be completed any more (every board closed, too).
+        if not HAS_LINE[takeable_x] and not HAS_LINE[takeable_o]:
             return 0
         if depth == 0:
-            return _evaluate(x, o, won_x, won_o, closed, forced, x_to_move)
+            return _evaluate(x, o, won_x, won_o, closed, forced, x_to_move, takeable_x, takeable_o)
         key = (x, o, forced)
         entry = self._table.get(key)
         first = -1
@@ -400,14 +510,14 @@ class UltimateMinimax:
                     return entry_value
                 if entry_kind < 0 and entry_value <= alpha:
                     return entry_value
-        moves = _ordered_moves(x, o, won_x, won_o, closed, forced, x_to_move, first)
+        moves = _ordered_moves(x, o, closed, forced, x_to_move, first)
         original_alpha = alpha
         best_value = -_WIN - 1
         best_move = moves[0]
         for move in moves:
             small, local = divmod(move, 9)
             value = -self._negamax(
-                *apply_move(x, o, won_x, won_o, closed, x_to_move, small, local),
+                *_play(x, o, won_x, won_o, closed, takeable_x, takeable_o, x_to_move, small, local),
                 not x_to_move,
                 small,
                 depth - 1,
@@ -432,7 +542,7 @@ class UltimateMinimax:
 
 
 def _ordered_moves(
-    x: int, o: int, won_x: int, won_o: int, closed: int, forced: int, x_to_move: bool, first: int
+    x: int, o: int, closed: int, forced: int, x_to_move: bool, first: int
 ) -> list[int]:
     """The legal moves as ``small * 9 + local``: ``first`` (the table's best), then those that
     win a small board, then those that send the opponent to a board of its own choice last."""

@@ -9,14 +9,23 @@ import random
 import pytest
 
 import game.ultimate_ai
-from game import IllegalMoveError, Mark, UltimateBoard, small_board_cells, small_board_of
+from game import (
+    IllegalMoveError,
+    Mark,
+    UltimateBoard,
+    parse_ultimate_cell,
+    small_board_cells,
+    small_board_of,
+)
 from game.budget import SearchBudget
+from game.ultimate import META_LINES, SMALL_LINES
 from game.ultimate_ai import (
     ULTIMATE_STRATEGIES,
     UltimateCasual,
     UltimateMinimax,
     UltimateSmart,
     UltimateStrategy,
+    forced_result,
     get_ultimate_strategy,
     play_ultimate_game,
 )
@@ -49,6 +58,17 @@ O_MUST_BLOCK_TOP_LEFT = play((1, 0), (0, 0), (0, 3), (3, 0), (0, 4), (4, 2), (2,
 O_MUST_NOT_SEND_X_TO_WIN = UltimateBoard.from_moves(X_WINS_DIAGONAL[:19])
 # X to move, and H8 wins the game.
 X_WINS_IN_ONE = UltimateBoard.from_moves(X_WINS_DIAGONAL[:20])
+# X to move, in any board (found by seeded play). O holds the top-left and bottom-right boards, X
+# the bottom-left one, and the centre is full: X can complete no line of small boards any more.
+# O's only lines left (the top row and the right column of boards) both need the top-right
+# board, where O's last line free of X's marks is the middle column, H1-H3 (O holds H2): X's H1
+# or H3 ends the game drawn at once. The search before it knew the early draw played F3 here
+# (at the tests' budget), after which O wins by force.
+X_CAN_ONLY_DRAW = UltimateBoard.from_moves([
+    "B5", "E5", "F5", "H5", "F4", "G2", "A6", "C9", "H8", "F6", "H9", "E8", "D4", "A3", "B8", "E4",
+    "D1", "B2", "E6", "D7", "C1", "H2", "D5", "C4", "I2", "G6", "B7", "D2", "A4", "B3", "F9", "H7",
+    "E2", "D6", "B9", "F7", "I1", "I3", "I9", "G7", "B1", "F2", "H4", "F1", "G3", "I7", "G1", "C3",
+])  # fmt: skip
 
 
 def test_docstring_examples_hold() -> None:
@@ -120,6 +140,51 @@ def test_smart_and_the_strongest_block_a_game_losing_line(name: str, seed: int) 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_smart_and_the_strongest_win_the_game_when_they_can(name: str, seed: int) -> None:
     assert X_WINS_IN_ONE.play(player(name, seed).choose(X_WINS_IN_ONE)).winner is Mark.X
+
+
+def lines_open_to(board: UltimateBoard, mark: Mark) -> list[tuple[int, int, int]]:
+    """The lines of small boards ``mark`` can still complete, read off the board: every board
+    in it won by ``mark``, or open with a line of cells holding none of the other's marks."""
+
+    def can_take(small: int) -> bool:
+        if board.small_winner(small) is not None or board.small_is_closed(small):
+            return board.small_winner(small) is mark
+        cells = small_board_cells(small)
+        return any(
+            all(board[cells[local]] is not mark.other for local in line) for line in SMALL_LINES
+        )
+
+    return [line for line in META_LINES if all(can_take(small) for small in line)]
+
+
+def test_the_early_draw_position_is_what_the_test_says() -> None:
+    board = X_CAN_ONLY_DRAW
+    assert board.turn is Mark.X
+    assert board.forced_board is None
+    assert [board.small_winner(small) for small in range(9)] == [
+        Mark.O, None, None, None, None, None, Mark.X, None, Mark.O,
+    ]  # fmt: skip
+    assert board.small_is_closed(4)
+    assert lines_open_to(board, Mark.X) == []
+    assert lines_open_to(board, Mark.O) == [(0, 1, 2), (2, 5, 8)]
+    drawing = {cell for cell in board.legal_moves if board.play(cell).is_draw}
+    assert drawing == {parse_ultimate_cell("H1"), parse_ultimate_cell("H3")}
+    assert len(board.legal_moves) == 22
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_strongest_draws_at_once_when_it_can_no_longer_win(seed: int) -> None:
+    # X cannot win, so a draw is the best it can get: the search must score the position after
+    # H1 or H3 as the draw it is, not by the small boards O holds.
+    chosen = player("minimax", seed).choose(X_CAN_ONLY_DRAW)
+    assert X_CAN_ONLY_DRAW.play(chosen).is_draw
+
+
+def test_the_move_the_search_played_before_it_knew_the_early_draw_loses() -> None:
+    # The search proves it within the budget (a win in 13 plies), in a fraction of a second.
+    after = X_CAN_ONLY_DRAW.play("F3")
+    analysis = UltimateMinimax(random.Random(0), SearchBudget(None, nodes=300_000)).analyse(after)
+    assert forced_result(analysis.score) == 1  # a win for O, to move, proven
 
 
 @pytest.mark.parametrize("seed", SEEDS)
