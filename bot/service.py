@@ -41,7 +41,14 @@ from bot.storage.base import (
     Storage,
     is_forgotten,
 )
-from bot.thinking import SEARCHED_FROM_SIZE, EngineWorkers, think, ultimate_hint, ultimate_move
+from bot.thinking import (
+    SEARCHED_FROM_SIZE,
+    EngineWorkers,
+    think,
+    ultimate_hint,
+    ultimate_move,
+    ultimate_review,
+)
 from game import (
     BOARD_SIZES,
     COLUMN_LETTERS,
@@ -59,6 +66,7 @@ from game.errors import IllegalMoveError
 from game.review import MoveReview, best_move, review_game
 from game.search import SearchBudget
 from game.ultimate import UltimateBoard, small_board_cells, small_board_of
+from game.ultimate_review import UltimateMoveReview
 from game.variants import Position, is_ultimate, position
 
 log = logging.getLogger(__name__)
@@ -141,6 +149,14 @@ class Review:
 
     game: GameRecord
     moves: tuple[MoveReview, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class UltimateReview:
+    """A finished ultimate game and each of its moves as the engine's search judged it."""
+
+    game: GameRecord
+    moves: tuple[UltimateMoveReview, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,6 +317,9 @@ class GameService:
         self._kept: dict[int, GameRecord] = {}
         # Searched reviews done or under way, the most recently asked for last.
         self._reviews: dict[_ReviewKey, asyncio.Future[tuple[MoveReview, ...]]] = {}
+        self._ultimate_reviews: dict[
+            tuple[int, ...], asyncio.Future[tuple[UltimateMoveReview, ...]]
+        ] = {}
         # Where a server limits live games: a member's game starts in this process, one at a
         # time (a guild's interactions all come to the process of its shard). The storage
         # decides the limit; this only spares a thread opened for a game it then refuses.
@@ -1054,28 +1073,56 @@ class GameService:
             return
         log.info("game %s is not assisted: its hint never reached its player", hint.game.id)
 
-    async def review(self, channel_id: int, number: int | None = None) -> Review:
+    async def review(self, channel_id: int, number: int | None = None) -> Review | UltimateReview:
         """Every move of the finished game ``number`` of this channel (by default its last
         finished one), judged. Anyone who can see the channel may: the game is public there.
         A live game is refused: its review would be a hint for the player to move."""
+        game = await self._reviewable(channel_id, number)
+        if is_ultimate(game.size):
+            return UltimateReview(game, await self._ultimate_review(game.moves))
+        return await self._square_review(game)
+
+    async def review_to_practise(self, channel_id: int, number: int) -> Review:
+        """The review of game ``number`` that "Practise this" makes drills of: drills are
+        positions of the square boards, so an ultimate game (only a hand-made button names one)
+        is refused before it is searched."""
+        game = await self._reviewable(channel_id, number)
+        if is_ultimate(game.size):
+            raise UserError("Drills come from games on the square boards: ultimate has none.")
+        return await self._square_review(game)
+
+    async def _reviewable(self, channel_id: int, number: int | None) -> GameRecord:
         game = await self.storage.finished_game_in_channel(channel_id, number)
         if game is None:
             raise await self._not_reviewable(channel_id, number)
+        return game
+
+    async def _square_review(self, game: GameRecord) -> Review:
         moves, size = game.moves, game.size
-        if is_ultimate(size):
-            raise UserError("Reviews of ultimate games are not ready yet.")
         if size < SEARCHED_FROM_SIZE:
             return Review(game, review_game(moves, size))
-        return Review(game, await self._searched_review(moves, size))
+        searched = await self._once(
+            self._reviews, (moves, size), lambda: think(size, lambda: review_game(moves, size))
+        )
+        return Review(game, searched)
 
-    async def _searched_review(self, moves: tuple[int, ...], size: int) -> tuple[MoveReview, ...]:
-        """The review of ``moves`` on a ``size`` board, searched once however many ask for it,
-        together or later (see :data:`REVIEWS_KEPT`)."""
-        key = (moves, size)
-        review = self._reviews.get(key)
+    async def _ultimate_review(self, moves: tuple[int, ...]) -> tuple[UltimateMoveReview, ...]:
+        return await self._once(
+            self._ultimate_reviews,
+            moves,
+            lambda: self.engine_workers.run(ultimate_review, moves),
+        )
+
+    @staticmethod
+    async def _once(
+        kept: dict[_K, asyncio.Future[_T]], key: _K, search: Callable[[], Awaitable[_T]]
+    ) -> _T:
+        r"""A review ``search``\ed once however many ask for it, together or later (the latest
+        :data:`REVIEWS_KEPT` are kept in ``kept``, by what they judge)."""
+        review = kept.get(key)
         if review is None or (review.done() and (review.cancelled() or review.exception())):
-            review = asyncio.ensure_future(think(size, lambda: review_game(moves, size)))
-        _keep_latest(self._reviews, key, review, REVIEWS_KEPT)
+            review = asyncio.ensure_future(search())
+        _keep_latest(kept, key, review, REVIEWS_KEPT)
         # Shielded: one asker going away (a shutdown) must not stop the others' review.
         return await asyncio.shield(review)
 

@@ -25,6 +25,7 @@ from typing import TypeVar
 from game.budget import SearchBudget
 from game.ultimate import UltimateBoard
 from game.ultimate_ai import get_ultimate_strategy
+from game.ultimate_review import UltimateMoveReview, review_ultimate_game, ultimate_best_move
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,7 @@ _T = TypeVar("_T")
 # From this side up, a square board's engine may search for its whole budget.
 SEARCHED_FROM_SIZE = 5
 # What a worker process imports before it takes work: the engine alone.
-_WORKER_PRELOAD = ["game.ultimate_ai"]
+_WORKER_PRELOAD = ["game.ultimate_review"]
 
 
 def ultimate_move(
@@ -54,9 +55,15 @@ async def think(size: int, work: Callable[[], _T]) -> _T:
 
 
 def ultimate_hint(moves: tuple[int, ...]) -> int:
-    """The best move for the player to move in the ultimate position ``moves`` make, by the
-    strongest level's search: run in a worker process."""
-    return ultimate_move(moves, "minimax", 0, None)
+    """A hint: the best move for the player to move in the ultimate position ``moves`` make, by
+    the strongest level's search (the same on every machine): run in a worker process."""
+    return ultimate_best_move(UltimateBoard.from_moves(moves))
+
+
+def ultimate_review(moves: tuple[int, ...]) -> tuple[UltimateMoveReview, ...]:
+    """Every move of the ultimate game ``moves`` played, judged by the strongest level's search
+    (seconds of searching): run in a worker process."""
+    return review_ultimate_game(moves)
 
 
 class EngineWorkers:

@@ -10,6 +10,7 @@ does not say every cell."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 import re
@@ -18,15 +19,25 @@ from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
-from bot import render
+from bot import i18n, render
 from bot.client import TTTBot
-from bot.components import CELL_ID, CHALLENGE_ID, GAME_ACTION_ID, PICK_ID, TOURNAMENT_ID
+from bot.components import (
+    CELL_ID,
+    CHALLENGE_ID,
+    GAME_ACTION_ID,
+    PICK_ID,
+    PRACTISE_ID,
+    TOURNAMENT_ID,
+)
 from bot.render import EMPTY_EMOJI, MARK_EMOJI, ROW_EMOJI, WINNING_EMOJI
 from bot.render.ultimate import IDLE_EMOJI
+from bot.service import UltimateReview
 from bot.storage.base import GameRecord, GameStatus
 from bot.thinking import EngineWorkers, ultimate_move
 from game import Mark, UltimateBoard, cell_name
+from game.budget import SearchBudget
 from game.ultimate import small_board_cells, small_board_of
+from game.ultimate_review import review_ultimate_game
 from game.variants import ULTIMATE_SIZE
 from tests.bot_harness import (
     BotHarness,
@@ -565,3 +576,98 @@ async def test_a_servers_language_marks_threads_and_turn_clock_apply_to_ultimate
         assert stored_game is not None
         assert stored_game.status is GameStatus.FINISHED
         assert stored_game.winner is Mark.O
+
+
+# -- hints and reviews -----------------------------------------------------------------------------
+
+
+def shortest_won_game(seeds: int = 100) -> tuple[int, ...]:
+    """The shortest game won by a side among seeded random games."""
+    games = []
+    for seed in range(seeds):
+        rng = random.Random(seed)
+        board = UltimateBoard()
+        while not board.is_over:
+            board = board.play(rng.choice(board.legal_moves))
+        if board.winner is not None:
+            games.append(board.moves)
+    return min(games, key=len)
+
+
+@pytest.mark.slow  # the review searches each of some 30 positions (about 5 s of CPU)
+async def test_a_finished_game_is_reviewed_by_the_engines_search(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    moves = shortest_won_game()
+    async with harness.running() as bot:
+        message = await challenge_and_accept(sim, s.alice, s.bob)
+        await play_typed(sim, (s.alice, s.bob), moves)
+        game = await bot.storage.finished_game_in_channel(s.channel.id, None)
+        assert game is not None
+        assert game.moves == moves
+        shown = await sim.slash(s.carol, s.channel, "ttt board")
+        refused(shown, "There is no game in this channel")
+        asked = await sim.slash(s.carol, s.channel, "ttt review")
+        assert asked.response_type == 5  # deferred: the search takes seconds
+        await sim.wait_for(lambda: asked.done or bool(asked.followups), timeout=60, what="review")
+        review = await final_answer(asked)
+        assert review.ephemeral
+        text = text_of(review)
+        assert f"Review of game #{game.id}" in text
+        assert f"of {len(moves)} moves were good by the engine's search" in text
+        winner = UltimateBoard.from_moves(moves).winner
+        assert winner is not None
+        last = f"{len(moves)}. {winner.value} {cell_name(moves[-1], ULTIMATE)}"
+        assert f"{last} — {winner.value} wins the game." in text
+        assert "ultimate tic-tac-toe is not solved" in text
+        assert review.components == []  # no drills from ultimate
+        refused(
+            await sim.click(s.alice, message, PRACTISE_ID.build(game=game.id), forged=True),
+            "Drills come from games on the square boards: ultimate has none.",
+        )
+
+
+async def test_a_hint_is_a_legal_cell_and_makes_the_game_assisted(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running() as bot:
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="casual", size=9)
+        message = await final_answer(started)
+        await play_one_move(sim, bot, s.alice, message)
+        before = ultimate(await stored(bot, message))
+        hint = await final_answer(await sim.slash(s.alice, s.channel, "ttt hint"))
+        assert hint.ephemeral
+        found = re.search(r"Hint: ([A-I][1-9])\.", text_of(hint))
+        assert found is not None, text_of(hint)
+        assert before.parse_move(found[1]) in before.legal_moves
+        game = await stored(bot, message)
+        assert game.assisted
+        assert game.moves == before.moves
+
+
+def test_every_review_sentence_reads_in_every_language() -> None:
+    """Each move's sentence, from the parts of a real review, in each catalogue: every field
+    filled, and the whole review within an embed's 4,096 characters."""
+    rng = random.Random(5)
+    board = UltimateBoard()
+    while not board.is_over:
+        board = board.play(rng.choice(board.legal_moves))
+    reviews = review_ultimate_game(board.moves, budget=SearchBudget(seconds=None, nodes=200))
+    verdicts = {move.verdict for move in reviews}
+    assert len(verdicts) >= 3, verdicts  # random play gets several kinds of verdict
+    review = UltimateReview(
+        dataclasses.replace(record(board.moves), status=GameStatus.FINISHED, deadline=None),
+        reviews,
+    )
+    for code in i18n.ALL_LANGUAGES:
+        lang = i18n.language(code)
+        for move in reviews:
+            sentence = render.ultimate_move_sentence(move, lang)
+            assert sentence.startswith(f"{move.number}. {move.mark.value} {move.cell_name} — ")
+            assert "{" not in sentence
+            assert "None" not in sentence
+        embed = render.review_message(review, lang).embed
+        assert embed is not None
+        assert len(embed.description or "") <= 4096

@@ -509,7 +509,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     async def practise_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         async with self._handling(interaction) as answer:
             _, channel_id = place(interaction)
-            review = await self.service.review(channel_id, game_id)
+            review = await self.service.review_to_practise(channel_id, game_id)
             view = await self.practice.practise(review, interaction.user.id)
             await answer.post(render.drill_message(view, answer.private_language), ephemeral=True)
 

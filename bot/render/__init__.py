@@ -99,7 +99,7 @@ from bot.render.practice import (
     reply_sentence,
     task_sentence,
 )
-from bot.render.reviews import hint_message, move_sentence, review_message
+from bot.render.reviews import hint_message, move_sentence, review_message, ultimate_move_sentence
 from bot.render.settings import duration, language_name, settings_message
 from bot.render.stats import leaderboard_message, season_end_message, stats_message
 from bot.render.tournaments import (
@@ -197,5 +197,6 @@ __all__ = [
     "tournament_message",
     "tournament_my_game",
     "tournament_standings",
+    "ultimate_move_sentence",
     "uses_layout",
 ]

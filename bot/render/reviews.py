@@ -10,18 +10,25 @@ from bot.components import PRACTISE_ID
 from bot.i18n import N_, Language
 from bot.render.games import ASSISTED, Shown, board_colour, status_line
 from bot.render.parts import Message, button, button_row, plain_text, player, size_label
-from bot.service import Hint, Review
+from bot.render.ultimate import board_range
+from bot.service import Hint, Review, UltimateReview
 from game import Board, Mark, cell_name
 from game.ai import is_solved
 from game.drills import drills_of
 from game.review import MoveReview, Verdict
+from game.ultimate_review import ReplyEffect, UltimateMoveReview, UltimateVerdict
 
 
-def review_message(review: Review, lang: Language, viewer_id: int | None = None) -> Message:
+def review_message(
+    review: Review | UltimateReview, lang: Language, viewer_id: int | None = None
+) -> Message:
     """A finished game move by move, for the member who asked (``viewer_id``), in their
     language: who played, how it ended, and one sentence a move; and **Practise this** when
     the viewer played a move that lost value (see :mod:`bot.practice`). At most 25 moves of at
-    most about 90 characters each: well within an embed description's 4,096."""
+    most about 90 characters each: well within an embed description's 4,096. An ultimate game:
+    see :func:`ultimate_review_message`."""
+    if isinstance(review, UltimateReview):
+        return ultimate_review_message(review, lang)
     game = review.game
     shown = dataclasses.replace(Shown.of(game), lang=lang)
     lines = [
@@ -97,6 +104,127 @@ def move_sentence(move: MoveReview, lang: Language) -> str:
     else:
         text = N_("missed win: the game was a win for {mark}, now a draw. {better} kept the win.")
     return head + lang._(text, mark=mark, other=other, better=better)
+
+
+# An embed's description holds 4,096 characters: an ultimate review's moves fill it up to this,
+# leaving room for its first lines and the count of the moves left out.
+ULTIMATE_REVIEW_ROOM = 3_600
+VERDICT_LABELS = {
+    UltimateVerdict.INACCURACY: N_("inaccuracy"),
+    UltimateVerdict.MISTAKE: N_("mistake"),
+    UltimateVerdict.BLUNDER: N_("blunder"),
+    UltimateVerdict.MISSED_WIN: N_("missed win"),
+}
+
+
+def ultimate_review_message(review: UltimateReview, lang: Language) -> Message:
+    """A finished ultimate game as the engine's search judged it: up to 81 moves would not fit
+    an embed, and most are good, so it lists the moves that were not (and the last), with the
+    count of good ones; each verdict is the search's, proven only where it says so."""
+    game = review.game
+    shown = dataclasses.replace(Shown.of(game), lang=lang)
+    good = sum(move.verdict is UltimateVerdict.GOOD for move in review.moves)
+    lines = [
+        lang._(
+            "{x} (X) vs {o} (O), {size}",
+            x=player(game, Mark.X, lang),
+            o=player(game, Mark.O, lang),
+            size=size_label(game.size, lang),
+        ),
+        status_line(shown),
+    ]
+    if game.assisted:
+        lines.append("💡 " + lang._(ASSISTED))
+    lines.append("")
+    if not review.moves:
+        lines.append(lang._("No move was played."))
+    else:
+        lines.append(
+            lang._(
+                "{good} of {total} moves were good by the engine's search; the others:",
+                good=good,
+                total=len(review.moves),
+            )
+        )
+    notable = [
+        move
+        for index, move in enumerate(review.moves)
+        if move.verdict is not UltimateVerdict.GOOD or index == len(review.moves) - 1
+    ]
+    room = ULTIMATE_REVIEW_ROOM
+    for count, move in enumerate(notable):
+        sentence = ultimate_move_sentence(move, lang)
+        if len(sentence) + 1 > room:
+            lines.append(lang._("… and {count} more.", count=len(notable) - count))
+            break
+        lines.append(sentence)
+        room -= len(sentence) + 1
+    embed = discord.Embed(
+        title=lang._("Review of game #{game}", game=game.id),
+        description="\n".join(lines),
+        colour=board_colour(game),
+    )
+    embed.set_footer(
+        text=lang._(
+            "Judged by the engine's search: ultimate tic-tac-toe is not solved, so a verdict is "
+            "proven only where it says so."
+        )
+    )
+    return Message(embed=embed)
+
+
+def ultimate_move_sentence(move: UltimateMoveReview, lang: Language) -> str:
+    """An ultimate move's verdict in ``lang``, from the parts ``game.ultimate_review`` gives: one
+    whole sentence a case. Small boards are named by their cells (``G7`` to ``I9``)."""
+    mark, other = move.mark.value, move.mark.other.value
+    head = f"{move.number}. {mark} {move.cell_name} — "
+    after = move.after
+    verdict = move.verdict
+    if verdict is UltimateVerdict.GOOD:
+        if after.winner is not None:
+            return head + lang._("{mark} wins the game.", mark=after.winner.value)
+        if after.is_over:
+            return head + lang._("the game ends in a draw.")
+        return head + lang._("good.")
+    label = lang._(VERDICT_LABELS[verdict])
+    if move.proven:
+        label = lang._("{verdict} (proven)", verdict=label)
+    better = move.better_name
+    if verdict is UltimateVerdict.MISSED_WIN:
+        if move.better_wins_at_once:
+            text = N_("{verdict}: {better} won the game at once.")
+        else:
+            text = N_("{verdict}: {better} kept a forced win.")
+        return head + lang._(text, verdict=label, better=better)
+    sent_to, effect, board = move.sent_to, move.reply_effect, move.reply_board
+    if after.is_over:
+        text = N_("{verdict}: it ends the game in a draw. {better} was better.")
+    elif effect is ReplyEffect.WINS_GAME and sent_to is not None:
+        text = N_(
+            "{verdict}: it sends {other} to {board}, where {other} wins the game with {reply}. "
+            "{better} was better."
+        )
+    elif effect is ReplyEffect.WINS_GAME:
+        text = N_(
+            "{verdict}: it lets {other} play in any board, and {other} wins the game with "
+            "{reply}. {better} was better."
+        )
+    elif effect is ReplyEffect.WINS_BOARD and sent_to is not None:
+        text = N_(
+            "{verdict}: it sends {other} to {board}, which {other} then wins with {reply}. "
+            "{better} was better."
+        )
+    elif effect is ReplyEffect.WINS_BOARD:
+        text = N_(
+            "{verdict}: it lets {other} play in any board, and {other} wins {board} with "
+            "{reply}. {better} was better."
+        )
+    else:
+        text = N_("{verdict}: {other}'s best answer is {reply}. {better} was better.")
+    shown_board = board_range(sent_to if sent_to is not None else board or 0)
+    return head + lang._(
+        text, verdict=label, other=other, board=shown_board, reply=move.reply_name, better=better
+    )
 
 
 def hint_message(hint: Hint, lang: Language) -> Message:
