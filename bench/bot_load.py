@@ -123,7 +123,7 @@ class Target:
     name = ""
     module = ""
     command = ""  # the slash command that opens a game (or posts a button)
-    options: ClassVar[Mapping[str, str]] = {}
+    options: ClassVar[Mapping[str, object]] = {}
     # Both register their commands at start, so that the server this run started knows
     # them (tttbot would skip it on a database that has seen these definitions before).
     arguments: tuple[str, ...] = ()
@@ -149,7 +149,7 @@ class Target:
 class TTTBot(Target):
     module = "bot"
     command = "ttt vs-ai"
-    options: ClassVar[Mapping[str, str]] = {"difficulty": "minimax"}
+    options: ClassVar[Mapping[str, object]] = {"difficulty": "minimax"}
     arguments = ("--sync",)
 
     def __init__(self, database_url: str, label: str, http_port: int) -> None:
@@ -270,6 +270,10 @@ class Load:
             self.boards.update(zip(chunk, boards, strict=True))
         return channels
 
+    def new_phase(self) -> Phase:
+        """What a loop of this load fills in (a subclass's clicks may measure more)."""
+        return Phase()
+
     async def click(self, channel: SimChannel, phase: Phase) -> None:
         board = self.boards[channel]
         custom_id = self.target.next_click(board, self.rng)
@@ -286,7 +290,7 @@ class Load:
         self.boards[channel] = ix.message
 
     async def closed_loop(self, channels: list[SimChannel], seconds: float) -> Phase:
-        phase = Phase()
+        phase = self.new_phase()
         deadline = time.perf_counter() + seconds
 
         async def keep_clicking(channel: SimChannel) -> None:
@@ -299,7 +303,7 @@ class Load:
         return phase
 
     async def open_loop(self, channels: list[SimChannel], rate: float, seconds: float) -> Phase:
-        phase = Phase()
+        phase = self.new_phase()
         idle = list(channels)
         running: set[asyncio.Task[None]] = set()
 

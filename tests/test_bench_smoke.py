@@ -85,6 +85,54 @@ def test_load_benchmark_runs_every_bot_and_reports_every_figure() -> None:
     assert (raw, board, bare) == ("", "", "")
 
 
+def test_ultimate_load_benchmark_plays_both_loads_and_reports_every_figure() -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.ultimate_load",
+            *("--games", "2", "--quiet-channels", "2", "--rate", "5"),
+            *("--seconds", "1.5", "--warmup", "0.5", "--ramp", "0.5"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+
+    def cells(label: str) -> list[str]:
+        row = out.split(f"| {label} | ")[1].split("\n")[0]
+        return [cell.strip() for cell in row.rstrip(" |").split(" | ")]
+
+    assert "| figure | quiet channels alone | beside 2 ultimate games |" in out
+    quiet_alone, quiet_beside = cells(
+        "quiet: errors (unanswered in 3 s, or not an edit) / overruns"
+    )
+    for errors in (quiet_alone, quiet_beside):
+        assert errors.startswith("0 / "), errors  # every quiet click answered in 3 s, and well
+    for label in (
+        "quiet: latency p50 / p95 / p99 / slowest ms",
+        "longest event-loop stall ms / the same less the loop's wait for a CPU",
+        "CPU, share of a core: bot process",
+        "CPU, share of a core: this driver (and the server)",
+    ):
+        assert len(cells(label)) == 2, label
+    assert "quiet latency beside the games, against alone (p50 / p95 / p99): " in out
+    # The ultimate games were played, to the final edit, through the worker processes.
+    assert int(cells("moves (a cell and the bot's answer)")[0]) > 0
+    assert cells("ultimate errors (unanswered in 3 s, refused, or unfinished in 60 s)") == ["0"]
+    workers_alone, workers_beside = cells("CPU, share of a core: engine workers")
+    assert (workers_alone, workers_beside != "0%") == ("0%", True), workers_beside
+    for label in (
+        "a move to its final edit: p50 / p95 / p99 / slowest ms",
+        "a click's first answer: p50 / p95 / p99 / slowest ms",
+        "clicks deferred (first answered, then edited)",
+    ):
+        assert label in out
+
+
 def run_ladder(*arguments: str) -> str:
     result = subprocess.run(
         [sys.executable, "-m", "bench.ladder", *arguments],
