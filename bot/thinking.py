@@ -33,6 +33,8 @@ _T = TypeVar("_T")
 
 # From this side up, a square board's engine may search for its whole budget.
 SEARCHED_FROM_SIZE = 5
+# How much lower a worker process's scheduling priority is than the bot's (see _new_pool).
+WORKER_NICENESS = 10
 # What a worker process imports before it takes work: the engine alone.
 _WORKER_PRELOAD = ["game.ultimate_review"]
 
@@ -100,7 +102,12 @@ class EngineWorkers:
         # child forked from it could inherit a lock one of them held.
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(_WORKER_PRELOAD)
-        return ProcessPoolExecutor(self._workers, mp_context=context)
+        # Below the bot's own priority: a search waits a moment for a core, the event loop
+        # does not (bench.ultimate_load: beside twelve searching games, the loop waited for a
+        # CPU behind workers of equal priority).
+        return ProcessPoolExecutor(
+            self._workers, mp_context=context, initializer=os.nice, initargs=(WORKER_NICENESS,)
+        )
 
     def close(self) -> None:
         """Stop the worker processes (a task still running is not waited for)."""

@@ -33,7 +33,7 @@ from bot.render import EMPTY_EMOJI, MARK_EMOJI, ROW_EMOJI, WINNING_EMOJI
 from bot.render.ultimate import IDLE_EMOJI
 from bot.service import UltimateReview
 from bot.storage.base import GameRecord, GameStatus
-from bot.thinking import EngineWorkers, ultimate_move
+from bot.thinking import WORKER_NICENESS, EngineWorkers, ultimate_move
 from game import Mark, UltimateBoard, cell_name
 from game.budget import SearchBudget
 from game.ultimate import small_board_cells, small_board_of
@@ -521,6 +521,8 @@ async def test_the_engine_workers_run_in_another_process_and_survive_a_dead_one(
         assert not workers.started
         assert await workers.run(os.getpid) != os.getpid()
         assert workers.started
+        # Below the bot's priority, so that the event loop never waits for a core behind them.
+        assert await workers.run(os.nice, 0) == min(19, os.nice(0) + WORKER_NICENESS)
         with pytest.raises(BrokenProcessPool):
             await workers.run(os._exit, 1)
         # The broken pool was let go: the next task gets a new one.
