@@ -10,8 +10,9 @@ helped in short trial matches against alpha-beta:
 - playouts by the ``casual`` level's rules (win a small board if possible, else block one, else
   any move), cut off after :data:`PLAYOUT_PLIES` plies where the alpha-beta level's evaluation,
   squashed into a win chance, scores the position;
-- an MCTS-Solver: a game won or lost at a node is proven, and proofs climb the tree (a move that
-  wins the game is always played, one that loses it never when another does not).
+- an MCTS-Solver: a game won or lost at a node is proven, and so is a node whose side to move
+  can win at once; proofs climb the tree (a move that wins the game is always played, one that
+  lets the opponent win at once never when another does not).
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ __all__ = ["PLAYOUT_PLIES", "UltimateMcts"]
 # (a logistic curve: 60 points, about two small boards, is a 73% chance).
 PLAYOUT_PLIES = 4
 EVALUATION_SCALE = 60.0
-# UCB1's exploration constant, for results in 0..1 (tried: 0.25, 0.4, 1.0).
-EXPLORATION = 0.4
+# UCB1's exploration constant, for results in 0..1 (tried: 0.15, 0.25, 0.4, 1.0).
+EXPLORATION = 0.25
 # How often (in iterations) the search looks at the clock.
 _CLOCK_EVERY = 16
 
@@ -93,6 +94,21 @@ def _result(state: State, mover_is_x: bool, small: int) -> float | None:
     return None
 
 
+def _winning_move(state: State, x_to_move: bool) -> int:
+    """A move (``small * 9 + local``) with which the side to move wins the game at once, or -1."""
+    x, o, won_x, won_o, closed, forced, _, _ = state
+    mine, won = (x, won_x) if x_to_move else (o, won_o)
+    taken = x | o
+    for small in range(9) if forced < 0 else (forced,):
+        if closed >> small & 1 or not HAS_LINE[won | 1 << small]:
+            continue
+        shift = small * 9
+        cells = _COMPLETING[mine >> shift & FULL_SMALL] & ~taken >> shift
+        if cells:
+            return shift + _BITS[cells & FULL_SMALL][0]
+    return -1
+
+
 class UltimateMcts:
     """Monte Carlo tree search within ``budget``: seconds (on ``clock``) or ``nodes``, here the
     number of iterations (one playout each). Deterministic for a given rng and node budget."""
@@ -129,6 +145,10 @@ class UltimateMcts:
             takeable_boards(o, won_x, closed),
             takeable_boards(x, won_o, closed),
         )
+        winning = _winning_move(state, board.turn is Mark.X)
+        if winning >= 0:
+            small, local = divmod(winning, 9)
+            return GRID_CELL[small][local]
         root = _Node(state, board.turn is Mark.X, -1)
         budget = self._budget
         deadline = self._clock() + budget.seconds if budget.seconds is not None else math.inf
@@ -188,6 +208,8 @@ class UltimateMcts:
                 )
                 child = _Node(after, not node.x_to_move, move)
                 child.proven = _result(after, node.x_to_move, small)
+                if child.proven is None and _winning_move(after, child.x_to_move) >= 0:
+                    child.proven = _LOSS  # the side to move there wins at once
                 node.children.append(child)
                 node = child
                 path.append(node)
