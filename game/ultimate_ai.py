@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import NamedTuple, Protocol
 
 from game.board import Mark
@@ -382,15 +382,23 @@ class UltimateMinimax:
     the move of the deepest finished search is played. A position where no line of small boards
     can be completed any more is a draw, as on the board. The first two plies are always
     searched in full, whatever the budget, so it never misses a win in one and never leaves a
-    loss in one it can prevent. Holds the calling thread: call it off an event loop."""
+    loss in one it can prevent. Holds the calling thread: call it off an event loop.
+
+    ``clock`` is what the budget's seconds are measured on: wall time by default, as a player
+    waiting for a move sees it; a benchmark may pass :func:`time.thread_time` so that a loaded
+    machine does not cut one side's moves short."""
 
     name = "minimax"
 
     def __init__(
-        self, rng: random.Random | None = None, budget: SearchBudget | None = None
+        self,
+        rng: random.Random | None = None,
+        budget: SearchBudget | None = None,
+        clock: Callable[[], float] = time.perf_counter,
     ) -> None:
         self._rng = rng or random.Random()
         self._budget = budget or SearchBudget()
+        self._clock = clock
         self._table: dict[tuple[int, int, int], tuple[int, int, int, int]] = {}
         self._nodes = 0
         self._deadline = 0.0
@@ -418,7 +426,7 @@ class UltimateMinimax:
         self._table.clear()
         self._nodes = 0
         budget = self._budget
-        started = time.perf_counter()
+        started = self._clock()
         self._deadline = started + budget.seconds if budget.seconds is not None else float("inf")
         self._node_limit = budget.nodes if budget.nodes is not None else -1
         best = root[0]
@@ -486,7 +494,7 @@ class UltimateMinimax:
         if (
             self._checked_budget
             and self._nodes % _CLOCK_EVERY == 0
-            and (0 <= self._node_limit <= self._nodes or time.perf_counter() > self._deadline)
+            and (0 <= self._node_limit <= self._nodes or self._clock() > self._deadline)
         ):
             raise _OutOfBudget
         # The side that just moved (not the side to move) may have won, on the board it played.

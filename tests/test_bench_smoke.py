@@ -215,8 +215,10 @@ def test_ultimate_benchmark_runs_and_reports_every_figure() -> None:
             sys.executable,
             "-m",
             "bench.ultimate",
-            *("--positions", "5", "--games", "2", "--seconds", "0.02"),
+            *("--positions", "5", "--games", "2", "--seconds", "0.02", "--nodes", "300"),
             *("--uct-games", "1", "--uct-playouts", "50"),
+            *("--mcts-games", "2", "--mcts-seconds", "0.02"),
+            *("--reviews", "1", "--review-nodes", "100"),
         ],
         capture_output=True,
         text=True,
@@ -230,3 +232,9 @@ def test_ultimate_benchmark_runs_and_reports_every_figure() -> None:
     for row in ("casual against random", "smart against casual", "minimax against smart"):
         assert f"| {row} | " in out
     assert "| minimax against textbook UCT, 50 playouts a move (1 games" in out
+    assert "minimax's move over the same positions at 300 nodes: median" in out
+    assert "| minimax against random | " in out
+    assert "MCTS against alpha-beta, 0.02 s of CPU a move each, games 0-1 (" in out
+    assert "hint (100 nodes), " in out
+    assert "review (100 nodes a position) of a " in out
+    assert "review, CPU a move: median " in out
