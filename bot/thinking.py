@@ -84,7 +84,10 @@ class EngineWorkers:
         if pool is None:
             pool = self._pool = self._new_pool()
         try:
-            return await asyncio.wrap_future(pool.submit(work, *args))
+            # Submitting may start a worker, which waits for the fork server (started, and its
+            # imports done, on first use): seconds on a busy machine, never on the event loop.
+            submitted = await asyncio.to_thread(pool.submit, work, *args)
+            return await asyncio.wrap_future(submitted)
         except BrokenProcessPool:
             log.warning("an engine worker process died: starting new ones for the next task")
             if self._pool is pool:

@@ -610,7 +610,7 @@ async def test_a_finished_game_is_reviewed_by_the_engines_search(
         assert game.moves == moves
         shown = await sim.slash(s.carol, s.channel, "ttt board")
         refused(shown, "There is no game in this channel")
-        asked = await sim.slash(s.carol, s.channel, "ttt review")
+        asked = await sim.slash(s.carol, s.channel, "ttt review", timeout=30)
         assert asked.response_type == 5  # deferred: the search takes seconds
         await sim.wait_for(lambda: asked.done or bool(asked.followups), timeout=60, what="review")
         review = await final_answer(asked)
@@ -639,7 +639,7 @@ async def test_a_hint_is_a_legal_cell_and_makes_the_game_assisted(
         message = await final_answer(started)
         await play_one_move(sim, bot, s.alice, message)
         before = ultimate(await stored(bot, message))
-        hint = await final_answer(await sim.slash(s.alice, s.channel, "ttt hint"))
+        hint = await final_answer(await sim.slash(s.alice, s.channel, "ttt hint", timeout=30))
         assert hint.ephemeral
         found = re.search(r"Hint: ([A-I][1-9])\.", text_of(hint))
         assert found is not None, text_of(hint)
