@@ -12,6 +12,7 @@ from bot.render.games import ASSISTED, Shown, board_colour, status_line
 from bot.render.parts import Message, button, button_row, plain_text, player, size_label
 from bot.render.ultimate import board_range
 from bot.service import Hint, Review, UltimateReview
+from bot.storage.base import GameRecord
 from game import Board, Mark, cell_name
 from game.ai import is_solved
 from game.drills import drills_of
@@ -30,19 +31,7 @@ def review_message(
     if isinstance(review, UltimateReview):
         return ultimate_review_message(review, lang)
     game = review.game
-    shown = dataclasses.replace(Shown.of(game), lang=lang)
-    lines = [
-        lang._(
-            "{x} (X) vs {o} (O), {size}",
-            x=player(game, Mark.X, lang),
-            o=player(game, Mark.O, lang),
-            size=size_label(game.size, lang),
-        ),
-        status_line(shown),
-    ]
-    if game.assisted:
-        lines.append("💡 " + lang._(ASSISTED))
-    lines.append("")
+    lines = _heading(game, lang)
     lines.extend(move_sentence(move, lang) for move in review.moves)
     if not review.moves:
         lines.append(lang._("No move was played."))
@@ -51,7 +40,8 @@ def review_message(
         description="\n".join(lines),
         colour=board_colour(game),
     )
-    if isinstance(shown.board, Board) and is_solved(shown.board):
+    board = game.board
+    if isinstance(board, Board) and is_solved(board):
         embed.set_footer(text=lang._("Every move is judged against perfect play."))
     else:
         embed.set_footer(
@@ -70,6 +60,25 @@ def review_message(
         discord.ButtonStyle.primary,
     )
     return Message(embed=embed, components=[button_row([practise])])
+
+
+def _heading(game: GameRecord, lang: Language) -> list[str]:
+    """A review's first lines, in ``lang``: who played on which board, how it ended, whether a
+    hint was used; then a blank line."""
+    shown = dataclasses.replace(Shown.of(game), lang=lang)
+    lines = [
+        lang._(
+            "{x} (X) vs {o} (O), {size}",
+            x=player(game, Mark.X, lang),
+            o=player(game, Mark.O, lang),
+            size=size_label(game.size, lang),
+        ),
+        status_line(shown),
+    ]
+    if game.assisted:
+        lines.append("💡 " + lang._(ASSISTED))
+    lines.append("")
+    return lines
 
 
 def move_sentence(move: MoveReview, lang: Language) -> str:
@@ -122,20 +131,8 @@ def ultimate_review_message(review: UltimateReview, lang: Language) -> Message:
     an embed, and most are good, so it lists the moves that were not (and the last), with the
     count of good ones; each verdict is the search's, proven only where it says so."""
     game = review.game
-    shown = dataclasses.replace(Shown.of(game), lang=lang)
     good = sum(move.verdict is UltimateVerdict.GOOD for move in review.moves)
-    lines = [
-        lang._(
-            "{x} (X) vs {o} (O), {size}",
-            x=player(game, Mark.X, lang),
-            o=player(game, Mark.O, lang),
-            size=size_label(game.size, lang),
-        ),
-        status_line(shown),
-    ]
-    if game.assisted:
-        lines.append("💡 " + lang._(ASSISTED))
-    lines.append("")
+    lines = _heading(game, lang)
     if not review.moves:
         lines.append(lang._("No move was played."))
     else:
