@@ -14,9 +14,9 @@ Figures, each part skipped when its count is 0:
 - ``--games``: matches of every ``--pairs`` (by default each level against the one below, and the
   strongest against ``random``), sides alternating, each game seeded by its number so that a
   match split over runs (``--first-game``) plays the same games;
-- ``--mcts-games``: the Monte Carlo tree search of ``bench/ultimate_mcts.py`` against the
-  alpha-beta search, both with ``--mcts-seconds`` of their thread's CPU time a move (the same
-  budget on a loaded machine);
+- ``--mcts-games``: the Monte Carlo tree search (the ``minimax`` level since issue 39's
+  measurement) against the alpha-beta search it replaced, both with ``--mcts-seconds`` of their
+  thread's CPU time a move (the same budget on a loaded machine);
 - ``--uct-games``: the strongest against a plain textbook UCT (written here: uniform random
   playouts, UCB1 with c = sqrt(2), no other knowledge) with ``--uct-playouts`` playouts a move
   (10,000 by default: seconds a move in Python, so only a few games fit);
@@ -36,12 +36,12 @@ import time
 from collections.abc import Callable, Sequence
 
 from bench.samples import percentile
-from bench.ultimate_mcts import UltimateMcts
 from game import Mark, UltimateBoard
 from game.budget import SearchBudget
 from game.ultimate import FULL_SMALL, HAS_LINE, apply_move
 from game.ultimate_ai import (
     ULTIMATE_STRATEGIES,
+    UltimateMcts,
     UltimateMinimax,
     UltimateStrategy,
     get_ultimate_strategy,

@@ -1,11 +1,14 @@
 """Computer players for ultimate tic-tac-toe (:mod:`game.ultimate`), weakest first: ``random``,
 ``casual`` (takes a small board it can win, blocks one it would lose, otherwise careless),
 ``smart`` (rules: win the game, block, win a small board, send the opponent nowhere useful) and
-``minimax``, the strongest: an alpha-beta search with a hand-tuned evaluation, deepened until its
-budget is spent.
+``minimax``, the strongest: a Monte Carlo tree search (:class:`UltimateMcts`) whose playouts end
+in a hand-tuned evaluation, within a time budget a move. The level keeps its name: it was an
+alpha-beta search with that evaluation (:class:`UltimateMinimax`, still here), until the tree
+search beat it at the same time a move (issue 39; bench/README.md has the figures).
 
 Every player picks among the moves it rates equally with the ``random.Random`` it was given, so a
-seeded game repeats (the strongest's, given a node budget rather than a time one).
+seeded game repeats (the strongest's, given a node budget, for it a number of iterations, rather
+than a time one).
 
 >>> import random
 >>> board = UltimateBoard.from_moves(["E5"])
@@ -16,6 +19,7 @@ True
 from __future__ import annotations
 
 import functools
+import math
 import random
 import time
 from collections.abc import Callable, Mapping
@@ -43,6 +47,7 @@ __all__ = [
     "WIN_SCORE",
     "UltimateAnalysis",
     "UltimateCasual",
+    "UltimateMcts",
     "UltimateMinimax",
     "UltimateRandom",
     "UltimateSmart",
@@ -346,15 +351,16 @@ def _play(
 
 
 class UltimateAnalysis(NamedTuple):
-    """What :meth:`UltimateMinimax.analyse` found: the best move (a grid cell), its score for
-    the side to move and the depth searched in full. The score is a forced result the search
-    proved, :data:`WIN_SCORE` less the plies to the end (a win; the negative, a loss; see
-    :func:`forced_result`), or otherwise the evaluation at the search's horizon, in points: about
-    25 a small board won, 70 more for two in a line of small boards whose third is still open."""
+    """What a search's ``analyse`` found (:meth:`UltimateMcts.analyse`,
+    :meth:`UltimateMinimax.analyse`): the best move (a grid cell) and its score for the side to
+    move. The score is a forced result the search proved, :data:`WIN_SCORE` less the plies to the
+    end (a win; the negative, a loss; see :func:`forced_result`), or otherwise in the
+    evaluation's points: about 25 a small board won, 70 more for two in a line of small boards
+    whose third is still open (the alpha-beta search's evaluation at its horizon; the tree
+    search's win chance, through the inverse of its playouts' logistic curve)."""
 
     move: int
     score: int
-    depth: int
 
 
 def forced_result(score: int) -> int:
@@ -377,18 +383,19 @@ class _OutOfBudget(Exception):
 
 
 class UltimateMinimax:
-    """The strongest: a negamax alpha-beta search with a transposition table, deepened one ply
-    at a time until ``budget`` (by default :class:`SearchBudget`'s seconds a move) is spent;
-    the move of the deepest finished search is played. A position where no line of small boards
-    can be completed any more is a draw, as on the board. The first two plies are always
-    searched in full, whatever the budget, so it never misses a win in one and never leaves a
-    loss in one it can prevent. Holds the calling thread: call it off an event loop.
+    """The alpha-beta search the ``minimax`` level was until the tree search beat it (issue 39):
+    a negamax search with a transposition table, deepened one ply at a time until ``budget`` (by
+    default :class:`SearchBudget`'s seconds a move) is spent; the move of the deepest finished
+    search is played. A position where no line of small boards can be completed any more is a
+    draw, as on the board. The first two plies are always searched in full, whatever the budget,
+    so it never misses a win in one and never leaves a loss in one it can prevent. Holds the
+    calling thread: call it off an event loop.
 
     ``clock`` is what the budget's seconds are measured on: wall time by default, as a player
     waiting for a move sees it; a benchmark may pass :func:`time.thread_time` so that a loaded
     machine does not cut one side's moves short."""
 
-    name = "minimax"
+    name = "alpha-beta"
 
     def __init__(
         self,
@@ -447,7 +454,7 @@ class UltimateMinimax:
             root.insert(0, found)
             if forced_result(value) or depth >= 81 - board.move_count:
                 break  # a forced result, or the whole game searched: deeper changes nothing
-        return UltimateAnalysis(GRID_CELL[best[0]][best[1]], best_value, self.last_depth)
+        return UltimateAnalysis(GRID_CELL[best[0]][best[1]], best_value)
 
     def _root(
         self,
@@ -583,15 +590,335 @@ def _ordered_moves(
     return ordered + winning + plain + freeing
 
 
+# -- the strongest: Monte Carlo tree search ---------------------------------------------------
+#
+# UCT (UCB1 over each node's children, the most visited root move played) with what knowledge
+# helped in trial matches against the alpha-beta search above (bench/README.md):
+#
+# - the early draw: a position where no line of small boards can be completed any more is a
+#   draw, as on the board;
+# - playouts by the ``casual`` level's rules (win a small board if possible, else block one,
+#   else any move), cut off after PLAYOUT_PLIES plies where the alpha-beta search's evaluation,
+#   squashed into a win chance, scores the position;
+# - an MCTS-Solver: a game won or lost at a node is proven, and so is a node whose side to move
+#   can win at once; proofs climb the tree (a move that wins the game is always played, one
+#   that lets the opponent win at once never when another does not).
+
+# How far a playout goes before the evaluation scores it, and how its points become a win chance
+# (a logistic curve: 60 points, about two small boards, is a 73% chance).
+PLAYOUT_PLIES = 4
+EVALUATION_SCALE = 60.0
+# UCB1's exploration constant, for results in 0..1 (tried: 0.15, 0.25, 0.4, 1.0).
+EXPLORATION = 0.25
+# How often (in iterations) the search looks at the clock.
+_ITERATIONS_A_CLOCK = 16
+
+# The state of a position, as :func:`_play` keeps it: (x, o, won_x, won_o, closed, forced,
+# takeable_x, takeable_o).
+_State = tuple[int, int, int, int, int, int, int, int]
+
+# The cells (9-bit) of a small board that complete a line for a side holding the 9-bit ``mine``
+# there, taken or not.
+_COMPLETING = tuple(
+    sum(1 << local for local in range(9) if HAS_LINE[mine | 1 << local] and not mine >> local & 1)
+    for mine in range(512)
+)
+# The set bits of every 9-bit mask, as cell numbers.
+_BITS = tuple(tuple(local for local in range(9) if mask >> local & 1) for mask in range(512))
+
+# Results, for the side that moved into a node.
+_WON, _DRAWN, _LOST = 1.0, 0.5, 0.0
+
+
+class _Node:
+    """A position in the tree. ``score`` sums the results of the playouts through it for the side
+    that moved into it; ``proven`` is that side's result once proven, ``plies`` how many plies
+    from here to the end the proof takes."""
+
+    __slots__ = (
+        "children",
+        "move",
+        "plies",
+        "proven",
+        "score",
+        "state",
+        "untried",
+        "visits",
+        "x_to_move",
+    )
+
+    def __init__(self, state: _State, x_to_move: bool, move: int) -> None:
+        self.state = state
+        self.x_to_move = x_to_move
+        self.move = move  # small * 9 + local, -1 at the root
+        self.untried: list[int] | None = None  # the moves not expanded yet, once listed
+        self.children: list[_Node] = []
+        self.visits = 0
+        self.score = 0.0
+        self.proven: float | None = None
+        self.plies = 0
+
+
+def _moves(state: _State) -> list[int]:
+    x, o, _, _, closed, forced, _, _ = state
+    taken = x | o
+    smalls = range(9) if forced < 0 else (forced,)
+    return [
+        small * 9 + local
+        for small in smalls
+        if not closed >> small & 1
+        for local in _BITS[~taken >> (small * 9) & FULL_SMALL]
+    ]
+
+
+def _result(state: _State, mover_is_x: bool, small: int) -> float | None:
+    """The mover's result if the game ended with its move in ``small``, else None."""
+    _, _, won_x, won_o, _, _, takeable_x, takeable_o = state
+    won = won_x if mover_is_x else won_o
+    if won >> small & 1 and HAS_LINE[won]:
+        return _WON
+    if not HAS_LINE[takeable_x] and not HAS_LINE[takeable_o]:
+        return _DRAWN
+    return None
+
+
+def _winning_move(state: _State, x_to_move: bool) -> int:
+    """A move (``small * 9 + local``) with which the side to move wins the game at once, or -1."""
+    x, o, won_x, won_o, closed, forced, _, _ = state
+    mine, won = (x, won_x) if x_to_move else (o, won_o)
+    taken = x | o
+    for small in range(9) if forced < 0 else (forced,):
+        if closed >> small & 1 or not HAS_LINE[won | 1 << small]:
+            continue
+        shift = small * 9
+        cells = _COMPLETING[mine >> shift & FULL_SMALL] & ~taken >> shift
+        if cells:
+            return shift + _BITS[cells & FULL_SMALL][0]
+    return -1
+
+
+class UltimateMcts:
+    """The strongest, the ``minimax`` level: a Monte Carlo tree search (see above) within
+    ``budget``, :class:`SearchBudget`'s seconds a move by default (on ``clock``: wall time, or
+    :func:`time.thread_time` for a benchmark on a loaded machine), or its ``nodes``, here the
+    number of iterations (one playout each): deterministic for a given rng. A move that wins the
+    game at once is played without searching. Holds the calling thread: call it off an event
+    loop."""
+
+    # The level's name, whatever the search (issue 39: the alpha-beta search it replaced lost
+    # to it, bench/README.md).
+    name = "minimax"
+
+    def __init__(
+        self,
+        rng: random.Random | None = None,
+        budget: SearchBudget | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+        exploration: float = EXPLORATION,
+        playout_plies: int = PLAYOUT_PLIES,
+    ) -> None:
+        self._rng = rng or random.Random()
+        self._budget = budget or SearchBudget()
+        self._clock = clock
+        self._exploration = exploration
+        self._playout_plies = playout_plies
+        self.last_iterations = 0
+
+    def choose(self, board: UltimateBoard) -> int:
+        moves = _require_moves(board)
+        if len(moves) == 1:
+            return moves[0]
+        return self.analyse(board).move
+
+    def analyse(self, board: UltimateBoard) -> UltimateAnalysis:
+        """The search's move in ``board`` (not over) and its score for the side to move: a result
+        the solver proved, or the most visited move's win chance as evaluation points (the
+        inverse of the playouts' logistic curve); searched even when only one move is legal."""
+        _require_moves(board)
+        x, o, won_x, won_o, closed, forced = board.masks
+        state = (
+            x,
+            o,
+            won_x,
+            won_o,
+            closed,
+            forced,
+            takeable_boards(o, won_x, closed),
+            takeable_boards(x, won_o, closed),
+        )
+        winning = _winning_move(state, board.turn is Mark.X)
+        if winning >= 0:
+            self.last_iterations = 0
+            return UltimateAnalysis(GRID_CELL[winning // 9][winning % 9], _WIN - 1)
+        root = _Node(state, board.turn is Mark.X, -1)
+        budget = self._budget
+        deadline = self._clock() + budget.seconds if budget.seconds is not None else math.inf
+        limit = budget.nodes if budget.nodes is not None else -1
+        iterations = 0
+        while root.proven is None and iterations != limit:
+            if iterations % _ITERATIONS_A_CLOCK == 0 and iterations and self._clock() > deadline:
+                break
+            iterations += 1
+            self._iterate(root)
+        self.last_iterations = iterations
+        best = self._best_child(root)
+        return UltimateAnalysis(GRID_CELL[best.move // 9][best.move % 9], _mcts_score(best))
+
+    @staticmethod
+    def _best_child(root: _Node) -> _Node:
+        children = root.children
+        for child in children:
+            if child.proven == _WON:
+                return child
+        alive = [child for child in children if child.proven != _LOST] or children
+        return max(alive, key=lambda child: (child.visits, child.score))
+
+    def _iterate(self, root: _Node) -> None:
+        node = root
+        path = [root]
+        exploration = self._exploration
+        # Selection: down the fully expanded nodes by UCB1, past proven losses for the mover.
+        while node.proven is None and node.untried is not None and not node.untried:
+            log_visits = math.log(node.visits)
+            chosen = None
+            chosen_value = -1.0
+            for child in node.children:
+                if child.proven == _LOST:
+                    continue
+                value = child.score / child.visits + exploration * math.sqrt(
+                    log_visits / child.visits
+                )
+                if value > chosen_value:
+                    chosen, chosen_value = child, value
+            if chosen is None:
+                break  # every move loses: the node is proven below
+            node = chosen
+            path.append(node)
+        # Expansion: one new child.
+        if node.proven is None:
+            if node.untried is None:
+                node.untried = _moves(node.state)
+                self._rng.shuffle(node.untried)
+            if node.untried:
+                move = node.untried.pop()
+                small, local = divmod(move, 9)
+                x, o, won_x, won_o, closed, _, takeable_x, takeable_o = node.state
+                after = _play(
+                    x, o, won_x, won_o, closed, takeable_x, takeable_o, node.x_to_move, small, local
+                )
+                child = _Node(after, not node.x_to_move, move)
+                child.proven = _result(after, node.x_to_move, small)
+                if child.proven is None and _winning_move(after, child.x_to_move) >= 0:
+                    child.proven = _LOST  # the side to move there wins at once
+                    child.plies = 1
+                node.children.append(child)
+                node = child
+                path.append(node)
+        value = node.proven if node.proven is not None else self._playout(node)
+        for visited in reversed(path):
+            visited.visits += 1
+            visited.score += value
+            value = 1.0 - value
+        # Proofs climb: a child won by the side to move proves a loss for the side that moved
+        # in; every child proven, the best of them decides.
+        for visited in reversed(path):
+            if visited.proven is not None or visited.untried is None:
+                continue
+            results = [child.proven for child in visited.children]
+            if _WON in results:
+                visited.proven = _LOST
+                visited.plies = 1 + min(
+                    child.plies for child in visited.children if child.proven == _WON
+                )
+            elif not visited.untried and None not in results:
+                visited.proven = 1.0 - max(result for result in results if result is not None)
+                visited.plies = 1 + max(child.plies for child in visited.children)
+            else:
+                break
+
+    def _free_choice(self, mine: int, theirs: int, taken: int, closed: int) -> int:
+        """A ``casual`` move in any open board: one that wins a small board, else one that
+        blocks one, else any."""
+        open_boards = [small for small in range(9) if not closed >> small & 1]
+        for side in (mine, theirs):
+            urgent = [
+                small * 9 + local
+                for small in open_boards
+                for local in _BITS[
+                    _COMPLETING[side >> (small * 9) & FULL_SMALL] & ~taken >> (small * 9)
+                ]
+            ]
+            if urgent:
+                return self._rng.choice(urgent)
+        return self._rng.choice(
+            [
+                small * 9 + local
+                for small in open_boards
+                for local in _BITS[~taken >> (small * 9) & FULL_SMALL]
+            ]
+        )
+
+    def _playout(self, node: _Node) -> float:
+        """A ``casual`` playout from ``node``, cut off by the evaluation: the result for the
+        side that moved into ``node``."""
+        x, o, won_x, won_o, closed, forced, takeable_x, takeable_o = node.state
+        x_to_move = node.x_to_move
+        for_x = not x_to_move  # the side the result is for
+        rng = self._rng
+        for _ in range(self._playout_plies):
+            mine, theirs = (x, o) if x_to_move else (o, x)
+            taken = x | o
+            if forced >= 0:
+                shift = forced * 9
+                free = ~taken >> shift & FULL_SMALL
+                cells = (
+                    _COMPLETING[mine >> shift & FULL_SMALL] & free
+                    or _COMPLETING[theirs >> shift & FULL_SMALL] & free
+                    or free
+                )
+                move = shift + rng.choice(_BITS[cells])
+            else:
+                move = self._free_choice(mine, theirs, taken, closed)
+            small, local = divmod(move, 9)
+            x, o, won_x, won_o, closed, forced, takeable_x, takeable_o = _play(
+                x, o, won_x, won_o, closed, takeable_x, takeable_o, x_to_move, small, local
+            )
+            won = won_x if x_to_move else won_o
+            if won >> small & 1 and HAS_LINE[won]:
+                return _WON if x_to_move == for_x else _LOST
+            if not HAS_LINE[takeable_x] and not HAS_LINE[takeable_o]:
+                return _DRAWN
+            x_to_move = not x_to_move
+        points = _evaluate(x, o, won_x, won_o, closed, forced, x_to_move, takeable_x, takeable_o)
+        chance = 1.0 / (1.0 + math.exp(-points / EVALUATION_SCALE))  # for the side to move
+        return chance if x_to_move == for_x else 1.0 - chance
+
+
+def _mcts_score(chosen: _Node) -> int:
+    """The score, for the side to move at the root, of its chosen child ``chosen``."""
+    if chosen.proven is not None and chosen.proven != _DRAWN:
+        plies = _WIN - 1 - chosen.plies
+        return plies if chosen.proven == _WON else -plies
+    if chosen.proven == _DRAWN:
+        return 0
+    chance = min(max(chosen.score / chosen.visits, _SURE_CHANCE_OFF), 1 - _SURE_CHANCE_OFF)
+    return round(EVALUATION_SCALE * math.log(chance / (1 - chance)))
+
+
+# A win chance is kept this far from 0 and 1 when turned into points (about 410 at most): the
+# playouts prove nothing.
+_SURE_CHANCE_OFF = 0.001
+
+
 # -- lookup ----------------------------------------------------------------------------------
 
 ULTIMATE_STRATEGIES: dict[
-    str, type[UltimateRandom | UltimateCasual | UltimateSmart | UltimateMinimax]
+    str, type[UltimateRandom | UltimateCasual | UltimateSmart | UltimateMcts]
 ] = {
     "random": UltimateRandom,
     "casual": UltimateCasual,
     "smart": UltimateSmart,
-    "minimax": UltimateMinimax,
+    "minimax": UltimateMcts,
 }
 
 
@@ -611,8 +938,8 @@ def get_ultimate_strategy(
         known = ", ".join(ULTIMATE_STRATEGIES)
         raise ValueError(f'unknown strategy "{name}": choose one of {known}')
     factory = ULTIMATE_STRATEGIES[key]
-    if factory is UltimateMinimax:
-        return UltimateMinimax(rng, budget)
+    if factory is UltimateMcts:
+        return UltimateMcts(rng, budget)
     return factory(rng)
 
 

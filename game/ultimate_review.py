@@ -1,11 +1,12 @@
 """Reviews and hints for ultimate tic-tac-toe (:mod:`game.ultimate`), from the strongest level's
-search (:class:`game.ultimate_ai.UltimateMinimax`) within a fixed node budget and seed, so that
-the same game reads the same on every machine.
+search (the Monte Carlo tree search :class:`game.ultimate_ai.UltimateMcts`) within a fixed
+number of iterations and seed, so that the same game reads the same on every machine.
 
 Ultimate tic-tac-toe is not solved: every verdict is the search's judgement, not a proof. A
 position's score, for the side to move, is a forced result the search proved (a win or a loss
-within so many moves) or otherwise its evaluation at its horizon, in points (about 25 a small
-board won, 70 more for two in a line of small boards whose third is still open; see
+within so many moves) or otherwise the win chance of its best move, in the points of the
+evaluation its playouts end with (about 25 a small board won, 70 more for two in a line of small
+boards whose third is still open: 60 points is a 73% chance; see
 :class:`game.ultimate_ai.UltimateAnalysis`).
 
 Each move is judged by its player's score before it (the best the search found) and after it
@@ -22,7 +23,7 @@ A move that was not good comes with the search's better move and the opponent's 
 the move played (the refutation). The sentences, one a move (the bot builds its translated ones
 from the fields):
 
->>> review = review_ultimate_game(["E5", "E4", "E2"], budget=SearchBudget(None, nodes=2_000))
+>>> review = review_ultimate_game(["E5", "E4", "E2"], budget=SearchBudget(None, nodes=500))
 >>> print(review[0])
 1. X E5 — good by the engine's search (not proven).
 >>> review[0].number, review[0].mark, review[0].cell_name, review[0].verdict.value
@@ -49,7 +50,7 @@ from game.ultimate import (
 from game.ultimate_ai import (
     WIN_SCORE,
     UltimateAnalysis,
-    UltimateMinimax,
+    UltimateMcts,
     forced_result,
 )
 
@@ -68,11 +69,12 @@ __all__ = [
     "ultimate_best_move",
 ]
 
-# A hint's search: nodes rather than seconds, so that a position gets the same hint on every
-# machine (about 0.4 s of CPU on the 2-core machine of bench/README.md).
-HINT_BUDGET = SearchBudget(seconds=None, nodes=30_000)
+# A hint's search: iterations rather than seconds, so that a position gets the same hint on every
+# machine (about 0.35 s of CPU on the 2-core machine of bench/README.md, a little more than the
+# level's 0.3 s a move).
+HINT_BUDGET = SearchBudget(seconds=None, nodes=5_000)
 # Each position of a reviewed game: a 60-move game takes about 60 of these (see bench/README.md).
-REVIEW_BUDGET = SearchBudget(seconds=None, nodes=12_000)
+REVIEW_BUDGET = SearchBudget(seconds=None, nodes=2_000)
 # The search orders equally rated moves with an rng: a fixed one, for the same reason.
 _SEED = 0
 
@@ -106,7 +108,7 @@ def analyse_position(
 ) -> UltimateAnalysis:
     """The search's best move in ``board`` (not over) and its score for the side to move,
     within ``budget`` and with the fixed seed: the same on every machine."""
-    return UltimateMinimax(random.Random(_SEED), budget).analyse(board)
+    return UltimateMcts(random.Random(_SEED), budget).analyse(board)
 
 
 def ultimate_best_move(board: UltimateBoard, budget: SearchBudget = HINT_BUDGET) -> int:

@@ -21,7 +21,9 @@ from game.budget import SearchBudget
 from game.ultimate import META_LINES, SMALL_LINES
 from game.ultimate_ai import (
     ULTIMATE_STRATEGIES,
+    WIN_SCORE,
     UltimateCasual,
+    UltimateMcts,
     UltimateMinimax,
     UltimateSmart,
     UltimateStrategy,
@@ -31,8 +33,10 @@ from game.ultimate_ai import (
 )
 from tests.test_ultimate_rules import X_WINS_DIAGONAL
 
-# Enough for the strongest to search a few plies in tests, the same on any machine.
-TEST_BUDGET = SearchBudget(seconds=None, nodes=3_000)
+# The strongest level's budget in tests, the same on any machine: 600 iterations of its tree
+# search (about 40 ms a move); and the alpha-beta search's, a few plies.
+TEST_BUDGET = SearchBudget(seconds=None, nodes=600)
+ALPHA_BETA_BUDGET = SearchBudget(seconds=None, nodes=3_000)
 SEEDS = range(6)
 
 
@@ -128,18 +132,18 @@ def loses_at_once(board: UltimateBoard) -> bool:
     return any(board.play(cell).winner is board.turn for cell in board.legal_moves)
 
 
-@pytest.mark.parametrize("name", ["smart", "minimax"])
+@pytest.mark.parametrize("name", ["smart", "minimax", "alpha-beta"])
 @pytest.mark.parametrize("seed", SEEDS)
-def test_smart_and_the_strongest_block_a_game_losing_line(name: str, seed: int) -> None:
+def test_smart_and_the_searches_block_a_game_losing_line(name: str, seed: int) -> None:
     board = O_MUST_NOT_SEND_X_TO_WIN
     assert any(loses_at_once(board.play(cell)) for cell in board.legal_moves)
-    assert not loses_at_once(board.play(player(name, seed).choose(board)))
+    assert not loses_at_once(board.play(searcher(name, seed).choose(board)))
 
 
-@pytest.mark.parametrize("name", ["smart", "minimax"])
+@pytest.mark.parametrize("name", ["smart", "minimax", "alpha-beta"])
 @pytest.mark.parametrize("seed", SEEDS)
-def test_smart_and_the_strongest_win_the_game_when_they_can(name: str, seed: int) -> None:
-    assert X_WINS_IN_ONE.play(player(name, seed).choose(X_WINS_IN_ONE)).winner is Mark.X
+def test_smart_and_the_searches_win_the_game_when_they_can(name: str, seed: int) -> None:
+    assert X_WINS_IN_ONE.play(searcher(name, seed).choose(X_WINS_IN_ONE)).winner is Mark.X
 
 
 def lines_open_to(board: UltimateBoard, mark: Mark) -> list[tuple[int, int, int]]:
@@ -172,15 +176,23 @@ def test_the_early_draw_position_is_what_the_test_says() -> None:
     assert len(board.legal_moves) == 22
 
 
+def searcher(name: str, seed: int) -> UltimateStrategy:
+    """The strongest level, or the alpha-beta search it replaced, at the tests' budgets."""
+    if name == "alpha-beta":
+        return UltimateMinimax(random.Random(seed), ALPHA_BETA_BUDGET)
+    return player(name, seed)
+
+
+@pytest.mark.parametrize("name", ["alpha-beta", "minimax"])
 @pytest.mark.parametrize("seed", SEEDS)
-def test_the_strongest_draws_at_once_when_it_can_no_longer_win(seed: int) -> None:
+def test_the_searches_draw_at_once_when_they_can_no_longer_win(name: str, seed: int) -> None:
     # X cannot win, so a draw is the best it can get: the search must score the position after
     # H1 or H3 as the draw it is, not by the small boards O holds.
-    chosen = player("minimax", seed).choose(X_CAN_ONLY_DRAW)
+    chosen = searcher(name, seed).choose(X_CAN_ONLY_DRAW)
     assert X_CAN_ONLY_DRAW.play(chosen).is_draw
 
 
-def test_the_move_the_search_played_before_it_knew_the_early_draw_loses() -> None:
+def test_the_move_the_alpha_beta_search_played_before_it_knew_the_early_draw_loses() -> None:
     # The search proves it within the budget (a win in 13 plies), in a fraction of a second.
     after = X_CAN_ONLY_DRAW.play("F3")
     analysis = UltimateMinimax(random.Random(0), SearchBudget(None, nodes=300_000)).analyse(after)
@@ -233,7 +245,49 @@ def test_the_strongest_is_deterministic_with_a_node_budget() -> None:
     assert moves(3) == moves(3)
 
 
-def test_the_strongest_searches_deeper_with_more_budget() -> None:
+def test_the_strongest_is_the_tree_search_and_keeps_the_level_s_name() -> None:
+    strongest = get_ultimate_strategy("minimax", random.Random(1), TEST_BUDGET)
+    assert isinstance(strongest, UltimateMcts)
+    assert strongest.name == "minimax"
+    assert UltimateMinimax().name == "alpha-beta"
+
+
+def test_the_tree_search_spends_its_iterations_and_no_more() -> None:
+    board = UltimateBoard.from_moves(["E5"])
+    for iterations in (50, 700):
+        search = UltimateMcts(random.Random(1), SearchBudget(seconds=None, nodes=iterations))
+        search.choose(board)
+        assert search.last_iterations == iterations
+
+
+def test_the_tree_search_scores_a_win_in_one_without_searching() -> None:
+    search = UltimateMcts(random.Random(1), TEST_BUDGET)
+    assert search.analyse(X_WINS_IN_ONE) == (parse_ultimate_cell("H8"), WIN_SCORE - 1)
+    assert search.last_iterations == 0
+
+
+def test_the_tree_search_proves_the_loss_a_move_allows_and_keeps_out_of_it() -> None:
+    # O to move: I3 (among others) lets X win at once with H8. The search proves X's win after
+    # I3, and plays none of the moves that allow one.
+    board = O_MUST_NOT_SEND_X_TO_WIN
+    after = board.play("I3")
+    assert UltimateMcts(random.Random(1), TEST_BUDGET).analyse(after) == (
+        parse_ultimate_cell("H8"),
+        WIN_SCORE - 1,
+    )
+    cell, points = UltimateMcts(random.Random(1), TEST_BUDGET).analyse(board)
+    assert not loses_at_once(board.play(cell))
+    assert forced_result(points) != -1
+
+
+def test_the_tree_search_scores_an_open_position_by_its_win_chance() -> None:
+    cell, points = UltimateMcts(random.Random(1), TEST_BUDGET).analyse(UltimateBoard())
+    assert cell in UltimateBoard().legal_moves
+    assert forced_result(points) == 0
+    assert -60 < points < 60  # X's first move: no side near a small board yet
+
+
+def test_the_alpha_beta_search_searches_deeper_with_more_budget() -> None:
     board = UltimateBoard.from_moves(["E5"])
     small = UltimateMinimax(random.Random(1), SearchBudget(seconds=None, nodes=300))
     large = UltimateMinimax(random.Random(1), SearchBudget(seconds=None, nodes=20_000))
@@ -266,7 +320,7 @@ def test_each_rule_level_beats_the_one_below(strong: str, weak: str) -> None:
     assert won >= 4 * lost
 
 
-@pytest.mark.slow  # six games of searches: a few seconds of CPU
+@pytest.mark.slow  # six games of searches: about 8 s of CPU
 def test_the_strongest_beats_smart() -> None:
     won, lost = score("minimax", "smart", 6)
     assert won >= 5

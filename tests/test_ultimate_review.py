@@ -23,9 +23,10 @@ from game.ultimate_review import (
 from tests.test_ultimate_ai import X_CAN_ONLY_DRAW, X_WINS_IN_ONE, loses_at_once
 from tests.test_ultimate_rules import X_WINS_DIAGONAL
 
-# Small budgets, the same on any machine: enough for the facts below (a win or a loss in one is
-# always seen: the search's first two plies are complete whatever the budget).
-TEST_BUDGET = SearchBudget(seconds=None, nodes=2_000)
+# A small budget, the same on any machine (300 iterations of the tree search): enough for the
+# facts below (a win in one is played without searching, and a move that lets the opponent win at
+# once is proven lost as soon as the search tries it).
+TEST_BUDGET = SearchBudget(seconds=None, nodes=300)
 
 
 def cell(name: str) -> int:
@@ -110,9 +111,8 @@ def test_every_sentence_says_the_verdict_is_the_search_s(
 
 
 def test_a_move_that_draws_at_once_when_its_side_can_only_draw_is_good() -> None:
-    # The smallest budget: the search's first two plies, complete whatever the budget, decide.
     moves = [*X_CAN_ONLY_DRAW.moves, cell("H1")]
-    review = review_ultimate_game(moves, SearchBudget(seconds=None, nodes=1))[-1]
+    review = review_ultimate_game(moves, TEST_BUDGET)[-1]
     assert review.verdict is UltimateVerdict.GOOD
     assert (review.score_before, review.score_after) == (0, 0)
     assert review.sentence == "49. X H1 — the game ends in a draw."
