@@ -756,7 +756,14 @@ class UltimateMcts:
         limit = budget.nodes if budget.nodes is not None else -1
         iterations = 0
         while root.proven is None and iterations != limit:
-            if iterations % _ITERATIONS_A_CLOCK == 0 and iterations and self._clock() > deadline:
+            # The clock never stops the search before every move has been tried once: a move
+            # that lets the opponent win at once is proven lost as it is tried, so even a
+            # starved worker on a loaded machine never plays one it could avoid.
+            if (
+                iterations % _ITERATIONS_A_CLOCK == 0
+                and root.untried == []
+                and self._clock() > deadline
+            ):
                 break
             iterations += 1
             self._iterate(root)

@@ -4,6 +4,7 @@ hand-made positions, and each level beating the one below it in short seeded mat
 from __future__ import annotations
 
 import doctest
+import itertools
 import random
 
 import pytest
@@ -250,6 +251,60 @@ def test_the_strongest_is_the_tree_search_and_keeps_the_level_s_name() -> None:
     assert isinstance(strongest, UltimateMcts)
     assert strongest.name == "minimax"
     assert UltimateMinimax().name == "alpha-beta"
+
+
+# O to move in any open board (found by seeded play between casual players): 30 legal moves, 17
+# of which send X where X wins the game at once.
+THIRTY_MOVES_SEVENTEEN_LOSE = UltimateBoard.from_moves(
+    [
+        "E6",
+        "F7",
+        "G2",
+        "C4",
+        "H2",
+        "F4",
+        "I2",
+        "I4",
+        "D6",
+        "A7",
+        "B3",
+        "F9",
+        "H7",
+        "D1",
+        "C1",
+        "F8",
+        "I6",
+        "I8",
+        "H5",
+        "F6",
+        "H9",
+        "F5",
+        "G4",
+        "A3",
+        "A9",
+        "A8",
+        "B4",
+        "D3",
+        "C9",
+        "H8",
+    ]
+)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_tree_search_tries_every_move_however_late_its_clock(seed: int) -> None:
+    # A clock past the deadline from the start (a starved worker on a loaded machine): the
+    # search still tries each of the 30 moves once, so it proves the 17 losing ones lost and
+    # plays none of them.
+    board = THIRTY_MOVES_SEVENTEEN_LOSE
+    losing = [cell for cell in board.legal_moves if loses_at_once(board.play(cell))]
+    assert (len(board.legal_moves), len(losing)) == (30, 17)
+    search = UltimateMcts(
+        random.Random(seed), SearchBudget(seconds=0.0), clock=itertools.count().__next__
+    )
+    chosen = search.choose(board)
+    assert len(board.legal_moves) <= search.last_iterations < len(board.legal_moves) + 16
+    assert chosen not in losing
 
 
 def test_the_tree_search_spends_its_iterations_and_no_more() -> None:
