@@ -55,6 +55,8 @@ both_front_doors = pytest.mark.parametrize("front_door", [GATEWAY, HTTP], indire
 """Runs a test that uses ``harness`` with each front door (ids ``gateway``, ``http``): the bot
 over the gateway (``python -m bot``), and answering the interactions the sim POSTs to its
 endpoint (``python -m bot serve``)."""
+http_only = pytest.mark.parametrize("front_door", [HTTP], indirect=True)
+"""Runs a test that uses ``harness`` over HTTP only (id ``http``)."""
 # How long the bot has to start answering.
 START_PATIENCE = 10.0
 

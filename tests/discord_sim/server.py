@@ -108,7 +108,9 @@ class DiscordSim(ControlMixin, RestMixin, InteractionRestMixin):
             self._violation(problem)
         rel = path[len(API_PREFIX) :]
         self.requests.append(
-            RequestRecord("POST", rel, status, reply, self._route_name("POST", rel))
+            RequestRecord(
+                "POST", rel, status, reply, self._route_name("POST", rel), http_response=True
+            )
         )
         self._notify()
 

@@ -351,6 +351,13 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
         self._interaction_payload(record, data)
         return record
 
+    def command_interaction(
+        self, user: SimUser, channel: SimChannel | int | str, command: str, /, **values: Any
+    ) -> JSON:
+        """The interaction ``slash`` would send, built but neither sent nor recorded: for a
+        test that sends it some other way (``post_signed``)."""
+        return self._command_payload(2, user, channel, command, values, None).payload
+
     async def slash(
         self,
         user: SimUser,
