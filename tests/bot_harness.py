@@ -3,10 +3,13 @@
 The ``harness`` fixture (loaded by ``tests/conftest.py``): ``harness.running()`` starts a
 :class:`bot.client.TTTBot` exactly as ``python -m bot`` would build it (same settings object,
 same setup hook), pointed at the simulator; starting a second one on the same database is a
-restart. The database is a SQLite file in the test's temporary folder; a test (or a module,
-through ``pytestmark``) marked :data:`both_engines` runs twice, once on SQLite and once on a
-fresh PostgreSQL database of the session's cluster (``postgres_cluster.py``), every
-``running()`` of the test, restarts included, on that same database. The helpers below read
+restart. Under :data:`both_front_doors` a test runs twice, over the gateway and over HTTP: then
+``running()`` starts the bot as ``python -m bot serve`` would (REST login, no gateway, its
+endpoint on a free port) and points the sim's HTTP mode at it. The database is a SQLite file
+in the test's temporary folder; a test (or a module, through ``pytestmark``) marked
+:data:`both_engines` runs twice, once on SQLite and once on a fresh PostgreSQL database of the
+session's cluster (``postgres_cluster.py``), every ``running()`` of the test, restarts
+included, on that same database. The helpers below read
 board messages and find buttons through the bot's own :class:`bot.components.IdFormat`
 definitions, never by spelling custom_ids by hand, on boards of every size (classic messages
 for 3x3 and 4x4, components-v2 ones for 5x5: ``text_of`` reads either).
