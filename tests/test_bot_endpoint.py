@@ -27,7 +27,8 @@ from bot.domain import Actor
 from bot.health import MAX_REQUEST_BODY
 from bot.service import Clicked, MoveResult
 from tests.bot_harness import BotHarness, cell_id, http_only
-from tests.discord_sim import DiscordSim
+from tests.discord_sim import DiscordSim, SimTimeout
+from tests.discord_sim.models import JSON
 
 KEY = "0b" * 32
 # The bot's deferral deadline in the test of a slow answer, which waits past it.
@@ -134,6 +135,26 @@ async def test_a_slow_answer_is_deferred_in_the_response_and_finished_through_th
     assert clicked.original_edits == 1
     assert "❌" in [(b.get("emoji") or {}).get("name") for b in sim.message(board.id).buttons()]
     assert callbacks(sim) == 2
+
+
+@http_only
+async def test_an_interaction_no_handler_takes_gets_a_503_in_time_and_the_bot_serves_on(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = sim.seed
+
+    def unreadable(payload: JSON) -> None:
+        del payload["token"]  # discord.py cannot read it: bot.events drops it
+
+    async with harness.running():
+        with pytest.raises(SimTimeout, match="with HTTP 503"):
+            await sim.slash(
+                s.alice, s.channel, "ttt vs-ai", difficulty="minimax", tamper_event=unreadable
+            )
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+    assert started.response_type == 4
+    (dropped,) = [record for record in sim.interactions if record.response_type is None]
+    assert f"interaction {dropped.id} got no first answer within 3 s" in caplog.text
 
 
 @http_only
