@@ -7,8 +7,10 @@ discord.py it relies on."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
+import signal
 import time
 from contextvars import ContextVar
 from pathlib import Path
@@ -27,8 +29,10 @@ from bot.domain import Actor
 from bot.health import MAX_REQUEST_BODY
 from bot.service import Clicked, MoveResult
 from tests.bot_harness import BotHarness, cell_id, http_only
+from tests.bot_processes import started
 from tests.discord_sim import DiscordSim, SimTimeout
 from tests.discord_sim.models import JSON
+from tests.postgres_cluster import free_port
 
 KEY = "0b" * 32
 # The bot's deferral deadline in the test of a slow answer, which waits past it.
@@ -241,3 +245,36 @@ def test_discord_py_still_answers_autocompletes_through_its_context_adapter() ->
     source = inspect.getsource(discord.InteractionResponse.autocomplete)
     assert "async_context.get()" in source
     assert "create_interaction_response" in source
+
+
+@pytest.mark.slow  # a real python -m bot serve process
+async def test_python_m_bot_serve_answers_without_a_gateway_and_stops_on_sigterm(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    s = sim.seed
+    port = free_port()
+    env = {"DISCORD_PUBLIC_KEY": sim.public_key, "TTT_HTTP_PORT": str(port)}
+    async with (
+        started(sim, tmp_path, "serve", **env) as bot,
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as http,
+    ):
+        ready = False
+        for _ in range(300):
+            assert bot.process.returncode is None, bot.log
+            with contextlib.suppress(aiohttp.ClientError):
+                async with http.get(f"http://127.0.0.1:{port}/readyz") as response:
+                    ready = response.status == 200
+            if ready:
+                break
+            await asyncio.sleep(0.1)
+        assert ready, bot.log
+        sim.interactions_url = f"http://127.0.0.1:{port}/interactions"
+        assert (await sim.ping()).json() == {"type": 1}
+        started_game = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        assert started_game.response_type == 4
+        assert started_game.message is not None
+        bot.process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(bot.process.wait(), 20) == 0
+    assert sim.identifies == 0  # no gateway connection, ever
+    assert "answering interactions at http://" in bot.log
+    assert " ERROR " not in bot.log
