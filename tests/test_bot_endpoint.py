@@ -162,6 +162,35 @@ async def test_an_interaction_no_handler_takes_gets_a_503_in_time_and_the_bot_se
 
 
 @http_only
+async def test_an_answer_discord_stopped_waiting_for_is_given_up_and_never_sent_again(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = sim.seed
+    harness.defer_after = 10.0  # no deferral: the answer comes after Discord hung up
+    async with harness.running() as bot:
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        assert started.message is not None
+        board = started.message
+        assert await bot.in_flight.wait_idle(patience=5)
+        move = bot.service.move_on_board
+
+        async def slowly(
+            game_id: int, user: Actor, cell: int, clicked: Clicked, ply: int | None
+        ) -> MoveResult:
+            await asyncio.sleep(1.0)
+            return await move(game_id, user, cell, clicked, ply)
+
+        bot.service.move_on_board = slowly  # type: ignore[method-assign]
+        with pytest.raises(SimTimeout, match="did not answer"):
+            await sim.click(s.alice, board, cell_id(board, "B2"), timeout=0.3)
+        assert await bot.in_flight.wait_idle(patience=10)
+    assert "Discord hung up" in caplog.text
+    # Nothing went through the interaction's token after: Discord never took a first answer.
+    (clicked,) = [record for record in sim.interactions if record.response_type is None]
+    assert [r for r in sim.requests if clicked.token in r.path] == []
+
+
+@http_only
 async def test_autocomplete_choices_go_back_in_the_response(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
