@@ -650,8 +650,8 @@ class TTTBot(commands.AutoShardedBot):
     async def readiness(self) -> str | None:
         """Why this process is not ready to answer interactions (``/readyz``), or None."""
         if self.over_http:
-            if not self._serving.is_set():
-                return "not logged in to Discord yet"
+            if self.endpoint is None or not self.endpoint.open:
+                return "not answering interactions: starting, or stopping"
         elif not self.is_ready():
             return "not connected to Discord yet"
         elif not self.is_connected():

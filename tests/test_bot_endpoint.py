@@ -220,6 +220,16 @@ async def test_the_health_port_serves_beside_the_endpoint(
             assert "tttbot_interactions_total" in await response.text()
         async with http.get(f"{base}/interactions") as response:
             assert response.status == 405
+        # Stopping (SIGTERM), the endpoint takes no new interaction, and says it is not ready.
+        assert bot.endpoint is not None
+        bot.endpoint.open = False
+        async with http.get(f"{base}/readyz") as response:
+            assert response.status == 503
+            assert "not answering interactions: starting, or stopping" in await response.text()
+        with pytest.raises(SimTimeout, match="with HTTP 503"):
+            await sim.slash(sim.seed.alice, sim.seed.channel, "ttt vs-ai", difficulty="minimax")
+        assert (await sim.ping()).status == 200  # Discord's check of the URL still answered
+        bot.endpoint.open = True
 
 
 def test_the_public_key_is_read_and_checked() -> None:
