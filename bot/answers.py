@@ -470,11 +470,19 @@ class Answers:
         ephemeral: bool,
     ) -> Failure | None:
         """The first answer as the HTTP response of the request ``responding`` waits on. Nothing
-        is sent again: a response written whole was taken (Discord's refusal of its content,
-        a custom emoji gone say, reaches nobody: it shows the user that the interaction
-        failed), and one Discord hung up on, or that came after the endpoint stopped waiting,
-        is gone with the request."""
+        is sent again: a response written whole was taken, and one Discord hung up on, or
+        that came after the endpoint stopped waiting, is gone with the request.
+
+        Discord's refusal of a response's content reaches nobody (the user is shown that the
+        interaction failed). The one refusal the bot expects, a server's custom emoji deleted
+        since its game started, is met by deferring a board drawn with custom emoji in the
+        response: the board then goes through the webhook (:meth:`Answer.post`,
+        :meth:`Answer.update`), where a refusal falls back to the bot's own marks. Returns
+        :attr:`Failure.ANSWERED` then: another first answer was taken."""
         state.tried = True
+        deferred = message is not None and message.fallback is not None
+        if deferred:
+            kind, message = (Kind.THINKING if kind is Kind.MESSAGE else Kind.DEFERRED), None
         state.sent = (kind, message)
         if not responding.hand(_callback(kind, message, ephemeral=ephemeral)) or not (
             await asyncio.shield(responding.delivered)
@@ -485,6 +493,8 @@ class Answers:
             state.first = First.GONE
             return Failure.GONE
         self._taken(state, kind)
+        if deferred:
+            return Failure.ANSWERED
         if kind is Kind.MESSAGE:
             state.message_id = await self._original_id(state)
         return None
