@@ -1,5 +1,6 @@
 """``python -m bot``: read the settings, set up logging (:mod:`bot.logs`), run the bot until
-stopped."""
+stopped: over the gateway, or (``python -m bot serve``) answering the interactions Discord
+POSTs to its HTTP port."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from dotenv import load_dotenv
 from bot import invite, logs
 from bot.client import TTTBot, point_at
 from bot.clock import SystemClock
-from bot.config import POSTGRESQL, ConfigError, Settings, database_from_env
+from bot.config import POSTGRESQL, ConfigError, Settings, database_from_env, require_serving
 from bot.storage.sqlite_to_postgres import copy_sqlite_to_postgres
 
 log = logging.getLogger("bot")
@@ -42,7 +43,10 @@ async def run(bot: TTTBot, token: str) -> None:
             loop.add_signal_handler(signum, stop.set)
     freezing = asyncio.create_task(freeze_after_start(bot))
     try:
-        await bot.serve(token, stop)
+        if bot.over_http:
+            await bot.serve_interactions(token, stop)
+        else:
+            await bot.serve(token, stop)
     finally:
         freezing.cancel()
     log.info("stopped")
@@ -52,7 +56,7 @@ async def freeze_after_start(bot: TTTBot) -> None:
     """Once started, move what start-up made (modules, the solver's table, discord.py's
     state) out of the garbage collector's sight: full collections then look at what
     interactions create only, instead of stalling the loop for tens of milliseconds."""
-    await bot.wait_until_ready()
+    await bot.until_answering()
     gc.collect()
     gc.freeze()
 
@@ -118,6 +122,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Ask Discord which application DISCORD_TOKEN belongs to, and print the "
         "link that adds it to a server with the scopes and permissions the bot needs.",
     )
+    commands.add_parser(
+        "serve",
+        help="answer the interactions Discord POSTs to TTT_HTTP_PORT, without a gateway",
+        description="Run the bot without a gateway connection: Discord POSTs each interaction "
+        "to the application's Interactions Endpoint URL, which must lead to /interactions on "
+        "TTT_HTTP_PORT; DISCORD_PUBLIC_KEY checks that they come from Discord.",
+    )
     args = parser.parse_args(argv)
     # .env in the working directory (load_dotenv() alone looks beside this file instead);
     # the real environment wins over it.
@@ -130,8 +141,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(str(error), 2)
     if args.command == "invite":
         return print_invite_link(settings)
+    over_http = args.command == "serve"
+    if over_http:
+        try:
+            require_serving(settings)
+        except ConfigError as error:
+            return fail(str(error), 2)
     logs.configure(settings)
-    bot = TTTBot(settings, force_sync=args.sync)
+    bot = TTTBot(settings, force_sync=args.sync, over_http=over_http)
     try:
         asyncio.run(run(bot, settings.token))
     except discord.LoginFailure:

@@ -13,6 +13,11 @@ a second first answer (400, code 40060), so sending again never shows anything t
 refusal says the first one arrived. Past the deadline, Discord is asked what it has
 (``GET @original``), and nothing more is sent if it has nothing. Edits and follow-ups go
 through discord.py.
+
+An interaction POSTed to ``python -m bot serve`` (:mod:`bot.endpoint`) is answered first in
+that request's HTTP response instead: :meth:`Answers.first` hands the same callback body to the
+request waiting for it (:class:`Responding`). There is no lost answer to send again there: a
+response Discord hung up on is gone, and a new message's id is asked of Discord afterwards.
 """
 
 from __future__ import annotations
@@ -59,6 +64,10 @@ EPHEMERAL = 1 << 6  # the message flag
 HAND_ON_PATIENCE = 5.0
 # Beyond Discord's 3 s for a first answer, an answer still on its way may yet have arrived.
 ANSWER_TIMEOUT = aiohttp.ClientTimeout(total=10)
+# Discord makes the message an HTTP response shows once it has read the response: asking for
+# its id right after may come too soon. The first wait before asking again, doubled each time.
+ORIGINAL_RETRY_AFTER = 0.05
+ORIGINAL_TRIES = 5
 
 
 class Kind(enum.IntEnum):
@@ -197,6 +206,36 @@ class AnswerState:
         return any(sent.payload() == candidate.payload() for candidate in shown)
 
 
+@dataclass(eq=False)
+class Responding:
+    """An interaction POSTed to the bot's endpoint, whose HTTP response waits for its first
+    answer: :meth:`Answers.first` hands it the callback body, the endpoint writes it and says
+    whether Discord took it (its connection stayed open until the response was written)."""
+
+    interaction_id: int
+    # The first answer's callback JSON; None once the endpoint stopped waiting for one.
+    body: asyncio.Future[bytes | None] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+    delivered: asyncio.Future[bool] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+    def hand(self, body: bytes) -> bool:
+        """Give the waiting request its response; False if it no longer waits (or has one)."""
+        if self.body.done():
+            return False
+        self.body.set_result(body)
+        return True
+
+    def give_up(self) -> None:
+        """The endpoint answers without a first answer: one coming later finds it gone."""
+        if not self.body.done():
+            self.body.set_result(None)
+        if not self.delivered.done():
+            self.delivered.set_result(False)
+
+
 @dataclass(frozen=True, slots=True)
 class _Reply:
     """What Discord answered to a request: its status and JSON, or (no status) what failed."""
@@ -244,6 +283,7 @@ class Answers:
         self.defer_after = defer_after
         self.last_try_after = last_try_after
         self._handed_on: dict[int, AnswerState] = {}
+        self._responding: dict[int, Responding] = {}
         self._session: aiohttp.ClientSession | None = None
         self._application_id = 0
 
@@ -296,6 +336,27 @@ class Answers:
             state.taken.set()
         return Answer(interaction, state, self)
 
+    # -- interactions POSTed to the endpoint ------------------------------------------------
+
+    def respond(self, interaction_id: int) -> Responding | None:
+        """The first answer to ``interaction_id`` goes to a waiting HTTP request (until
+        :meth:`responded`); None if one already waits for it (a request sent twice)."""
+        if interaction_id in self._responding:
+            return None
+        responding = Responding(interaction_id)
+        self._responding[interaction_id] = responding
+        return responding
+
+    def responding(self, interaction_id: int) -> Responding | None:
+        """The HTTP request waiting for ``interaction_id``'s first answer, if one does."""
+        return self._responding.get(interaction_id)
+
+    def responded(self, responding: Responding) -> None:
+        """The endpoint is done with ``responding``'s request."""
+        responding.give_up()
+        if self._responding.get(responding.interaction_id) is responding:
+            del self._responding[responding.interaction_id]
+
     # -- first answers ----------------------------------------------------------------------
 
     async def first(
@@ -338,7 +399,11 @@ class Answers:
         """Send a first answer, and again while the deadline allows if no status came back,
         or Discord asked to wait (a 429, within the deadline) or failed (a 5xx); a board
         refused for a server's custom emoji goes again at once with the bot's own marks. None
-        if Discord took it, else how it failed; ``state`` notes either."""
+        if Discord took it, else how it failed; ``state`` notes either. An interaction POSTed
+        to the endpoint gets it as its HTTP response instead (:meth:`_respond`)."""
+        responding = self._responding.get(state.interaction_id)
+        if responding is not None:
+            return await self._respond(state, responding, kind, message, ephemeral=ephemeral)
         loop = asyncio.get_running_loop()
         last_try = state.received_at + self.last_try_after
         body = _callback(kind, message, ephemeral=ephemeral)
@@ -394,6 +459,64 @@ class Answers:
             )
             await asyncio.sleep(pause)
             wait *= 2
+
+    async def _respond(
+        self,
+        state: AnswerState,
+        responding: Responding,
+        kind: Kind,
+        message: render.Message | None,
+        *,
+        ephemeral: bool,
+    ) -> Failure | None:
+        """The first answer as the HTTP response of the request ``responding`` waits on. Nothing
+        is sent again: a response written whole was taken, and one Discord hung up on, or
+        that came after the endpoint stopped waiting, is gone with the request.
+
+        Discord's refusal of a response's content reaches nobody (the user is shown that the
+        interaction failed). The one refusal the bot expects, a server's custom emoji deleted
+        since its game started, is met by deferring a board drawn with custom emoji in the
+        response: the board then goes through the webhook (:meth:`Answer.post`,
+        :meth:`Answer.update`), where a refusal falls back to the bot's own marks. Returns
+        :attr:`Failure.ANSWERED` then: another first answer was taken."""
+        state.tried = True
+        deferred = message is not None and message.fallback is not None
+        if deferred:
+            kind, message = (Kind.THINKING if kind is Kind.MESSAGE else Kind.DEFERRED), None
+        state.sent = (kind, message)
+        if not responding.hand(_callback(kind, message, ephemeral=ephemeral)) or not (
+            await asyncio.shield(responding.delivered)
+        ):
+            log.warning(
+                "could not answer interaction %s: its request was over", state.interaction_id
+            )
+            state.first = First.GONE
+            return Failure.GONE
+        self._taken(state, kind)
+        if deferred:
+            return Failure.ANSWERED
+        if kind is Kind.MESSAGE:
+            state.message_id = await self._original_id(state)
+        return None
+
+    async def _original_id(self, state: AnswerState) -> int | None:
+        """The id of the message an HTTP response made, as Discord says once it has made it."""
+        route = f"/webhooks/{self._application_id}/{state.token}/messages/@original"
+        wait = ORIGINAL_RETRY_AFTER
+        for _ in range(ORIGINAL_TRIES):
+            reply = await self._request("GET", discord.http.Route.BASE + route)
+            if reply.status == 200:
+                return reply.message_id("id")
+            if reply.status is not None and reply.status != 404:
+                break
+            await asyncio.sleep(wait)
+            wait *= 2
+        log.warning(
+            "Discord did not say which message answered interaction %s: %s",
+            state.interaction_id,
+            reply,
+        )
+        return None
 
     def _taken(self, state: AnswerState, kind: Kind) -> None:
         """Discord took ``state``'s first answer, of ``kind`` (known now, if not at once)."""

@@ -33,9 +33,10 @@ from bot.answers import (
 from bot.boards import Boards, reaches_channel
 from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS
-from bot.config import Settings
+from bot.config import Settings, require_serving
 from bot.cycles import release_response
 from bot.domain import Actor, UserError
+from bot.endpoint import InteractionsEndpoint
 from bot.errors import Reporter
 from bot.fast_clicks import FastClicks
 from bot.health import HealthServer
@@ -285,6 +286,7 @@ class TTTBot(commands.AutoShardedBot):
         clock: Clock | None = None,
         rng: random.Random | None = None,
         force_sync: bool = False,
+        over_http: bool = False,
         sweep_interval: float = 5.0,
         defer_after: float = DEFER_AFTER,
         last_try_after: float = LAST_TRY_AFTER,
@@ -333,6 +335,11 @@ class TTTBot(commands.AutoShardedBot):
         self._live_games_count: asyncio.Task[None] | None = None
         self._ping: asyncio.Task[str | None] | None = None
         self._health: HealthServer | None = None
+        # Under `python -m bot serve` (over_http): the endpoint Discord POSTs interactions to,
+        # and set once it takes them (the gateway mode's is_ready()).
+        self.over_http = over_http
+        self.endpoint: InteractionsEndpoint | None = None
+        self._serving = asyncio.Event()
         # Each gateway keep-alive's time of last send when the bot first saw it, and each
         # shard's last gateway latency known to be real (see gateway_latency).
         self._first_sends: weakref.WeakKeyDictionary[discord.gateway.KeepAliveHandler, float] = (
@@ -525,6 +532,60 @@ class TTTBot(commands.AutoShardedBot):
             # looks.
             await asyncio.sleep(0.1)
 
+    async def serve_interactions(self, token: str, stop: asyncio.Event) -> None:
+        """``python -m bot serve``: log in through REST (no gateway), set up as
+        :meth:`serve` does, and answer the interactions Discord POSTs to ``/interactions`` on
+        the HTTP port until ``stop`` is set; then no new ones, and shut down in order."""
+        assert self.over_http, "TTTBot(over_http=True) serves interactions"
+        require_serving(self.settings)
+        assert self.settings.public_key is not None
+        assert self.settings.http_port is not None
+        async with self:  # its exit runs close()
+            self.endpoint = InteractionsEndpoint(
+                self.settings.public_key, self.answers, self._posted_interaction
+            )
+            self._health = HealthServer(
+                self.settings.http_host,
+                self.settings.http_port,
+                readiness=self.readiness,
+                scrape=self.scrape,
+                interactions=self.endpoint.handle,
+            )
+            await self._health.start()
+            await self.login(token)  # and setup_hook: storage, cogs, commands, the sweeper
+            self.endpoint.open = True
+            self._serving.set()
+            log.info(
+                "answering interactions at http://%s:%d/interactions",
+                self.settings.http_host,
+                self._health.port,
+            )
+            await stop.wait()
+            log.info("stopping: no new interactions; finishing those in flight")
+            self.endpoint.open = False
+            # Interactions parsed just before are being scheduled (a task each): let them
+            # start, and count as in flight, before close() looks.
+            await asyncio.sleep(0.1)
+
+    def _posted_interaction(self, data: Any) -> None:
+        """An interaction POSTed to the endpoint goes where the gateway's go: the
+        INTERACTION_CREATE entry of discord.py's parser table (bot.fast_clicks in front,
+        bot.events' guard around)."""
+        self._connection.parsers["INTERACTION_CREATE"](data)
+
+    @property
+    def http_port(self) -> int | None:
+        """The port the HTTP server listens on, once it does."""
+        return self._health.port if self._health is not None else None
+
+    async def until_answering(self) -> None:
+        """Wait until interactions reach this process: the gateway ready, or the endpoint
+        open."""
+        if self.over_http:
+            await self._serving.wait()
+        else:
+            await self.wait_until_ready()
+
     async def close(self) -> None:
         # Safe to call twice and to cancel (asyncio.run cancels what is left at exit): one
         # shutdown runs to its end, so the storage is always closed and its thread stops.
@@ -588,9 +649,12 @@ class TTTBot(commands.AutoShardedBot):
 
     async def readiness(self) -> str | None:
         """Why this process is not ready to answer interactions (``/readyz``), or None."""
-        if not self.is_ready():
+        if self.over_http:
+            if self.endpoint is None or not self.endpoint.open:
+                return "not answering interactions: starting, or stopping"
+        elif not self.is_ready():
             return "not connected to Discord yet"
-        if not self.is_connected():
+        elif not self.is_connected():
             return "a gateway shard of this process is not connected"
         # One ping at a time: while one is unanswered (a hung server), every check waits on it
         # rather than adding another, and for DATABASE_PATIENCE at most. Not wait_for: on
@@ -830,11 +894,12 @@ class TTTBot(commands.AutoShardedBot):
             )
 
     async def _beat_forever(self, path: Path) -> None:
-        """Touch ``path`` every few seconds while the gateway is up: ``python -m
-        bot.healthcheck`` (Docker's HEALTHCHECK) reads its age."""
+        """Touch ``path`` every few seconds while the gateway is up (under ``serve``, while
+        the endpoint takes interactions): ``python -m bot.healthcheck`` (Docker's
+        HEALTHCHECK) reads its age."""
         while not self.is_closed():
-            await self.wait_until_ready()
-            if self.is_connected():
+            await self.until_answering()
+            if self.over_http or self.is_connected():
                 try:
                     await asyncio.to_thread(path.touch)
                 except OSError as error:
@@ -844,7 +909,7 @@ class TTTBot(commands.AutoShardedBot):
     async def _watch_stalls(self) -> None:
         # From the first connection on: start-up (imports, migrations, the solver's table)
         # blocks the loop by design, with nothing yet to answer.
-        await self.wait_until_ready()
+        await self.until_answering()
         await watch_stalls(self.metrics.stalled)
 
     async def _sweep_forever(self) -> None:

@@ -270,6 +270,40 @@ def _url(env: Mapping[str, str], name: str, schemes: tuple[str, ...]) -> str | N
     return raw
 
 
+PUBLIC_KEY_DIGITS = 64  # an Ed25519 public key: 32 bytes, in hexadecimal
+_HEX = re.compile(r"[0-9a-fA-F]+")
+
+
+def _public_key(env: Mapping[str, str]) -> str | None:
+    """``DISCORD_PUBLIC_KEY``: the application's public key, which signs every interaction
+    Discord POSTs to ``python -m bot serve``; unset, the gateway alone can be used."""
+    raw = env.get("DISCORD_PUBLIC_KEY", "").strip()
+    if not raw:
+        return None
+    if len(raw) != PUBLIC_KEY_DIGITS or not _HEX.fullmatch(raw):
+        raise ConfigError(
+            f"DISCORD_PUBLIC_KEY must be the {PUBLIC_KEY_DIGITS} hexadecimal digits of the "
+            "application's Public Key (the General Information page of the developer portal), "
+            f"not {len(raw)} characters{'' if _HEX.fullmatch(raw) else ' with non-hex ones'}"
+        )
+    return raw.lower()
+
+
+def require_serving(settings: Settings) -> None:
+    """What ``python -m bot serve`` needs beyond the gateway mode's settings: the public key
+    that signs Discord's requests, and the port they come to."""
+    if settings.public_key is None:
+        raise ConfigError(
+            "DISCORD_PUBLIC_KEY is not set: `python -m bot serve` needs the application's "
+            "Public Key (the General Information page of the developer portal)"
+        )
+    if settings.http_port is None:
+        raise ConfigError(
+            "TTT_HTTP_PORT is not set: `python -m bot serve` answers Discord's interactions on "
+            "it (at /interactions)"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     token: str = field(repr=False)
@@ -292,6 +326,9 @@ class Settings:
     http_host: str = DEFAULT_HTTP_HOST
     # Days a finished game is kept after it ended, then removed by the sweeper; None: for good.
     keep_finished_games_days: int | None = None
+    # The application's Ed25519 public key, in hex: `python -m bot serve` checks each request
+    # Discord POSTs against it (bot/endpoint.py). None: not set (the gateway needs none).
+    public_key: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
@@ -334,4 +371,5 @@ class Settings:
             keep_finished_games_days=_whole_number(
                 env, "TTT_KEEP_FINISHED_GAMES_DAYS", MAX_KEEP_DAYS, " of days"
             ),
+            public_key=_public_key(env),
         )

@@ -5,7 +5,8 @@ served by aiohttp on the bot's own event loop.
 gateway shard of the process is connected and the database answers a trivial query within
 a second, and 503 with the reason otherwise. ``/metrics`` is :mod:`bot.metrics` in
 Prometheus' text format. What ready means and what is counted are the bot's: this module
-only serves them.
+only serves them. Under ``python -m bot serve`` the same port also takes Discord's
+interactions, ``POST /interactions`` (:mod:`bot.endpoint`).
 
 Anyone who can reach the port can send it anything: a request aiohttp cannot parse gets its
 400 and one DEBUG line (not aiohttp's ERROR with a traceback), and a client gets
@@ -33,10 +34,17 @@ server_log = logging.getLogger(f"{__name__}.server")
 # trickles or stalls ("slowloris") is closed after this: aiohttp's own default is an hour.
 REQUEST_PATIENCE = 5.0
 
+# The largest request body read (only POST /interactions reads one): aiohttp refuses a larger
+# one with 413 before reading it whole. An interaction's JSON is a few kilobytes (a clicked
+# message of 40 components and 4,000 characters of text: some 20 KB).
+MAX_REQUEST_BODY = 256 * 1024
+
 # Why the process is not ready, or None when it is.
 Readiness = Callable[[], Awaitable[str | None]]
 # Every metric in Prometheus' text format, brought up to date.
 Scrape = Callable[[], Awaitable[bytes]]
+# The handler of Discord's interactions (bot.endpoint).
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class _MalformedRequestsAreDebug(logging.Filter):
@@ -64,8 +72,10 @@ server_log.addFilter(_MalformedRequestsAreDebug())
 
 
 class HealthServer:
-    """Serves the three endpoints on ``host``:``port`` between :meth:`start` and :meth:`close`;
-    a client has ``request_patience`` seconds to send each request."""
+    """Serves the three endpoints on ``host``:``port`` between :meth:`start` and :meth:`close`,
+    and ``POST /interactions`` with ``interactions`` if given; a client has
+    ``request_patience`` seconds to send each request. Port 0 picks a free one
+    (:attr:`port` says which once started)."""
 
     def __init__(
         self,
@@ -74,13 +84,16 @@ class HealthServer:
         *,
         readiness: Readiness,
         scrape: Scrape,
+        interactions: Handler | None = None,
         request_patience: float = REQUEST_PATIENCE,
     ) -> None:
         self.host = host
         self.port = port
         self._readiness = readiness
         self._scrape = scrape
-        app = web.Application()
+        app = web.Application(client_max_size=MAX_REQUEST_BODY)
+        if interactions is not None:
+            app.router.add_post("/interactions", interactions)
         app.router.add_get("/livez", self._livez)
         app.router.add_get("/readyz", self._readyz)
         app.router.add_get("/metrics", self._metrics)
@@ -107,6 +120,7 @@ class HealthServer:
             raise ConfigError(
                 f"TTT_HTTP_PORT {self.port}: cannot listen on {self.host}:{self.port}: {reason}"
             ) from None
+        self.port = int(self._runner.addresses[0][1])
         log.info("serving /livez, /readyz and /metrics on %s port %d", self.host, self.port)
 
     async def close(self) -> None:

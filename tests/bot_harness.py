@@ -3,10 +3,13 @@
 The ``harness`` fixture (loaded by ``tests/conftest.py``): ``harness.running()`` starts a
 :class:`bot.client.TTTBot` exactly as ``python -m bot`` would build it (same settings object,
 same setup hook), pointed at the simulator; starting a second one on the same database is a
-restart. The database is a SQLite file in the test's temporary folder; a test (or a module,
-through ``pytestmark``) marked :data:`both_engines` runs twice, once on SQLite and once on a
-fresh PostgreSQL database of the session's cluster (``postgres_cluster.py``), every
-``running()`` of the test, restarts included, on that same database. The helpers below read
+restart. Under :data:`both_front_doors` a test runs twice, over the gateway and over HTTP: then
+``running()`` starts the bot as ``python -m bot serve`` would (REST login, no gateway, its
+endpoint on a free port) and points the sim's HTTP mode at it. The database is a SQLite file
+in the test's temporary folder; a test (or a module, through ``pytestmark``) marked
+:data:`both_engines` runs twice, once on SQLite and once on a fresh PostgreSQL database of the
+session's cluster (``postgres_cluster.py``), every ``running()`` of the test, restarts
+included, on that same database. The helpers below read
 board messages and find buttons through the bot's own :class:`bot.components.IdFormat`
 definitions, never by spelling custom_ids by hand, on boards of every size (classic messages
 for 3x3 and 4x4, components-v2 ones for 5x5: ``text_of`` reads either).
@@ -18,6 +21,7 @@ a time budget.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
 import random
@@ -27,6 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import discord
 import pytest
 
 from bot.answers import DEFER_AFTER, LAST_TRY_AFTER
@@ -47,6 +52,17 @@ CALLBACK = "POST /interactions/{id}/{token}/callback"
 TEST_SEARCH_BUDGET = SearchBudget(seconds=None, nodes=300)
 STORAGE_CLASSES = {SQLITE: SqliteStorage, POSTGRESQL: PostgresStorage}
 
+GATEWAY = "gateway"
+HTTP = "http"
+both_front_doors = pytest.mark.parametrize("front_door", [GATEWAY, HTTP], indirect=True)
+"""Runs a test that uses ``harness`` with each front door (ids ``gateway``, ``http``): the bot
+over the gateway (``python -m bot``), and answering the interactions the sim POSTs to its
+endpoint (``python -m bot serve``)."""
+http_only = pytest.mark.parametrize("front_door", [HTTP], indirect=True)
+"""Runs a test that uses ``harness`` over HTTP only (id ``http``)."""
+# How long the bot has to start answering.
+START_PATIENCE = 10.0
+
 both_engines = pytest.mark.parametrize(
     "harness",
     [SQLITE, pytest.param(POSTGRESQL, marks=pytest.mark.postgres)],
@@ -56,8 +72,9 @@ both_engines = pytest.mark.parametrize(
 
 
 class BotHarness:
-    def __init__(self, sim: DiscordSim, database: DatabaseUrl) -> None:
+    def __init__(self, sim: DiscordSim, database: DatabaseUrl, front_door: str = GATEWAY) -> None:
         self.sim = sim
+        self.front_door = front_door
         self.clock = ManualClock()
         self.database = database
         self.rng = random.Random(1234)
@@ -91,9 +108,18 @@ class BotHarness:
     ) -> AsyncIterator[TTTBot]:
         """Run a bot until the block ends. Errors it logs fail the test unless expected: a
         handler that crashed after answering would otherwise go unnoticed."""
+        over_http = self.front_door == HTTP
+        if over_http:
+            overrides = {
+                "public_key": self.sim.public_key,
+                "http_port": 0,
+                "http_host": "127.0.0.1",
+                **overrides,
+            }
         settings = replace(self.base_settings, **overrides)
         bot = TTTBot(
             settings,
+            over_http=over_http,
             clock=self.clock,
             rng=self.rng,
             sweep_interval=3600,
@@ -106,7 +132,7 @@ class BotHarness:
         for logger in watched:
             logger.addHandler(errors)
         try:
-            async with self.sim.running(bot):
+            async with self._serving(bot) if over_http else self.sim.running(bot):
                 # A variant that silently ran on the other engine would prove nothing.
                 assert isinstance(bot.storage, STORAGE_CLASSES[settings.database.scheme])
                 yield bot
@@ -123,6 +149,32 @@ class BotHarness:
         self.assert_pings_only_challenged_members()
         if not expect_errors:
             assert errors.messages == [], "the bot logged errors:\n" + "\n".join(errors.messages)
+
+    @asynccontextmanager
+    async def _serving(self, bot: TTTBot) -> AsyncIterator[TTTBot]:
+        """``python -m bot serve`` against the sim: the bot logs in through REST, and the sim
+        POSTs interactions to its endpoint until the block ends (then the bot stops as on
+        SIGTERM)."""
+        saved = discord.http.Route.BASE
+        stop = asyncio.Event()
+        serving = asyncio.create_task(bot.serve_interactions(self.sim.token, stop))
+        answering = asyncio.create_task(bot.until_answering())
+        try:
+            await asyncio.wait(
+                {serving, answering}, timeout=START_PATIENCE, return_when=asyncio.FIRST_COMPLETED
+            )
+            if serving.done():
+                serving.result()  # what ended it
+                raise AssertionError("the bot stopped serving before it answered")
+            assert answering.done(), f"the bot did not serve within {START_PATIENCE} s"
+            self.sim.interactions_url = f"http://127.0.0.1:{bot.http_port}/interactions"
+            yield bot
+        finally:
+            answering.cancel()
+            self.sim.interactions_url = None
+            stop.set()
+            await asyncio.wait_for(serving, START_PATIENCE)
+            discord.http.Route.BASE = saved
 
     def assert_pings_only_challenged_members(self) -> None:
         """Every message the bot sent notified nobody, but for a challenge's one opponent and
@@ -152,15 +204,26 @@ class BotHarness:
 
 
 @pytest.fixture
-def harness(sim: DiscordSim, tmp_path: Path, request: pytest.FixtureRequest) -> BotHarness:
+def front_door(request: pytest.FixtureRequest) -> str:
+    """How interactions reach the bot: the gateway, unless :data:`both_front_doors` says."""
+    door: str = getattr(request, "param", GATEWAY)
+    assert door in (GATEWAY, HTTP), door
+    return door
+
+
+@pytest.fixture
+def harness(
+    sim: DiscordSim, tmp_path: Path, request: pytest.FixtureRequest, front_door: str
+) -> BotHarness:
     """The real bot, ready to run against ``sim`` on a SQLite file in ``tmp_path``, or, under
-    :data:`both_engines`, on the engine of the test's parameter."""
+    :data:`both_engines`, on the engine of the test's parameter; over the gateway, or under
+    :data:`both_front_doors` over each front door."""
     engine = getattr(request, "param", SQLITE)
     if engine == POSTGRESQL:
         url: str = request.getfixturevalue("migrated_postgres_database")
-        return BotHarness(sim, parse_database_url(url))
+        return BotHarness(sim, parse_database_url(url), front_door)
     assert engine == SQLITE, engine
-    return BotHarness(sim, DatabaseUrl(str(tmp_path / "ttt.sqlite3")))
+    return BotHarness(sim, DatabaseUrl(str(tmp_path / "ttt.sqlite3")), front_door)
 
 
 class _ErrorCollector(logging.Handler):

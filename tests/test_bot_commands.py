@@ -17,6 +17,7 @@ from tests.bot_harness import (
     BotHarness,
     board_of,
     both_engines,
+    both_front_doors,
     button_id,
     cell_id,
     refused,
@@ -25,6 +26,9 @@ from tests.bot_harness import (
     text_of,
 )
 from tests.discord_sim import DiscordSim, SimMessage
+
+# Every command and button, over the gateway and over HTTP (`python -m bot serve`).
+pytestmark = both_front_doors
 
 
 def public_messages(sim: DiscordSim) -> list[SimMessage]:
@@ -247,10 +251,12 @@ async def test_move_replies_with_the_board_and_retires_the_old_one(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
-    async with harness.running():
+    async with harness.running() as bot:
         first = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
         old = first.message
         assert old is not None
+        # The board's message id is saved after the answer (over HTTP, once Discord said it).
+        assert await bot.in_flight.wait_idle(patience=5)
         moved = await sim.slash(s.alice, s.channel, "ttt move", cell=" b2 ")
         new = moved.message
         assert new is not None
@@ -557,10 +563,12 @@ async def test_a_click_on_a_board_that_moved_changes_nothing(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
-    async with harness.running():
+    async with harness.running() as bot:
         first = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
         older = first.message
         assert older is not None
+        # The board's message id is saved after the answer (over HTTP, once Discord said it).
+        assert await bot.in_flight.wait_idle(patience=5)
         b2 = cell_id(older, "B2")
         shown_again = await sim.slash(s.alice, s.channel, "ttt board")
         newer = shown_again.message

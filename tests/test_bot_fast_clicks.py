@@ -23,7 +23,9 @@ from bot.domain import Actor
 from bot.fast_clicks import CellClick, RematchClick, board_click
 from bot.service import Clicked, MoveResult, Started
 from tests.bot_harness import (
+    HTTP,
     BotHarness,
+    both_front_doors,
     button_id,
     cell_buttons,
     refused,
@@ -103,6 +105,7 @@ def as_shown(message: SimMessage) -> str:
     return ids.replace(f"#{number['game']} ", "#N ")
 
 
+@both_front_doors
 async def test_a_plain_click_is_answered_from_its_payload(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -132,6 +135,7 @@ GAMES = {
 }
 
 
+@both_front_doors
 @pytest.mark.parametrize("size", sorted(GAMES))
 @pytest.mark.parametrize("won", [False, True], ids=["a live board", "a won board"])
 async def test_its_answer_is_the_one_discord_py_sends(
@@ -185,6 +189,7 @@ async def test_a_404_other_than_unknown_interaction_is_a_refusal_discord_py_answ
     assert sim.take_violations() == []
 
 
+@both_front_doors
 async def test_a_refused_click_is_answered_by_discord_py_the_move_tried_once(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -199,6 +204,7 @@ async def test_a_refused_click_is_answered_by_discord_py_the_move_tried_once(
         assert bot.fast_clicks.answered == 0
 
 
+@both_front_doors
 async def test_a_slow_move_is_handed_on_and_deferred_in_time(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -247,6 +253,7 @@ async def test_an_answer_dropped_after_discord_applied_it_is_not_sent_twice(
 # -- rematches ------------------------------------------------------------------------------
 
 
+@both_front_doors
 async def test_a_rematch_is_answered_from_its_payload(sim: DiscordSim, harness: BotHarness) -> None:
     s = sim.seed
     async with harness.running() as bot:
@@ -261,9 +268,16 @@ async def test_a_rematch_is_answered_from_its_payload(sim: DiscordSim, harness: 
         assert await bot.in_flight.wait_idle(patience=5)
         assert bot.fast_clicks.answered == before + 1
         assert len(rematches) == 1
-        # Asked for the message, to make it the new game's board.
+        # Asked for the message, to make it the new game's board: with the callback over the
+        # gateway, after the response over HTTP.
         (answer,) = [call for call in sim.requests if call.path.endswith("/callback")][-1:]
-        assert answer.status == 200
+        if harness.front_door == HTTP:
+            assert answer.http_response
+            (asked,) = [call for call in sim.requests if call.path.endswith("/@original")][-1:]
+            assert (asked.method, asked.status) == ("GET", 200)
+            assert asked.path.split("/")[3] == ix.token
+        else:
+            assert answer.status == 200
         game = await bot.service.storage.live_game_in_channel(s.channel.id)
         assert game is not None
         assert game.message_id == ix.message.id
@@ -273,6 +287,7 @@ async def test_a_rematch_is_answered_from_its_payload(sim: DiscordSim, harness: 
     assert sim.take_violations() == []
 
 
+@both_front_doors
 async def test_a_rematch_answered_here_is_the_one_discord_py_sends(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -297,6 +312,7 @@ async def test_a_rematch_answered_here_is_the_one_discord_py_sends(
     assert sim.take_violations() == []
 
 
+@both_front_doors
 async def test_a_refused_rematch_is_answered_by_discord_py(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -313,6 +329,7 @@ async def test_a_refused_rematch_is_answered_by_discord_py(
         assert await bot.service.storage.live_game_in_channel(s.channel.id) is None
 
 
+@both_front_doors
 async def test_a_slow_rematch_is_handed_on_and_deferred_in_time(
     sim: DiscordSim, harness: BotHarness
 ) -> None:

@@ -1,6 +1,7 @@
 """Whole games through the real discord.py client and the simulator: against the bot at each
 difficulty, between members, across a restart, against the clock, and under concurrent clicks.
-Every test runs on both database engines, SQLite and PostgreSQL."""
+Every test runs on both database engines, SQLite and PostgreSQL, and all but the dropped gateway
+connection's with both front doors: over the gateway and over HTTP (``python -m bot serve``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from tests.bot_harness import (
     board_of,
     board_out_of_time,
     both_engines,
+    both_front_doors,
     button_id,
     cell_buttons,
     cell_id,
@@ -49,6 +51,7 @@ async def play_randomly_against_bot(
     return message
 
 
+@both_front_doors
 @pytest.mark.parametrize(("difficulty", "games"), [("minimax", 12), ("smart", 12), ("random", 6)])
 async def test_full_games_against_each_difficulty(
     sim: DiscordSim, harness: BotHarness, difficulty: str, games: int
@@ -82,6 +85,7 @@ async def test_full_games_against_each_difficulty(
     assert f"Against the bot ({difficulty})" in text_of(stats)
 
 
+@both_front_doors
 async def test_a_challenge_played_to_a_win_counts_for_both(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -117,6 +121,7 @@ async def test_a_challenge_played_to_a_win_counts_for_both(
     assert board_text.index(f"<@{s.alice.id}>") < board_text.index(f"<@{s.bob.id}>")
 
 
+@both_front_doors
 async def test_an_open_challenge_played_to_a_draw(sim: DiscordSim, harness: BotHarness) -> None:
     s = sim.seed
     async with harness.running():
@@ -143,6 +148,7 @@ async def test_an_open_challenge_played_to_a_draw(sim: DiscordSim, harness: BotH
     assert "Against members: 0 W · 0 L · 1 D (rating 1200 ± 339, provisional)" in stats
 
 
+@both_front_doors
 async def test_a_restart_mid_game_keeps_the_old_buttons_working(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -162,6 +168,7 @@ async def test_a_restart_mid_game_keeps_the_old_buttons_working(
     assert len(commands_synced) == 1  # the restart found the same definitions: no second sync
 
 
+@both_front_doors
 async def test_two_simultaneous_clicks_apply_exactly_one(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -186,6 +193,7 @@ async def test_two_simultaneous_clicks_apply_exactly_one(
         assert shown_board(listing.message) == shown_board(final)
 
 
+@both_front_doors
 async def test_two_channels_hold_independent_games(sim: DiscordSim, harness: BotHarness) -> None:
     s = sim.seed
     async with harness.running():
@@ -210,6 +218,7 @@ async def test_two_channels_hold_independent_games(sim: DiscordSim, harness: Bot
 # -- the clock ---------------------------------------------------------------------------------
 
 
+@both_front_doors
 async def test_an_idle_player_loses_by_timeout(sim: DiscordSim, harness: BotHarness) -> None:
     s = sim.seed
     async with harness.running() as bot:
@@ -229,6 +238,7 @@ async def test_an_idle_player_loses_by_timeout(sim: DiscordSim, harness: BotHarn
     assert "Against members: 0 W · 1 L · 0 D" in stats
 
 
+@both_front_doors
 async def test_a_move_after_the_deadline_is_refused_and_settles_the_game(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -247,6 +257,7 @@ async def test_a_move_after_the_deadline_is_refused_and_settles_the_game(
         assert "There is no game in this channel" in (again.content or "")
 
 
+@both_front_doors
 async def test_games_that_ran_out_while_the_bot_was_down_are_settled_at_start(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -263,6 +274,7 @@ async def test_games_that_ran_out_while_the_bot_was_down_are_settled_at_start(
     assert "Against the bot (smart): 0 W · 1 L · 0 D" in stats
 
 
+@both_front_doors
 async def test_a_challenge_expires(sim: DiscordSim, harness: BotHarness) -> None:
     s = sim.seed
     async with harness.running() as bot:

@@ -16,6 +16,7 @@ from bot.privacy import CONFIRMATION_LIFETIME
 from tests.bot_harness import (
     BotHarness,
     both_engines,
+    both_front_doors,
     button_id,
     cell_id,
     is_live,
@@ -26,7 +27,7 @@ from tests.bot_harness import (
 from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimMessage, SimUser
 from tests.soak.oracle import Tables, count_problems
 
-pytestmark = both_engines
+pytestmark = [both_engines, both_front_doors]
 
 ENGLISH_LANG = language(ENGLISH)
 # What tests.soak.oracle.Tables holds, in its order.

@@ -36,7 +36,14 @@ from bot.practice import (
 from bot.render import refutation_sentence, reply_sentence, task_sentence, uses_layout
 from game import Board, parse_cell
 from game.puzzles import Puzzle, StepKind, load_pool, puzzle_of_the_day, refute, step
-from tests.bot_harness import BotHarness, both_engines, button_id, refused, text_of
+from tests.bot_harness import (
+    BotHarness,
+    both_engines,
+    both_front_doors,
+    button_id,
+    refused,
+    text_of,
+)
 from tests.discord_sim import DiscordSim, SimChannel, SimMessage, SimUser
 from tests.discord_sim.models import FLAG_COMPONENTS_V2
 from tests.known_games import FULL_5X5
@@ -47,6 +54,9 @@ DAY = datetime.date(2026, 11, 26)
 NOON = datetime.datetime(2026, 11, 26, 12, tzinfo=datetime.UTC).timestamp()
 POOL = load_pool()
 GERMAN = language("de")
+
+# Every puzzle and drill, over the gateway and over HTTP (`python -m bot serve`).
+pytestmark = both_front_doors
 
 
 @pytest.fixture(autouse=True)

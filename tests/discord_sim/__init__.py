@@ -88,6 +88,21 @@ user could not do raises ``SimUsageError``)
     the client's reconnections fail until they are used up).
     ``await dispatch_raw(event, data, guild=None)`` sends any gateway dispatch.
 
+HTTP mode (an application with an Interactions Endpoint URL)
+    ``sim.interactions_url = "http://127.0.0.1:PORT/interactions"`` makes every verb POST its
+    interaction there instead of sending it over the gateway, signed as Discord signs it
+    (``X-Signature-Ed25519``: Ed25519 over ``X-Signature-Timestamp`` + the raw body, with
+    ``sim.signing_key``; ``sim.public_key`` is the hex public key the bot checks with). The
+    response's JSON is read as the interaction's callback, with every check above (3 s counted
+    to when the response was read, one answer, the callback types, components v2, limits) and
+    recorded in ``sim.requests`` as the callback route with ``http_response=True``. A status
+    other than 200 is no answer: the verb raises ``SimTimeout`` naming it. ``await
+    sim.post_signed(body, *, timestamp=None, signed_body=None, key=None, signature=None)
+    -> HttpAnswer(status, body, content_type)`` sends any body (unsigned with
+    ``signature=""``, signed over another body, with another key or timestamp) and records
+    nothing; ``await sim.ping()`` sends a PING; ``sim.command_interaction(user, channel,
+    "group sub", **opts)`` builds the payload ``slash`` would send without sending it.
+
 Delivery (what Discord does with events while the bot's socket is down)
     An interaction goes to the session covering its guild, a connected one first. If that
     session's socket is down it is queued there, as Discord does, and replayed after the

@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import aiohttp
+import nacl.signing
 from aiohttp import web
 
 from . import faults, limits
@@ -98,6 +100,11 @@ class SimCore:
         self.advertised_gateway_url: str | None = None
         self.host = "127.0.0.1"
         self.port = 0
+        # HTTP mode: where interactions are POSTed, signed with this key pair's private half,
+        # instead of being sent over the gateway (None: the gateway). See verbs.py.
+        self.interactions_url: str | None = None
+        self.signing_key = nacl.signing.SigningKey.generate()
+        self._http_client: aiohttp.ClientSession | None = None
         self._seed: Seed | None = None
         self._messages: dict[int, SimMessage] = {}
         self._channel_messages: dict[int, list[SimMessage]] = {}
@@ -122,6 +129,17 @@ class SimCore:
     def _build_routes(self) -> list[RestRoute]:
         """The REST route table, made once: see ``DiscordSim._build_routes``."""
         raise NotImplementedError
+
+    async def _http_answer(self, record: InteractionRecord, body: Any, arrived: float) -> None:
+        """An HTTP response's JSON ``body``, read at ``arrived``, as the callback of ``record``
+        (with its checks): see ``DiscordSim._http_answer``."""
+        raise NotImplementedError
+
+    @property
+    def public_key(self) -> str:
+        """The application's public key in hex, as the developer portal shows it: what the bot
+        checks the signature of each POSTed interaction with (``DISCORD_PUBLIC_KEY``)."""
+        return self.signing_key.verify_key.encode().hex()
 
     # ------------------------------------------------------------------ addresses and clock
 

@@ -636,6 +636,9 @@ class RequestRecord:
     # "delay"), if one hit this request; after a reset ``status`` is what the sim decided
     # (0 if it never looked) and the client got no reply.
     fault: str | None = None
+    # HTTP mode: an interaction's answer the bot gave as the response to the sim's POST,
+    # recorded as the callback it stands for (not a request the bot made).
+    http_response: bool = False
 
 
 @dataclass(eq=False)

@@ -30,7 +30,7 @@ from aiohttp import web
 from . import faults, openapi
 from .client_run import ClientRun, ClientT
 from .control import ControlMixin
-from .models import JSON, RequestRecord
+from .models import JSON, InteractionRecord, RequestRecord
 from .rest import RestMixin
 from .rest_interactions import InteractionRestMixin
 from .wire import API_PREFIX, Call, Fail, Reply, error_reply, write_reply
@@ -65,6 +65,7 @@ class DiscordSim(ControlMixin, RestMixin, InteractionRestMixin):
         await asyncio.gather(*pending, return_exceptions=True)
         for conn in list(self._connections):
             await conn.close(1001, "sim stopping")
+        await self.close_http_client()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -95,6 +96,23 @@ class DiscordSim(ControlMixin, RestMixin, InteractionRestMixin):
         with (``sim.token`` by default).
         """
         return ClientRun(self, client, timeout=timeout, ready_delay=ready_delay, token=token)
+
+    async def _http_answer(self, record: InteractionRecord, body: Any, arrived: float) -> None:
+        # Discord reads an HTTP response to an interaction as it reads a callback: the same
+        # checks, and the same record (as the callback route's request) for tests to read.
+        path = f"{API_PREFIX}/interactions/{record.id}/{record.token}/callback"
+        call = Call("POST", path, {}, {}, body, [], arrived)
+        spec_problems = self._spec_problems(call, path) if self.spec_checks else []
+        status, reply = await self._callback(call, str(record.id), record.token)
+        for problem in spec_problems:
+            self._violation(problem)
+        rel = path[len(API_PREFIX) :]
+        self.requests.append(
+            RequestRecord(
+                "POST", rel, status, reply, self._route_name("POST", rel), http_response=True
+            )
+        )
+        self._notify()
 
     # ------------------------------------------------------------------ HTTP plumbing
 

@@ -2,6 +2,14 @@
 ``submit_modal``, ``send_message``): each builds the interaction Discord would send, checked
 against what the user could do, delivers it to the right gateway session and waits for the
 bot's answer.
+
+In HTTP mode (``sim.interactions_url`` set) an interaction is POSTed there instead, signed as
+Discord signs it (Ed25519 over ``X-Signature-Timestamp`` and the raw body, with
+``sim.signing_key``; ``sim.public_key`` is the application's public key), and the response's
+JSON is read as the interaction's callback, with the same checks (:meth:`_http_answer`): the
+3 s deadline counts to when the response was read. A response other than 200 is no answer, as
+for Discord: the verb raises ``SimTimeout`` saying what came back. ``post_signed`` sends any
+body (signed or not, with any timestamp) and returns what the bot answered, ``ping`` a PING.
 """
 
 # ruff: noqa: ASYNC109 -- ``timeout=`` on the verbs is the documented test API.
@@ -11,7 +19,12 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
+
+import aiohttp
+import nacl.signing
+import orjson
 
 from .commands import Resolver, build_command_data, check_can_invoke, find_command
 from .gateway import GatewayMixin
@@ -29,10 +42,26 @@ from .models import (
     SimInteractionLost,
     SimMember,
     SimMessage,
+    SimTimeout,
     SimUsageError,
     SimUser,
 )
 from .wire import Session
+
+# Discord's requests to an Interactions Endpoint URL name it so.
+DISCORD_USER_AGENT = "Discord-Interactions/1.0 (+https://discord.com)"
+
+
+@dataclass(frozen=True, slots=True)
+class HttpAnswer:
+    """What the bot's endpoint answered a POST: its status, raw body and content type."""
+
+    status: int
+    body: bytes
+    content_type: str
+
+    def json(self) -> Any:
+        return orjson.loads(self.body)
 
 
 class VerbsMixin(GatewayMixin, MessagesMixin):
@@ -138,10 +167,86 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
         record.payload = payload
         return payload
 
+    async def post_signed(
+        self,
+        body: bytes,
+        *,
+        timestamp: str | None = None,
+        signed_body: bytes | None = None,
+        key: nacl.signing.SigningKey | None = None,
+        signature: str | None = None,
+        timeout: float | None = None,
+    ) -> HttpAnswer:
+        """POST ``body`` to ``interactions_url`` as Discord would: signed with ``key``
+        (``signing_key`` by default) over ``timestamp`` (now, by default) and ``signed_body``
+        (``body`` itself by default); ``signature`` sends that header as given (``""``: none,
+        and no timestamp either)."""
+        url = self.interactions_url
+        if url is None:
+            raise SimUsageError("set sim.interactions_url (the bot's endpoint) first")
+        stamp = str(int(time.time())) if timestamp is None else timestamp
+        headers = {"Content-Type": "application/json", "User-Agent": DISCORD_USER_AGENT}
+        if signature is None:
+            signer = key or self.signing_key
+            message = stamp.encode() + (body if signed_body is None else signed_body)
+            signature = signer.sign(message).signature.hex()
+        if signature:
+            headers["X-Signature-Ed25519"] = signature
+            headers["X-Signature-Timestamp"] = stamp
+        limit = self.interaction_timeout if timeout is None else timeout
+        if self._http_client is None or self._http_client.closed:
+            self._http_client = aiohttp.ClientSession()
+        async with self._http_client.post(
+            url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=limit)
+        ) as response:
+            raw = await response.read()
+            return HttpAnswer(response.status, raw, response.content_type)
+
+    async def ping(self) -> HttpAnswer:
+        """A PING, as Discord sends when the endpoint URL is saved."""
+        body = orjson.dumps({"id": str(self.snowflakes.next()), "type": 1, "version": 1})
+        return await self.post_signed(body)
+
+    async def close_http_client(self) -> None:
+        if self._http_client is not None:
+            await self._http_client.close()
+            self._http_client = None
+
+    async def _post_interaction(self, record: InteractionRecord, limit: float) -> None:
+        """HTTP mode: the interaction POSTed, and the response read as its callback."""
+        self.interactions.append(record)
+        self._ix_by_id[record.id] = record
+        self._ix_by_token[record.token] = record
+        record.sent_at = time.monotonic()
+        self._notify()
+        try:
+            answer = await self.post_signed(orjson.dumps(record.payload), timeout=limit)
+        except TimeoutError:
+            raise SimTimeout(
+                f"the bot's endpoint did not answer {record.describe()} within {limit} s"
+            ) from None
+        arrived = time.monotonic()
+        if answer.status != 200:
+            raise SimTimeout(
+                f"the bot's endpoint answered {record.describe()} with HTTP {answer.status} "
+                f"{answer.body[:200]!r}: for Discord, no answer"
+            )
+        try:
+            body = answer.json()
+        except orjson.JSONDecodeError:
+            body = answer.body.decode(errors="replace")
+        await self._http_answer(record, body, arrived)
+
     async def _send_interaction(
         self, record: InteractionRecord, timeout: float | None
     ) -> InteractionRecord:
         limit = self.interaction_timeout if timeout is None else timeout
+        if self.interactions_url is not None:
+            await self._post_interaction(record, limit)
+            await self.wait_for(
+                lambda: record.answered, limit, what=f"the bot's response to {record.describe()}"
+            )
+            return record
         while True:
             # A connected session gets the interaction after the ordering ping; one whose
             # socket is down queues it for the RESUME, as Discord does.
@@ -245,6 +350,13 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
         record.owners = {str(kind): installs[kind] for kind in authorizing}
         self._interaction_payload(record, data)
         return record
+
+    def command_interaction(
+        self, user: SimUser, channel: SimChannel | int | str, command: str, /, **values: Any
+    ) -> JSON:
+        """The interaction ``slash`` would send, built but neither sent nor recorded: for a
+        test that sends it some other way (``post_signed``)."""
+        return self._command_payload(2, user, channel, command, values, None).payload
 
     async def slash(
         self,

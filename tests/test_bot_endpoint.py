@@ -1,0 +1,319 @@
+"""``python -m bot serve``'s endpoint (bot/endpoint.py) against the sim in HTTP mode: who may
+POST interactions to it (Discord's signature, a fresh timestamp, each interaction once), what
+it answers a PING, malformed and oversized bodies, deferrals and autocompletes through the
+HTTP response, the health port beside it, the settings it needs, and the private API of
+discord.py it relies on."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import signal
+import time
+from contextvars import ContextVar
+from pathlib import Path
+
+import aiohttp
+import discord
+import nacl.signing
+import orjson
+import pytest
+from discord.webhook.async_ import AsyncWebhookAdapter, async_context
+
+from bot import endpoint
+from bot.__main__ import main
+from bot.config import ConfigError, Settings, require_serving
+from bot.domain import Actor
+from bot.health import MAX_REQUEST_BODY
+from bot.service import Clicked, MoveResult
+from tests.bot_harness import BotHarness, cell_id, http_only
+from tests.bot_processes import started
+from tests.discord_sim import DiscordSim, SimTimeout
+from tests.discord_sim.models import JSON
+from tests.postgres_cluster import free_port
+
+KEY = "0b" * 32
+# The bot's deferral deadline in the test of a slow answer, which waits past it.
+SHORT_DEFER = 0.5
+
+
+def callbacks(sim: DiscordSim) -> int:
+    """The interactions answered, each by its HTTP response (recorded as its callback)."""
+    return sum(1 for request in sim.requests if request.http_response)
+
+
+@http_only
+async def test_unsigned_wrongly_signed_replayed_and_stale_requests_get_401_and_change_nothing(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        start = orjson.dumps(
+            sim.command_interaction(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        )
+        other = orjson.dumps(
+            sim.command_interaction(s.bob, s.channel, "ttt vs-ai", difficulty="random")
+        )
+        now = int(time.time())
+        caplog.set_level(logging.DEBUG, logger="bot.endpoint")
+        refused = [
+            await sim.post_signed(start, signature=""),  # unsigned
+            await sim.post_signed(start, key=nacl.signing.SigningKey.generate()),
+            await sim.post_signed(start, signature="not hex"),
+            await sim.post_signed(start, signature="00" * 64),
+            # Discord's signature of one body, sent with another.
+            await sim.post_signed(other, signed_body=start),
+            # Signed, but long ago, or ahead of the clock.
+            await sim.post_signed(start, timestamp=str(now - int(endpoint.STALE_AFTER) - 5)),
+            await sim.post_signed(start, timestamp=str(now + int(endpoint.STALE_AFTER) + 5)),
+            await sim.post_signed(start, timestamp="yesterday"),
+        ]
+        assert [answer.status for answer in refused] == [401] * len(refused)
+        # The interaction, sent as Discord sends it, starts the game: none was started above.
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        assert started.response_type == 4
+        assert not started.ephemeral
+        # It sent again (a replay within the window): refused, nothing doubled.
+        assert (await sim.post_signed(orjson.dumps(started.payload))).status == 401
+    assert sim.messages(s.channel) == [started.message]
+    assert callbacks(sim) == 1
+    # Nothing a caller sent was logged above DEBUG.
+    logged = [record.levelname for record in caplog.records if record.name == "bot.endpoint"]
+    assert logged == ["DEBUG"] * (len(refused) + 1)
+
+
+@http_only
+async def test_a_ping_gets_a_pong(sim: DiscordSim, harness: BotHarness) -> None:
+    async with harness.running():
+        pong = await sim.ping()
+    assert pong.status == 200
+    assert pong.content_type == "application/json"
+    assert pong.json() == {"type": 1}
+
+
+@http_only
+async def test_malformed_and_oversized_bodies_are_refused_before_anything_reads_them(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        assert (await sim.post_signed(b"{not json")).status == 400
+        assert (await sim.post_signed(b"[1, 2]")).status == 400
+        assert (await sim.post_signed(b'{"type": "ping"}')).status == 400
+        assert (await sim.post_signed(b'{"type": 2, "id": "x"}')).status == 400
+        huge = b'{"type": 1, "padding": "' + b"x" * MAX_REQUEST_BODY + b'"}'
+        assert (await sim.post_signed(huge)).status == 413
+        assert (await sim.post_signed(huge, signature="")).status == 413
+        # Still serving.
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+    assert started.response_type == 4
+    assert callbacks(sim) == 1
+
+
+@http_only
+async def test_a_slow_answer_is_deferred_in_the_response_and_finished_through_the_webhook(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    harness.defer_after = SHORT_DEFER
+    async with harness.running() as bot:
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        assert started.message is not None
+        board = started.message
+        move = bot.service.move_on_board
+
+        async def slowly(
+            game_id: int, user: Actor, cell: int, clicked: Clicked, ply: int | None
+        ) -> MoveResult:
+            await asyncio.sleep(SHORT_DEFER + 0.3)
+            return await move(game_id, user, cell, clicked, ply)
+
+        bot.service.move_on_board = slowly  # type: ignore[method-assign]
+        clicked = await sim.click(s.alice, board, cell_id(board, "B2"))
+        assert clicked.response_type == 6  # the deferral, as the HTTP response
+        await clicked.wait_done(timeout=5)
+        assert await bot.in_flight.wait_idle(patience=5)
+    # Then the clicked board was edited through the interaction's webhook.
+    assert clicked.original_edits == 1
+    assert "❌" in [(b.get("emoji") or {}).get("name") for b in sim.message(board.id).buttons()]
+    assert callbacks(sim) == 2
+
+
+@http_only
+async def test_an_interaction_no_handler_takes_gets_a_503_in_time_and_the_bot_serves_on(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = sim.seed
+
+    def unreadable(payload: JSON) -> None:
+        del payload["token"]  # discord.py cannot read it: bot.events drops it
+
+    async with harness.running():
+        with pytest.raises(SimTimeout, match="with HTTP 503"):
+            await sim.slash(
+                s.alice, s.channel, "ttt vs-ai", difficulty="minimax", tamper_event=unreadable
+            )
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+    assert started.response_type == 4
+    (dropped,) = [record for record in sim.interactions if record.response_type is None]
+    assert f"interaction {dropped.id} got no first answer within 3 s" in caplog.text
+
+
+@http_only
+async def test_an_answer_discord_stopped_waiting_for_is_given_up_and_never_sent_again(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    s = sim.seed
+    harness.defer_after = 10.0  # no deferral: the answer comes after Discord hung up
+    async with harness.running() as bot:
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        assert started.message is not None
+        board = started.message
+        assert await bot.in_flight.wait_idle(patience=5)
+        move = bot.service.move_on_board
+
+        async def slowly(
+            game_id: int, user: Actor, cell: int, clicked: Clicked, ply: int | None
+        ) -> MoveResult:
+            await asyncio.sleep(1.0)
+            return await move(game_id, user, cell, clicked, ply)
+
+        bot.service.move_on_board = slowly  # type: ignore[method-assign]
+        with pytest.raises(SimTimeout, match="did not answer"):
+            await sim.click(s.alice, board, cell_id(board, "B2"), timeout=0.3)
+        assert await bot.in_flight.wait_idle(patience=10)
+    assert "Discord hung up" in caplog.text
+    # Nothing went through the interaction's token after: Discord never took a first answer.
+    (clicked,) = [record for record in sim.interactions if record.response_type is None]
+    assert [r for r in sim.requests if clicked.token in r.path] == []
+
+
+@http_only
+async def test_autocomplete_choices_go_back_in_the_response(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    async with harness.running():
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        assert started.message is not None
+        choices = await sim.autocomplete(s.alice, s.channel, "ttt move", focused="cell", cell="b")
+    assert [choice["value"] for choice in choices] == ["B1", "B2", "B3"]
+    # Each answer went back in its HTTP response: the bot never POSTed a callback itself.
+    answers = [request for request in sim.requests if request.path.endswith("/callback")]
+    assert len(answers) == 2
+    assert all(request.http_response for request in answers)
+
+
+@http_only
+async def test_the_health_port_serves_beside_the_endpoint(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    async with harness.running() as bot, aiohttp.ClientSession() as http:
+        base = f"http://127.0.0.1:{bot.http_port}"
+        async with http.get(f"{base}/readyz") as response:
+            assert (response.status, await response.text()) == (200, "ready\n")
+        async with http.get(f"{base}/livez") as response:
+            assert response.status == 200
+        async with http.get(f"{base}/metrics") as response:
+            assert "tttbot_interactions_total" in await response.text()
+        async with http.get(f"{base}/interactions") as response:
+            assert response.status == 405
+        # Stopping (SIGTERM), the endpoint takes no new interaction, and says it is not ready.
+        assert bot.endpoint is not None
+        bot.endpoint.open = False
+        async with http.get(f"{base}/readyz") as response:
+            assert response.status == 503
+            assert "not answering interactions: starting, or stopping" in await response.text()
+        with pytest.raises(SimTimeout, match="with HTTP 503"):
+            await sim.slash(sim.seed.alice, sim.seed.channel, "ttt vs-ai", difficulty="minimax")
+        assert (await sim.ping()).status == 200  # Discord's check of the URL still answered
+        bot.endpoint.open = True
+
+
+def test_the_public_key_is_read_and_checked() -> None:
+    settings = Settings.from_env({"DISCORD_TOKEN": "t", "DISCORD_PUBLIC_KEY": KEY.upper()})
+    assert settings.public_key == KEY
+    assert Settings.from_env({"DISCORD_TOKEN": "t"}).public_key is None
+    for bad in ("0b" * 31, "0b" * 33, "zz" * 32, "0x" + "0b" * 31):
+        with pytest.raises(ConfigError, match="DISCORD_PUBLIC_KEY must be the 64 hexadecimal"):
+            Settings.from_env({"DISCORD_TOKEN": "t", "DISCORD_PUBLIC_KEY": bad})
+    with pytest.raises(ConfigError, match="DISCORD_PUBLIC_KEY is not set"):
+        require_serving(Settings.from_env({"DISCORD_TOKEN": "t", "TTT_HTTP_PORT": "8080"}))
+    with pytest.raises(ConfigError, match="TTT_HTTP_PORT is not set"):
+        require_serving(Settings.from_env({"DISCORD_TOKEN": "t", "DISCORD_PUBLIC_KEY": KEY}))
+
+
+@pytest.mark.parametrize(
+    ("key", "line"),
+    [
+        (None, "tttbot: DISCORD_PUBLIC_KEY is not set: `python -m bot serve` needs"),
+        ("abc", "tttbot: DISCORD_PUBLIC_KEY must be the 64 hexadecimal digits"),
+    ],
+)
+def test_serve_without_a_good_public_key_stops_with_one_line(
+    key: str | None,
+    line: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("DISCORD_PUBLIC_KEY", "DATABASE_URL", "TTT_HTTP_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("DISCORD_TOKEN", "a-token")
+    monkeypatch.setenv("TTT_HTTP_PORT", "8080")
+    if key is not None:
+        monkeypatch.setenv("DISCORD_PUBLIC_KEY", key)
+    assert main(["serve"]) == 2
+    errors = capsys.readouterr().err.strip().splitlines()
+    assert len(errors) == 1
+    assert errors[0].startswith(line)
+    assert list(tmp_path.iterdir()) == []  # no database made
+
+
+def test_discord_py_still_answers_autocompletes_through_its_context_adapter() -> None:
+    """The private API bot/endpoint.py relies on: discord.py sends an interaction's answers
+    through the webhook adapter its context variable holds, with this signature."""
+    assert isinstance(async_context, ContextVar)
+    assert isinstance(async_context.get(), AsyncWebhookAdapter)
+    parameters = inspect.signature(AsyncWebhookAdapter.create_interaction_response).parameters
+    assert list(parameters)[:3] == ["self", "interaction_id", "token"]
+    assert {"session", "params"} <= set(parameters)
+    source = inspect.getsource(discord.InteractionResponse.autocomplete)
+    assert "async_context.get()" in source
+    assert "create_interaction_response" in source
+
+
+@pytest.mark.slow  # a real python -m bot serve process
+async def test_python_m_bot_serve_answers_without_a_gateway_and_stops_on_sigterm(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    s = sim.seed
+    port = free_port()
+    env = {"DISCORD_PUBLIC_KEY": sim.public_key, "TTT_HTTP_PORT": str(port)}
+    async with (
+        started(sim, tmp_path, "serve", **env) as bot,
+        aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as http,
+    ):
+        ready = False
+        for _ in range(300):
+            assert bot.process.returncode is None, bot.log
+            with contextlib.suppress(aiohttp.ClientError):
+                async with http.get(f"http://127.0.0.1:{port}/readyz") as response:
+                    ready = response.status == 200
+            if ready:
+                break
+            await asyncio.sleep(0.1)
+        assert ready, bot.log
+        sim.interactions_url = f"http://127.0.0.1:{port}/interactions"
+        assert (await sim.ping()).json() == {"type": 1}
+        started_game = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        assert started_game.response_type == 4
+        assert started_game.message is not None
+        bot.process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(bot.process.wait(), 20) == 0
+    assert sim.identifies == 0  # no gateway connection, ever
+    assert "answering interactions at http://" in bot.log
+    assert " ERROR " not in bot.log

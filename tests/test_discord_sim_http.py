@@ -1,0 +1,141 @@
+"""The simulator's HTTP mode against a small endpoint of the test's own (not the bot): each
+interaction POSTed signed as Discord signs it, and the response read as the interaction's
+callback with the rules the gateway mode checks (the deadline, one answer, limits), a status
+other than 200 being no answer."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import aiohttp
+import nacl.signing
+import orjson
+import pytest
+from aiohttp import web
+
+from tests.discord_sim import DiscordSim, SimTimeout
+from tests.discord_sim.demo_client import DemoClient
+
+# What the endpoint answers an interaction: a status and a JSON body.
+Answer = Callable[[dict[str, Any]], Awaitable[tuple[int, Any]]]
+
+
+@asynccontextmanager
+async def endpoint(sim: DiscordSim, answer: Answer) -> AsyncIterator[list[dict[str, str]]]:
+    """An endpoint that checks each request's signature with the sim's public key, answers it
+    with ``answer``, and keeps each request's signature headers; the sim's HTTP mode set on
+    it. DemoClient registers its commands over the gateway first."""
+    async with sim.running(DemoClient()):
+        pass
+    key = nacl.signing.VerifyKey(bytes.fromhex(sim.public_key))
+    headers: list[dict[str, str]] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        body = await request.read()
+        signature = request.headers["X-Signature-Ed25519"]
+        timestamp = request.headers["X-Signature-Timestamp"]
+        key.verify(timestamp.encode() + body, bytes.fromhex(signature))  # raises if forged
+        headers.append({"signature": signature, "timestamp": timestamp})
+        status, reply = await answer(orjson.loads(body))
+        return web.Response(
+            status=status, body=orjson.dumps(reply), content_type="application/json"
+        )
+
+    app = web.Application()
+    app.router.add_post("/interactions", handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    sim.interactions_url = f"http://127.0.0.1:{runner.addresses[0][1]}/interactions"
+    try:
+        yield headers
+    finally:
+        sim.interactions_url = None
+        await runner.cleanup()
+
+
+def message(content: str) -> Answer:
+    async def answer(interaction: dict[str, Any]) -> tuple[int, Any]:
+        return 200, {"type": 4, "data": {"content": content}}
+
+    return answer
+
+
+async def test_a_response_is_read_as_the_callback_of_a_signed_interaction(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with endpoint(sim, message("hello")) as requests:
+        ix = await sim.slash(s.alice, s.channel, "board")
+    assert ix.response_type == 4
+    assert ix.content == "hello"
+    assert ix.message is not None
+    assert sim.messages(s.channel) == [ix.message]
+    ((signed),) = requests
+    assert abs(int(signed["timestamp"]) - time.time()) < 5
+    (recorded,) = [r for r in sim.requests if r.path.endswith("/callback")]
+    assert recorded.http_response
+    assert recorded.status == 204
+
+
+async def test_a_late_response_is_a_violation(sim: DiscordSim) -> None:
+    s = sim.seed
+
+    async def late(interaction: dict[str, Any]) -> tuple[int, Any]:
+        await asyncio.sleep(0.4)
+        return 200, {"type": 4, "data": {"content": "late"}}
+
+    sim.response_deadline = 0.2
+    async with endpoint(sim, late):
+        ix = await sim.slash(s.alice, s.channel, "board")
+    assert ix.rejected == "late"
+    assert ix.message is None
+    (violation,) = sim.take_violations()
+    assert "after the interaction was sent; Discord allows 0.2 s" in violation
+
+
+async def test_a_response_over_discords_limits_is_a_violation(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with endpoint(sim, message("x" * 2001)):
+        ix = await sim.slash(s.alice, s.channel, "board")
+    assert ix.rejected == "invalid"
+    assert ix.message is None
+    violations = sim.take_violations()
+    assert "content is 2001 characters; the limit is 2000" in violations[0]
+    assert violations[1].startswith(
+        "OpenAPI: POST /interactions/{interaction_id}/{interaction_token}/callback: "
+        "body $.data.content: maxLength 2000: "
+    )
+
+
+async def test_a_callback_after_the_response_is_a_second_answer(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with endpoint(sim, message("one")):
+        ix = await sim.slash(s.alice, s.channel, "board")
+        url = f"{sim.api_base_url}/interactions/{ix.id}/{ix.token}/callback"
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(url, json={"type": 4, "data": {"content": "two"}}) as second,
+        ):
+            assert second.status == 400
+            assert (await second.json())["code"] == 40060
+    assert ix.content == "one"
+    (violation,) = sim.take_violations()
+    assert "the interaction was answered twice (first with type 4, then with type 4)" in violation
+
+
+async def test_a_status_other_than_200_is_no_answer(sim: DiscordSim) -> None:
+    s = sim.seed
+
+    async def refuse(interaction: dict[str, Any]) -> tuple[int, Any]:
+        return 500, {"error": "no"}
+
+    async with endpoint(sim, refuse):
+        with pytest.raises(SimTimeout, match="with HTTP 500"):
+            await sim.slash(s.alice, s.channel, "board")
+    (ix,) = sim.interactions
+    assert not ix.answered
+    assert sim.messages(s.channel) == []
