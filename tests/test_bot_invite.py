@@ -229,6 +229,7 @@ async def run_failing_bot(sim: DiscordSim, tmp_path: Path, guild_id: int) -> str
     return line
 
 
+@pytest.mark.slow  # a real python -m bot process
 async def test_a_server_that_never_added_this_application_is_one_line(
     sim: DiscordSim, tmp_path: Path
 ) -> None:
@@ -244,6 +245,7 @@ async def test_a_server_that_never_added_this_application_is_one_line(
     )
 
 
+@pytest.mark.slow  # a real python -m bot process
 async def test_a_server_that_added_it_without_the_commands_scope_is_one_line(
     sim: DiscordSim, tmp_path: Path
 ) -> None:

@@ -413,6 +413,7 @@ def test_a_body_checked_again_gets_the_same_verdict_and_a_changed_one_a_new_one(
     assert len(spec._body_verdicts) == openapi.BODY_VERDICTS_KEPT
 
 
+@pytest.mark.slow  # every request body checked twice, once as written: 1.2 s of CPU
 def test_the_shortcuts_give_the_verdicts_of_the_keywords_as_written(
     spec: DiscordOpenAPI,
 ) -> None:

@@ -12,6 +12,7 @@ import unicodedata
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
@@ -93,6 +94,7 @@ def broken_links(page: Path, root: Path = REPO) -> list[str]:
     return broken
 
 
+@pytest.mark.slow  # every document parsed and every link followed: 1.5 s of CPU
 def test_every_relative_link_leads_to_a_file_and_heading_of_the_repository() -> None:
     found = {page.relative_to(REPO).as_posix(): broken_links(page) for page in PAGES}
     assert {page: broken for page, broken in found.items() if broken} == {}

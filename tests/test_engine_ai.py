@@ -56,6 +56,7 @@ def naive_value(board: Board) -> int:
     return max(-naive_value(board.play(cell)) for cell in board.legal_moves)
 
 
+@pytest.mark.slow  # a plain minimax from 300 positions: 1.7 s of CPU
 def test_evaluate_matches_plain_minimax_in_sample_positions() -> None:
     rng = random.Random(7)
     for board in rng.sample(LIVE_POSITIONS, 300):
