@@ -56,7 +56,7 @@ from game.search import SearchBudget
 log = logging.getLogger(__name__)
 interactions_log = logging.getLogger(logs.INTERACTIONS)
 
-EXTENSIONS: Sequence[str] = ("bot.cogs.ttt", "bot.cogs.settings")
+EXTENSIONS: Sequence[str] = ("bot.extension",)
 
 # The commands as Discord gets them, translations included, by their untranslated form: the
 # catalogues are read once a process, so the same definitions translate the same while it runs,

@@ -9,7 +9,12 @@ endpoint on a free port) and points the sim's HTTP mode at it. The database is a
 in the test's temporary folder; a test (or a module, through ``pytestmark``) marked
 :data:`both_engines` runs twice, once on SQLite and once on a fresh PostgreSQL database of the
 session's cluster (``postgres_cluster.py``), every ``running()`` of the test, restarts
-included, on that same database. The helpers below read
+included, on that same database. Either way the bot's first start finds the schema already
+applied, as a restart would: the SQLite file is a copy of one migrated once a process, the
+PostgreSQL database a copy of a migrated template (the migrations themselves are
+``test_storage.py``'s; on SQLite they cost some 20 ms of CPU, a fifth of a bot's start). A test
+that puts a file of its own at ``harness.db_path`` first (an older schema, say) keeps it. The
+helpers below read
 board messages and find buttons through the bot's own :class:`bot.components.IdFormat`
 definitions, never by spelling custom_ids by hand, on boards of every size (classic messages
 for 3x3 and 4x4, components-v2 ones for 5x5: ``text_of`` reads either).
@@ -25,6 +30,7 @@ import asyncio
 import logging
 import math
 import random
+import shutil
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
@@ -36,9 +42,10 @@ import pytest
 
 from bot.answers import DEFER_AFTER, LAST_TRY_AFTER
 from bot.client import TTTBot
-from bot.clock import ManualClock
+from bot.clock import ManualClock, SystemClock
 from bot.components import CELL_ID, CHALLENGE_ID, GAME_ACTION_ID, IdFormat
 from bot.config import POSTGRESQL, SQLITE, DatabaseUrl, Settings, parse_database_url
+from bot.storage.connect import open_storage
 from bot.storage.postgres import PostgresStorage
 from bot.storage.sqlite import SqliteStorage
 from game import DEFAULT_SIZE, Board, cell_name, parse_cell
@@ -72,9 +79,18 @@ both_engines = pytest.mark.parametrize(
 
 
 class BotHarness:
-    def __init__(self, sim: DiscordSim, database: DatabaseUrl, front_door: str = GATEWAY) -> None:
+    def __init__(
+        self,
+        sim: DiscordSim,
+        database: DatabaseUrl,
+        front_door: str = GATEWAY,
+        sqlite_template: Path | None = None,
+    ) -> None:
         self.sim = sim
         self.front_door = front_door
+        # Where the process's migrated SQLite database is made, on the first start that needs
+        # it (made inside a test's event loop: the fixtures run outside any).
+        self._sqlite_template = sqlite_template
         self.clock = ManualClock()
         self.database = database
         self.rng = random.Random(1234)
@@ -117,6 +133,8 @@ class BotHarness:
                 **overrides,
             }
         settings = replace(self.base_settings, **overrides)
+        if settings.database.scheme == SQLITE:
+            await self._start_from_template(Path(settings.database.path))
         bot = TTTBot(
             settings,
             over_http=over_http,
@@ -149,6 +167,16 @@ class BotHarness:
         self.assert_pings_only_challenged_members()
         if not expect_errors:
             assert errors.messages == [], "the bot logged errors:\n" + "\n".join(errors.messages)
+
+    async def _start_from_template(self, path: Path) -> None:
+        """Put a copy of the process's migrated SQLite database at ``path``, unless a file is
+        there already (a restart, or a test's own)."""
+        template = self._sqlite_template
+        if template is None or _is_there(path):
+            return
+        if not _is_there(template):
+            await (await open_storage(DatabaseUrl(str(template)), SystemClock())).close()
+        _copy_database(template, path)
 
     @asynccontextmanager
     async def _serving(self, bot: TTTBot) -> AsyncIterator[TTTBot]:
@@ -211,9 +239,19 @@ def front_door(request: pytest.FixtureRequest) -> str:
     return door
 
 
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the process's migrated SQLite database goes (made by the first bot start)."""
+    return tmp_path_factory.mktemp("sqlite-template") / "migrated.sqlite3"
+
+
 @pytest.fixture
 def harness(
-    sim: DiscordSim, tmp_path: Path, request: pytest.FixtureRequest, front_door: str
+    sim: DiscordSim,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    front_door: str,
+    sqlite_template: Path,
 ) -> BotHarness:
     """The real bot, ready to run against ``sim`` on a SQLite file in ``tmp_path``, or, under
     :data:`both_engines`, on the engine of the test's parameter; over the gateway, or under
@@ -223,7 +261,18 @@ def harness(
         url: str = request.getfixturevalue("migrated_postgres_database")
         return BotHarness(sim, parse_database_url(url), front_door)
     assert engine == SQLITE, engine
-    return BotHarness(sim, DatabaseUrl(str(tmp_path / "ttt.sqlite3")), front_door)
+    database = DatabaseUrl(str(tmp_path / "ttt.sqlite3"))
+    return BotHarness(sim, database, front_door, sqlite_template)
+
+
+def _is_there(path: Path) -> bool:
+    return path.exists()
+
+
+def _copy_database(source: Path, target: Path) -> None:
+    # Closed cleanly, SQLite folds its write-ahead log into the file: the file is all of it.
+    assert not source.with_name(source.name + "-wal").exists(), source
+    shutil.copyfile(source, target)
 
 
 class _ErrorCollector(logging.Handler):

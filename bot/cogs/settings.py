@@ -485,7 +485,3 @@ def _custom_emoji_id(text: str | None) -> int | None:
         return custom_emoji_id(text)
     except ValueError:
         return None
-
-
-async def setup(bot: TTTBot) -> None:
-    await bot.add_cog(SettingsCog(bot))

@@ -1050,7 +1050,3 @@ def _on_board(interaction: discord.Interaction[Any], game_id: int) -> Clicked:
     if render.board_game_id(interaction.message) != game_id:
         raise UserError(NOT_HERE)
     return clicked
-
-
-async def setup(bot: TTTBot) -> None:
-    await bot.add_cog(TicTacToeCog(bot))
