@@ -1,13 +1,18 @@
 """The one door to networkx: a maximum-weight matching, typed.
 
-networkx ships no type hints, so its import is the one untyped line, kept here.
+networkx ships no type hints, so what it returns is typed here. It is imported on first use
+(:mod:`game.lazy`): importing it loads every algorithm it has, some 0.2 s of CPU, which only
+pairing a Swiss round needs; a bot process that pairs none, or exits on a bad setting, never
+loads it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-import networkx  # type: ignore[import-untyped]
+from game.lazy import ModuleOnFirstUse
+
+networkx = ModuleOnFirstUse("networkx")
 
 
 def max_weight_matching(nodes: int, edges: Iterable[tuple[int, int, int]]) -> list[tuple[int, int]]:
