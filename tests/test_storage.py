@@ -2465,9 +2465,7 @@ async def test_the_sweeper_lease_is_held_by_one_connection_at_a_time(
             )
         )
         assert sorted(taken) == [False] * 3 + [True] * 3
-        holder, other, holding, waiting = (
-            ("a", "b", one, two) if taken[0] else ("b", "a", two, one)
-        )
+        holder, other, holding, waiting = ("a", "b", one, two) if taken[0] else ("b", "a", two, one)
         # Refused while held; the holder renews it, which keeps it past its first end.
         assert not await waiting.take_lease("sweeper", other, T0 + 29, T0 + 59)
         assert await holding.take_lease("sweeper", holder, T0 + 20, T0 + 50)
