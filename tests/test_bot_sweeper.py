@@ -14,6 +14,7 @@ from tests.bot_harness import (
     BotHarness,
     both_engines,
     cell_id,
+    edits_by_rest,
     http_only,
     is_live,
     start_member_game,
@@ -23,12 +24,6 @@ from tests.discord_sim import DiscordSim, SimMessage
 
 # Past a turn's clock (five minutes) and a challenge's (two).
 PAST_EVERY_DEADLINE = 301
-
-
-def edits_by_rest(sim: DiscordSim, message: SimMessage) -> int:
-    """PATCHes of ``message`` outside any interaction: the sweeper's edits."""
-    path = f"/channels/{message.channel.id}/messages/{message.id}"
-    return sum(1 for r in sim.requests if r.method == "PATCH" and r.path.endswith(path))
 
 
 def send_interactions_to(sim: DiscordSim, bot: TTTBot) -> None:
