@@ -10,6 +10,7 @@ import hashlib
 import json
 import logging
 import random
+import uuid
 import weakref
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
@@ -75,6 +76,10 @@ HEARTBEAT_INTERVAL = 15.0
 DATABASE_PATIENCE = 1.0
 # How often the live games are counted for /metrics (see TTTBot.scrape).
 LIVE_GAMES_INTERVAL = 5.0
+# Under `serve` one worker sweeps at a time: the one holding this lease in the database. It
+# lasts a few sweeps, so a holder that misses one keeps it, and one killed is replaced soon.
+SWEEPER_LEASE = "sweeper"
+SWEEPER_LEASE_SWEEPS = 3
 
 
 def point_at(settings: Settings) -> None:
@@ -338,6 +343,9 @@ class TTTBot(commands.AutoShardedBot):
         # Under `python -m bot serve` (over_http): the endpoint Discord POSTs interactions to,
         # and set once it takes them (the gateway mode's is_ready()).
         self.over_http = over_http
+        # Who this worker is to the sweeper lease: unique to this process, whatever its host.
+        self.sweeper_id = uuid.uuid4().hex
+        self.holds_sweeper_lease = False
         self.endpoint: InteractionsEndpoint | None = None
         self._serving = asyncio.Event()
         # Each gateway keep-alive's time of last send when the bot first saw it, and each
@@ -608,6 +616,11 @@ class TTTBot(commands.AutoShardedBot):
                 if task is not None:
                     task.cancel()
                     await asyncio.gather(task, return_exceptions=True)
+            if self.holds_sweeper_lease:
+                # Another worker sweeps from its next sweep on, not when the lease runs out.
+                await self.storage.release_lease(SWEEPER_LEASE, self.sweeper_id)
+                self.holds_sweeper_lease = False
+                log.info("worker %s gave the sweeper lease up", self.sweeper_id)
             if self.settings.heartbeat_file:
                 heartbeat = Path(self.settings.heartbeat_file)
                 await asyncio.to_thread(heartbeat.unlink, missing_ok=True)
@@ -849,7 +862,10 @@ class TTTBot(commands.AutoShardedBot):
         """Settle what ran out of time and show it on the messages concerned; post what was
         saved without its message. Announce the seasons that ended. Then remove the finished
         games older than the operator keeps them, and wipe from disk what a deletion left
-        there, if a reader kept it."""
+        there, if a reader kept it. Under ``serve``, only while this worker holds the
+        sweeper lease: another worker's sweep is left alone."""
+        if self.over_http and not await self._hold_sweeper_lease():
+            return Swept(games=[], challenges=[])
         settled = await self.service.settle_overdue()
         await self.boards.show_swept(settled)
         # Before old games are removed: a tournament copies its games' results first.
@@ -859,6 +875,18 @@ class TTTBot(commands.AutoShardedBot):
         await self.service.prune_old_games()
         await self.storage.wipe_deleted()
         return settled
+
+    async def _hold_sweeper_lease(self) -> bool:
+        """Take the sweeper lease if it is free or ran out, or renew this worker's own."""
+        now = self.clock.now()
+        until = now + SWEEPER_LEASE_SWEEPS * self.sweep_interval
+        held = await self.storage.take_lease(SWEEPER_LEASE, self.sweeper_id, now, until)
+        if held and not self.holds_sweeper_lease:
+            log.info("worker %s took the sweeper lease: it sweeps now", self.sweeper_id)
+        elif self.holds_sweeper_lease and not held:
+            log.warning("worker %s lost the sweeper lease to another worker", self.sweeper_id)
+        self.holds_sweeper_lease = held
+        return held
 
     async def announce_season(self, end: SeasonEnd) -> None:
         """Post a season's top three in its server's announcements channel. A channel that is

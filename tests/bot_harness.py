@@ -428,6 +428,12 @@ def text_of(message: SimMessage | InteractionRecord) -> str:
     return "\n".join(parts)
 
 
+def edits_by_rest(sim: DiscordSim, message: SimMessage) -> int:
+    """PATCHes of ``message`` outside any interaction: the sweeper's edits."""
+    path = f"/channels/{message.channel.id}/messages/{message.id}"
+    return sum(1 for r in sim.requests if r.method == "PATCH" and r.path.endswith(path))
+
+
 def is_live(message: SimMessage) -> bool:
     """Whether the board shows a game still being played (its Resign button)."""
     return any(

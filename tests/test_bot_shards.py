@@ -15,7 +15,14 @@ from pathlib import Path
 import pytest
 
 from bot.components import CHALLENGE_ID
-from tests.bot_harness import BotHarness, button_id, cell_id, start_member_game, text_of
+from tests.bot_harness import (
+    BotHarness,
+    button_id,
+    cell_id,
+    edits_by_rest,
+    start_member_game,
+    text_of,
+)
 from tests.bot_processes import BotProcess, bot_process
 from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimMessage, SimUser
 
@@ -72,12 +79,6 @@ def game_id_of(board: SimMessage) -> int:
     match = re.search(r"Game #([0-9]+)", text_of(board))
     assert match is not None, text_of(board)
     return int(match.group(1))
-
-
-def edits_by_rest(sim: DiscordSim, message: SimMessage) -> int:
-    """PATCHes of ``message`` outside any interaction: the sweeper's edits."""
-    path = f"/channels/{message.channel.id}/messages/{message.id}"
-    return sum(1 for r in sim.requests if r.method == "PATCH" and r.path.endswith(path))
 
 
 def command_syncs(sim: DiscordSim) -> int:

@@ -2448,6 +2448,40 @@ async def test_a_seasons_announcement_is_claimed_once_by_two_connections(
         assert await two.claim_season(GUILD, "2026-11", T0 + 103)
 
 
+async def test_the_sweeper_lease_is_held_by_one_connection_at_a_time(
+    shared_backend: Backend, request: pytest.FixtureRequest
+) -> None:
+    """Two workers sweeping over one database: one takes the lease, the other is refused
+    while it is held, renewed or not, and takes it once it ran out or was given up."""
+    async with (
+        shared_backend.database(request) as open_storage,
+        opened(open_storage) as one,
+        opened(open_storage) as two,
+    ):
+        taken = await asyncio.gather(
+            *(
+                storage.take_lease("sweeper", holder, T0, T0 + 30)
+                for storage, holder in ((one, "a"), (two, "b")) * 3
+            )
+        )
+        assert sorted(taken) == [False] * 3 + [True] * 3
+        holder, other, holding, waiting = ("a", "b", one, two) if taken[0] else ("b", "a", two, one)
+        # Refused while held; the holder renews it, which keeps it past its first end.
+        assert not await waiting.take_lease("sweeper", other, T0 + 29, T0 + 59)
+        assert await holding.take_lease("sweeper", holder, T0 + 20, T0 + 50)
+        assert not await waiting.take_lease("sweeper", other, T0 + 40, T0 + 70)
+        # Run out (the holder was killed): the other takes it over, and the old holder is refused.
+        assert await waiting.take_lease("sweeper", other, T0 + 50, T0 + 80)
+        assert not await holding.take_lease("sweeper", holder, T0 + 51, T0 + 81)
+        # A lease of another name is its own.
+        assert await holding.take_lease("other", holder, T0 + 51, T0 + 81)
+        # Given up by someone who does not hold it: still held. By its holder: free at once.
+        await holding.release_lease("sweeper", holder)
+        assert not await holding.take_lease("sweeper", holder, T0 + 52, T0 + 82)
+        await waiting.release_lease("sweeper", other)
+        assert await holding.take_lease("sweeper", holder, T0 + 52, T0 + 82)
+
+
 async def test_two_connections_race_to_start_a_tables_game_in_its_thread(
     shared_backend: Backend, request: pytest.FixtureRequest
 ) -> None:

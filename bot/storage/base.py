@@ -716,6 +716,17 @@ class Storage(Protocol):
         """Give a claim up (the announcement could not be posted): a later sweep tries again."""
         ...
 
+    async def take_lease(self, name: str, holder: str, now: float, until: float) -> bool:
+        """Hold the lease ``name`` until ``until`` if it is free, ran out by ``now`` or is
+        ``holder``'s already (a renewal): True for that one caller, False while another holds
+        it (on every engine, across processes)."""
+        ...
+
+    async def release_lease(self, name: str, holder: str) -> None:
+        """Give ``holder``'s lease ``name`` up (a clean shutdown): another worker takes it at
+        once, not when it runs out. Nothing happens if someone else holds it."""
+        ...
+
     async def live_games_of(self, guild_id: int, user_id: int) -> int:
         """How many active games in ``guild_id`` the member plays in."""
         ...

@@ -450,6 +450,13 @@ class PostgresStorage:
     async def release_season(self, guild_id: int, season: str) -> None:
         await self._pool.execute(SQL.release_season, guild_id, season)
 
+    async def take_lease(self, name: str, holder: str, now: float, until: float) -> bool:
+        taken = await self._pool.fetchval(SQL.take_lease, name, holder, until, now)
+        return taken is not None
+
+    async def release_lease(self, name: str, holder: str) -> None:
+        await self._pool.execute(SQL.release_lease, name, holder)
+
     async def live_games_of(self, guild_id: int, user_id: int) -> int:
         return int(await self._pool.fetchval(SQL.live_games_of, guild_id, user_id))
 

@@ -272,6 +272,16 @@ class Statements:
         self.release_season = spell(
             "DELETE FROM season_announcements WHERE guild_id = ? AND season = ?"
         )
+        # One statement takes a free or run-out lease and renews the holder's own: the row
+        # changes only for them, so two workers asking at once cannot both get it.
+        self.take_lease = spell(
+            "INSERT INTO leases (name, holder, expires_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (name) DO UPDATE SET holder = excluded.holder,"
+            " expires_at = excluded.expires_at"
+            " WHERE leases.holder = excluded.holder OR leases.expires_at <= ?"
+            " RETURNING holder"
+        )
+        self.release_lease = spell("DELETE FROM leases WHERE name = ? AND holder = ?")
         # -- migration 0011's replay (bot.storage.migrations.DataStep.REPLAY_RATINGS): the
         # games between members in the order they finished, by the columns they are rated by
         # as that migration found them (codec.RATED_GAME_COLUMNS: a later migration's column

@@ -302,6 +302,15 @@ class _Database:
     def release_season(self, guild_id: int, season: str) -> None:
         self._write(lambda db: db.execute(SQL.release_season, (guild_id, season)))
 
+    def take_lease(self, name: str, holder: str, now: float, until: float) -> bool:
+        taken = self._write(
+            lambda db: db.execute(SQL.take_lease, (name, holder, until, now)).fetchall()
+        )
+        return bool(taken)
+
+    def release_lease(self, name: str, holder: str) -> None:
+        self._write(lambda db: db.execute(SQL.release_lease, (name, holder)))
+
     def live_games_of(self, guild_id: int, user_id: int) -> int:
         return int(self.db.execute(SQL.live_games_of, (guild_id, user_id)).fetchone()["live"])
 
@@ -745,6 +754,12 @@ class SqliteStorage:
 
     async def release_season(self, guild_id: int, season: str) -> None:
         await self._run(self._database.release_season, guild_id, season)
+
+    async def take_lease(self, name: str, holder: str, now: float, until: float) -> bool:
+        return await self._run(self._database.take_lease, name, holder, now, until)
+
+    async def release_lease(self, name: str, holder: str) -> None:
+        await self._run(self._database.release_lease, name, holder)
 
     async def live_games_of(self, guild_id: int, user_id: int) -> int:
         return await self._run(self._database.live_games_of, guild_id, user_id)
