@@ -14,10 +14,10 @@ applied, as a restart would: the SQLite file is a copy of one migrated once a pr
 PostgreSQL database a copy of a migrated template (the migrations themselves are
 ``test_storage.py``'s; on SQLite they cost some 20 ms of CPU, a fifth of a bot's start). A test
 that puts a file of its own at ``harness.db_path`` first (an older schema, say) keeps it. The
-helpers below read
-board messages and find buttons through the bot's own :class:`bot.components.IdFormat`
-definitions, never by spelling custom_ids by hand, on boards of every size (classic messages
-for 3x3 and 4x4, components-v2 ones for 5x5: ``text_of`` reads either).
+helpers below read board messages and find buttons through the bot's own
+:class:`bot.components.IdFormat` definitions, never by spelling custom_ids by hand, on boards of
+every size (classic messages for 3x3 and 4x4, components-v2 ones for 5x5: ``text_of`` reads
+either).
 
 The bot's 5x5 searches run on a node budget (:data:`TEST_SEARCH_BUDGET`), so that a seeded game
 plays the same moves on any machine; ``harness.search_budget = None`` gives the bot's default,
@@ -91,6 +91,11 @@ class BotHarness:
         # Where the process's migrated SQLite database is made, on the first start that needs
         # it (made inside a test's event loop: the fixtures run outside any).
         self._sqlite_template = sqlite_template
+        # discord.py's base URL (process-wide) before the first of this harness's serving bots,
+        # put back when the last one stops, whatever order they stop in (two workers of one
+        # test); and how many serve now.
+        self._base_before_serving = discord.http.Route.BASE
+        self._bots_serving = 0
         self.clock = ManualClock()
         self.database = database
         self.rng = random.Random(1234)
@@ -183,7 +188,9 @@ class BotHarness:
         """``python -m bot serve`` against the sim: the bot logs in through REST, and the sim
         POSTs interactions to its endpoint until the block ends (then the bot stops as on
         SIGTERM)."""
-        saved = discord.http.Route.BASE
+        if self._bots_serving == 0:
+            self._base_before_serving = discord.http.Route.BASE
+        self._bots_serving += 1
         stop = asyncio.Event()
         serving = asyncio.create_task(bot.serve_interactions(self.sim.token, stop))
         answering = asyncio.create_task(bot.until_answering())
@@ -201,8 +208,12 @@ class BotHarness:
             answering.cancel()
             self.sim.interactions_url = None
             stop.set()
-            await asyncio.wait_for(serving, START_PATIENCE)
-            discord.http.Route.BASE = saved
+            try:
+                await asyncio.wait_for(serving, START_PATIENCE)
+            finally:
+                self._bots_serving -= 1
+                if self._bots_serving == 0:
+                    discord.http.Route.BASE = self._base_before_serving
 
     def assert_pings_only_challenged_members(self) -> None:
         """Every message the bot sent notified nobody, but for a challenge's one opponent and

@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-import discord
-
 from bot.client import TTTBot
 from tests.bot_harness import (
     BotHarness,
@@ -44,12 +42,8 @@ async def test_two_workers_settle_each_due_item_once_and_the_next_takes_over(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
-    # Each bot puts back at its stop the base URL it found at its start: the first one
-    # stopped is not always the first started, so the test puts back discord.com's itself.
-    discords_base = discord.http.Route.BASE
-    async with contextlib.AsyncExitStack() as test:
-        test.callback(setattr, discord.http.Route, "BASE", discords_base)
-        first_running = await test.enter_async_context(contextlib.AsyncExitStack())
+    # Each bot's stack, so that whichever holds the lease can be stopped first.
+    async with contextlib.AsyncExitStack() as first_running:
         first = await first_running.enter_async_context(harness.running())
         async with contextlib.AsyncExitStack() as second_running:
             second = await second_running.enter_async_context(harness.running())
@@ -84,11 +78,7 @@ async def test_two_workers_settle_each_due_item_once_and_the_next_takes_over(
             next_board = await a_game_waiting_on_bob(sim, other)
             harness.clock.advance(PAST_EVERY_DEADLINE)
             stopping = first_running if holder is first else second_running
-            sims_base = discord.http.Route.BASE
             await stopping.aclose()
-            # Stopping puts back the base URL it found at start (discord.com's, for the first
-            # bot): in one process, the worker still serving needs the sim's.
-            discord.http.Route.BASE = sims_base
             send_interactions_to(sim, other)
             taken_over = await other.sweep()
             assert other.holds_sweeper_lease
