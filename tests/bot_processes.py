@@ -14,6 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from tests.bot_harness import GATEWAY, HTTP
 from tests.discord_sim import DiscordSim
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -103,6 +104,24 @@ async def bot_process(
             timeout=30,
         )
         assert running.process.returncode is None, running.log
+        yield running
+
+
+@asynccontextmanager
+async def serving_process(
+    sim: DiscordSim, tmp_path: Path, front_door: str, **env: str
+) -> AsyncIterator[BotProcess]:
+    """The bot as a real process behind ``front_door``: ``python -m bot`` over the gateway
+    (:func:`bot_process`), or ``python -m bot serve`` with ``sim`` POSTing its interactions to
+    the endpoint on ``TTT_HTTP_PORT`` (which ``env`` must set), started, not waited for: a
+    test waits for its ``/readyz``. SIGTERM at the end."""
+    if front_door == GATEWAY:
+        async with bot_process(sim, tmp_path, **env) as running:
+            yield running
+        return
+    assert front_door == HTTP, front_door
+    async with started(sim, tmp_path, "serve", DISCORD_PUBLIC_KEY=sim.public_key, **env) as running:
+        sim.interactions_url = f"http://127.0.0.1:{env['TTT_HTTP_PORT']}/interactions"
         yield running
 
 

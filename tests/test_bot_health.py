@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import io
 import json
 import logging
@@ -32,16 +33,19 @@ from prometheus_client.parser import text_string_to_metric_families
 from bot import logs
 from bot.client import LIVE_GAMES_INTERVAL, TTTBot
 from bot.config import Settings
-from bot.errors import APOLOGY
+from bot.errors import APOLOGY, DATABASE_DOWN
 from bot.health import REQUEST_PATIENCE, HealthServer
 from bot.metrics import OPERATIONS, Metrics
 from tests.bot_harness import (
     CALLBACK,
+    both_front_doors,
     cell_id,
+    final_answer,
     first_answers_lost,
     start_member_game,
+    text_of,
 )
-from tests.bot_processes import ROOT, bot_env, bot_process, started
+from tests.bot_processes import ROOT, bot_env, bot_process, serving_process, started
 from tests.discord_sim import DiscordSim, SimTimeout
 from tests.postgres_cluster import PostgresServer, free_port, postgres_server
 
@@ -213,9 +217,11 @@ async def test_readyz_is_false_until_the_gateway_is_ready_then_true(
 
 @pytest.mark.slow  # a real python -m bot process
 @pytest.mark.postgres
+@both_front_doors
 async def test_readyz_is_false_while_the_database_is_down_and_true_again_after(
-    sim: DiscordSim, tmp_path: Path
+    sim: DiscordSim, tmp_path: Path, front_door: str
 ) -> None:
+    s = sim.seed
     port = free_port()
     # A cluster of the test's own, to stop and start: the whole cluster is thrown away after.
     with postgres_server() as (cluster, server):
@@ -225,22 +231,40 @@ async def test_readyz_is_false_while_the_database_is_down_and_true_again_after(
         finally:
             await admin.close()
         env = {"TTT_HTTP_PORT": str(port), "DATABASE_URL": cluster.url("tttbot")}
-        async with bot_process(sim, tmp_path, **env), http_port(port) as http:
+        async with (
+            serving_process(sim, tmp_path, front_door, **env) as bot,
+            http_port(port) as http,
+        ):
             assert await http.status_until("/readyz", 200) == "ready\n"
-            await asyncio.to_thread(server.stop)
+            board = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart")
+            assert board.message is not None
+            await asyncio.to_thread(server.shut_down)
             try:
                 text = await http.status_until("/readyz", 503)
                 assert text.startswith("not ready: the database did not answer"), text
                 assert (await http.get("/livez"))[0] == 200  # alive all the same
+                # A click meanwhile: known to have changed nothing, said to its member alone; the
+                # board as it was.
+                shown = (text_of(board.message), copy.deepcopy(board.message.components))
+                clicked = await sim.click(s.alice, board.message, cell_id(board.message, "B2"))
+                apology = await final_answer(clicked)
+                assert apology.ephemeral
+                assert apology.content == DATABASE_DOWN
+                assert (text_of(board.message), board.message.components) == shown
             finally:
                 await asyncio.to_thread(server.restart, cluster)
             assert await http.status_until("/readyz", 200) == "ready\n"
+            # The same click once the database is back: played, as if nothing had happened.
+            clicked = await sim.click(s.alice, board.message, cell_id(board.message, "B2"))
+            assert "B2" in text_of(await final_answer(clicked))
+            assert " ERROR " not in bot.log
 
 
 @pytest.mark.slow  # a real python -m bot process
 @pytest.mark.postgres
+@both_front_doors
 async def test_a_hung_database_gets_503_within_a_second_and_interactions_an_apology(
-    sim: DiscordSim, tmp_path: Path
+    sim: DiscordSim, tmp_path: Path, front_door: str
 ) -> None:
     """PostgreSQL stopped dead, not down: asyncio.wait_for on the ping waited for the cancelled
     query, so /readyz answered when the server did (after 30 s in the issue's run), and an
@@ -254,7 +278,7 @@ async def test_a_hung_database_gets_503_within_a_second_and_interactions_an_apol
         finally:
             await admin.close()
         env = {"TTT_HTTP_PORT": str(port), "DATABASE_URL": cluster.url("tttbot")}
-        async with bot_process(sim, tmp_path, **env), http_port(port) as http:
+        async with serving_process(sim, tmp_path, front_door, **env), http_port(port) as http:
             assert await http.status_until("/readyz", 200) == "ready\n"
             pinged = value(await http.metrics(), OPERATIONS_DONE, operation="ping")
 
