@@ -2,13 +2,14 @@
 Interactions Endpoint URL), answered on the bot's HTTP port (:mod:`bot.health`).
 
 Each request is checked before anything reads it: its body no larger than
-:data:`bot.health.MAX_REQUEST_BODY` (aiohttp refuses a larger one with 413 before reading
-it); its ``X-Signature-Ed25519`` the application's Ed25519 signature (``DISCORD_PUBLIC_KEY``,
-checked with PyNaCl) of its ``X-Signature-Timestamp`` and raw body; that timestamp within
-:data:`STALE_AFTER` seconds of this host's clock; its interaction not one this process was
-already given. Any of those failing is answered 401 and nothing else happens (one DEBUG line:
-anyone can send them, and Discord itself sends badly signed ones when the URL is saved). A
-body that is not an interaction's JSON is answered 400.
+:data:`bot.health.MAX_REQUEST_BODY` (aiohttp refuses a larger one with 413 before reading it)
+and sent whole within :data:`bot.health.REQUEST_PATIENCE` (a body trickled in slower is
+answered 408 and its connection closed); its ``X-Signature-Ed25519`` the application's Ed25519
+signature (``DISCORD_PUBLIC_KEY``, checked with PyNaCl) of its ``X-Signature-Timestamp`` and
+raw body; that timestamp within :data:`STALE_AFTER` seconds of this host's clock; its
+interaction not one this process was already given. Any of those failing is answered 401 and
+nothing else happens (one DEBUG line: anyone can send them, and Discord itself sends badly
+signed ones when the URL is saved). A body that is not an interaction's JSON is answered 400.
 
 A PING is answered with a PONG. Any other interaction goes where the gateway's
 ``INTERACTION_CREATE`` goes (discord.py's parser table, with :mod:`bot.fast_clicks` in front),
@@ -41,6 +42,7 @@ from aiohttp import web
 from discord.webhook.async_ import AsyncWebhookAdapter, async_context
 
 from bot.answers import Answers, Responding
+from bot.health import REQUEST_PATIENCE
 
 log = logging.getLogger(__name__)
 
@@ -96,12 +98,14 @@ class InteractionsEndpoint:
         *,
         wall_clock: Callable[[], float] = time.time,
         answer_patience: float = ANSWER_PATIENCE,
+        body_patience: float = REQUEST_PATIENCE,
     ) -> None:
         self._key = nacl.signing.VerifyKey(bytes.fromhex(public_key))
         self._answers = answers
         self._parse = parse
         self._wall_clock = wall_clock
         self._answer_patience = answer_patience
+        self._body_patience = body_patience
         self._adapter = _RespondingAdapter(answers)
         # Interactions given to this process within the staleness window, by id: one sent
         # again (a replayed request) is refused.
@@ -109,7 +113,21 @@ class InteractionsEndpoint:
         self.open = False  # set once the bot is set up, cleared when it stops
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
-        body = await request.read()  # over the application's client_max_size: 413
+        try:
+            # Over the application's client_max_size: 413. aiohttp's own patience covers the
+            # headers, not a body that trickles in.
+            async with asyncio.timeout(self._body_patience):
+                body = await request.read()
+        except TimeoutError:
+            log.debug("closed a request to %s whose body took over %g s", PATH, self._body_patience)
+            response = web.Response(status=408, text="the request's body came too slowly\n")
+            response.force_close()
+            return response
+        except ConnectionResetError:  # the client went away mid-body: nobody to answer
+            log.debug("a request to %s was dropped by its client mid-body", PATH)
+            response = web.Response(status=400, text="the request's body was cut off\n")
+            response.force_close()
+            return response
         refusal = self._refusal(request, body)
         if refusal is not None:
             log.debug("refused a request to %s: %s", PATH, refusal)

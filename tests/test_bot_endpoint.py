@@ -26,7 +26,7 @@ from bot import endpoint
 from bot.__main__ import main
 from bot.config import ConfigError, Settings, require_serving
 from bot.domain import Actor
-from bot.health import MAX_REQUEST_BODY
+from bot.health import MAX_REQUEST_BODY, REQUEST_PATIENCE
 from bot.service import Clicked, MoveResult
 from tests.bot_harness import BotHarness, cell_id, http_only
 from tests.bot_processes import started
@@ -317,3 +317,49 @@ async def test_python_m_bot_serve_answers_without_a_gateway_and_stops_on_sigterm
     assert sim.identifies == 0  # no gateway connection, ever
     assert "answering interactions at http://" in bot.log
     assert " ERROR " not in bot.log
+
+
+@http_only
+async def test_a_client_trickling_its_body_is_closed_and_the_others_are_served_meanwhile(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A request that sends its headers and then a byte of its body now and then, as a
+    "slowloris" would, holds nothing for long: it is answered 408 after the port's patience
+    and its connection closed, no error logged, and a real interaction meanwhile is answered
+    at once. A body of 10 MB, sent whole, is refused without being read; a client gone in
+    the middle of its body is no error."""
+    s = sim.seed
+    async with harness.running() as bot:
+        reader, writer = await asyncio.open_connection("127.0.0.1", bot.http_port)
+        writer.write(
+            b"POST /interactions HTTP/1.1\r\nHost: bot\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 4096\r\nX-Signature-Ed25519: 00\r\nX-Signature-Timestamp: 1\r\n\r\n{"
+        )
+        opened = time.monotonic()
+        answer = b""
+        while not reader.at_eof() and time.monotonic() - opened < 3 * REQUEST_PATIENCE:
+            writer.write(b" ")
+            with contextlib.suppress(TimeoutError):
+                answer += await asyncio.wait_for(reader.read(1024), 0.2)
+            if time.monotonic() - opened > 1 and not answer:
+                started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart")
+                assert started.response_type == 4
+                answer = b"served meanwhile; "
+        closed_after = time.monotonic() - opened
+        writer.close()
+        # Answered 408 after the port's patience; closed once aiohttp has read and dropped
+        # what still comes for as long again (its lingering close, bounded the same way).
+        assert reader.at_eof(), answer
+        assert closed_after < 2 * REQUEST_PATIENCE + 1, (closed_after, answer)
+        assert answer.startswith(b"served meanwhile; HTTP/1.1 408 Request Timeout\r\n"), answer
+        huge = b'{"type": 1, "padding": "' + b"x" * (10 * 2**20) + b'"}'
+        assert (await sim.post_signed(huge)).status == 413
+        # A client gone in the middle of its body: nobody to answer, nothing to log.
+        _, writer = await asyncio.open_connection("127.0.0.1", bot.http_port)
+        writer.write(b"POST /interactions HTTP/1.1\r\nHost: bot\r\nContent-Length: 99\r\n\r\n{")
+        await writer.drain()
+        await asyncio.sleep(0.2)
+        writer.close()
+        await asyncio.sleep(0.2)
+    assert callbacks(sim) == 1
+    assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
