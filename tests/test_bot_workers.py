@@ -6,6 +6,10 @@ one or the other for each interaction."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Coroutine
+from typing import Any
+
 import orjson
 
 from bot.client import TTTBot
@@ -17,6 +21,7 @@ from tests.bot_harness import (
     both_engines,
     button_id,
     cell_id,
+    final_answer,
     http_only,
     is_live,
     refused,
@@ -27,12 +32,25 @@ from tests.discord_sim import DiscordSim, InteractionRecord
 
 pytestmark = [http_only, both_engines]
 
+SETTINGS = "ttt-settings"
+LIMIT_REACHED = "You are already in as many live games as this server allows (1): finish one first."
 OVER = "This game is over."
 
 
 def to(sim: DiscordSim, bot: TTTBot) -> None:
     """Send the next interactions to ``bot``'s endpoint."""
     sim.interactions_url = f"http://127.0.0.1:{bot.http_port}/interactions"
+
+
+async def sent_to(
+    sim: DiscordSim, bot: TTTBot, verb: Coroutine[Any, Any, InteractionRecord]
+) -> asyncio.Task[InteractionRecord]:
+    """``verb`` (a sim verb) sent to ``bot`` as a task of its own, so that another can be sent
+    to another worker meanwhile: the verb reads the endpoint's address before it first waits."""
+    to(sim, bot)
+    task = asyncio.ensure_future(verb)
+    await asyncio.sleep(0)
+    return task
 
 
 def given(bot: TTTBot, ix: InteractionRecord) -> bool:
@@ -150,3 +168,73 @@ async def test_a_small_board_picked_on_a_stale_copy_is_refused_by_the_stored_gam
         assert not is_live(message)
         assert "resigned" in text_of(message), text_of(message)
         assert not [b for b in message.buttons() if PICK_ID.parse(b["custom_id"])]
+
+
+async def test_one_member_starting_on_two_workers_at_once_gets_one_game_within_a_limit_of_one(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The limit on live games is decided by the game's insert, across workers (a lock on the
+    members in PostgreSQL, the write lock in SQLite); a worker's own member locks only spare a
+    thread. Two /ttt vs-ai of alice's at the same instant, one to each worker, in two channels:
+    one game, the other start refused with the limit's sentence; twice over."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} limits", games=1)
+        for _ in range(2):
+            starts = [
+                await sent_to(
+                    sim, bot, sim.slash(s.alice, channel, "ttt vs-ai", difficulty="random")
+                )
+                for bot, channel in ((first, s.channel), (second, s.other_channel))
+            ]
+            answers = await asyncio.gather(*starts)
+            assert given(first, answers[0])
+            assert given(second, answers[1])
+            kept = await only_one_started(answers)
+            assert await first.storage.live_games_of(s.guild.id, s.alice.id) == 1
+            to(sim, first)
+            await sim.slash(s.alice, kept.channel, "ttt resign")
+
+
+async def test_with_threads_two_workers_may_each_open_one_and_the_refused_one_is_removed(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Where games are played in threads, a worker's member locks keep it from opening a
+    thread for a start that its own other start will make refused; across workers, both may
+    open one: the game that the limit refuses removes its own, so one thread is left, with
+    the one game."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} limits", games=1)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+        starts = [
+            await sent_to(sim, bot, sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random"))
+            for bot in (first, second)
+        ]
+        await only_one_started(list(await asyncio.gather(*starts)))
+        for bot in (first, second):
+            assert await bot.in_flight.wait_idle(patience=5)
+        assert await first.storage.live_games_of(s.guild.id, s.alice.id) == 1
+        (thread,) = [
+            c
+            for c in s.guild.channels
+            if c.is_thread and c.parent is s.channel and c is not s.thread and not c.archived
+        ]
+        (board,) = sim.messages(thread)
+        assert is_live(board)
+
+
+async def only_one_started(answers: list[InteractionRecord]) -> InteractionRecord:
+    """The one start among ``answers`` that started a game; every other one was refused
+    with the limit's sentence. Each read once complete: a start may be deferred first."""
+    shown = [await final_answer(answer) for answer in answers]
+    started = [
+        answer for answer, message in zip(answers, shown, strict=True) if not message.ephemeral
+    ]
+    assert len(started) == 1, [message.content for message in shown]
+    for message in shown:
+        if message.ephemeral:
+            assert LIMIT_REACHED in (message.content or ""), message.content
+    return started[0]
