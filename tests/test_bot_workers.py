@@ -20,6 +20,7 @@ from tests.bot_harness import (
     BotHarness,
     both_engines,
     button_id,
+    cell_buttons,
     cell_id,
     final_answer,
     http_only,
@@ -29,6 +30,7 @@ from tests.bot_harness import (
     text_of,
 )
 from tests.discord_sim import DiscordSim, InteractionRecord
+from tests.test_bot_tournaments import current, joined_and_started, round_games
 
 pytestmark = [http_only, both_engines]
 
@@ -238,3 +240,83 @@ async def only_one_started(answers: list[InteractionRecord]) -> InteractionRecor
         if message.ephemeral:
             assert LIMIT_REACHED in (message.content or ""), message.content
     return started[0]
+
+
+async def test_an_emoji_check_another_worker_knows_is_stale_costs_one_refused_board(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """What Discord said of a server's custom emoji is trusted by each worker for
+    EMOJI_RECHECK (TTTBot._emoji_checks). The emoji deleted, the first worker learns it from
+    a refused board; the second still trusts its own check, and starts a game with the emoji:
+    that game's first board showing a mark is refused once, then shown with the bot's own
+    marks, which it keeps. Discord's refusal corrects the stale check, at one refused board,
+    as for a game already running when the emoji went."""
+    s = sim.seed
+    cross = sim.add_emoji(s.guild, "cross")
+    arena = sim.add_channel(s.guild, "arena")
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} marks", x=cross.text)
+        one = await final_answer(
+            await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        )
+        to(sim, second)
+        two = await final_answer(
+            await sim.slash(s.bob, s.other_channel, "ttt vs-ai", difficulty="random")
+        )
+        for board in (one, two):
+            assert cross.text in text_of(board)
+        sim.delete_emoji(cross)
+        to(sim, first)
+        moved = await final_answer(await sim.click(s.alice, one, cell_id(one, "A1")))
+        assert cell_buttons(moved)[0].get("emoji") == {"name": "❌"}
+        to(sim, second)
+        three = await final_answer(
+            await sim.slash(s.carol, arena, "ttt vs-ai", difficulty="random")
+        )
+        assert cross.text in text_of(three)  # the second worker's check, not yet corrected
+        played = await final_answer(await sim.click(s.carol, three, cell_id(three, "A1")))
+        assert cell_buttons(played)[0].get("emoji") == {"name": "❌"}
+        assert "❌ **carol**" in text_of(played)
+        for bot in (first, second):
+            assert await bot.in_flight.wait_idle(patience=5)
+        games = [await first.storage.live_game_in_channel(c.id) for c in (s.channel, arena)]
+    for game in games:
+        assert game is not None
+        assert (game.mark_x, game.mark_o) == (None, None)
+    refusals = sim.take_violations()
+    assert len(refusals) == 2, refusals  # alice's board, and carol's on the stale check
+    assert all(f"custom emoji {cross.id}" in refusal for refusal in refusals)
+
+
+async def test_a_refused_thread_is_tried_again_by_the_other_worker_no_sooner(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """TournamentRounds._refused spaces one worker's tries at a tournament's threads that
+    Discord refuses; the other worker, which does not know of the refusal, is held back by
+    the table's claim in the database (CLAIM_SECONDS) and tries no sooner: one thread request
+    in the minute whichever worker runs the tournament, then one more once it ran out, and
+    the table's game starts once Discord lets it."""
+    s = sim.seed
+    threads = "POST /channels/{channel_id}/threads"
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        refusal = sim.faults.add(threads, status=403, count=None)
+        tournament = await joined_and_started(sim, first, [s.alice, s.bob])
+        asked = [r for r in sim.requests if r.route == threads]
+        assert len(asked) == 1  # by the first worker, at the start
+        # The second worker runs it (as a command of the organiser's there would).
+        harness.clock.advance(30)
+        await second.tournament_rounds.run(tournament.id)
+        assert len([r for r in sim.requests if r.route == threads]) == 1
+        harness.clock.advance(31)
+        await second.tournament_rounds.run(tournament.id)
+        assert len([r for r in sim.requests if r.route == threads]) == 2
+        assert await round_games(first, await current(first, sim)) == []
+        sim.faults.remove(refusal)
+        harness.clock.advance(61)
+        await first.tournament_rounds.run(tournament.id)
+        for bot in (first, second):
+            assert await bot.in_flight.wait_idle(patience=5)
+        (game,) = await round_games(first, await current(first, sim))
+        assert {game.x_id, game.o_id} == {s.alice.id, s.bob.id}
