@@ -7,6 +7,7 @@ one or the other for each interaction."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Coroutine
 from typing import Any
 
@@ -14,7 +15,9 @@ import orjson
 
 from bot.client import TTTBot
 from bot.components import CHALLENGE_ID, GAME_ACTION_ID, PICK_ID
+from bot.domain import Actor
 from bot.endpoint import SEEN_KEPT
+from bot.service import Clicked, MoveResult
 from game.variants import ULTIMATE_SIZE
 from tests.bot_harness import (
     BotHarness,
@@ -320,3 +323,67 @@ async def test_a_refused_thread_is_tried_again_by_the_other_worker_no_sooner(
             assert await bot.in_flight.wait_idle(patience=5)
         (game,) = await round_games(first, await current(first, sim))
         assert {game.x_id, game.o_id} == {s.alice.id, s.bob.id}
+
+
+async def test_each_worker_searches_a_review_itself_and_finds_the_same(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """GameService._reviews keeps a process's searched reviews, by the moves they judge: no
+    database state, and the search is budgeted in nodes with a fixed seed, so a worker that
+    did not search a game's review finds the same one, at the cost of the search."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        started = await final_answer(
+            await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random", size=5)
+        )
+        await final_answer(await sim.click(s.alice, started, cell_id(started, "C3")))
+        await sim.slash(s.alice, s.channel, "ttt resign")
+        reviews = []
+        for bot in (first, second):
+            to(sim, bot)
+            reviews.append(
+                text_of(await final_answer(await sim.slash(s.bob, s.channel, "ttt review")))
+            )
+            assert len(bot.service._reviews) == 1
+    assert reviews[0] == reviews[1]
+    assert "C3" in reviews[0]
+
+
+async def test_a_worker_stopping_waits_for_its_own_handlers_and_no_other_workers(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The in-flight count (TTTBot.in_flight) is one process's own, as it must be: a stopping
+    worker waits for the handlers it runs, which no other worker could finish for it. A game
+    started by the first worker; the second's click on it held in its handler while the
+    first stops: the first stops at once, and the click, let go, is played by the second."""
+    s = sim.seed
+    harness.defer_after = 0.3
+    async with contextlib.AsyncExitStack() as first_running:
+        first = await first_running.enter_async_context(harness.running())
+        async with harness.running() as second:
+            to(sim, first)
+            board = await final_answer(
+                await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+            )
+            held = asyncio.Event()
+            move = second.service.move_on_board
+
+            async def when_let_go(
+                game_id: int, user: Actor, cell: int, clicked: Clicked, ply: int | None
+            ) -> MoveResult:
+                await held.wait()
+                return await move(game_id, user, cell, clicked, ply)
+
+            second.service.move_on_board = when_let_go  # type: ignore[method-assign]
+            click = await sent_to(sim, second, sim.click(s.alice, board, cell_id(board, "B2")))
+            await sim.wait_for(lambda: not second.in_flight._idle.is_set())
+            await asyncio.wait_for(first_running.aclose(), 10)
+            assert not second.in_flight._idle.is_set()
+            held.set()
+            clicked = await click
+            await clicked.wait_done(timeout=5)
+            assert await second.in_flight.wait_idle(patience=5)
+            game = await second.storage.live_game_in_channel(s.channel.id)
+    assert game is not None
+    assert game.moves[0] == 4  # B2, alice's
