@@ -323,8 +323,10 @@ class GameService:
             tuple[int, ...], asyncio.Future[tuple[UltimateMoveReview, ...]]
         ] = {}
         # Where a server limits live games: a member's game starts in this process, one at a
-        # time (a guild's interactions all come to the process of its shard). The storage
-        # decides the limit; this only spares a thread opened for a game it then refuses.
+        # time. The storage decides the limit, across processes; this only spares a thread
+        # opened for a game it then refuses. Over the gateway a guild's interactions all come
+        # to the process of its shard; `serve` workers may each open one, and the refused
+        # start removes its own.
         self._starting = _MemberLocks()
 
     # -- challenges ----------------------------------------------------------------------
