@@ -131,8 +131,9 @@ class InteractionsEndpoint:
         # this process is refused without a round trip, and still while the database cannot
         # say.
         self._seen: collections.OrderedDict[int, float] = collections.OrderedDict()
-        # Notes in the database that did not answer in time, still under way.
-        self._late_notes: set[asyncio.Future[bool]] = set()
+        # Notes in the database still under way (kept from the garbage collector: one the
+        # request stopped waiting for goes on).
+        self._notes_under_way: set[asyncio.Future[bool]] = set()
         self.open = False  # set once the bot is set up, cleared when it stops
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
@@ -212,10 +213,10 @@ class InteractionsEndpoint:
         # Waited for beside, not cancelled: a query cancelled on a hung server waits for the
         # server to take the cancellation (asyncpg), which is the wait this is to avoid.
         note = asyncio.ensure_future(self._note(interaction_id, float(signed_at)))
+        self._notes_under_way.add(note)
+        note.add_done_callback(self._note_done)
         await asyncio.wait({note}, timeout=self._note_patience)
         if not note.done():
-            self._late_notes.add(note)
-            note.add_done_callback(self._late_note_done)
             error: BaseException = TimeoutError(f"no answer within {self._note_patience:g} s")
         else:
             try:
@@ -230,16 +231,17 @@ class InteractionsEndpoint:
         )
         return True
 
-    def _late_note_done(self, note: asyncio.Future[bool]) -> None:
-        """A note that came after the interaction went on without it: its failure, if it
-        failed, was the database's, which the interaction's handlers met too."""
-        self._late_notes.discard(note)
+    def _note_done(self, note: asyncio.Future[bool]) -> None:
+        """A note ended, maybe after its interaction went on without it (or its request was
+        gone): a failure then was the database's, which the interaction's handlers met too."""
+        self._notes_under_way.discard(note)
         if not note.cancelled() and note.exception() is not None:
-            log.debug("a late note of an interaction failed: %r", note.exception())
+            log.debug("a note of an interaction failed: %r", note.exception())
 
     def forget_before(self) -> float:
         """The signing time before which noted interactions may be forgotten (by the clock of
-        this worker): a request signed then is refused as stale by every worker now."""
+        this worker): a request signed then is refused as stale now by every worker whose
+        clock is within STALE_AFTER of this one's."""
         return self.wall_clock() - SEEN_KEPT
 
     async def _answered(

@@ -118,7 +118,7 @@ async def test_a_database_that_cannot_note_an_interaction_does_not_hold_it_up(
             released.set()
             assert bot.endpoint is not None
             serving = bot.endpoint
-            await sim.wait_for(lambda: not serving._late_notes)
+            await sim.wait_for(lambda: not serving._notes_under_way)
         assert not await note(stats.id, time.time())  # noted once the database answered
     warnings = [
         record.getMessage()
