@@ -550,7 +550,10 @@ class TTTBot(commands.AutoShardedBot):
         assert self.settings.http_port is not None
         async with self:  # its exit runs close()
             self.endpoint = InteractionsEndpoint(
-                self.settings.public_key, self.answers, self._posted_interaction
+                self.settings.public_key,
+                self.answers,
+                self._posted_interaction,
+                self._note_interaction,
             )
             self._health = HealthServer(
                 self.settings.http_host,
@@ -574,6 +577,11 @@ class TTTBot(commands.AutoShardedBot):
             # Interactions parsed just before are being scheduled (a task each): let them
             # start, and count as in flight, before close() looks.
             await asyncio.sleep(0.1)
+
+    async def _note_interaction(self, interaction_id: int, signed_at: float) -> bool:
+        """Whether no worker noted this interaction before (see bot.endpoint): the storage
+        exists by then, the endpoint taking interactions only once the bot is set up."""
+        return await self.storage.note_interaction(interaction_id, signed_at)
 
     def _posted_interaction(self, data: Any) -> None:
         """An interaction POSTed to the endpoint goes where the gateway's go: the
@@ -863,7 +871,8 @@ class TTTBot(commands.AutoShardedBot):
         saved without its message. Announce the seasons that ended. Then remove the finished
         games older than the operator keeps them, and wipe from disk what a deletion left
         there, if a reader kept it. Under ``serve``, only while this worker holds the
-        sweeper lease: another worker's sweep is left alone."""
+        sweeper lease (another worker's sweep is left alone), and forget the interactions
+        noted long enough ago that a replay of them is refused as stale anyway."""
         if self.over_http and not await self._hold_sweeper_lease():
             return Swept(games=[], challenges=[])
         settled = await self.service.settle_overdue()
@@ -874,6 +883,8 @@ class TTTBot(commands.AutoShardedBot):
             await self.announce_season(end)
         await self.service.prune_old_games()
         await self.storage.wipe_deleted()
+        if self.endpoint is not None:
+            await self.storage.prune_interactions(self.endpoint.forget_before())
         return settled
 
     async def _hold_sweeper_lease(self) -> bool:

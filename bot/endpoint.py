@@ -7,9 +7,16 @@ and sent whole within :data:`bot.health.REQUEST_PATIENCE` (a body trickled in sl
 answered 408 and its connection closed); its ``X-Signature-Ed25519`` the application's Ed25519
 signature (``DISCORD_PUBLIC_KEY``, checked with PyNaCl) of its ``X-Signature-Timestamp`` and
 raw body; that timestamp within :data:`STALE_AFTER` seconds of this host's clock; its
-interaction not one this process was already given. Any of those failing is answered 401 and
-nothing else happens (one DEBUG line: anyone can send them, and Discord itself sends badly
-signed ones when the URL is saved). A body that is not an interaction's JSON is answered 400.
+interaction not one any worker was already given (the database decides: the interaction's id
+is inserted before anything acts on it, and an insert of an id already there is refused,
+whichever worker made the first). Any of those failing is answered 401 and nothing else
+happens (one DEBUG line: anyone can send them, and Discord itself sends badly signed ones when
+the URL is saved). A body that is not an interaction's JSON is answered 400.
+
+A database that cannot note the interaction within :data:`NOTE_PATIENCE` (down, hung, a
+SQLite file locked) does not hold it up: the interaction goes on, refused again only by this
+worker's own memory if sent again, and its handlers meet the database's failure themselves
+and answer it as they do over the gateway (a refusal they could not write changes nothing).
 
 A PING is answered with a PONG. Any other interaction goes where the gateway's
 ``INTERACTION_CREATE`` goes (discord.py's parser table, with :mod:`bot.fast_clicks` in front),
@@ -32,7 +39,7 @@ import asyncio
 import collections
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import nacl.exceptions
@@ -52,9 +59,17 @@ PATH = "/interactions"
 # refused: Discord's own deadline is 3 s, so a captured request cannot be replayed later, and
 # a host clock a little off (NTP keeps it within a second) still lets every real one through.
 STALE_AFTER = 60.0
-# How long a request waits for its interaction's first answer: Discord's own deadline (a
-# handler defers long before, at bot.answers.DEFER_AFTER).
+# How long a request waits for its interaction's first answer, from when its body was read:
+# Discord's own deadline (a handler defers long before, at bot.answers.DEFER_AFTER).
 ANSWER_PATIENCE = 3.0
+# How long the database has to note an interaction (one insert: a millisecond or less) before
+# it goes on without: within it, a handler's deferral (bot.answers.DEFER_AFTER after the
+# handler starts) still comes inside Discord's 3 s.
+NOTE_PATIENCE = 0.5
+# How long an interaction is remembered after the time it was signed at. A request is accepted
+# until STALE_AFTER past that time by the clock of whichever worker it reaches; the second
+# STALE_AFTER is room for workers' clocks that disagree.
+SEEN_KEPT = 2 * STALE_AFTER
 _PING = 1
 _PONG = orjson.dumps({"type": 1})
 _JSON = "application/json"
@@ -88,28 +103,37 @@ class _RespondingAdapter(AsyncWebhookAdapter):
 class InteractionsEndpoint:
     """Answers ``POST /interactions`` (see the module) for the application whose public key
     is ``public_key`` (hex), feeding each interaction to ``parse``, discord.py's parser of
-    ``INTERACTION_CREATE``."""
+    ``INTERACTION_CREATE``, once ``note`` (the storage's ``note_interaction``) said that no
+    worker was given it before."""
 
     def __init__(
         self,
         public_key: str,
         answers: Answers,
         parse: Callable[[Any], None],
+        note: Callable[[int, float], Awaitable[bool]],
         *,
         wall_clock: Callable[[], float] = time.time,
         answer_patience: float = ANSWER_PATIENCE,
         body_patience: float = REQUEST_PATIENCE,
+        note_patience: float = NOTE_PATIENCE,
     ) -> None:
         self._key = nacl.signing.VerifyKey(bytes.fromhex(public_key))
         self._answers = answers
         self._parse = parse
-        self._wall_clock = wall_clock
+        self._note = note
+        self.wall_clock = wall_clock
         self._answer_patience = answer_patience
         self._body_patience = body_patience
+        self._note_patience = note_patience
         self._adapter = _RespondingAdapter(answers)
-        # Interactions given to this process within the staleness window, by id: one sent
-        # again (a replayed request) is refused.
+        # Interactions given to this process within SEEN_KEPT, by id, and when: a replay to
+        # this process is refused without a round trip, and still while the database cannot
+        # say.
         self._seen: collections.OrderedDict[int, float] = collections.OrderedDict()
+        # Notes in the database still under way (kept from the garbage collector: one the
+        # request stopped waiting for goes on).
+        self._notes_under_way: set[asyncio.Future[bool]] = set()
         self.open = False  # set once the bot is set up, cleared when it stops
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
@@ -118,6 +142,7 @@ class InteractionsEndpoint:
             # headers, not a body that trickles in.
             async with asyncio.timeout(self._body_patience):
                 body = await request.read()
+            read_at = asyncio.get_running_loop().time()
         except TimeoutError:
             log.debug("closed a request to %s whose body took over %g s", PATH, self._body_patience)
             response = web.Response(status=408, text="the request's body came too slowly\n")
@@ -146,14 +171,15 @@ class InteractionsEndpoint:
             return web.Response(status=400, text="not an interaction\n")
         if not self.open:
             return web.Response(status=503, text="not serving interactions now\n")
-        if not self._first_sight(interaction_id):
+        signed_at = int(request.headers["X-Signature-Timestamp"])  # _refusal checked it
+        if not await self._first_sight(interaction_id, signed_at):
             log.debug("refused interaction %s: it was sent before", interaction_id)
             return web.Response(status=401, text="interaction already received\n")
         responding = self._answers.respond(interaction_id)
         if responding is None:  # unreachable after _first_sight, but never answer twice
             return web.Response(status=401, text="interaction already received\n")
         try:
-            return await self._answered(request, data, responding)
+            return await self._answered(request, data, responding, read_at)
         finally:
             self._answers.responded(responding)
 
@@ -169,22 +195,57 @@ class InteractionsEndpoint:
             return "a signature that does not match"
         if not (timestamp.isascii() and timestamp.isdigit()):
             return "a timestamp that is no number of seconds"
-        if abs(self._wall_clock() - int(timestamp)) > STALE_AFTER:
+        if abs(self.wall_clock() - int(timestamp)) > STALE_AFTER:
             return f"a timestamp more than {STALE_AFTER:g} s from this host's clock"
         return None
 
-    def _first_sight(self, interaction_id: int) -> bool:
-        now = self._wall_clock()
+    async def _first_sight(self, interaction_id: int, signed_at: int) -> bool:
+        """Whether no worker was given this interaction before: this process's memory first,
+        then the database, which decides across workers (see the module for when it cannot
+        say in time)."""
+        now = self.wall_clock()
         seen = self._seen
-        while seen and next(iter(seen.values())) < now - 2 * STALE_AFTER:
+        while seen and next(iter(seen.values())) < now - SEEN_KEPT:
             seen.popitem(last=False)
         if interaction_id in seen:
             return False
         seen[interaction_id] = now
+        # Waited for beside, not cancelled: a query cancelled on a hung server waits for the
+        # server to take the cancellation (asyncpg), which is the wait this is to avoid.
+        note = asyncio.ensure_future(self._note(interaction_id, float(signed_at)))
+        self._notes_under_way.add(note)
+        note.add_done_callback(self._note_done)
+        await asyncio.wait({note}, timeout=self._note_patience)
+        if not note.done():
+            error: BaseException = TimeoutError(f"no answer within {self._note_patience:g} s")
+        else:
+            try:
+                return note.result()
+            except Exception as failed:  # whatever failed, the handlers meet it and answer it
+                error = failed
+        log.warning(
+            "could not note interaction %s in the database (%r): going on; sent again, only "
+            "this worker would refuse it",
+            interaction_id,
+            error,
+        )
         return True
 
+    def _note_done(self, note: asyncio.Future[bool]) -> None:
+        """A note ended, maybe after its interaction went on without it (or its request was
+        gone): a failure then was the database's, which the interaction's handlers met too."""
+        self._notes_under_way.discard(note)
+        if not note.cancelled() and note.exception() is not None:
+            log.debug("a note of an interaction failed: %r", note.exception())
+
+    def forget_before(self) -> float:
+        """The signing time before which noted interactions may be forgotten (by the clock of
+        this worker): a request signed then is refused as stale now by every worker whose
+        clock is within STALE_AFTER of this one's."""
+        return self.wall_clock() - SEEN_KEPT
+
     async def _answered(
-        self, request: web.Request, data: dict[str, Any], responding: Responding
+        self, request: web.Request, data: dict[str, Any], responding: Responding, read_at: float
     ) -> web.StreamResponse:
         # The tasks discord.py starts for the interaction inherit this context: their
         # autocomplete answers go to this request too.
@@ -193,8 +254,9 @@ class InteractionsEndpoint:
             self._parse(data)
         finally:
             async_context.reset(adapter)
+        patience = read_at + self._answer_patience - asyncio.get_running_loop().time()
         try:
-            body = await asyncio.wait_for(asyncio.shield(responding.body), self._answer_patience)
+            body = await asyncio.wait_for(asyncio.shield(responding.body), max(patience, 0.0))
         except TimeoutError:
             body = None
         if body is None:

@@ -310,10 +310,12 @@ class GameService:
         # database, each settles its own shards' so that none is done twice.
         self.shards = shards
         # The live games this process wrote or read last, as the database has them: a click
-        # reads its game here rather than from the database. Every write goes to the database
-        # first and is copied here after it committed; the copy is only ever a guess, since
-        # another process may have moved on: the compare-and-set of each save still decides,
-        # and a click refused on the copy is tried again on the stored game.
+        # that saves (a move, a resignation) reads its game here rather than from the
+        # database. Every write goes to the database first and is copied here after it
+        # committed; the copy is only ever a guess, since another process may have moved on
+        # (another `serve` worker, given the game's last click): the compare-and-set of each
+        # save still decides, and a click refused on the copy is tried again on the stored
+        # game. A click that saves nothing (a pick) reads the stored game.
         self._kept: dict[int, GameRecord] = {}
         # Searched reviews done or under way, the most recently asked for last.
         self._reviews: dict[_ReviewKey, asyncio.Future[tuple[MoveReview, ...]]] = {}
@@ -321,8 +323,10 @@ class GameService:
             tuple[int, ...], asyncio.Future[tuple[UltimateMoveReview, ...]]
         ] = {}
         # Where a server limits live games: a member's game starts in this process, one at a
-        # time (a guild's interactions all come to the process of its shard). The storage
-        # decides the limit; this only spares a thread opened for a game it then refuses.
+        # time. The storage decides the limit, across processes; this only spares a thread
+        # opened for a game it then refuses. Over the gateway a guild's interactions all come
+        # to the process of its shard; `serve` workers may each open one, and the refused
+        # start removes its own.
         self._starting = _MemberLocks()
 
     # -- challenges ----------------------------------------------------------------------
@@ -834,10 +838,11 @@ class GameService:
     ) -> GameRecord:
         """A click on one of an ultimate board's small boards (``small``, 0..8), or on the way
         back to them (None), on a board drawn after ``ply`` moves: the game, if its player to
-        move may pick that board now. Nothing is stored: the caller shows the board with it."""
-        return await self._on_board(
-            game_id, clicked, lambda game: self._pick(game, user, small, ply)
-        )
+        move may pick that board now. Nothing is stored: the caller shows the board with it.
+        Read as stored, never from the copy in memory: with nothing saved, no compare-and-set
+        would refuse a pick made on a copy another process moved past, and the board it shows
+        would put an older position (or a live game that ended) back on the message."""
+        return await self._pick(await self.game_on_board(game_id, clicked), user, small, ply)
 
     async def _pick(self, game: GameRecord, user: Actor, small: int | None, ply: int) -> GameRecord:
         mark = game.mark_of(user.id)

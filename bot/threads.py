@@ -89,7 +89,9 @@ class _Suspects:
 
 class ThreadKeeper:
     """Opens games' threads and keeps, per channel, the threads to look at again; one per
-    process (a guild's interactions all come to the process of its shard)."""
+    process. Over the gateway a guild's interactions all come to the process of its shard;
+    under ``serve`` another worker does not know what this one keeps (docs/design.md, "What
+    a serve worker keeps in its own memory")."""
 
     def __init__(self, client: discord.Client, storage: Storage) -> None:
         self.client = client

@@ -28,6 +28,7 @@ from bot.config import ConfigError, Settings, require_serving
 from bot.domain import Actor
 from bot.health import MAX_REQUEST_BODY, REQUEST_PATIENCE
 from bot.service import Clicked, MoveResult
+from bot.storage.base import DatabaseUnavailableError
 from tests.bot_harness import BotHarness, cell_id, http_only
 from tests.bot_processes import started
 from tests.discord_sim import DiscordSim, SimTimeout
@@ -82,6 +83,51 @@ async def test_unsigned_wrongly_signed_replayed_and_stale_requests_get_401_and_c
     # Nothing a caller sent was logged above DEBUG.
     logged = [record.levelname for record in caplog.records if record.name == "bot.endpoint"]
     assert logged == ["DEBUG"] * (len(refused) + 1)
+
+
+@http_only
+async def test_a_database_that_cannot_note_an_interaction_does_not_hold_it_up(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The note of an interaction's id in the database failing (a server down) or slower
+    than NOTE_PATIENCE (a hung one): the interaction goes on, with a WARNING, and is answered
+    without a deferral; sent again to the same worker, its own memory refuses it. A slow
+    note is not cancelled: it is recorded when the database answers."""
+    s = sim.seed
+    async with harness.running() as bot:
+        note = bot.storage.note_interaction
+
+        async def failing(interaction_id: int, signed_at: float) -> bool:
+            raise DatabaseUnavailableError("the server is down", nothing_written=True)
+
+        bot.storage.note_interaction = failing  # type: ignore[method-assign]
+        with caplog.at_level(logging.WARNING, logger="bot.endpoint"):
+            started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+            assert started.response_type == 4
+            assert not started.ephemeral
+            assert (await sim.post_signed(orjson.dumps(started.payload))).status == 401
+            released = asyncio.Event()
+
+            async def hung(interaction_id: int, signed_at: float) -> bool:
+                await released.wait()
+                return await note(interaction_id, signed_at)
+
+            bot.storage.note_interaction = hung  # type: ignore[method-assign]
+            stats = await sim.slash(s.bob, s.channel, "ttt stats")
+            assert stats.response_type == 4
+            released.set()
+            assert bot.endpoint is not None
+            serving = bot.endpoint
+            await sim.wait_for(lambda: not serving._notes_under_way)
+        assert not await note(stats.id, time.time())  # noted once the database answered
+    warnings = [
+        record.getMessage()
+        for record in caplog.records
+        if record.name == "bot.endpoint" and record.levelno == logging.WARNING
+    ]
+    assert len(warnings) == 2, warnings
+    assert "DatabaseUnavailableError" in warnings[0]
+    assert f"no answer within {endpoint.NOTE_PATIENCE:g} s" in warnings[1]
 
 
 @http_only

@@ -2482,6 +2482,33 @@ async def test_the_sweeper_lease_is_held_by_one_connection_at_a_time(
         assert await holding.take_lease("sweeper", holder, T0 + 52, T0 + 82)
 
 
+async def test_an_interaction_is_noted_once_across_two_connections_until_pruned(
+    shared_backend: Backend, request: pytest.FixtureRequest
+) -> None:
+    """Two workers given the same interactions at once (a replay sent to each): every id is
+    noted by exactly one of them; pruning forgets those signed before its bound, and only
+    those, after which an id is new again."""
+    ids = [1_400_000_000_000_000_000 + number for number in range(4)]
+    async with (
+        shared_backend.database(request) as open_storage,
+        opened(open_storage) as one,
+        opened(open_storage) as two,
+    ):
+        noted = await asyncio.gather(
+            *(
+                storage.note_interaction(interaction_id, T0 + index)
+                for index, interaction_id in enumerate(ids)
+                for storage in (one, two, one)
+            )
+        )
+        assert [noted[at : at + 3].count(True) for at in range(0, len(noted), 3)] == [1] * 4
+        assert not await two.note_interaction(ids[0], T0 + 50)
+        # Those signed before T0 + 2 go; the two signed later stay noted.
+        assert await one.prune_interactions(T0 + 2) == 2
+        assert await two.prune_interactions(T0 + 2) == 0
+        assert [await two.note_interaction(i, T0 + 60) for i in ids] == [True, True, False, False]
+
+
 async def test_two_connections_race_to_start_a_tables_game_in_its_thread(
     shared_backend: Backend, request: pytest.FixtureRequest
 ) -> None:

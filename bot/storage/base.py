@@ -727,6 +727,16 @@ class Storage(Protocol):
         once, not when it runs out. Nothing happens if someone else holds it."""
         ...
 
+    async def note_interaction(self, interaction_id: int, signed_at: float) -> bool:
+        """Note that an interaction signed at ``signed_at`` was received: True the first time
+        its id is noted, False for every later try (a replay), on every engine and across
+        processes, in one statement."""
+        ...
+
+    async def prune_interactions(self, signed_before: float) -> int:
+        """Forget the interactions noted as signed before ``signed_before``: how many."""
+        ...
+
     async def live_games_of(self, guild_id: int, user_id: int) -> int:
         """How many active games in ``guild_id`` the member plays in."""
         ...

@@ -457,6 +457,14 @@ class PostgresStorage:
     async def release_lease(self, name: str, holder: str) -> None:
         await self._pool.execute(SQL.release_lease, name, holder)
 
+    async def note_interaction(self, interaction_id: int, signed_at: float) -> bool:
+        noted = await self._pool.fetchval(SQL.note_interaction, interaction_id, signed_at)
+        return noted is not None
+
+    async def prune_interactions(self, signed_before: float) -> int:
+        status = await self._pool.execute(SQL.prune_interactions, signed_before)
+        return int(status.split()[-1])  # asyncpg's command tag: "DELETE <rows>"
+
     async def live_games_of(self, guild_id: int, user_id: int) -> int:
         return int(await self._pool.fetchval(SQL.live_games_of, guild_id, user_id))
 

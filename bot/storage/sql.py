@@ -282,6 +282,13 @@ class Statements:
             " RETURNING holder"
         )
         self.release_lease = spell("DELETE FROM leases WHERE name = ? AND holder = ?")
+        # An interaction noted once: the insert of an id already noted inserts nothing, so
+        # of two workers given the same interaction, one gets a row back.
+        self.note_interaction = spell(
+            "INSERT INTO interactions_seen (id, signed_at) VALUES (?, ?)"
+            " ON CONFLICT (id) DO NOTHING RETURNING id"
+        )
+        self.prune_interactions = spell("DELETE FROM interactions_seen WHERE signed_at < ?")
         # -- migration 0011's replay (bot.storage.migrations.DataStep.REPLAY_RATINGS): the
         # games between members in the order they finished, by the columns they are rated by
         # as that migration found them (codec.RATED_GAME_COLUMNS: a later migration's column

@@ -311,6 +311,15 @@ class _Database:
     def release_lease(self, name: str, holder: str) -> None:
         self._write(lambda db: db.execute(SQL.release_lease, (name, holder)))
 
+    def note_interaction(self, interaction_id: int, signed_at: float) -> bool:
+        noted = self._write(
+            lambda db: db.execute(SQL.note_interaction, (interaction_id, signed_at)).fetchall()
+        )
+        return bool(noted)
+
+    def prune_interactions(self, signed_before: float) -> int:
+        return self._write(lambda db: db.execute(SQL.prune_interactions, (signed_before,)).rowcount)
+
     def live_games_of(self, guild_id: int, user_id: int) -> int:
         return int(self.db.execute(SQL.live_games_of, (guild_id, user_id)).fetchone()["live"])
 
@@ -760,6 +769,12 @@ class SqliteStorage:
 
     async def release_lease(self, name: str, holder: str) -> None:
         await self._run(self._database.release_lease, name, holder)
+
+    async def note_interaction(self, interaction_id: int, signed_at: float) -> bool:
+        return await self._run(self._database.note_interaction, interaction_id, signed_at)
+
+    async def prune_interactions(self, signed_before: float) -> int:
+        return await self._run(self._database.prune_interactions, signed_before)
 
     async def live_games_of(self, guild_id: int, user_id: int) -> int:
         return await self._run(self._database.live_games_of, guild_id, user_id)

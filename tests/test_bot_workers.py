@@ -1,0 +1,389 @@
+"""Several ``python -m bot serve`` workers on one database, any of them given any interaction
+of any game (issue 40): what one worker keeps in its own memory either only saves it a round
+trip, the database deciding (a copy made stale by another worker costs a retry at most), or has
+been moved to the database. Two bots of the harness serve at once, and the sim is pointed at
+one or the other for each interaction."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Coroutine
+from typing import Any
+
+import orjson
+
+from bot.client import TTTBot
+from bot.components import CHALLENGE_ID, GAME_ACTION_ID, PICK_ID
+from bot.domain import Actor
+from bot.endpoint import SEEN_KEPT
+from bot.service import Clicked, MoveResult
+from game.variants import ULTIMATE_SIZE
+from tests.bot_harness import (
+    BotHarness,
+    both_engines,
+    button_id,
+    cell_buttons,
+    cell_id,
+    final_answer,
+    http_only,
+    is_live,
+    refused,
+    start_member_game,
+    text_of,
+)
+from tests.discord_sim import DiscordSim, InteractionRecord
+from tests.test_bot_tournaments import current, joined_and_started, round_games
+
+pytestmark = [http_only, both_engines]
+
+SETTINGS = "ttt-settings"
+LIMIT_REACHED = "You are already in as many live games as this server allows (1): finish one first."
+OVER = "This game is over."
+
+
+def to(sim: DiscordSim, bot: TTTBot) -> None:
+    """Send the next interactions to ``bot``'s endpoint."""
+    sim.interactions_url = f"http://127.0.0.1:{bot.http_port}/interactions"
+
+
+async def sent_to(
+    sim: DiscordSim, bot: TTTBot, verb: Coroutine[Any, Any, InteractionRecord]
+) -> asyncio.Task[InteractionRecord]:
+    """``verb`` (a sim verb) sent to ``bot`` as a task of its own, so that another can be sent
+    to another worker meanwhile: the verb reads the endpoint's address before it first waits."""
+    to(sim, bot)
+    task = asyncio.ensure_future(verb)
+    await asyncio.sleep(0)
+    return task
+
+
+def given(bot: TTTBot, ix: InteractionRecord) -> bool:
+    """Whether ``ix`` was POSTed to ``bot`` (its endpoint remembers what it was given)."""
+    assert bot.endpoint is not None
+    return ix.id in bot.endpoint._seen
+
+
+async def test_an_interaction_sent_again_to_another_worker_is_refused_and_changes_nothing(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The interaction answered by one worker, sent again to the other within the window:
+    401 there, nothing started or answered twice. The sweeper forgets it once a request
+    signed then would be refused as stale anyway."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        assert started.response_type == 4
+        assert not started.ephemeral
+        to(sim, second)
+        assert not given(second, started)  # so the database refuses it, not its own memory
+        assert (await sim.post_signed(orjson.dumps(started.payload))).status == 401
+        # And back to the worker that answered it: refused by its own memory.
+        to(sim, first)
+        assert (await sim.post_signed(orjson.dumps(started.payload))).status == 401
+        assert sim.messages(s.channel) == [started.message]
+        assert sum(1 for request in sim.requests if request.http_response) == 1
+        # Noted by the database until its signing time is SEEN_KEPT behind the sweeper's
+        # clock: then the holder of the sweeper lease removes it.
+        holder = first if first.holds_sweeper_lease else second
+        assert holder.endpoint is not None
+        clock = holder.endpoint.wall_clock
+        await holder.sweep()
+        assert not await holder.storage.note_interaction(started.id, clock())
+        holder.endpoint.wall_clock = lambda: clock() + SEEN_KEPT + 2
+        await holder.sweep()
+        assert await holder.storage.note_interaction(started.id, clock())
+
+
+async def test_a_copy_another_worker_moved_past_costs_a_retry_and_plays_the_stored_game(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """GameService's copy of a live game (its ``_kept``) in the worker that started it goes
+    stale when the other worker plays a move: a click there is tried on the copy, refused by
+    the copy's older ply, and played on the stored game, once. A copy of a game the other
+    worker finished is refused the same way, and the click shows the game over."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        board = await start_member_game(sim)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        to(sim, second)
+        await sim.click(s.bob, board, cell_id(board, "A1"))
+        game_id = next(iter(first.service._kept))
+        assert len(first.service._kept[game_id].moves) == 1  # behind: the stored game has 2
+        to(sim, first)
+        played = await sim.click(s.alice, board, cell_id(board, "C3"))
+        assert played.response_type == 7, played.content
+        stored = await first.storage.get_game(game_id)
+        assert stored is not None
+        assert stored.moves == (4, 0, 8)
+        # Bob resigns on the second worker; alice's click on the first worker's copy (live,
+        # at her turn) is refused by the stored game, which is over, and the board shows it.
+        to(sim, second)
+        await sim.click(s.bob, board, cell_id(board, "C1"))
+        await sim.click(s.bob, board, button_id(board, GAME_ACTION_ID, action="resign"))
+        assert not is_live(board)
+        assert first.service._kept[game_id].is_active
+        to(sim, first)
+        late = await sim.click(s.alice, board, cell_id(board, "A3"), stale=True)
+        refused(late, OVER)
+        stored = await first.storage.get_game(game_id)
+        assert stored is not None
+        assert stored.moves == (4, 0, 8, 2)
+        assert not is_live(board)
+
+
+async def test_a_small_board_picked_on_a_stale_copy_is_refused_by_the_stored_game(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A pick stores nothing, so no compare-and-set would refuse one made on a stale copy:
+    it is made on the stored game. Bob resigns an ultimate game on the second worker, and
+    alice's pick on the board still showing the small boards, sent to the first worker
+    (whose copy is live), shows the game over rather than a live board again."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        challenge = await sim.slash(
+            s.alice, s.channel, "ttt start", opponent=s.bob, size=ULTIMATE_SIZE
+        )
+        message = challenge.message
+        assert message is not None
+        await sim.click(s.bob, message, button_id(message, CHALLENGE_ID, action="accept"))
+        pick = button_id(message, PICK_ID, board="4")
+        # Alice clicks while Discord still shows the live board; her click reaches the first
+        # worker after bob's resignation was stored and shown through the second.
+        shown_then = message.payload()
+        game_id = next(iter(first.service._kept))
+        to(sim, second)
+        await sim.click(s.bob, message, button_id(message, GAME_ACTION_ID, action="resign"))
+        assert not is_live(message)
+        assert first.service._kept[game_id].is_active
+        to(sim, first)
+        late = await sim.click(
+            s.alice,
+            message,
+            pick,
+            stale=True,
+            tamper_event=lambda payload: payload.update(message=shown_then),
+        )
+        # Refused by the stored game: the board it clicked on is brought up to date (the game
+        # over), not put back as it was, and no small board is offered.
+        assert late.response_type == 7
+        assert not is_live(message)
+        assert "resigned" in text_of(message), text_of(message)
+        assert not [b for b in message.buttons() if PICK_ID.parse(b["custom_id"])]
+
+
+async def test_one_member_starting_on_two_workers_at_once_gets_one_game_within_a_limit_of_one(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The limit on live games is decided by the game's insert, across workers (a lock on the
+    members in PostgreSQL, the write lock in SQLite); a worker's own member locks only spare a
+    thread. Two /ttt vs-ai of alice's at the same instant, one to each worker, in two channels:
+    one game, the other start refused with the limit's sentence; twice over."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} limits", games=1)
+        for _ in range(2):
+            starts = [
+                await sent_to(
+                    sim, bot, sim.slash(s.alice, channel, "ttt vs-ai", difficulty="random")
+                )
+                for bot, channel in ((first, s.channel), (second, s.other_channel))
+            ]
+            answers = await asyncio.gather(*starts)
+            assert given(first, answers[0])
+            assert given(second, answers[1])
+            kept = await only_one_started(answers)
+            assert await first.storage.live_games_of(s.guild.id, s.alice.id) == 1
+            to(sim, first)
+            await sim.slash(s.alice, kept.channel, "ttt resign")
+
+
+async def test_with_threads_two_workers_may_each_open_one_and_the_refused_one_is_removed(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Where games are played in threads, a worker's member locks keep it from opening a
+    thread for a start that its own other start will make refused; across workers, both may
+    open one: the game that the limit refuses removes its own, so one thread is left, with
+    the one game."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} limits", games=1)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+        starts = [
+            await sent_to(sim, bot, sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random"))
+            for bot in (first, second)
+        ]
+        await only_one_started(list(await asyncio.gather(*starts)))
+        for bot in (first, second):
+            assert await bot.in_flight.wait_idle(patience=5)
+        assert await first.storage.live_games_of(s.guild.id, s.alice.id) == 1
+        (thread,) = [
+            c
+            for c in s.guild.channels
+            if c.is_thread and c.parent is s.channel and c is not s.thread and not c.archived
+        ]
+        (board,) = sim.messages(thread)
+        assert is_live(board)
+
+
+async def only_one_started(answers: list[InteractionRecord]) -> InteractionRecord:
+    """The one start among ``answers`` that started a game; every other one was refused
+    with the limit's sentence. Each read once complete: a start may be deferred first."""
+    shown = [await final_answer(answer) for answer in answers]
+    started = [
+        answer for answer, message in zip(answers, shown, strict=True) if not message.ephemeral
+    ]
+    assert len(started) == 1, [message.content for message in shown]
+    for message in shown:
+        if message.ephemeral:
+            assert LIMIT_REACHED in (message.content or ""), message.content
+    return started[0]
+
+
+async def test_an_emoji_check_another_worker_knows_is_stale_costs_one_refused_board(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """What Discord said of a server's custom emoji is trusted by each worker for
+    EMOJI_RECHECK (TTTBot._emoji_checks). The emoji deleted, the first worker learns it from
+    a refused board; the second still trusts its own check, and starts a game with the emoji:
+    that game's first board showing a mark is refused once, then shown with the bot's own
+    marks, which it keeps. Discord's refusal corrects the stale check, at one refused board,
+    as for a game already running when the emoji went."""
+    s = sim.seed
+    cross = sim.add_emoji(s.guild, "cross")
+    arena = sim.add_channel(s.guild, "arena")
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} marks", x=cross.text)
+        one = await final_answer(
+            await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        )
+        to(sim, second)
+        two = await final_answer(
+            await sim.slash(s.bob, s.other_channel, "ttt vs-ai", difficulty="random")
+        )
+        for board in (one, two):
+            assert cross.text in text_of(board)
+        sim.delete_emoji(cross)
+        to(sim, first)
+        moved = await final_answer(await sim.click(s.alice, one, cell_id(one, "A1")))
+        assert cell_buttons(moved)[0].get("emoji") == {"name": "❌"}
+        to(sim, second)
+        three = await final_answer(
+            await sim.slash(s.carol, arena, "ttt vs-ai", difficulty="random")
+        )
+        assert cross.text in text_of(three)  # the second worker's check, not yet corrected
+        played = await final_answer(await sim.click(s.carol, three, cell_id(three, "A1")))
+        assert cell_buttons(played)[0].get("emoji") == {"name": "❌"}
+        assert "❌ **carol**" in text_of(played)
+        for bot in (first, second):
+            assert await bot.in_flight.wait_idle(patience=5)
+        games = [await first.storage.live_game_in_channel(c.id) for c in (s.channel, arena)]
+    for game in games:
+        assert game is not None
+        assert (game.mark_x, game.mark_o) == (None, None)
+    refusals = sim.take_violations()
+    assert len(refusals) == 2, refusals  # alice's board, and carol's on the stale check
+    assert all(f"custom emoji {cross.id}" in refusal for refusal in refusals)
+
+
+async def test_a_refused_thread_is_tried_again_by_the_other_worker_no_sooner(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """TournamentRounds._refused spaces one worker's tries at a tournament's threads that
+    Discord refuses; the other worker, which does not know of the refusal, is held back by
+    the table's claim in the database (CLAIM_SECONDS) and tries no sooner: one thread request
+    in the minute whichever worker runs the tournament, then one more once it ran out, and
+    the table's game starts once Discord lets it."""
+    s = sim.seed
+    threads = "POST /channels/{channel_id}/threads"
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        refusal = sim.faults.add(threads, status=403, count=None)
+        tournament = await joined_and_started(sim, first, [s.alice, s.bob])
+        asked = [r for r in sim.requests if r.route == threads]
+        assert len(asked) == 1  # by the first worker, at the start
+        # The second worker runs it (as a command of the organiser's there would).
+        harness.clock.advance(30)
+        await second.tournament_rounds.run(tournament.id)
+        assert len([r for r in sim.requests if r.route == threads]) == 1
+        harness.clock.advance(31)
+        await second.tournament_rounds.run(tournament.id)
+        assert len([r for r in sim.requests if r.route == threads]) == 2
+        assert await round_games(first, await current(first, sim)) == []
+        sim.faults.remove(refusal)
+        harness.clock.advance(61)
+        await first.tournament_rounds.run(tournament.id)
+        for bot in (first, second):
+            assert await bot.in_flight.wait_idle(patience=5)
+        (game,) = await round_games(first, await current(first, sim))
+        assert {game.x_id, game.o_id} == {s.alice.id, s.bob.id}
+
+
+async def test_each_worker_searches_a_review_itself_and_finds_the_same(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """GameService._reviews keeps a process's searched reviews, by the moves they judge: no
+    database state, and the search is budgeted in nodes with a fixed seed, so a worker that
+    did not search a game's review finds the same one, at the cost of the search."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        started = await final_answer(
+            await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random", size=5)
+        )
+        await final_answer(await sim.click(s.alice, started, cell_id(started, "C3")))
+        await sim.slash(s.alice, s.channel, "ttt resign")
+        reviews = []
+        for bot in (first, second):
+            to(sim, bot)
+            reviews.append(
+                text_of(await final_answer(await sim.slash(s.bob, s.channel, "ttt review")))
+            )
+            assert len(bot.service._reviews) == 1
+    assert reviews[0] == reviews[1]
+    assert "C3" in reviews[0]
+
+
+async def test_a_worker_stopping_waits_for_its_own_handlers_and_no_other_workers(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The in-flight count (TTTBot.in_flight) is one process's own, as it must be: a stopping
+    worker waits for the handlers it runs, which no other worker could finish for it. A game
+    started by the first worker; the second's click on it held in its handler while the
+    first stops: the first stops at once, and the click, let go, is played by the second."""
+    s = sim.seed
+    harness.defer_after = 0.3
+    async with contextlib.AsyncExitStack() as first_running:
+        first = await first_running.enter_async_context(harness.running())
+        async with harness.running() as second:
+            to(sim, first)
+            board = await final_answer(
+                await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+            )
+            held = asyncio.Event()
+            move = second.service.move_on_board
+
+            async def when_let_go(
+                game_id: int, user: Actor, cell: int, clicked: Clicked, ply: int | None
+            ) -> MoveResult:
+                await held.wait()
+                return await move(game_id, user, cell, clicked, ply)
+
+            second.service.move_on_board = when_let_go  # type: ignore[method-assign]
+            click = await sent_to(sim, second, sim.click(s.alice, board, cell_id(board, "B2")))
+            await sim.wait_for(lambda: not second.in_flight._idle.is_set())
+            await asyncio.wait_for(first_running.aclose(), 10)
+            assert not second.in_flight._idle.is_set()
+            held.set()
+            clicked = await click
+            await clicked.wait_done(timeout=5)
+            assert await second.in_flight.wait_idle(patience=5)
+            game = await second.storage.live_game_in_channel(s.channel.id)
+    assert game is not None
+    assert game.moves[0] == 4  # B2, alice's
