@@ -13,6 +13,7 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from bot.metrics import Metrics
+from tests.test_env_file import env_file
 
 REPO = Path(__file__).resolve().parent.parent
 DEPLOY = REPO / "deploy"
@@ -93,7 +94,7 @@ def test_prometheus_scrapes_the_port_compose_gives_the_bot() -> None:
 def test_monitoring_is_a_profile_of_its_own_with_the_files_it_mounts() -> None:
     services = load_yaml(REPO / "compose.yaml")["services"]
     default = {name for name, service in services.items() if "profiles" not in service}
-    assert default == {"db", "bot"}  # `docker compose up` starts what it did before
+    assert default == {"db"}  # the rest by profile: COMPOSE_PROFILES in .env names them
     for name in ("prometheus", "grafana"):
         assert services[name]["profiles"] == ["monitoring"]
         for volume in services[name]["volumes"]:
@@ -106,3 +107,46 @@ def test_monitoring_is_a_profile_of_its_own_with_the_files_it_mounts() -> None:
     (dashboards,) = provider["providers"]
     mounts = {volume.split(":")[1] for volume in services["grafana"]["volumes"]}
     assert dashboards["options"]["path"] in mounts
+
+
+def test_the_two_front_doors_are_profiles_of_their_own_and_env_example_picks_the_gateway() -> None:
+    """The gateway bot never runs beside the HTTP workers unless both profiles are named, and
+    an operator who copies .env.example gets the gateway bot, as `docker compose up` gave
+    before the http profile."""
+    services = load_yaml(REPO / "compose.yaml")["services"]
+    assert services["bot"]["profiles"] == ["gateway"]
+    assert services["workers"]["profiles"] == ["http"]
+    assert services["proxy"]["profiles"] == ["http"]
+    assert env_file(REPO / ".env.example")["COMPOSE_PROFILES"] == "gateway"
+    # Prometheus still starts in the http profile, where there is no bot to wait for.
+    assert services["prometheus"]["depends_on"]["bot"]["required"] is False
+
+
+def test_the_http_workers_run_gunicorn_on_the_database_behind_the_proxy_only() -> None:
+    compose = load_yaml(REPO / "compose.yaml")
+    workers, proxy, bot = (compose["services"][name] for name in ("workers", "proxy", "bot"))
+    assert workers["command"] == [
+        "gunicorn",
+        "bot.gunicorn_app:make_app",
+        "--worker-class",
+        "aiohttp.GunicornWebWorker",
+        "--workers",
+        "2",
+        "--bind",
+        "0.0.0.0:8080",
+    ]
+    assert workers["build"] == bot["build"]  # the same image
+    assert workers["environment"]["DATABASE_URL"] == bot["environment"]["DATABASE_URL"]
+    assert workers["depends_on"] == bot["depends_on"]
+    # The image's HEALTHCHECK asks /readyz on TTT_HTTP_PORT: gunicorn's port.
+    assert workers["environment"]["TTT_HTTP_PORT"] == "8080"
+    assert "ports" not in workers  # reached through the proxy only
+    raw = (REPO / "compose.yaml").read_text(encoding="utf-8")
+    for required in ("DISCORD_PUBLIC_KEY", "TTT_DOMAIN"):  # compose refuses to start without
+        assert f"{required}: ${{{required}:?" in raw
+    assert sorted(proxy["ports"]) == ["443:443", "80:80"]  # ACME and Discord, from anywhere
+    assert "./deploy/Caddyfile:/etc/caddy/Caddyfile:ro" in proxy["volumes"]
+    # Caddy's certificates and ACME account outlive the container.
+    assert {"caddy-data:/data", "caddy-config:/config"} <= set(proxy["volumes"])
+    assert {"caddy-data", "caddy-config"} <= set(compose["volumes"])
+    assert "# TTT_DOMAIN=" in (REPO / ".env.example").read_text(encoding="utf-8")
