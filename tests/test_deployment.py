@@ -13,7 +13,6 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from bot.metrics import Metrics
-from tests.test_env_file import env_file
 
 REPO = Path(__file__).resolve().parent.parent
 DEPLOY = REPO / "deploy"
@@ -94,7 +93,7 @@ def test_prometheus_scrapes_the_port_compose_gives_the_bot() -> None:
 def test_monitoring_is_a_profile_of_its_own_with_the_files_it_mounts() -> None:
     services = load_yaml(REPO / "compose.yaml")["services"]
     default = {name for name, service in services.items() if "profiles" not in service}
-    assert default == {"db"}  # the rest by profile: COMPOSE_PROFILES in .env names them
+    assert default == {"db", "bot"}  # `docker compose up` starts what it did before
     for name in ("prometheus", "grafana"):
         assert services[name]["profiles"] == ["monitoring"]
         for volume in services[name]["volumes"]:
@@ -109,17 +108,25 @@ def test_monitoring_is_a_profile_of_its_own_with_the_files_it_mounts() -> None:
     assert dashboards["options"]["path"] in mounts
 
 
-def test_the_two_front_doors_are_profiles_of_their_own_and_env_example_picks_the_gateway() -> None:
-    """The gateway bot never runs beside the HTTP workers unless both profiles are named, and
-    an operator who copies .env.example gets the gateway bot, as `docker compose up` gave
-    before the http profile."""
+def test_the_http_front_door_is_a_profile_and_the_gateway_bot_the_default() -> None:
+    """`docker compose up -d` starts the gateway bot as before the http profile existed (an
+    operator's old .env still works); the HTTP workers and their proxy start when named, and
+    then without the gateway bot."""
     services = load_yaml(REPO / "compose.yaml")["services"]
-    assert services["bot"]["profiles"] == ["gateway"]
+    assert "profiles" not in services["bot"]
     assert services["workers"]["profiles"] == ["http"]
     assert services["proxy"]["profiles"] == ["http"]
-    assert env_file(REPO / ".env.example")["COMPOSE_PROFILES"] == "gateway"
-    # Prometheus still starts in the http profile, where there is no bot to wait for.
-    assert services["prometheus"]["depends_on"]["bot"]["required"] is False
+    assert services["proxy"]["depends_on"] == ["workers"]
+    assert set(services["workers"]["depends_on"]) == {"db"}
+    # No required-variable interpolation (${X:?}) in the profile's services: compose would
+    # refuse every command, the gateway bot's too, where .env lacks a setting only they need.
+    for name in ("workers", "proxy"):
+        assert ":?" not in json.dumps(services[name]), name
+    # The proxy stops with one line naming TTT_DOMAIN when it is missing.
+    entrypoint = " ".join(services["proxy"]["entrypoint"])
+    assert 'test -n "$$TTT_DOMAIN" ||' in entrypoint
+    assert "set TTT_DOMAIN in .env" in entrypoint
+    assert "exec caddy run --config /etc/caddy/Caddyfile --adapter caddyfile" in entrypoint
 
 
 def test_the_http_workers_run_gunicorn_on_the_database_behind_the_proxy_only() -> None:
@@ -141,9 +148,7 @@ def test_the_http_workers_run_gunicorn_on_the_database_behind_the_proxy_only() -
     # The image's HEALTHCHECK asks /readyz on TTT_HTTP_PORT: gunicorn's port.
     assert workers["environment"]["TTT_HTTP_PORT"] == "8080"
     assert "ports" not in workers  # reached through the proxy only
-    raw = (REPO / "compose.yaml").read_text(encoding="utf-8")
-    for required in ("DISCORD_PUBLIC_KEY", "TTT_DOMAIN"):  # compose refuses to start without
-        assert f"{required}: ${{{required}:?" in raw
+    assert workers["env_file"] == ".env"  # DISCORD_PUBLIC_KEY, as the gateway bot's token
     assert sorted(proxy["ports"]) == ["443:443", "80:80"]  # ACME and Discord, from anywhere
     assert "./deploy/Caddyfile:/etc/caddy/Caddyfile:ro" in proxy["volumes"]
     # Caddy's certificates and ACME account outlive the container.
