@@ -106,3 +106,52 @@ def test_monitoring_is_a_profile_of_its_own_with_the_files_it_mounts() -> None:
     (dashboards,) = provider["providers"]
     mounts = {volume.split(":")[1] for volume in services["grafana"]["volumes"]}
     assert dashboards["options"]["path"] in mounts
+
+
+def test_the_http_front_door_is_a_profile_and_the_gateway_bot_the_default() -> None:
+    """`docker compose up -d` starts the gateway bot as before the http profile existed (an
+    operator's old .env still works); the HTTP workers and their proxy start when named, and
+    then without the gateway bot."""
+    services = load_yaml(REPO / "compose.yaml")["services"]
+    assert "profiles" not in services["bot"]
+    assert services["workers"]["profiles"] == ["http"]
+    assert services["proxy"]["profiles"] == ["http"]
+    assert services["proxy"]["depends_on"] == ["workers"]
+    assert set(services["workers"]["depends_on"]) == {"db"}
+    # No required-variable interpolation (${X:?}) in the profile's services: compose would
+    # refuse every command, the gateway bot's too, where .env lacks a setting only they need.
+    for name in ("workers", "proxy"):
+        assert ":?" not in json.dumps(services[name]), name
+    # The proxy stops with one line naming TTT_DOMAIN when it is missing.
+    entrypoint = " ".join(services["proxy"]["entrypoint"])
+    assert 'test -n "$$TTT_DOMAIN" ||' in entrypoint
+    assert "set TTT_DOMAIN in .env" in entrypoint
+    assert "exec caddy run --config /etc/caddy/Caddyfile --adapter caddyfile" in entrypoint
+
+
+def test_the_http_workers_run_gunicorn_on_the_database_behind_the_proxy_only() -> None:
+    compose = load_yaml(REPO / "compose.yaml")
+    workers, proxy, bot = (compose["services"][name] for name in ("workers", "proxy", "bot"))
+    assert workers["command"] == [
+        "gunicorn",
+        "bot.gunicorn_app:make_app",
+        "--worker-class",
+        "aiohttp.GunicornWebWorker",
+        "--workers",
+        "2",
+        "--bind",
+        "0.0.0.0:8080",
+    ]
+    assert workers["build"] == bot["build"]  # the same image
+    assert workers["environment"]["DATABASE_URL"] == bot["environment"]["DATABASE_URL"]
+    assert workers["depends_on"] == bot["depends_on"]
+    # The image's HEALTHCHECK asks /readyz on TTT_HTTP_PORT: gunicorn's port.
+    assert workers["environment"]["TTT_HTTP_PORT"] == "8080"
+    assert "ports" not in workers  # reached through the proxy only
+    assert workers["env_file"] == ".env"  # DISCORD_PUBLIC_KEY, as the gateway bot's token
+    assert sorted(proxy["ports"]) == ["443:443", "80:80"]  # ACME and Discord, from anywhere
+    assert "./deploy/Caddyfile:/etc/caddy/Caddyfile:ro" in proxy["volumes"]
+    # Caddy's certificates and ACME account outlive the container.
+    assert {"caddy-data:/data", "caddy-config:/config"} <= set(proxy["volumes"])
+    assert {"caddy-data", "caddy-config"} <= set(compose["volumes"])
+    assert "# TTT_DOMAIN=" in (REPO / ".env.example").read_text(encoding="utf-8")

@@ -26,8 +26,8 @@ PAGES = [
     REPO / "bench" / "README.md",
 ]
 OPERATING = REPO / "docs" / "operating.md"
-# Read by compose.yaml, not by the bot: the table and .env.example name it all the same.
-COMPOSE_ONLY = {"POSTGRES_PASSWORD"}
+# Read by compose.yaml, not by the bot: the table and .env.example name them all the same.
+COMPOSE_ONLY = {"POSTGRES_PASSWORD", "TTT_DOMAIN"}
 _SETTING = re.compile(r"[A-Z][A-Z0-9_]*")
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]*:")
 

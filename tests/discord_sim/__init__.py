@@ -92,7 +92,9 @@ HTTP mode (an application with an Interactions Endpoint URL)
     ``sim.interactions_url = "http://127.0.0.1:PORT/interactions"`` makes every verb POST its
     interaction there instead of sending it over the gateway, signed as Discord signs it
     (``X-Signature-Ed25519``: Ed25519 over ``X-Signature-Timestamp`` + the raw body, with
-    ``sim.signing_key``; ``sim.public_key`` is the hex public key the bot checks with). The
+    ``sim.signing_key``; ``sim.public_key`` is the hex public key the bot checks with; an
+    ``https://`` URL's certificate is checked against ``sim.interactions_ssl``: the system's
+    authorities, or a test's own CA as an ``ssl.SSLContext``). The
     response's JSON is read as the interaction's callback, with every check above (3 s counted
     to when the response was read, one answer, the callback types, components v2, limits) and
     recorded in ``sim.requests`` as the callback route with ``http_response=True``. A status

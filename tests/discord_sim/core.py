@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import ssl
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -105,6 +106,9 @@ class SimCore:
         self.interactions_url: str | None = None
         self.signing_key = nacl.signing.SigningKey.generate()
         self._http_client: aiohttp.ClientSession | None = None
+        # What an https endpoint's certificate is checked against: True, the system's
+        # authorities (Discord checks it against the public ones); a test's own CA, as a context.
+        self.interactions_ssl: ssl.SSLContext | bool = True
         self._seed: Seed | None = None
         self._messages: dict[int, SimMessage] = {}
         self._channel_messages: dict[int, list[SimMessage]] = {}

@@ -195,7 +195,9 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
             headers["X-Signature-Timestamp"] = stamp
         limit = self.interaction_timeout if timeout is None else timeout
         if self._http_client is None or self._http_client.closed:
-            self._http_client = aiohttp.ClientSession()
+            self._http_client = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(ssl=self.interactions_ssl)
+            )
         async with self._http_client.post(
             url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=limit)
         ) as response:
