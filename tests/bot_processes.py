@@ -11,7 +11,7 @@ import re
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -141,11 +141,16 @@ GUNICORN = (
 
 @asynccontextmanager
 async def gunicorn_workers(
-    sim: DiscordSim, tmp_path: Path, port: int, workers: int = 2, **env: str
+    sim: DiscordSim,
+    tmp_path: Path,
+    port: int,
+    workers: int = 2,
+    env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[BotProcess]:
-    """gunicorn running ``workers`` bot workers on ``port``, ``sim`` POSTing its interactions
-    there, started, not waited for (:func:`answering_workers` waits); SIGTERM at the end (a
-    gunicorn that ignores it fails its test, and is killed with its workers)."""
+    """gunicorn running ``workers`` bot workers on ``port`` (``env`` over :func:`bot_env`),
+    ``sim`` POSTing its interactions there, started, not waited for (:func:`answering_workers`
+    waits); SIGTERM at the end (a gunicorn that ignores it fails its test, and is killed with
+    its workers)."""
     log_path = tmp_path / f"gunicorn-{next(_log_numbers)}.log"
     with log_path.open("wb") as log_file:
         process = await asyncio.create_subprocess_exec(
@@ -155,7 +160,7 @@ async def gunicorn_workers(
             str(workers),
             "--bind",
             f"127.0.0.1:{port}",
-            env=bot_env(sim, tmp_path, **{"DISCORD_PUBLIC_KEY": sim.public_key, **env}),
+            env=bot_env(sim, tmp_path, **{"DISCORD_PUBLIC_KEY": sim.public_key, **(env or {})}),
             cwd=tmp_path,
             stdout=log_file,
             stderr=log_file,

@@ -279,7 +279,7 @@ async def test_the_sweeper_lease_holder_killed_another_worker_takes_it_and_sweep
 ) -> None:
     s = sim.seed
     async with gunicorn_workers(
-        sim, tmp_path, free_port(), workers=2, TTT_CHALLENGE_TIMEOUT="10"
+        sim, tmp_path, free_port(), env={"TTT_CHALLENGE_TIMEOUT": "10"}
     ) as running:
         workers = await answering_workers(running, 2)
         by_sweeper = {sweeper: pid for pid, sweeper in workers.items()}
@@ -299,17 +299,26 @@ async def test_the_sweeper_lease_holder_killed_another_worker_takes_it_and_sweep
         assert edits_by_rest(sim, message) == 1
 
 
-async def test_gunicorn_without_the_public_key_stops_with_one_line_naming_it(
-    sim: DiscordSim, tmp_path: Path
+@pytest.mark.parametrize(
+    ("setting", "line"),
+    [
+        ({"DISCORD_PUBLIC_KEY": ""}, "tttbot: DISCORD_PUBLIC_KEY is not set"),
+        ({"DISCORD_TOKEN": "not-the-token"}, "tttbot: Discord rejected DISCORD_TOKEN"),
+    ],
+    ids=["no public key", "rejected token"],
+)
+async def test_gunicorn_with_a_bad_setting_stops_with_one_line_naming_it(
+    sim: DiscordSim, tmp_path: Path, setting: dict[str, str], line: str
 ) -> None:
-    async with gunicorn_workers(sim, tmp_path, free_port(), DISCORD_PUBLIC_KEY="") as running:
+    async with gunicorn_workers(sim, tmp_path, free_port(), env=setting) as running:
         await asyncio.wait_for(running.process.wait(), 30)
     assert running.process.returncode != 0
-    # Each worker says why, in one line, and gunicorn stops rather than start workers anew.
-    lines = [line for line in running.log.splitlines() if line.startswith("tttbot:")]
+    # Each worker that got that far says why, in one line, and gunicorn stops rather than
+    # start workers anew.
+    lines = [text for text in running.log.splitlines() if text.startswith("tttbot:")]
     assert lines, running.log
-    assert all(line.startswith("tttbot: DISCORD_PUBLIC_KEY is not set") for line in lines)
+    assert all(text.startswith(line) for text in lines), lines
     assert "Worker failed to boot" in running.log
-    # Nothing was made: no database, no login.
-    assert not (tmp_path / "bot.sqlite3").exists()
-    assert sim.requests == []
+    # Nothing was played, and no worker served.
+    assert "answering interactions" not in running.log
+    assert not any(r.path.endswith("/callback") for r in sim.requests)
