@@ -151,18 +151,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     bot = TTTBot(settings, force_sync=args.sync, over_http=over_http)
     try:
         asyncio.run(run(bot, settings.token))
-    except discord.LoginFailure:
-        return fail(invite.REJECTED_TOKEN)
-    except discord.PrivilegedIntentsRequired:
-        return fail("Discord refused the gateway intents the bot asked for")
-    except ConfigError as error:
-        return fail(str(error))
-    except (aiohttp.ClientError, OSError) as error:
-        where = settings.api_base_url or "discord.com"
-        return fail(f"cannot reach Discord at {where}: {error}")
     except KeyboardInterrupt:
         log.info("stopped")
+    except Exception as error:
+        message = why_it_stopped(error, settings)
+        if message is None:
+            raise
+        return fail(message)
     return 0
+
+
+def why_it_stopped(error: BaseException, settings: Settings) -> str | None:
+    """The one line that says why the bot could not start or run on, for the errors that are
+    the operator's to fix (the token, the configuration, Discord out of reach); None for any
+    other, a bug whose traceback is wanted. Shared with :mod:`bot.gunicorn_app`."""
+    if isinstance(error, discord.LoginFailure):
+        return invite.REJECTED_TOKEN
+    if isinstance(error, discord.PrivilegedIntentsRequired):
+        return "Discord refused the gateway intents the bot asked for"
+    if isinstance(error, ConfigError):
+        return str(error)
+    if isinstance(error, aiohttp.ClientError | OSError):
+        where = settings.api_base_url or "discord.com"
+        return f"cannot reach Discord at {where}: {error}"
+    return None
 
 
 if __name__ == "__main__":

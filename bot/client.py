@@ -34,7 +34,7 @@ from bot.answers import (
 from bot.boards import Boards, reaches_channel
 from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS
-from bot.config import Settings, require_serving
+from bot.config import Settings, require_public_key, require_serving
 from bot.cycles import release_response
 from bot.domain import Actor, UserError
 from bot.endpoint import InteractionsEndpoint
@@ -494,7 +494,7 @@ class TTTBot(commands.AutoShardedBot):
             self._heartbeat = asyncio.create_task(
                 self._beat_forever(Path(self.settings.heartbeat_file)), name="ttt-heartbeat"
             )
-        if self.settings.http_port is not None:
+        if self.settings.http_port is not None or self.over_http:
             self._live_games_count = asyncio.create_task(
                 self._count_live_games_forever(), name="ttt-live-games"
             )
@@ -544,39 +544,60 @@ class TTTBot(commands.AutoShardedBot):
         """``python -m bot serve``: log in through REST (no gateway), set up as
         :meth:`serve` does, and answer the interactions Discord POSTs to ``/interactions`` on
         the HTTP port until ``stop`` is set; then no new ones, and shut down in order."""
-        assert self.over_http, "TTTBot(over_http=True) serves interactions"
         require_serving(self.settings)
-        assert self.settings.public_key is not None
-        assert self.settings.http_port is not None
         async with self:  # its exit runs close()
-            self.endpoint = InteractionsEndpoint(
-                self.settings.public_key,
-                self.answers,
-                self._posted_interaction,
-                self._note_interaction,
-            )
-            self._health = HealthServer(
-                self.settings.http_host,
-                self.settings.http_port,
-                readiness=self.readiness,
-                scrape=self.scrape,
-                interactions=self.endpoint.handle,
-            )
+            self._health = self.http_front()
             await self._health.start()
-            await self.login(token)  # and setup_hook: storage, cogs, commands, the sweeper
-            self.endpoint.open = True
-            self._serving.set()
+            await self.start_answering(token)
             log.info(
                 "answering interactions at http://%s:%d/interactions",
                 self.settings.http_host,
                 self._health.port,
             )
             await stop.wait()
-            log.info("stopping: no new interactions; finishing those in flight")
+            await self.stop_answering()
+
+    def http_front(self) -> HealthServer:
+        """The HTTP port's server under ``python -m bot serve`` (not listening yet):
+        ``POST /interactions`` (the endpoint, closed until :meth:`start_answering`) beside
+        ``/livez``, ``/readyz`` and ``/metrics``. :meth:`serve_interactions` listens on
+        ``TTT_HTTP_PORT`` with it; under gunicorn (:mod:`bot.gunicorn_app`) each worker
+        serves its runner on the sockets gunicorn shares."""
+        assert self.over_http, "TTTBot(over_http=True) serves interactions"
+        require_public_key(self.settings)
+        assert self.settings.public_key is not None
+        self.endpoint = InteractionsEndpoint(
+            self.settings.public_key,
+            self.answers,
+            self._posted_interaction,
+            self._note_interaction,
+        )
+        return HealthServer(
+            self.settings.http_host,
+            self.settings.http_port or 0,
+            readiness=self.readiness,
+            scrape=self.scrape,
+            interactions=self.endpoint.handle,
+        )
+
+    async def start_answering(self, token: str) -> None:
+        """Log in through REST, which runs setup_hook (storage, cogs, commands, the sweeper),
+        then open the endpoint: from here interactions are answered and ``/readyz`` may say
+        ready. Inside ``async with bot``."""
+        assert self.endpoint is not None, "http_front() makes the endpoint"
+        await self.login(token)
+        self.endpoint.open = True
+        self._serving.set()
+
+    async def stop_answering(self) -> None:
+        """No new interactions; those already parsed start, and count as in flight, before
+        close() waits for them."""
+        log.info("stopping: no new interactions; finishing those in flight")
+        if self.endpoint is not None:
             self.endpoint.open = False
-            # Interactions parsed just before are being scheduled (a task each): let them
-            # start, and count as in flight, before close() looks.
-            await asyncio.sleep(0.1)
+        # Interactions parsed just before are being scheduled (a task each): let them
+        # start, and count as in flight, before close() looks.
+        await asyncio.sleep(0.1)
 
     async def _note_interaction(self, interaction_id: int, signed_at: float) -> bool:
         """Whether no worker noted this interaction before (see bot.endpoint): the storage

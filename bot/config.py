@@ -289,14 +289,20 @@ def _public_key(env: Mapping[str, str]) -> str | None:
     return raw.lower()
 
 
-def require_serving(settings: Settings) -> None:
-    """What ``python -m bot serve`` needs beyond the gateway mode's settings: the public key
-    that signs Discord's requests, and the port they come to."""
+def require_public_key(settings: Settings) -> None:
+    """What answering Discord's interactions over HTTP needs, wherever the port comes from
+    (``TTT_HTTP_PORT``, or gunicorn's ``--bind``): the public key that signs them."""
     if settings.public_key is None:
         raise ConfigError(
             "DISCORD_PUBLIC_KEY is not set: `python -m bot serve` needs the application's "
             "Public Key (the General Information page of the developer portal)"
         )
+
+
+def require_serving(settings: Settings) -> None:
+    """What ``python -m bot serve`` needs beyond the gateway mode's settings: the public key
+    that signs Discord's requests, and the port they come to."""
+    require_public_key(settings)
     if settings.http_port is None:
         raise ConfigError(
             "TTT_HTTP_PORT is not set: `python -m bot serve` answers Discord's interactions on "

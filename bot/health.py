@@ -91,14 +91,16 @@ class HealthServer:
         self.port = port
         self._readiness = readiness
         self._scrape = scrape
-        app = web.Application(client_max_size=MAX_REQUEST_BODY)
+        self.app = app = web.Application(client_max_size=MAX_REQUEST_BODY)
         if interactions is not None:
             app.router.add_post("/interactions", interactions)
         app.router.add_get("/livez", self._livez)
         app.router.add_get("/readyz", self._readyz)
         app.router.add_get("/metrics", self._metrics)
         # No access log: a scrape every few seconds would drown the bot's own lines.
-        self._runner = web.AppRunner(
+        # Its own (start) or gunicorn's worker's (bot.gunicorn_app), which serves it on the
+        # sockets gunicorn shares.
+        self.runner = web.AppRunner(
             app,
             access_log=None,
             handle_signals=False,
@@ -111,20 +113,20 @@ class HealthServer:
 
     async def start(self) -> None:
         """Listen; a port that cannot be had stops the bot with one line naming it."""
-        await self._runner.setup()
+        await self.runner.setup()
         try:
-            await web.TCPSite(self._runner, self.host, self.port).start()
+            await web.TCPSite(self.runner, self.host, self.port).start()
         except OSError as error:
-            await self._runner.cleanup()
+            await self.runner.cleanup()
             reason = error.strerror or str(error)
             raise ConfigError(
                 f"TTT_HTTP_PORT {self.port}: cannot listen on {self.host}:{self.port}: {reason}"
             ) from None
-        self.port = int(self._runner.addresses[0][1])
+        self.port = int(self.runner.addresses[0][1])
         log.info("serving /livez, /readyz and /metrics on %s port %d", self.host, self.port)
 
     async def close(self) -> None:
-        await self._runner.cleanup()
+        await self.runner.cleanup()
 
     async def _livez(self, request: web.Request) -> web.Response:
         return web.Response(text="live\n")

@@ -7,9 +7,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import re
 import signal
 import sys
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -123,6 +125,107 @@ async def serving_process(
     async with started(sim, tmp_path, "serve", DISCORD_PUBLIC_KEY=sim.public_key, **env) as running:
         sim.interactions_url = f"http://127.0.0.1:{env['TTT_HTTP_PORT']}/interactions"
         yield running
+
+
+# The command that runs several workers on one port (docs/operating.md), but for the port
+# and gunicorn's control socket, which would be shared by every test's gunicorn.
+GUNICORN = (
+    "-m",
+    "gunicorn",
+    "bot.gunicorn_app:make_app",
+    "--worker-class",
+    "aiohttp.GunicornWebWorker",
+    "--no-control-socket",
+)
+
+
+@asynccontextmanager
+async def gunicorn_workers(
+    sim: DiscordSim,
+    tmp_path: Path,
+    port: int,
+    workers: int = 2,
+    env: Mapping[str, str] | None = None,
+) -> AsyncIterator[BotProcess]:
+    """gunicorn running ``workers`` bot workers on ``port`` (``env`` over :func:`bot_env`),
+    ``sim`` POSTing its interactions there, started, not waited for (:func:`answering_workers`
+    waits); SIGTERM at the end (a gunicorn that ignores it fails its test, and is killed with
+    its workers)."""
+    log_path = tmp_path / f"gunicorn-{next(_log_numbers)}.log"
+    with log_path.open("wb") as log_file:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            *GUNICORN,
+            "--workers",
+            str(workers),
+            "--bind",
+            f"127.0.0.1:{port}",
+            env=bot_env(sim, tmp_path, **{"DISCORD_PUBLIC_KEY": sim.public_key, **(env or {})}),
+            cwd=tmp_path,
+            stdout=log_file,
+            stderr=log_file,
+        )
+    running = BotProcess(process, log_path)
+    sim.interactions_url = f"http://127.0.0.1:{port}/interactions"
+    try:
+        yield running
+    finally:
+        sim.interactions_url = None
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(process.wait(), 20)
+            except TimeoutError:
+                for pid in worker_pids(process.pid):
+                    os.kill(pid, signal.SIGKILL)
+                process.kill()
+                await process.wait()
+                raise
+
+
+def worker_pids(master: int) -> list[int]:
+    """The live processes gunicorn's master ``master`` runs: its workers (one killed and not
+    yet reaped is left out)."""
+    try:
+        children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    except FileNotFoundError:  # the master is gone
+        return []
+    return [int(pid) for pid in children if _is_running(int(pid))]
+
+
+def _is_running(pid: int) -> bool:
+    try:
+        # The state follows the command's closing parenthesis: Z for a zombie.
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+# What a gunicorn worker logs once it answers interactions (bot.gunicorn_app).
+ANSWERING = re.compile(r"worker pid (\d+) \(sweeper id ([0-9a-f]+)\) answering interactions")
+
+
+async def answering_workers(
+    running: BotProcess, count: int, patience: float = 30
+) -> dict[int, str]:
+    """Wait until ``count`` live workers of ``running`` answer interactions (a killed one's
+    line stays in the log); their pids and sweeper ids."""
+    deadline = time.monotonic() + patience
+    while True:
+        if running.process.returncode is not None:
+            raise AssertionError(f"gunicorn stopped:\n{running.log}")
+        alive = set(worker_pids(running.process.pid))
+        found = {
+            int(pid): sweeper
+            for pid, sweeper in ANSWERING.findall(running.log)
+            if int(pid) in alive
+        }
+        if len(found) >= count:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{count} workers did not answer in {patience} s:\n{running.log}")
+        await asyncio.sleep(0.1)
 
 
 async def run_bot(sim: DiscordSim, tmp_path: Path, *args: str, **env: str) -> tuple[int, str, str]:

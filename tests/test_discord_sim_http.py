@@ -6,9 +6,11 @@ other than 200 being no answer."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -17,11 +19,20 @@ import orjson
 import pytest
 from aiohttp import web
 
-from tests.discord_sim import DiscordSim, SimTimeout
+from tests.discord_sim import DiscordSim, SimTimeout, SimUsageError
 from tests.discord_sim.demo_client import DemoClient
 
 # What the endpoint answers an interaction: a status and a JSON body.
 Answer = Callable[[dict[str, Any]], Awaitable[tuple[int, Any]]]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """One endpoint of the test's own: where it listens, and the signature headers of each
+    request it was sent."""
+
+    url: str
+    headers: list[dict[str, str]]
 
 
 @asynccontextmanager
@@ -29,11 +40,39 @@ async def endpoint(sim: DiscordSim, answer: Answer) -> AsyncIterator[list[dict[s
     """An endpoint that checks each request's signature with the sim's public key, answers it
     with ``answer``, and keeps each request's signature headers; the sim's HTTP mode set on
     it. DemoClient registers its commands over the gateway first."""
+    async with endpoints(sim, [answer]) as (only,):
+        yield only.headers
+
+
+@asynccontextmanager
+async def endpoints(sim: DiscordSim, answers: list[Answer]) -> AsyncIterator[list[Endpoint]]:
+    """One :func:`endpoint` per answer, each on its own port, the sim's HTTP mode set on the
+    first."""
     async with sim.running(DemoClient()):
         pass
     key = nacl.signing.VerifyKey(bytes.fromhex(sim.public_key))
-    headers: list[dict[str, str]] = []
+    started: list[Endpoint] = []
+    runners: list[web.AppRunner] = []
+    try:
+        for answer in answers:
+            headers: list[dict[str, str]] = []
+            runner = web.AppRunner(_endpoint_app(key, answer, headers))
+            runners.append(runner)
+            await runner.setup()
+            await web.TCPSite(runner, "127.0.0.1", 0).start()
+            url = f"http://127.0.0.1:{runner.addresses[0][1]}/interactions"
+            started.append(Endpoint(url, headers))
+        sim.interactions_url = started[0].url
+        yield started
+    finally:
+        sim.interactions_url = None
+        for runner in runners:
+            await runner.cleanup()
 
+
+def _endpoint_app(
+    key: nacl.signing.VerifyKey, answer: Answer, headers: list[dict[str, str]]
+) -> web.Application:
     async def handle(request: web.Request) -> web.Response:
         body = await request.read()
         signature = request.headers["X-Signature-Ed25519"]
@@ -47,16 +86,7 @@ async def endpoint(sim: DiscordSim, answer: Answer) -> AsyncIterator[list[dict[s
 
     app = web.Application()
     app.router.add_post("/interactions", handle)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    sim.interactions_url = f"http://127.0.0.1:{runner.addresses[0][1]}/interactions"
-    try:
-        yield headers
-    finally:
-        sim.interactions_url = None
-        await runner.cleanup()
+    return app
 
 
 def message(content: str) -> Answer:
@@ -139,3 +169,52 @@ async def test_a_status_other_than_200_is_no_answer(sim: DiscordSim) -> None:
     (ix,) = sim.interactions
     assert not ix.answered
     assert sim.messages(s.channel) == []
+
+
+def worker(name: str) -> Answer:
+    """A worker answering every interaction with its own name."""
+    return message(name)
+
+
+async def spread(sim: DiscordSim, count: int) -> list[str]:
+    """``count`` commands sent; which worker answered each."""
+    s = sim.seed
+    return [(await sim.slash(s.alice, s.channel, "board")).content or "" for _ in range(count)]
+
+
+async def test_interactions_are_spread_over_the_workers_in_turn(sim: DiscordSim) -> None:
+    async with endpoints(sim, [worker("a"), worker("b"), worker("c")]) as started:
+        sim.spread_over([e.url for e in started])
+        assert await spread(sim, 7) == ["a", "b", "c", "a", "b", "c", "a"]
+        assert [len(e.headers) for e in started] == [3, 2, 2]
+        assert [ix.endpoint for ix in sim.interactions] == [started[i % 3].url for i in range(7)]
+        # The first stays the endpoint a single-endpoint test reads.
+        assert sim.interactions_url == started[0].url
+
+
+async def test_interactions_spread_at_random_repeat_with_the_seed(sim: DiscordSim) -> None:
+    async with endpoints(sim, [worker("a"), worker("b")]) as started:
+        urls = [e.url for e in started]
+        sim.spread_over(urls, order="random", seed=7)
+        first = await spread(sim, 16)
+        sim.spread_over(urls, order="random", seed=7)
+        again = await spread(sim, 16)
+        sim.spread_over(urls, order="random", seed=8)
+        other = await spread(sim, 16)
+    assert first == again
+    assert other != first
+    # At random, not in turn: both get some, and some in a row.
+    assert set(first) == {"a", "b"}
+    assert any(one == two for one, two in itertools.pairwise(first))
+
+
+async def test_one_endpoint_set_again_ends_the_spreading(sim: DiscordSim) -> None:
+    async with endpoints(sim, [worker("a"), worker("b")]) as started:
+        sim.spread_over([e.url for e in started], order="random", seed=1)
+        sim.interactions_url = started[1].url
+        assert await spread(sim, 3) == ["b", "b", "b"]
+        with pytest.raises(SimUsageError, match="'round robin' or 'random'"):
+            sim.spread_over([started[0].url], order="shuffle")  # type: ignore[arg-type]
+    assert sim.interactions_url is None
+    with pytest.raises(SimUsageError, match=r"set sim\.interactions_url"):
+        sim.next_endpoint()

@@ -104,6 +104,10 @@ HTTP mode (an application with an Interactions Endpoint URL)
     ``signature=""``, signed over another body, with another key or timestamp) and records
     nothing; ``await sim.ping()`` sends a PING; ``sim.command_interaction(user, channel,
     "group sub", **opts)`` builds the payload ``slash`` would send without sending it.
+    ``sim.spread_over(urls, order="round robin" | "random", seed=0)`` spreads the
+    interactions over several workers' endpoints, as a load balancer would: in turn, or at
+    random from ``seed`` (reproducible); each record's ``endpoint`` says where it went, and
+    ``interactions_url`` is then the first (setting it goes back to one endpoint).
 
 Delivery (what Discord does with events while the bot's socket is down)
     An interaction goes to the session covering its guild, a connected one first. If that

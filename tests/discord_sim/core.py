@@ -12,10 +12,11 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import random
 import ssl
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import aiohttp
 import nacl.signing
@@ -102,8 +103,11 @@ class SimCore:
         self.host = "127.0.0.1"
         self.port = 0
         # HTTP mode: where interactions are POSTed, signed with this key pair's private half,
-        # instead of being sent over the gateway (None: the gateway). See verbs.py.
-        self.interactions_url: str | None = None
+        # instead of being sent over the gateway (none: the gateway), and how they are spread
+        # over several (spread_over). See verbs.py.
+        self._endpoints: list[str] = []
+        self._spread_at_random: random.Random | None = None
+        self._next_endpoint = 0
         self.signing_key = nacl.signing.SigningKey.generate()
         self._http_client: aiohttp.ClientSession | None = None
         # What an https endpoint's certificate is checked against: True, the system's
@@ -146,6 +150,42 @@ class SimCore:
         return self.signing_key.verify_key.encode().hex()
 
     # ------------------------------------------------------------------ addresses and clock
+
+    @property
+    def interactions_url(self) -> str | None:
+        """HTTP mode's endpoint (the first, when spread over several), or None: the gateway.
+        Setting it sends every interaction there; setting None goes back to the gateway."""
+        return self._endpoints[0] if self._endpoints else None
+
+    @interactions_url.setter
+    def interactions_url(self, url: str | None) -> None:
+        self.spread_over([] if url is None else [url])
+
+    def spread_over(
+        self,
+        urls: Sequence[str],
+        *,
+        order: Literal["round robin", "random"] = "round robin",
+        seed: int = 0,
+    ) -> None:
+        """HTTP mode over several workers, as a load balancer in front of them would: each
+        interaction POSTed to the next of ``urls`` in turn, or to one picked at random
+        (from ``seed``: the same seed, the same workers in the same order)."""
+        if order not in ("round robin", "random"):
+            raise SimUsageError(f"order is 'round robin' or 'random', not {order!r}")
+        self._endpoints = list(urls)
+        self._next_endpoint = 0
+        self._spread_at_random = random.Random(seed) if order == "random" else None
+
+    def next_endpoint(self) -> str:
+        """The endpoint the next interaction goes to."""
+        if not self._endpoints:
+            raise SimUsageError("set sim.interactions_url (the bot's endpoint) first")
+        if self._spread_at_random is not None:
+            return self._spread_at_random.choice(self._endpoints)
+        url = self._endpoints[self._next_endpoint % len(self._endpoints)]
+        self._next_endpoint += 1
+        return url
 
     @property
     def base_url(self) -> str:

@@ -681,6 +681,8 @@ class InteractionRecord:
     # The gateway shard the INTERACTION_CREATE went to (0 for an unsharded client), the
     # session and the sequence number it was dispatched with.
     shard_id: int | None = None
+    # In HTTP mode, the endpoint (the worker) it was POSTed to.
+    endpoint: str | None = None
     session_id: str | None = field(default=None, repr=False)
     seq: int | None = field(default=None, repr=False)
     # Queued for a session that was invalidated instead of resumed: it never reaches the bot.

@@ -176,14 +176,14 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
         key: nacl.signing.SigningKey | None = None,
         signature: str | None = None,
         timeout: float | None = None,
+        url: str | None = None,
     ) -> HttpAnswer:
-        """POST ``body`` to ``interactions_url`` as Discord would: signed with ``key``
-        (``signing_key`` by default) over ``timestamp`` (now, by default) and ``signed_body``
-        (``body`` itself by default); ``signature`` sends that header as given (``""``: none,
-        and no timestamp either)."""
-        url = self.interactions_url
+        """POST ``body`` to ``url`` (the next endpoint, by default: :meth:`spread_over`) as
+        Discord would: signed with ``key`` (``signing_key`` by default) over ``timestamp``
+        (now, by default) and ``signed_body`` (``body`` itself by default); ``signature``
+        sends that header as given (``""``: none, and no timestamp either)."""
         if url is None:
-            raise SimUsageError("set sim.interactions_url (the bot's endpoint) first")
+            url = self.next_endpoint()
         stamp = str(int(time.time())) if timestamp is None else timestamp
         headers = {"Content-Type": "application/json", "User-Agent": DISCORD_USER_AGENT}
         if signature is None:
@@ -220,9 +220,12 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
         self._ix_by_id[record.id] = record
         self._ix_by_token[record.token] = record
         record.sent_at = time.monotonic()
+        record.endpoint = self.next_endpoint()
         self._notify()
         try:
-            answer = await self.post_signed(orjson.dumps(record.payload), timeout=limit)
+            answer = await self.post_signed(
+                orjson.dumps(record.payload), timeout=limit, url=record.endpoint
+            )
         except TimeoutError:
             raise SimTimeout(
                 f"the bot's endpoint did not answer {record.describe()} within {limit} s"

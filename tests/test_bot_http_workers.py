@@ -1,0 +1,324 @@
+"""Several ``python -m bot serve`` workers sharing the interactions of one application, as a
+load balancer or gunicorn spreads them: two bots in one test with the sim spreading over
+them (in turn and at random), then real gunicorn processes (``bot.gunicorn_app``) with two
+workers on one port, a game through them, a worker SIGKILLed under load, and the sweeper
+lease's holder SIGKILLed. Whatever worker gets a click, the database decides."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import signal
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from bot.client import TTTBot
+from bot.clock import SystemClock
+from bot.components import CELL_ID
+from bot.config import DatabaseUrl
+from bot.storage.base import GameRecord
+from bot.storage.connect import open_storage
+from game import Mark, cell_name
+from tests.bot_harness import (
+    BotHarness,
+    board_of,
+    both_engines,
+    cell_id,
+    edits_by_rest,
+    free_cells,
+    http_only,
+    is_live,
+    shown_board,
+    start_member_game,
+    text_of,
+)
+from tests.bot_processes import answering_workers, gunicorn_workers
+from tests.discord_sim import DiscordSim, SimMessage, SimTimeout, SimUser
+from tests.postgres_cluster import free_port
+
+ORDERS = pytest.mark.parametrize("order", ["round robin", "random"])
+
+
+def endpoint_of(bot: TTTBot) -> str:
+    return f"http://127.0.0.1:{bot.http_port}/interactions"
+
+
+@contextlib.asynccontextmanager
+async def two_workers(harness: BotHarness) -> AsyncIterator[tuple[TTTBot, TTTBot]]:
+    """Two ``serve`` bots on the test's one database."""
+    async with harness.running() as first, harness.running() as second:
+        yield first, second
+
+
+async def play_against_bot(
+    sim: DiscordSim, user: SimUser, message: SimMessage, rng: random.Random
+) -> tuple[SimMessage, int]:
+    """Random free cells clicked until the game ends: the final board, and how many clicks."""
+    clicks = 0
+    while is_live(message):
+        ix = await sim.click(user, message, cell_id(message, rng.choice(free_cells(message))))
+        clicks += 1
+        assert ix.response_type == 7, ix.content
+        assert ix.message is not None
+        message = ix.message
+    return message, clicks
+
+
+async def play_member_game(sim: DiscordSim) -> SimMessage:
+    """A challenge accepted, and a whole game between alice and bob (with a click out of
+    turn, refused): the final board."""
+    s = sim.seed
+    board = await start_member_game(sim)
+    for user, cell in [(s.alice, "A1"), (s.bob, "B1"), (s.alice, "A2"), (s.bob, "B2")]:
+        ix = await sim.click(user, board, cell_id(board, cell))
+        assert ix.response_type == 7, ix.content
+        assert ix.message is not None
+        board = ix.message
+    out_of_turn = await sim.click(s.bob, board, cell_id(board, "A3"))
+    assert out_of_turn.response_type == 4, out_of_turn.content
+    assert out_of_turn.ephemeral
+    final = (await sim.click(s.alice, board, cell_id(board, "A3"))).message
+    assert final is not None
+    assert shown_board(final) == "XO./XO./X.."
+    assert "🏆 ❌ **alice** wins with A1 A2 A3!" in text_of(final)
+    return final
+
+
+@http_only
+@both_engines
+@ORDERS
+async def test_games_over_two_workers_whichever_gets_each_click(
+    sim: DiscordSim, harness: BotHarness, order: str
+) -> None:
+    s = sim.seed
+    async with two_workers(harness) as workers:
+        urls = [endpoint_of(bot) for bot in workers]
+        sim.spread_over(urls, order="random" if order == "random" else "round robin", seed=40)
+        await play_member_game(sim)
+        # A game against the bot, each click applied once: as many of alice's marks as clicks.
+        started = await sim.slash(s.alice, s.other_channel, "ttt vs-ai", difficulty="minimax")
+        assert started.message is not None
+        ai_final, clicks = await play_against_bot(sim, s.alice, started.message, random.Random(7))
+        ai_board = board_of(ai_final)
+        assert ai_board.is_over
+        assert ai_board.winner is not Mark.X
+        assert sum(1 for cell in shown_board(ai_final) if cell == "X") == clicks
+        for bot in workers:
+            assert await bot.in_flight.wait_idle(patience=5)
+        # Both workers counted the same games: the database's, not their memory's.
+        stats = [await sim.slash(s.alice, s.channel, "ttt stats") for _ in workers]
+        assert len({ix.endpoint for ix in stats}) == 2 or order == "random"
+        for ix in stats:
+            assert "Against members: 1 W · 0 L · 0 D" in text_of(ix)
+    clicks_by = {url: 0 for url in urls}
+    for ix in sim.interactions:
+        assert ix.answered, ix.describe()
+        if ix.type == 3:
+            assert ix.endpoint is not None
+            clicks_by[ix.endpoint] += 1
+    # Any worker may get any click: both got some of each game's.
+    assert all(count >= 3 for count in clicks_by.values()), clicks_by
+
+
+def game_id_of(message: SimMessage) -> int:
+    for button in message.buttons():
+        fields = CELL_ID.parse(button["custom_id"])
+        if fields is not None:
+            return int(fields["game"])
+    raise AssertionError(f"not a board: {message.buttons()}")
+
+
+async def stored_games(path: Path, ids: list[int]) -> dict[int, GameRecord]:
+    """The games as the SQLite file holds them, read by a storage of the test's own."""
+    storage = await open_storage(DatabaseUrl(str(path)), SystemClock())
+    try:
+        found = {game_id: await storage.get_game(game_id) for game_id in ids}
+    finally:
+        await storage.close()
+    games = {game_id: game for game_id, game in found.items() if game is not None}
+    assert len(games) == len(ids), found
+    return games
+
+
+async def test_a_game_through_gunicorn_with_two_workers_on_one_port(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    s = sim.seed
+    async with gunicorn_workers(sim, tmp_path, free_port(), workers=2) as running:
+        await answering_workers(running, 2)
+        final = await play_member_game(sim)
+        started = await sim.slash(s.alice, s.other_channel, "ttt vs-ai", difficulty="minimax")
+        assert started.message is not None
+        ai_final, clicks = await play_against_bot(sim, s.alice, started.message, random.Random(3))
+        assert not is_live(ai_final)
+    # Stopped with SIGTERM: each worker in order, the lease given up, nothing logged as an
+    # error.
+    assert running.process.returncode == 0, running.log
+    assert running.log.count("stopped") >= 2, running.log
+    assert "gave the sweeper lease up" in running.log
+    assert "Traceback" not in running.log, running.log
+    assert "[ERROR" not in running.log, running.log
+    games = await stored_games(tmp_path / "bot.sqlite3", [game_id_of(final), game_id_of(ai_final)])
+    assert all(not game.is_active for game in games.values())
+    assert sum(1 for cell in shown_board(ai_final) if cell == "X") == clicks
+
+
+async def play_on(
+    sim: DiscordSim,
+    user: SimUser,
+    board: SimMessage,
+    rng: random.Random,
+    failures: list[str],
+    database: Path,
+) -> SimMessage:
+    """Random free cells clicked until the game ends, as a member would: a click a killed
+    worker took with it is tried again; a board left behind by a move that worker saved
+    but never showed (every click on it is refused: the board changed) is played on with
+    ``/ttt move``, which posts the game's board anew. The final board."""
+    message = board
+    while is_live(message := sim.message(message.id)):
+        try:
+            ix = await sim.click(user, message, cell_id(message, rng.choice(free_cells(message))))
+        except (SimTimeout, aiohttp.ClientError) as error:
+            failures.append(f"{type(error).__name__}: {error}")
+            await asyncio.sleep(0.2)
+            continue
+        if ix.response_type == 7:
+            continue
+        failures.append(f"refused: {ix.content}")
+        (game,) = (await stored_games(database, [game_id_of(message)])).values()
+        free = [cell for cell in range(9) if cell not in game.moves]
+        moved = await sim.slash(
+            user, message.channel, "ttt move", cell=cell_name(rng.choice(free), 3)
+        )
+        if moved.message is not None:
+            message = moved.message
+    return message
+
+
+@pytest.mark.slow
+async def test_a_worker_killed_under_load_doubles_and_half_saves_nothing(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    s = sim.seed
+    channels = [s.channel, s.other_channel]
+    async with gunicorn_workers(sim, tmp_path, free_port(), workers=2) as running:
+        first = await answering_workers(running, 2)
+        boards: list[SimMessage] = []
+        for channel in channels:
+            started = await sim.slash(s.alice, channel, "ttt vs-ai", difficulty="random")
+            assert started.message is not None
+            boards.append(started.message)
+        failures: list[str] = []
+        database = tmp_path / "bot.sqlite3"
+        players = [
+            asyncio.create_task(
+                play_on(sim, s.alice, board, random.Random(board.id), failures, database)
+            )
+            for board in boards
+        ]
+        # Mid-load: some clicks answered, the games not over.
+        await sim.wait_for(lambda: sum(ix.type == 3 for ix in sim.interactions) >= 3)
+        killed = min(first)
+        os.kill(killed, signal.SIGKILL)
+        answered_before = answered_clicks(sim)
+        finals = await asyncio.wait_for(asyncio.gather(*players), 60)
+        # The games went on after the kill, on the other worker or the one gunicorn put in
+        # the killed one's place.
+        assert answered_clicks(sim) > answered_before
+        now = await answering_workers(running, 2)
+        assert killed not in now
+        assert len(set(now) | set(first)) == 3, "gunicorn started no worker in its place"
+    games = await stored_games(tmp_path / "bot.sqlite3", [game_id_of(f) for f in finals])
+    for final, game in zip(finals, games.values(), strict=True):
+        # Nothing doubled, nothing half-saved: the stored game is over, each cell played
+        # once, alice and the bot in turn, and the board shows exactly it.
+        assert not game.is_active, game
+        assert game.board.is_over
+        assert len(set(game.moves)) == len(game.moves), game.moves
+        assert shown_board(final) == board_from_moves(game.moves), (failures, game.moves)
+
+
+def answered_clicks(sim: DiscordSim) -> int:
+    return sum(1 for ix in sim.interactions if ix.type == 3 and ix.answered)
+
+
+def board_from_moves(moves: tuple[int, ...], size: int = 3) -> str:
+    """A 3 by 3 game's moves, X first, in :func:`shown_board`'s form."""
+    cells = ["."] * size * size
+    for ply, cell in enumerate(moves):
+        cells[cell] = "X" if ply % 2 == 0 else "O"
+    return "/".join("".join(cells[row * size : (row + 1) * size]) for row in range(size))
+
+
+async def lease_holder(path: Path, patience: float = 10) -> str:
+    """Who holds the sweeper lease, as the SQLite file says, once someone does."""
+
+    def read() -> str | None:
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            row = db.execute("SELECT holder FROM leases WHERE name = 'sweeper'").fetchone()
+        return None if row is None else str(row[0])
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + patience
+    while (holder := await asyncio.to_thread(read)) is None:
+        assert loop.time() < deadline, "nobody took the sweeper lease"
+        await asyncio.sleep(0.1)
+    return holder
+
+
+@pytest.mark.slow
+async def test_the_sweeper_lease_holder_killed_another_worker_takes_it_and_sweeps(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    s = sim.seed
+    async with gunicorn_workers(
+        sim, tmp_path, free_port(), env={"TTT_CHALLENGE_TIMEOUT": "10"}
+    ) as running:
+        workers = await answering_workers(running, 2)
+        by_sweeper = {sweeper: pid for pid, sweeper in workers.items()}
+        holder = await lease_holder(tmp_path / "bot.sqlite3")
+        assert holder in by_sweeper, (holder, workers)
+        os.kill(by_sweeper[holder], signal.SIGKILL)
+        # A challenge nobody accepts, made once the holder is gone: only a worker that took
+        # the lease over can expire it.
+        challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        message = challenge.message
+        assert message is not None
+        await sim.wait_for(lambda: "expired" in (sim.message(message.id).content or ""), timeout=40)
+        new_holder = await lease_holder(tmp_path / "bot.sqlite3")
+        assert new_holder != holder
+        assert f"worker {new_holder} took the sweeper lease" in running.log
+        # Expired once: one edit, by the new holder's sweep.
+        assert edits_by_rest(sim, message) == 1
+
+
+@pytest.mark.parametrize(
+    ("setting", "line"),
+    [
+        ({"DISCORD_PUBLIC_KEY": ""}, "tttbot: DISCORD_PUBLIC_KEY is not set"),
+        ({"DISCORD_TOKEN": "not-the-token"}, "tttbot: Discord rejected DISCORD_TOKEN"),
+    ],
+    ids=["no public key", "rejected token"],
+)
+async def test_gunicorn_with_a_bad_setting_stops_with_one_line_naming_it(
+    sim: DiscordSim, tmp_path: Path, setting: dict[str, str], line: str
+) -> None:
+    async with gunicorn_workers(sim, tmp_path, free_port(), env=setting) as running:
+        await asyncio.wait_for(running.process.wait(), 30)
+    assert running.process.returncode != 0
+    # Each worker that got that far says why, in one line, and gunicorn stops rather than
+    # start workers anew.
+    lines = [text for text in running.log.splitlines() if text.startswith("tttbot:")]
+    assert lines, running.log
+    assert all(text.startswith(line) for text in lines), lines
+    assert "Worker failed to boot" in running.log
+    # Nothing was played, and no worker served.
+    assert "answering interactions" not in running.log
+    assert not any(r.path.endswith("/callback") for r in sim.requests)
