@@ -3,6 +3,7 @@
     python -m bench.bot_load                        # tttbot on SQLite on disk, and the yardstick
     python -m bench.bot_load --database-url URL     # tttbot on that (empty) database too
     python -m bench.bot_load --raw-board            # and the board answered around discord.py
+    python -m bench.bot_load --http-workers 2       # and tttbot as two HTTP workers (gunicorn)
 
 The local Discord-compatible server (``tests/discord_sim``, its OpenAPI checks off) runs in
 this process with the load driver, a fresh one for each bot; each bot is a real process of its
@@ -21,7 +22,14 @@ answered from the raw gateway payload, beside discord.py). For each it measures:
   second (an open loop of its own): the clicks' latency beside saturation's, and the scrapes';
 * the longest event-loop stall (every bot logs stalls from 10 ms: ``bot/stalls.py``), and
   the longest less the time the loop's thread waited for a CPU (the machine is shared);
-* tttbot's memory, idle and with ``--live-games`` games under way.
+* tttbot's memory, idle (each process's, for HTTP workers) and with ``--live-games`` games
+  under way;
+* what the local Discord server saw break its rules: an answer after 3 s or a second one.
+
+With ``--http-workers N`` tttbot is measured a second way: N workers on one port under
+gunicorn (``bot.gunicorn_app``), the server POSTing each interaction to the endpoint and
+reading the answer in the response, as Discord does with an Interactions Endpoint URL; its
+CPU and memory are the master's and the workers' together.
 
 Latency runs from the moment the server sends INTERACTION_CREATE to the moment the bot's
 callback arrives. The driver shares the machine's cores with the bot: its CPU is printed too.
@@ -31,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import os
 import random
@@ -112,7 +121,9 @@ class Result:
     saturation: Phase
     steady: Phase
     idle_rss_mb: float = float("nan")
+    idle_rss_each: list[float] = field(default_factory=list)  # the bot's processes, its own first
     loaded_rss_mb: float = float("nan")
+    broken_rules: int = 0  # what the local Discord server saw break its rules (a second answer...)
     live_games: int = 0
     scraped: Phase | None = None  # saturation while /metrics is scraped (tttbot)
 
@@ -136,6 +147,24 @@ class Target:
             "DISCORD_API_BASE_URL": sim.api_base_url,
             "DISCORD_GATEWAY_URL": sim.gateway_url,
         }
+
+    def argv(self) -> list[str]:
+        """The bot's command line."""
+        return [sys.executable, "-m", self.module, *self.arguments]
+
+    def until_ready(self, sim: DiscordSim, log_path: Path) -> Callable[[], Awaitable[object]]:
+        """A wait, made before the bot starts, until it answers interactions: it connected to
+        the gateway and registered its commands (tttbot would skip that on a database that
+        has seen these definitions before, hence ``--sync``)."""
+        syncs_before = sum(1 for r in sim.requests if r.method == "PUT")
+        identifies = sim.identifies
+        return lambda: sim.wait_for(
+            lambda: (
+                sim.identifies > identifies
+                and sum(1 for r in sim.requests if r.method == "PUT") > syncs_before
+            ),
+            timeout=60,
+        )
 
     async def start_game(self, sim: DiscordSim, user: SimUser, channel: SimChannel) -> SimMessage:
         ix = await sim.slash(user, channel, self.command, options=self.options, timeout=30)
@@ -184,6 +213,48 @@ class TTTBot(Target):
         raise AssertionError(f"neither a free cell nor a rematch: {message.buttons()}")
 
 
+class TTTBotOverHttp(TTTBot):
+    """tttbot as ``--http-workers`` processes answering on one port, as docs/operating.md runs
+    them (gunicorn with aiohttp's worker class), the local Discord server POSTing each
+    interaction to it: no gateway at all."""
+
+    def __init__(self, database_url: str, label: str, http_port: int, workers: int) -> None:
+        super().__init__(database_url, label, http_port)
+        self.workers = workers
+        self.name = f"tttbot over HTTP, {workers} workers ({label})"
+
+    def argv(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "bot.gunicorn_app:make_app",
+            "--worker-class",
+            "aiohttp.GunicornWebWorker",
+            "--workers",
+            str(self.workers),
+            "--bind",
+            f"127.0.0.1:{self.http_port}",
+        ]
+
+    def env(self, sim: DiscordSim, guild: SimGuild, folder: Path) -> dict[str, str]:
+        sim.interactions_url = f"http://127.0.0.1:{self.http_port}/interactions"
+        return {**super().env(sim, guild, folder), "DISCORD_PUBLIC_KEY": sim.public_key}
+
+    def until_ready(self, sim: DiscordSim, log_path: Path) -> Callable[[], Awaitable[object]]:
+        """Until every worker has said that it answers interactions (its log, every 50 ms)."""
+
+        async def every_worker_answering() -> None:
+            for _ in range(1200):
+                log = await asyncio.to_thread(log_path.read_bytes)
+                if log.count(b"answering interactions at") >= self.workers:
+                    return
+                await asyncio.sleep(0.05)
+            raise TimeoutError(f"fewer than {self.workers} workers answering after 60 s")
+
+        return every_worker_answering
+
+
 class BareBot(Target):
     name = "bare discord.py"
     module = "bench.bare_bot"
@@ -219,15 +290,38 @@ class Running:
         self.process = process
         self.log_path = log_path
 
+    def pids(self) -> list[int]:
+        """The bot's process and its children (a gunicorn master's workers), as now."""
+        found, unseen = [], [self.process.pid]
+        while unseen:
+            pid = unseen.pop()
+            found.append(pid)
+            with contextlib.suppress(FileNotFoundError):
+                children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+                unseen.extend(int(child) for child in children)
+        return found
+
     def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        """The CPU time of the bot's processes, as now (a worker that ended is not counted:
+        none does while the bot is measured)."""
+        total = 0
+        for pid in self.pids():
+            with contextlib.suppress(FileNotFoundError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])
+        return total / os.sysconf("SC_CLK_TCK")
+
+    def rss_mb_each(self) -> list[float]:
+        """The resident memory of each of the bot's processes, the first its own."""
+        sizes = []
+        for pid in self.pids():
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    sizes.append(int(line.split()[1]) / 1024)
+        return sizes
 
     def rss_mb(self) -> float:
-        for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-        raise AssertionError("no VmRSS")
+        return sum(self.rss_mb_each())
 
     def log_size(self) -> int:
         return self.log_path.stat().st_size
@@ -393,28 +487,13 @@ async def measured(running: Running, work: Callable[[], Awaitable[Phase]]) -> Ph
 
 async def start_process(sim: DiscordSim, target: Target, guild: SimGuild, folder: Path) -> Running:
     log_path = folder / f"{target.module}.log"
-    syncs_before = sum(1 for r in sim.requests if r.method == "PUT")
-    identifies = sim.identifies
+    env = target.env(sim, guild, folder)
+    until_ready = target.until_ready(sim, log_path)
     with log_path.open("wb") as log_file:
         process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            target.module,
-            *target.arguments,
-            env=target.env(sim, guild, folder),
-            cwd=folder,
-            stdout=log_file,
-            stderr=log_file,
+            *target.argv(), env=env, cwd=folder, stdout=log_file, stderr=log_file
         )
-    ready = asyncio.ensure_future(
-        sim.wait_for(
-            lambda: (
-                sim.identifies > identifies
-                and sum(1 for r in sim.requests if r.method == "PUT") > syncs_before
-            ),
-            timeout=60,
-        )
-    )
+    ready = asyncio.ensure_future(until_ready())
     exited = asyncio.ensure_future(process.wait())
     # A bot that cannot start (a database URL that names no database, say) says why at once.
     await asyncio.wait({ready, exited}, return_when=asyncio.FIRST_COMPLETED)
@@ -445,7 +524,7 @@ async def bench_target(
     running = await start_process(sim, target, guild, folder)
     try:
         await asyncio.sleep(1)  # let start-up settle before the idle memory is read
-        idle_rss = running.rss_mb()
+        idle_rss_each = running.rss_mb_each()
         load = Load(sim, target, args.seed)
         prefix = re.sub(r"[^a-z]", "", target.name)[:8]
         channels = await load.open_games(guild, args.in_flight, prefix)
@@ -454,7 +533,7 @@ async def bench_target(
         # wrote, and that would be measured as the steady rate's latency.
         steady = await measured(running, lambda: load.open_loop(channels, args.rate, args.seconds))
         saturation = await measured(running, lambda: load.closed_loop(channels, args.seconds))
-        result = Result(target.name, saturation, steady, idle_rss)
+        result = Result(target.name, saturation, steady, sum(idle_rss_each), idle_rss_each)
         if isinstance(target, TTTBot) and args.scrape_rate:
             url, rate = target.metrics_url, args.scrape_rate
             result.scraped = await measured(
@@ -465,6 +544,7 @@ async def bench_target(
             await load.open_games(guild, args.live_games, prefix + "live")
             result.loaded_rss_mb = running.rss_mb()
             result.live_games = args.live_games
+        result.broken_rules = len(sim.violations)
         return result
     finally:
         await stop_process(running)
@@ -518,7 +598,11 @@ def report(results: list[Result], args: argparse.Namespace) -> None:
             "a /metrics scrape meanwhile: p50 / p99 ms (failed or over 3 s)",
             lambda r: "" if r.scraped is None else scrape_times(r.scraped),
         )
-    row("RSS idle MB", lambda r: f"{r.idle_rss_mb:.1f}")
+    row(
+        "Discord's rules broken (an answer late or twice, a bad request...)",
+        lambda r: str(r.broken_rules),
+    )
+    row("RSS idle MB", lambda r: f"{r.idle_rss_mb:.1f}{each_process(r)}")
     row(
         "RSS with live games MB",
         lambda r: f"{r.loaded_rss_mb:.1f} ({r.live_games:,} games)" if r.live_games else "",
@@ -534,6 +618,14 @@ def report(results: list[Result], args: argparse.Namespace) -> None:
             f"{result.saturation.rate / board.saturation.rate:.2f}x its throughput; CPU "
             f"{board.saturation.cpu_ms_per_interaction():.2f} ms"
         )
+
+
+def each_process(result: Result) -> str:
+    """Each process's share of the idle memory, where the bot is several."""
+    if len(result.idle_rss_each) < 2:
+        return ""
+    first, *workers = result.idle_rss_each
+    return f" (master {first:.1f}; workers {', '.join(f'{mb:.1f}' for mb in workers)})"
 
 
 def latencies(phase: Phase) -> str:
@@ -556,6 +648,11 @@ async def run(args: argparse.Namespace) -> None:
         if args.database_url:
             label = args.database_url.split(":", 1)[0]
             targets.append(TTTBot(args.database_url, label, free_port()))
+        if args.http_workers:
+            # Workers share one database: SQLite for one machine's workers, else the URL given.
+            url = args.database_url or f"sqlite:///{folder / 'tttbot-http.sqlite3'}"
+            label = "SQLite on disk" if not args.database_url else url.split(":", 1)[0]
+            targets.append(TTTBotOverHttp(url, label, free_port(), args.http_workers))
         if args.raw_board:
             targets.append(RawBoardBot())
         targets += [BareBoardBot(), BareBot()]
@@ -589,6 +686,13 @@ def main() -> None:
         type=float,
         default=20.0,
         help="tttbot's /metrics scrapes a second in a saturation phase of their own (0: none)",
+    )
+    parser.add_argument(
+        "--http-workers",
+        type=int,
+        default=0,
+        help="also tttbot as this many HTTP workers (python -m bot serve's endpoint, under "
+        "gunicorn), Discord POSTing each interaction to them",
     )
     parser.add_argument(
         "--raw-board",
