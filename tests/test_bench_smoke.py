@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -61,6 +62,7 @@ def test_load_benchmark_runs_every_bot_and_reports_every_figure() -> None:
             "bench.bot_load",
             *("--seconds", "1", "--warmup", "0.5", "--in-flight", "4"),
             *("--rate", "20", "--live-games", "20", "--raw-board", "--scrape-rate", "10"),
+            *("--http-workers", "2"),
         ],
         capture_output=True,
         text=True,
@@ -73,15 +75,22 @@ def test_load_benchmark_runs_every_bot_and_reports_every_figure() -> None:
         assert figure in table
     assert "the bare bot's throughput" in table
     assert "against the bare bot's board" in table
+    assert "tttbot over HTTP, 2 workers (SQLite on disk): " in table  # its ratio to the bare bot
     errors = table.split("| errors (unanswered in 3 s, or not an edit) / overruns | ")[1]
-    tttbot, raw, board, bare = errors.split("\n")[0].rstrip(" |").split(" | ")
-    for bot in (tttbot, raw, board, bare):
+    tttbot, http, raw, board, bare = errors.split("\n")[0].rstrip(" |").split(" | ")
+    for bot in (tttbot, http, raw, board, bare):
         assert bot.startswith("0 / "), bot  # every interaction answered, and well
+    broken = table.split("| Discord's rules broken (an answer late or twice, a bad request...) | ")
+    assert broken[1].split("\n")[0] == "0 | 0 | 0 | 0 | 0 |"
+    # Both workers' idle memory, and the master's.
+    memory = table.split("| RSS idle MB | ")[1].split(" | ")[1]
+    assert re.fullmatch(r"[0-9.]+ \(master [0-9.]+; workers [0-9.]+, [0-9.]+\)", memory), memory
     # tttbot's /metrics scraped meanwhile: every scrape answered (the bare bots have none).
     scrapes = table.split("| a /metrics scrape meanwhile: p50 / p99 ms (failed or over 3 s) |")
     row = scrapes[1].split("\n")[0]
-    tttbot, raw, board, bare = (cell.strip() for cell in row.split("|")[:-1])
+    tttbot, http, raw, board, bare = (cell.strip() for cell in row.split("|")[:-1])
     assert tttbot.endswith(" (0)"), tttbot
+    assert http.endswith(" (0)"), http
     assert (raw, board, bare) == ("", "", "")
 
 
