@@ -235,6 +235,8 @@ class TTTBotOverHttp(TTTBot):
             str(self.workers),
             "--bind",
             f"127.0.0.1:{self.http_port}",
+            # Its default socket is one per user and host: another gunicorn would clash.
+            "--no-control-socket",
         ]
 
     def env(self, sim: DiscordSim, guild: SimGuild, folder: Path) -> dict[str, str]:
@@ -247,7 +249,7 @@ class TTTBotOverHttp(TTTBot):
         async def every_worker_answering() -> None:
             for _ in range(1200):
                 log = await asyncio.to_thread(log_path.read_bytes)
-                if log.count(b"answering interactions at") >= self.workers:
+                if log.count(b") answering interactions") >= self.workers:
                     return
                 await asyncio.sleep(0.05)
             raise TimeoutError(f"fewer than {self.workers} workers answering after 60 s")
