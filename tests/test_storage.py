@@ -51,7 +51,7 @@ from bot.storage import (
     TournamentStatus,
     is_forgotten,
 )
-from bot.storage.base import GAMES_PRUNED_THROUGH
+from bot.storage.base import GAMES_PRUNED_THROUGH, ThreadSuspects
 from bot.storage.migrations import migration_files
 from bot.storage.postgres import PostgresStorage
 from bot.storage.sql import NUMBERED, QMARK, numbered
@@ -2507,6 +2507,62 @@ async def test_an_interaction_is_noted_once_across_two_connections_until_pruned(
         assert await one.prune_interactions(T0 + 2) == 2
         assert await two.prune_interactions(T0 + 2) == 0
         assert [await two.note_interaction(i, T0 + 60) for i in ids] == [True, True, False, False]
+
+
+async def test_thread_suspects_and_claims_are_shared_by_two_connections(
+    shared_backend: Backend, request: pytest.FixtureRequest
+) -> None:
+    """bot.threads' memory on two workers: suspects noted by one are seen and taken by the
+    other, each by one of two takers at once, per channel; a claim made by one is seen by the
+    other and spares its thread from a second claim until it runs out or is given up; pruning
+    forgets old suspects and old claims only."""
+    channel, other_channel = 1_500_000_000_000_000_001, 1_500_000_000_000_000_002
+    thread, other_thread = 1_500_000_000_000_000_101, 1_500_000_000_000_000_102
+    async with (
+        shared_backend.database(request) as open_storage,
+        opened(open_storage) as one,
+        opened(open_storage) as two,
+    ):
+        assert not await two.has_thread_suspects(channel)
+        assert await two.take_thread_suspects(channel) == ThreadSuspects()
+        await one.suspect_thread(channel, T0, name="alice vs bob")
+        await one.suspect_thread(channel, T0 + 1, name="alice vs bob")
+        await one.suspect_thread(channel, T0 + 2, thread_id=thread)
+        await one.suspect_thread(other_channel, T0 + 3, name="carol vs dave")
+        assert await two.has_thread_suspects(channel)
+        taken = await asyncio.gather(
+            two.take_thread_suspects(channel), one.take_thread_suspects(channel)
+        )
+        assert sorted(taken, key=lambda found: len(found.names)) == [
+            ThreadSuspects(),
+            ThreadSuspects(frozenset({"alice vs bob"}), frozenset({thread})),
+        ]
+        assert not await one.has_thread_suspects(channel)
+        assert await one.has_thread_suspects(other_channel)
+
+        # Claims: one holder at a time, seen from the other connection.
+        claims = await asyncio.gather(
+            one.claim_thread(channel, thread, T0 + 10, T0 + 10 - 60),
+            two.claim_thread(channel, thread, T0 + 10, T0 + 10 - 60),
+        )
+        assert sorted(claims) == [False, True]
+        assert await two.claimed_threads(channel, T0 + 10 - 60) == frozenset({thread})
+        assert await two.claimed_threads(other_channel, T0 + 10 - 60) == frozenset()
+        assert not await two.claim_thread(channel, thread, T0 + 69, T0 + 69 - 60)
+        # Run out: no longer claimed, and claimed again by whoever asks.
+        assert await one.claimed_threads(channel, T0 + 71 - 60) == frozenset()
+        assert await two.claim_thread(channel, thread, T0 + 71, T0 + 71 - 60)
+        await one.release_thread(thread)
+        assert await two.claimed_threads(channel, T0 + 72 - 60) == frozenset()
+        assert await one.claim_thread(channel, thread, T0 + 72, T0 + 72 - 60)
+        assert await one.claim_thread(channel, other_thread, T0 + 80, T0 + 80 - 60)
+
+        # Pruning: the suspect of T0 + 3 and the claim of T0 + 72 go, the claim of T0 + 80
+        # stays.
+        assert await two.prune_threads(T0 + 4, T0 + 75) == 2
+        assert await one.prune_threads(T0 + 4, T0 + 75) == 0
+        assert not await one.has_thread_suspects(other_channel)
+        assert await one.claimed_threads(channel, T0) == frozenset({other_thread})
 
 
 async def test_two_connections_race_to_start_a_tables_game_in_its_thread(

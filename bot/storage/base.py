@@ -166,6 +166,16 @@ class GameRecord(GameSetup):
 
 
 @dataclass(frozen=True, slots=True)
+class ThreadSuspects:
+    """Threads off one channel that may be empty and the bot's (bot.threads): by name, those
+    a dropped connection may have made (their ids unknown); by id, those whose game may not be
+    stored."""
+
+    names: frozenset[str] = frozenset()
+    ids: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
 class NewChallenge:
     guild_id: int
     channel_id: int
@@ -735,6 +745,44 @@ class Storage(Protocol):
 
     async def prune_interactions(self, signed_before: float) -> int:
         """Forget the interactions noted as signed before ``signed_before``: how many."""
+        ...
+
+    async def suspect_thread(
+        self, channel_id: int, now: float, *, name: str | None = None, thread_id: int | None = None
+    ) -> None:
+        """Note a thread off ``channel_id`` to look at before the next one there is opened:
+        by ``name`` (a dropped connection may have made it) or by ``thread_id`` (its game may
+        not be stored), exactly one of the two."""
+        ...
+
+    async def has_thread_suspects(self, channel_id: int) -> bool:
+        """Whether a thread off ``channel_id`` is to be looked at (by any process)."""
+        ...
+
+    async def take_thread_suspects(self, channel_id: int) -> ThreadSuspects:
+        """The threads off ``channel_id`` to look at, forgotten as they are returned: of
+        callers at once, each suspect goes to one (on every engine, across processes)."""
+        ...
+
+    async def claim_thread(
+        self, channel_id: int, thread_id: int, now: float, claimed_before: float
+    ) -> bool:
+        """Claim ``thread_id`` (off ``channel_id``) for a game being stored: True if it was
+        unclaimed or its claim was made before ``claimed_before`` (run out), False while
+        another claim holds it (on every engine, across processes)."""
+        ...
+
+    async def release_thread(self, thread_id: int) -> None:
+        """Give a claim on ``thread_id`` up (its game did not start)."""
+        ...
+
+    async def claimed_threads(self, channel_id: int, claimed_since: float) -> frozenset[int]:
+        """The threads off ``channel_id`` claimed at ``claimed_since`` or later."""
+        ...
+
+    async def prune_threads(self, suspected_before: float, claimed_before: float) -> int:
+        """Forget the suspects noted before ``suspected_before`` and the claims made before
+        ``claimed_before``: how many rows."""
         ...
 
     async def live_games_of(self, guild_id: int, user_id: int) -> int:

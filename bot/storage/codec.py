@@ -31,6 +31,7 @@ from bot.storage.base import (
     ReplyRoute,
     StoredGames,
     StoredSetting,
+    ThreadSuspects,
     TournamentRecord,
     TournamentStatus,
     is_forgotten,
@@ -250,6 +251,18 @@ def challenge(row: Row) -> ChallengeRecord:
         created_at=float(values["created_at"]),
     )
     return ChallengeRecord(**values)
+
+
+def thread_suspects(rows: Iterable[Row]) -> ThreadSuspects:
+    """The suspects of ``rows`` (``name`` or ``thread_id`` set in each)."""
+    names: set[str] = set()
+    ids: set[int] = set()
+    for row in rows:
+        if row["name"] is not None:
+            names.add(row["name"])
+        else:
+            ids.add(int(row["thread_id"]))
+    return ThreadSuspects(frozenset(names), frozenset(ids))
 
 
 def _by_column(row: Row) -> dict[str, Any]:

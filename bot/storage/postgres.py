@@ -67,6 +67,7 @@ from bot.storage.base import (
     ShardSlice,
     Storage,
     StoredSetting,
+    ThreadSuspects,
     TournamentHereError,
     TournamentRecord,
     TournamentStatus,
@@ -464,6 +465,39 @@ class PostgresStorage:
     async def prune_interactions(self, signed_before: float) -> int:
         status = await self._pool.execute(SQL.prune_interactions, signed_before)
         return int(status.split()[-1])  # asyncpg's command tag: "DELETE <rows>"
+
+    async def suspect_thread(
+        self, channel_id: int, now: float, *, name: str | None = None, thread_id: int | None = None
+    ) -> None:
+        await self._pool.execute(SQL.suspect_thread, channel_id, name, thread_id, now)
+
+    async def has_thread_suspects(self, channel_id: int) -> bool:
+        return bool(await self._pool.fetchval(SQL.has_thread_suspects, channel_id))
+
+    async def take_thread_suspects(self, channel_id: int) -> ThreadSuspects:
+        return codec.thread_suspects(await self._pool.fetch(SQL.take_thread_suspects, channel_id))
+
+    async def claim_thread(
+        self, channel_id: int, thread_id: int, now: float, claimed_before: float
+    ) -> bool:
+        claimed = await self._pool.fetchval(
+            SQL.claim_thread, thread_id, channel_id, now, claimed_before
+        )
+        return claimed is not None
+
+    async def release_thread(self, thread_id: int) -> None:
+        await self._pool.execute(SQL.release_thread, thread_id)
+
+    async def claimed_threads(self, channel_id: int, claimed_since: float) -> frozenset[int]:
+        rows = await self._pool.fetch(SQL.claimed_threads, channel_id, claimed_since)
+        return frozenset(row["thread_id"] for row in rows)
+
+    async def prune_threads(self, suspected_before: float, claimed_before: float) -> int:
+        async with self._pool.acquire() as db, db.transaction():
+            suspects = await db.execute(SQL.prune_thread_suspects, suspected_before)
+            claims = await db.execute(SQL.prune_thread_claims, claimed_before)
+        # asyncpg's command tags: "DELETE <rows>"
+        return int(suspects.split()[-1]) + int(claims.split()[-1])
 
     async def live_games_of(self, guild_id: int, user_id: int) -> int:
         return int(await self._pool.fetchval(SQL.live_games_of, guild_id, user_id))

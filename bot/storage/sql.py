@@ -289,6 +289,32 @@ class Statements:
             " ON CONFLICT (id) DO NOTHING RETURNING id"
         )
         self.prune_interactions = spell("DELETE FROM interactions_seen WHERE signed_at < ?")
+        # bot.threads' suspects and claims (migration 0016). A suspect is taken by deleting
+        # it, so of two workers looking at once, each row goes to one.
+        self.suspect_thread = spell(
+            "INSERT INTO thread_suspects (channel_id, name, thread_id, noted_at)"
+            " VALUES (?, ?, ?, ?)"
+        )
+        self.has_thread_suspects = spell(
+            "SELECT EXISTS (SELECT 1 FROM thread_suspects WHERE channel_id = ?) AS suspected"
+        )
+        self.take_thread_suspects = spell(
+            "DELETE FROM thread_suspects WHERE channel_id = ? RETURNING name, thread_id"
+        )
+        # A claim is made where there is none or the one there ran out: the row changes only
+        # for that caller, so two workers taking one thread cannot both get it.
+        self.claim_thread = spell(
+            "INSERT INTO thread_claims (thread_id, channel_id, claimed_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (thread_id) DO UPDATE SET channel_id = excluded.channel_id,"
+            " claimed_at = excluded.claimed_at WHERE thread_claims.claimed_at < ?"
+            " RETURNING thread_id"
+        )
+        self.release_thread = spell("DELETE FROM thread_claims WHERE thread_id = ?")
+        self.claimed_threads = spell(
+            "SELECT thread_id FROM thread_claims WHERE channel_id = ? AND claimed_at >= ?"
+        )
+        self.prune_thread_suspects = spell("DELETE FROM thread_suspects WHERE noted_at < ?")
+        self.prune_thread_claims = spell("DELETE FROM thread_claims WHERE claimed_at < ?")
         # -- migration 0011's replay (bot.storage.migrations.DataStep.REPLAY_RATINGS): the
         # games between members in the order they finished, by the columns they are rated by
         # as that migration found them (codec.RATED_GAME_COLUMNS: a later migration's column

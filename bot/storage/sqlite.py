@@ -53,6 +53,7 @@ from bot.storage.base import (
     Storage,
     StorageError,
     StoredSetting,
+    ThreadSuspects,
     TournamentHereError,
     TournamentRecord,
     TournamentStatus,
@@ -319,6 +320,45 @@ class _Database:
 
     def prune_interactions(self, signed_before: float) -> int:
         return self._write(lambda db: db.execute(SQL.prune_interactions, (signed_before,)).rowcount)
+
+    def suspect_thread(
+        self, channel_id: int, now: float, name: str | None, thread_id: int | None
+    ) -> None:
+        self._write(lambda db: db.execute(SQL.suspect_thread, (channel_id, name, thread_id, now)))
+
+    def has_thread_suspects(self, channel_id: int) -> bool:
+        row = self.db.execute(SQL.has_thread_suspects, (channel_id,)).fetchone()
+        return bool(row["suspected"])
+
+    def take_thread_suspects(self, channel_id: int) -> ThreadSuspects:
+        rows = self._write(
+            lambda db: db.execute(SQL.take_thread_suspects, (channel_id,)).fetchall()
+        )
+        return codec.thread_suspects(rows)
+
+    def claim_thread(
+        self, channel_id: int, thread_id: int, now: float, claimed_before: float
+    ) -> bool:
+        claimed = self._write(
+            lambda db: db.execute(
+                SQL.claim_thread, (thread_id, channel_id, now, claimed_before)
+            ).fetchall()
+        )
+        return bool(claimed)
+
+    def release_thread(self, thread_id: int) -> None:
+        self._write(lambda db: db.execute(SQL.release_thread, (thread_id,)))
+
+    def claimed_threads(self, channel_id: int, claimed_since: float) -> frozenset[int]:
+        rows = self.db.execute(SQL.claimed_threads, (channel_id, claimed_since)).fetchall()
+        return frozenset(row["thread_id"] for row in rows)
+
+    def prune_threads(self, suspected_before: float, claimed_before: float) -> int:
+        def prune(db: sqlite3.Connection) -> int:
+            suspects = db.execute(SQL.prune_thread_suspects, (suspected_before,)).rowcount
+            return suspects + db.execute(SQL.prune_thread_claims, (claimed_before,)).rowcount
+
+        return self._write(prune)
 
     def live_games_of(self, guild_id: int, user_id: int) -> int:
         return int(self.db.execute(SQL.live_games_of, (guild_id, user_id)).fetchone()["live"])
@@ -775,6 +815,33 @@ class SqliteStorage:
 
     async def prune_interactions(self, signed_before: float) -> int:
         return await self._run(self._database.prune_interactions, signed_before)
+
+    async def suspect_thread(
+        self, channel_id: int, now: float, *, name: str | None = None, thread_id: int | None = None
+    ) -> None:
+        await self._run(self._database.suspect_thread, channel_id, now, name, thread_id)
+
+    async def has_thread_suspects(self, channel_id: int) -> bool:
+        return await self._run(self._database.has_thread_suspects, channel_id)
+
+    async def take_thread_suspects(self, channel_id: int) -> ThreadSuspects:
+        return await self._run(self._database.take_thread_suspects, channel_id)
+
+    async def claim_thread(
+        self, channel_id: int, thread_id: int, now: float, claimed_before: float
+    ) -> bool:
+        return await self._run(
+            self._database.claim_thread, channel_id, thread_id, now, claimed_before
+        )
+
+    async def release_thread(self, thread_id: int) -> None:
+        await self._run(self._database.release_thread, thread_id)
+
+    async def claimed_threads(self, channel_id: int, claimed_since: float) -> frozenset[int]:
+        return await self._run(self._database.claimed_threads, channel_id, claimed_since)
+
+    async def prune_threads(self, suspected_before: float, claimed_before: float) -> int:
+        return await self._run(self._database.prune_threads, suspected_before, claimed_before)
 
     async def live_games_of(self, guild_id: int, user_id: int) -> int:
         return await self._run(self._database.live_games_of, guild_id, user_id)
