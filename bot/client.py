@@ -22,7 +22,7 @@ import yarl
 from discord import app_commands
 from discord.ext import commands
 
-from bot import events, invite, logs, render
+from bot import events, invite, logs, render, threads
 from bot.answers import (
     ANSWER_FAILURES,
     DEFER_AFTER,
@@ -891,7 +891,8 @@ class TTTBot(commands.AutoShardedBot):
         """Settle what ran out of time and show it on the messages concerned; post what was
         saved without its message. Announce the seasons that ended. Then remove the finished
         games older than the operator keeps them, and wipe from disk what a deletion left
-        there, if a reader kept it. Under ``serve``, only while this worker holds the
+        there, if a reader kept it, and the games' threads' claims and suspects that no longer
+        matter. Under ``serve``, only while this worker holds the
         sweeper lease (another worker's sweep is left alone), and forget the interactions
         noted long enough ago that a replay of them is refused as stale anyway."""
         if self.over_http and not await self._hold_sweeper_lease():
@@ -904,6 +905,7 @@ class TTTBot(commands.AutoShardedBot):
             await self.announce_season(end)
         await self.service.prune_old_games()
         await self.storage.wipe_deleted()
+        await threads.forget_old(self.storage, self.clock.now())
         if self.endpoint is not None:
             await self.storage.prune_interactions(self.endpoint.forget_before())
         return settled

@@ -3,8 +3,9 @@ when Discord refuses one, found again after the connection dropped while one was
 and removed when their game did not start.
 
 The service decides when a game gets a thread and calls this through its port
-(:class:`bot.service.GameThreads`); a :class:`ThreadKeeper` per process keeps what it must
-look at again:
+(:class:`bot.service.GameThreads`); a :class:`ThreadKeeper` keeps what it must look at again
+in the database (migration 0016), where every process sees it: under ``python -m bot serve``
+the next start in a channel may come to any worker.
 
 - A refusal gets a sentence that says what to do, and a WARNING line without a traceback:
   Discord's 403 (50013: a permission the bot lacks there) and 160006 (the server has as many
@@ -13,8 +14,8 @@ look at again:
   the server's active threads at once: an empty thread the bot made off that channel, of the
   name it asked for and holding no game, is the one, and the game starts in it. If none is
   listed (or the list cannot be read), the member hears that the bot cannot tell, and the next
-  thread opened off that channel (by anyone) looks again first: the one of its name is taken,
-  any other is removed.
+  thread opened off that channel (by anyone, on any worker) looks again first: the one of its
+  name is taken, any other is removed.
 - A thread opened for a game that then did not start (the limit on live games, a refusal of
   the database) is empty: it is deleted where the server lets the bot manage threads, and
   archived otherwise (the bot may archive the threads it opened), which takes it off the
@@ -22,23 +23,30 @@ look at again:
   unknown whether the game was stored, the thread is looked at again before the next one
   there: holding no game by then, it is taken for that next game if of its name, else
   removed.
+- A thread just opened (or taken) for a game is claimed for :data:`CLAIM_SECONDS`, a row every
+  worker reads: that search spares it while its game is being stored. Two workers taking one
+  lost thread cannot both get it (the claim is a compare-and-set).
+
+What this costs: a read before each thread is opened (whether the channel has suspects) and a
+write after (the claim); the rest only after a dropped connection or a failed start. Nothing
+on a click. The sweeper forgets claims that ran out and suspects older than an idle thread
+stays active (:data:`SUSPECTS_KEPT_SECONDS`).
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 import aiohttp
 import discord
 
 from bot.answers import ANSWER_FAILURES
+from bot.clock import Clock
 from bot.domain import UserError
 from bot.i18n import N_
 from bot.permissions import may_open_thread
-from bot.storage.base import Storage
+from bot.storage.base import Storage, StorageError, ThreadSuspects
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +60,9 @@ AUTO_ARCHIVE_MINUTES: Final = 10080
 # A thread just opened for a game is its own while the game is stored (a write waits 10 s at
 # most for the database): the search for empty threads leaves it alone meanwhile.
 CLAIM_SECONDS = 60.0
+# A thread idle this long is archived by Discord and no longer listed among the active ones:
+# a suspect older than that would not be found, so the sweeper forgets it.
+SUSPECTS_KEPT_SECONDS: Final = AUTO_ARCHIVE_MINUTES * 60.0
 # What a request that got no answer fails with: Discord may have applied it.
 NO_ANSWER = (aiohttp.ClientError, OSError, TimeoutError)
 
@@ -78,56 +89,49 @@ THREAD_UNSURE = N_(
 )
 
 
-@dataclass
-class _Suspects:
-    """Threads off one channel that may be empty and the bot's: by name, those a dropped
-    connection may have made (their ids unknown); by id, those whose game may not be stored."""
-
-    names: set[str] = field(default_factory=set)
-    ids: set[int] = field(default_factory=set)
+async def forget_old(storage: Storage, now: float) -> int:
+    """Forget the claims that ran out by ``now`` and the suspects Discord no longer lists (the
+    sweeper): how many."""
+    return await storage.prune_threads(now - SUSPECTS_KEPT_SECONDS, now - CLAIM_SECONDS)
 
 
 class ThreadKeeper:
-    """Opens games' threads and keeps, per channel, the threads to look at again; one per
-    process. Over the gateway a guild's interactions all come to the process of its shard;
-    under ``serve`` another worker does not know what this one keeps (docs/design.md, "What
-    a serve worker keeps in its own memory")."""
+    """Opens games' threads, and keeps in the database, per channel, the threads to look at
+    again and the claims on threads just opened: what one worker keeps, every worker sees
+    (docs/design.md, "What a serve worker keeps in its own memory")."""
 
-    def __init__(self, client: discord.Client, storage: Storage) -> None:
+    def __init__(self, client: discord.Client, storage: Storage, clock: Clock) -> None:
         self.client = client
         self.storage = storage
-        self._suspects: dict[int, _Suspects] = {}
-        # Threads just opened or taken for a game, and when (time.monotonic()).
-        self._claimed: dict[int, float] = {}
+        self.clock = clock
 
     def off(self, interaction: discord.Interaction[Any], channel_id: int) -> ChannelThreads:
         """The threads off ``channel_id`` (a text channel of a server), for ``interaction``."""
         return ChannelThreads(self, interaction, channel_id)
 
-    def claim(self, thread_id: int) -> None:
-        now = time.monotonic()
-        self._claimed = {
-            claimed: since
-            for claimed, since in self._claimed.items()
-            if now - since < CLAIM_SECONDS
-        }
-        self._claimed[thread_id] = now
+    async def claim(self, channel_id: int, thread_id: int) -> bool:
+        """Claim ``thread_id`` for a game: False if another claim holds it."""
+        now = self.clock.now()
+        return await self.storage.claim_thread(channel_id, thread_id, now, now - CLAIM_SECONDS)
 
-    def release(self, thread_id: int) -> None:
-        self._claimed.pop(thread_id, None)
+    async def claimed(self, channel_id: int) -> frozenset[int]:
+        return await self.storage.claimed_threads(channel_id, self.clock.now() - CLAIM_SECONDS)
 
-    def is_claimed(self, thread_id: int) -> bool:
-        since = self._claimed.get(thread_id)
-        return since is not None and time.monotonic() - since < CLAIM_SECONDS
+    async def release(self, thread_id: int) -> None:
+        await self.storage.release_thread(thread_id)
 
-    def suspects(self, channel_id: int) -> _Suspects:
-        return self._suspects.setdefault(channel_id, _Suspects())
+    async def suspect(
+        self, channel_id: int, *, name: str | None = None, thread_id: int | None = None
+    ) -> None:
+        await self.storage.suspect_thread(
+            channel_id, self.clock.now(), name=name, thread_id=thread_id
+        )
 
-    def has_suspects(self, channel_id: int) -> bool:
-        return channel_id in self._suspects
+    async def has_suspects(self, channel_id: int) -> bool:
+        return await self.storage.has_thread_suspects(channel_id)
 
-    def take_suspects(self, channel_id: int) -> _Suspects:
-        return self._suspects.pop(channel_id, _Suspects())
+    async def take_suspects(self, channel_id: int) -> ThreadSuspects:
+        return await self.storage.take_thread_suspects(channel_id)
 
 
 class ChannelThreads:
@@ -151,7 +155,8 @@ class ChannelThreads:
         if not may_open_thread(self._interaction.app_permissions):
             raise UserError(NO_THREADS)
         channel_id = self._channel_id
-        if self._keeper.has_suspects(channel_id):
+        # Read by every start with threads on: the one statement the kept threads cost it.
+        if await self._keeper.has_suspects(channel_id):
             found = await self._tidy(name)
             if found is not None:
                 return found
@@ -187,31 +192,59 @@ class ChannelThreads:
                 channel_id,
                 error,
             )
-            self._keeper.suspects(channel_id).names.add(name)
-            found = await self._tidy(name)
+            found = await self._tidy(name, lost=name)
             if found is not None:
                 return found
             # Not listed (or no list): Discord may list it later, so it is looked for again
-            # before the next thread off this channel.
-            self._keeper.suspects(channel_id).names.add(name)
+            # before the next thread off this channel, by whichever worker opens it.
+            await self._note_suspect(name=name)
             raise UserError(THREAD_UNSURE) from None
         thread_id = int(thread["id"])
-        self._keeper.claim(thread_id)
+        await self._claim(thread_id)
         log.info("opened thread %s off channel %s", thread_id, channel_id)
         return thread_id
 
     async def discard(self, thread_id: int, *, stored_nothing: bool) -> None:
-        self._keeper.release(thread_id)
+        try:
+            await self._keeper.release(thread_id)
+        except StorageError as error:
+            # The claim runs out by itself (CLAIM_SECONDS).
+            log.info("could not give up the claim on thread %s: %r", thread_id, error)
         if stored_nothing:
             await self._remove(thread_id)
             return
         log.info("thread %s: its game may not have been stored; looked at again later", thread_id)
-        self._keeper.suspects(self._channel_id).ids.add(thread_id)
+        await self._note_suspect(thread_id=thread_id)
 
-    async def _tidy(self, name: str) -> int | None:
-        """Look at the channel's suspected threads in the server's list of active threads: an
+    async def _claim(self, thread_id: int) -> None:
+        """Claim the thread just opened, so that no worker's search takes or removes it."""
+        try:
+            claimed = await self._keeper.claim(self._channel_id, thread_id)
+        except StorageError as error:
+            # Its game's insert meets the same database: a thread whose game does not start
+            # is discarded then.
+            log.warning("could not claim thread %s for its game: %r", thread_id, error)
+            return
+        if not claimed:
+            log.warning("thread %s was claimed by another start before its own", thread_id)
+
+    async def _note_suspect(self, *, name: str | None = None, thread_id: int | None = None) -> None:
+        try:
+            await self._keeper.suspect(self._channel_id, name=name, thread_id=thread_id)
+        except StorageError as error:
+            log.warning(
+                "could not note thread %s off channel %s to look at again: %r",
+                thread_id if name is None else repr(name),
+                self._channel_id,
+                error,
+            )
+
+    async def _tidy(self, name: str, *, lost: str | None = None) -> int | None:
+        """Look at the channel's suspected threads (and one named ``lost``, the connection
+        having just dropped while it was opened) in the server's list of active threads: an
         empty one of the bot's named ``name`` and holding no game is taken (its id returned),
-        the other empty ones removed. None, and the suspects kept, if the list cannot be read."""
+        the other empty ones removed. None, and the suspects kept, if the list (or the
+        database) cannot be read."""
         guild_id = self._interaction.guild_id
         assert guild_id is not None  # threads are opened in servers only
         try:
@@ -219,23 +252,41 @@ class ChannelThreads:
         except ANSWER_FAILURES as error:
             log.info("could not list the active threads of guild %s: %r", guild_id, error)
             return None
-        suspects = self._keeper.take_suspects(self._channel_id)
+        channel_id = self._channel_id
+        try:
+            suspects = await self._keeper.take_suspects(channel_id)
+            # Read after the list: a thread listed there was opened before, so its claim
+            # was made by now or a moment from now (docs/design.md says so of that moment).
+            claimed = await self._keeper.claimed(channel_id)
+        except StorageError as error:
+            log.warning(
+                "could not read the threads to look at off channel %s: %r", channel_id, error
+            )
+            return None
+        if lost is not None:
+            suspects = ThreadSuspects(suspects.names | {lost}, suspects.ids)
         found = None
         for thread in listed.get("threads", []):
             thread_id = int(thread["id"])
-            if not self._left_empty(thread, suspects) or await self._holds_a_game(thread_id):
+            if (
+                not self._left_empty(thread, suspects)
+                or thread_id in claimed
+                or await self._holds_a_game(thread_id)
+            ):
                 continue
             if found is None and thread.get("name") == name:
-                self._keeper.claim(thread_id)
-                log.info("taking empty thread %s off channel %s", thread_id, self._channel_id)
+                # Two workers taking one lost thread at once: one gets it.
+                if not await self._keeper.claim(channel_id, thread_id):
+                    continue
+                log.info("taking empty thread %s off channel %s", thread_id, channel_id)
                 found = thread_id
             else:
                 await self._remove(thread_id)
         return found
 
-    def _left_empty(self, thread: Any, suspects: _Suspects) -> bool:
+    def _left_empty(self, thread: Any, suspects: ThreadSuspects) -> bool:
         """Whether ``thread`` (as Discord lists it) is one of ``suspects``, off this channel,
-        made by the bot, without a message, and not just opened for a game."""
+        made by the bot, and without a message."""
         bot = self._keeper.client.user
         return (
             thread.get("parent_id") == str(self._channel_id)
@@ -244,7 +295,6 @@ class ChannelThreads:
             and (thread.get("name") in suspects.names or int(thread["id"]) in suspects.ids)
             and not thread.get("last_message_id")
             and not thread.get("message_count")
-            and not self._keeper.is_claimed(int(thread["id"]))
         )
 
     async def _holds_a_game(self, thread_id: int) -> bool:

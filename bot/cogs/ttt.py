@@ -172,7 +172,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
 
     @functools.cached_property
     def threads(self) -> ThreadKeeper:
-        return ThreadKeeper(self.bot, self.bot.storage)
+        return ThreadKeeper(self.bot, self.bot.storage, self.bot.clock)
 
     @property
     def service(self) -> GameService:
