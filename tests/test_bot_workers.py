@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Coroutine
+import logging
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import orjson
+import pytest
 
 from bot.client import TTTBot
 from bot.components import CHALLENGE_ID, GAME_ACTION_ID, PICK_ID
 from bot.domain import Actor
 from bot.endpoint import SEEN_KEPT
 from bot.service import Clicked, MoveResult
+from bot.storage.base import GameRecord, NewGame
+from bot.threads import CLAIM_SECONDS
 from game.variants import ULTIMATE_SIZE
 from tests.bot_harness import (
     BotHarness,
@@ -33,6 +37,12 @@ from tests.bot_harness import (
     text_of,
 )
 from tests.discord_sim import DiscordSim, InteractionRecord
+from tests.test_bot_server_settings import (
+    THREAD_UNSURE,
+    THREADS_ROUTE,
+    game_threads,
+    thread_warnings,
+)
 from tests.test_bot_tournaments import current, joined_and_started, round_games
 
 pytestmark = [http_only, both_engines]
@@ -387,3 +397,118 @@ async def test_a_worker_stopping_waits_for_its_own_handlers_and_no_other_workers
             game = await second.storage.live_game_in_channel(s.channel.id)
     assert game is not None
     assert game.moves[0] == 4  # B2, alice's
+
+
+async def test_a_thread_lost_to_a_dropped_connection_on_one_worker_is_found_by_the_other(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """bot.threads' suspects are the database's: the connection drops on the first worker
+    after Discord made bob's thread, and the list of threads cannot be read there either, so
+    bob hears that the bot cannot tell. His next start, given to the second worker, looks
+    first and plays in that empty thread, opening none. Carol's thread lost the same way on
+    the first worker is archived by the second on alice's start (of another name), which gets
+    a thread of its own."""
+    s = sim.seed
+    listing = f"GET /guilds/{s.guild.id}/threads/active"
+    caplog.set_level(logging.INFO)
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+        # aiohttp sends a GET again once by itself: the list fails twice.
+        sim.faults.add(THREADS_ROUTE, reset="after")
+        sim.faults.add(listing, reset="before", count=2)
+        refused(await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="random"), THREAD_UNSURE)
+        (bobs,) = game_threads(sim, s.channel)
+        assert sim.messages(bobs) == []
+        assert await second.storage.has_thread_suspects(s.channel.id)
+
+        to(sim, second)
+        opened = len([request for request in sim.requests if request.route == THREADS_ROUTE])
+        again = await final_answer(
+            await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="random")
+        )
+        assert await second.in_flight.wait_idle(patience=5)
+        assert (
+            len([request for request in sim.requests if request.route == THREADS_ROUTE]) == opened
+        )
+        assert f"the game is on in <#{bobs.id}>." in text_of(again)
+        assert cell_buttons(sim.messages(bobs)[0])
+        assert not await first.storage.has_thread_suspects(s.channel.id)
+
+        to(sim, first)
+        sim.faults.add(THREADS_ROUTE, reset="after")
+        sim.faults.add(listing, reset="before", count=2)
+        refused(await sim.slash(s.carol, s.channel, "ttt vs-ai", difficulty="smart"), THREAD_UNSURE)
+        (carols,) = (thread for thread in game_threads(sim, s.channel) if thread is not bobs)
+        to(sim, second)
+        await final_answer(await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart"))
+        assert await second.in_flight.wait_idle(patience=5)
+        assert carols.archived
+        assert sim.messages(carols) == []
+        (alices,) = (t for t in game_threads(sim, s.channel) if t not in (bobs, carols))
+        assert cell_buttons(sim.messages(alices)[0])
+        assert not await first.storage.has_thread_suspects(s.channel.id)
+        # The two lost threads' warnings, both from the first worker.
+        assert len(thread_warnings(caplog)) == 2
+
+
+async def test_a_thread_one_worker_just_opened_is_spared_by_the_others_search(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """bot.threads' claims are the database's: the first worker opened alice's thread and is
+    storing its game (held there) when the second, given alice's next start, loses the
+    connection after Discord made a second thread of the same name and looks for it. The
+    first worker's thread, empty, named alike and holding no game yet, is claimed: the second
+    takes its own, and each game is played in its own thread, neither removed."""
+    s = sim.seed
+    harness.defer_after = 0.3
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+        held = asyncio.Event()
+        create = first.storage.create_game
+
+        async def when_let_go(game: NewGame, *, live_limit: int | None = None) -> GameRecord:
+            await held.wait()
+            return await create(game, live_limit=live_limit)
+
+        first.storage.create_game = when_let_go  # type: ignore[method-assign]
+        storing = await sent_to(
+            sim, first, sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        )
+        await sim.wait_for(lambda: len(game_threads(sim, s.channel)) == 1)
+        (firsts,) = game_threads(sim, s.channel)
+        await sim.wait_for(lambda: not first.in_flight._idle.is_set())
+        clock = harness.clock.now
+        await wait_until_claimed(second, s.channel.id, firsts.id, clock)
+
+        to(sim, second)
+        sim.faults.add(THREADS_ROUTE, reset="after")
+        found = await final_answer(
+            await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        )
+        (seconds,) = (thread for thread in game_threads(sim, s.channel) if thread is not firsts)
+        assert seconds.name == firsts.name
+        assert f"the game is on in <#{seconds.id}>." in text_of(found)
+        assert not firsts.archived
+        assert sim.messages(firsts) == []
+
+        held.set()
+        started = await final_answer(await storing)
+        assert f"the game is on in <#{firsts.id}>." in text_of(started)
+        assert await first.in_flight.wait_idle(patience=5)
+        for thread in (firsts, seconds):
+            assert not thread.archived
+            assert cell_buttons(sim.messages(thread)[0])
+            assert await first.storage.live_game_in_channel(thread.id) is not None
+
+
+async def wait_until_claimed(
+    bot: TTTBot, channel_id: int, thread_id: int, now: Callable[[], float]
+) -> None:
+    """Until ``thread_id``'s claim (made just after Discord opened it) is in the database."""
+    for _ in range(200):
+        if thread_id in await bot.storage.claimed_threads(channel_id, now() - CLAIM_SECONDS):
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"thread {thread_id} never claimed")
