@@ -21,7 +21,7 @@ from bot.domain import Actor
 from bot.endpoint import SEEN_KEPT
 from bot.service import Clicked, MoveResult
 from bot.storage.base import GameRecord, NewGame
-from bot.threads import CLAIM_SECONDS
+from bot.threads import CLAIM_SECONDS, SUSPECTS_KEPT_SECONDS
 from game.variants import ULTIMATE_SIZE
 from tests.bot_harness import (
     BotHarness,
@@ -501,6 +501,43 @@ async def test_a_thread_one_worker_just_opened_is_spared_by_the_others_search(
             assert not thread.archived
             assert cell_buttons(sim.messages(thread)[0])
             assert await first.storage.live_game_in_channel(thread.id) is not None
+
+
+async def test_the_sweeper_forgets_claims_that_ran_out_and_suspects_no_longer_listed(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The holder of the sweeper lease removes the threads' claims once they ran out and the
+    suspects once Discord would have archived their threads (idle for as long as a game's
+    thread stays active), and nothing sooner."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+        await final_answer(await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random"))
+        (thread,) = game_threads(sim, s.channel)
+        await first.storage.suspect_thread(
+            s.channel.id, harness.clock.now(), name="lost in a dropped connection"
+        )
+        await sweep_once(first, second)
+        assert await second.storage.claimed_threads(s.channel.id, 0) == frozenset({thread.id})
+        harness.clock.advance(CLAIM_SECONDS + 1)
+        await sweep_once(first, second)
+        assert await second.storage.claimed_threads(s.channel.id, 0) == frozenset()
+        assert await second.storage.has_thread_suspects(s.channel.id)
+        harness.clock.advance(SUSPECTS_KEPT_SECONDS - CLAIM_SECONDS - 2)
+        await sweep_once(first, second)
+        assert await second.storage.has_thread_suspects(s.channel.id)
+        harness.clock.advance(2)
+        await sweep_once(first, second)
+        assert not await second.storage.has_thread_suspects(s.channel.id)
+
+
+async def sweep_once(*workers: TTTBot) -> None:
+    """A sweep by whichever of ``workers`` holds the sweeper lease, or takes it (it runs out
+    when the clock jumps)."""
+    for worker in workers:
+        await worker.sweep()
+    assert any(worker.holds_sweeper_lease for worker in workers)
 
 
 async def wait_until_claimed(
