@@ -24,8 +24,11 @@ the next start in a channel may come to any worker.
   there: holding no game by then, it is taken for that next game if of its name, else
   removed.
 - A thread just opened (or taken) for a game is claimed for :data:`CLAIM_SECONDS`, a row every
-  worker reads: that search spares it while its game is being stored. Two workers taking one
-  lost thread cannot both get it (the claim is a compare-and-set).
+  worker reads: that search spares it while its game is being stored. The claim is a
+  compare-and-set, and the search claims each thread it takes or removes first: of two
+  workers, one acts on a thread. A search that claimed a fresh thread of its name before the
+  worker that opened it (in the moment between Discord's answer and that worker's claim) has
+  it; that worker opens another.
 
 What this costs: a read before each thread is opened (whether the channel has suspects) and a
 write after (the claim); the rest only after a dropped connection or a failed start. Nothing
@@ -154,12 +157,24 @@ class ChannelThreads:
         there if one is to be looked for, else a new one."""
         if not may_open_thread(self._interaction.app_permissions):
             raise UserError(NO_THREADS)
-        channel_id = self._channel_id
         # Read by every start with threads on: the one statement the kept threads cost it.
-        if await self._keeper.has_suspects(channel_id):
+        if await self._keeper.has_suspects(self._channel_id):
             found = await self._tidy(name)
             if found is not None:
                 return found
+        for _ in range(2):
+            thread_id = await self._new(name)
+            if thread_id is not None:
+                return thread_id
+        # Claimed first twice by other workers' searches for lost threads of this name:
+        # nothing started, and trying again is right.
+        raise UserError(THREAD_UNSURE)
+
+    async def _new(self, name: str) -> int | None:
+        """A new thread named ``name`` (or, the connection dropped, the one Discord made);
+        None if another worker's search for a lost thread claimed it before this one could
+        (it is that worker's then)."""
+        channel_id = self._channel_id
         try:
             thread = await self._http.start_thread_without_message(
                 channel_id,
@@ -200,33 +215,41 @@ class ChannelThreads:
             await self._note_suspect(name=name)
             raise UserError(THREAD_UNSURE) from None
         thread_id = int(thread["id"])
-        await self._claim(thread_id)
+        if not await self._claim(thread_id):
+            log.warning(
+                "thread %s off channel %s was claimed by another worker's search before its "
+                "game's: opening another",
+                thread_id,
+                channel_id,
+            )
+            return None
         log.info("opened thread %s off channel %s", thread_id, channel_id)
         return thread_id
 
     async def discard(self, thread_id: int, *, stored_nothing: bool) -> None:
-        try:
-            await self._keeper.release(thread_id)
-        except StorageError as error:
-            # The claim runs out by itself (CLAIM_SECONDS).
-            log.info("could not give up the claim on thread %s: %r", thread_id, error)
         if stored_nothing:
+            # Still claimed while it is removed, so that no search takes it meanwhile; the
+            # claim, of a thread gone, runs out.
             await self._remove(thread_id)
             return
+        try:
+            # The next search must not spare it.
+            await self._keeper.release(thread_id)
+        except StorageError as error:
+            log.info("could not give up the claim on thread %s: %r", thread_id, error)
         log.info("thread %s: its game may not have been stored; looked at again later", thread_id)
         await self._note_suspect(thread_id=thread_id)
 
-    async def _claim(self, thread_id: int) -> None:
-        """Claim the thread just opened, so that no worker's search takes or removes it."""
+    async def _claim(self, thread_id: int) -> bool:
+        """Claim the thread just opened, so that no worker's search takes or removes it: False
+        if a search claimed it first (between Discord's answer and this claim)."""
         try:
-            claimed = await self._keeper.claim(self._channel_id, thread_id)
+            return await self._keeper.claim(self._channel_id, thread_id)
         except StorageError as error:
             # Its game's insert meets the same database: a thread whose game does not start
             # is discarded then.
             log.warning("could not claim thread %s for its game: %r", thread_id, error)
-            return
-        if not claimed:
-            log.warning("thread %s was claimed by another start before its own", thread_id)
+            return True
 
     async def _note_suspect(self, *, name: str | None = None, thread_id: int | None = None) -> None:
         try:
@@ -255,8 +278,8 @@ class ChannelThreads:
         channel_id = self._channel_id
         try:
             suspects = await self._keeper.take_suspects(channel_id)
-            # Read after the list: a thread listed there was opened before, so its claim
-            # was made by now or a moment from now (docs/design.md says so of that moment).
+            # Read after the list: a thread listed there was opened before, so its claim is
+            # made by now or a moment from now, when the claim below decides.
             claimed = await self._keeper.claimed(channel_id)
         except StorageError as error:
             log.warning(
@@ -274,10 +297,11 @@ class ChannelThreads:
                 or await self._holds_a_game(thread_id)
             ):
                 continue
+            # Claimed before it is taken or removed: of two workers' searches, one acts on
+            # it, and a worker that opened it a moment ago finds its own claim refused.
+            if not await self._keeper.claim(channel_id, thread_id):
+                continue
             if found is None and thread.get("name") == name:
-                # Two workers taking one lost thread at once: one gets it.
-                if not await self._keeper.claim(channel_id, thread_id):
-                    continue
                 log.info("taking empty thread %s off channel %s", thread_id, channel_id)
                 found = thread_id
             else:

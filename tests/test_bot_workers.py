@@ -503,6 +503,65 @@ async def test_a_thread_one_worker_just_opened_is_spared_by_the_others_search(
             assert await first.storage.live_game_in_channel(thread.id) is not None
 
 
+async def test_a_thread_the_others_search_claimed_first_is_left_to_it_and_another_opened(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The moment between Discord's answer to the first worker and that worker's claim: the
+    second worker's search for a lost thread of the same name claims the fresh thread first,
+    and takes it or archives it (as any empty thread of the bot's of that name it looks at).
+    The first finds its claim refused, and opens another thread for its game: one game a
+    thread, none removed under a game."""
+    s = sim.seed
+    harness.defer_after = 0.3
+    caplog.set_level(logging.INFO)
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+        held = asyncio.Event()
+        claim = first.storage.claim_thread
+
+        async def when_let_go(
+            channel_id: int, thread_id: int, now: float, claimed_before: float
+        ) -> bool:
+            await held.wait()
+            return await claim(channel_id, thread_id, now, claimed_before)
+
+        first.storage.claim_thread = when_let_go  # type: ignore[method-assign]
+        opening = await sent_to(
+            sim, first, sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        )
+        await sim.wait_for(lambda: len(game_threads(sim, s.channel)) == 1)
+        (firsts,) = game_threads(sim, s.channel)
+
+        to(sim, second)
+        sim.faults.add(THREADS_ROUTE, reset="after")
+        found = await final_answer(
+            await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        )
+        assert await second.in_flight.wait_idle(patience=5)
+        (seconds,) = (thread for thread in game_threads(sim, s.channel) if thread is not firsts)
+        # Of the two empty threads of the name, the one listed first is taken (Discord's list
+        # is in no promised order), the other archived.
+        (taken,) = (t for t in (firsts, seconds) if f"<#{t.id}>" in text_of(found))
+        (left,) = (t for t in (firsts, seconds) if t is not taken)
+        assert left.archived
+        assert sim.messages(left) == []
+
+        held.set()
+        started = await final_answer(await opening)
+        assert await first.in_flight.wait_idle(patience=5)
+        (thirds,) = (t for t in game_threads(sim, s.channel) if t not in (firsts, seconds))
+        assert f"the game is on in <#{thirds.id}>." in text_of(started)
+        for thread in (taken, thirds):
+            assert not thread.archived
+            assert cell_buttons(sim.messages(thread)[0])
+            assert await first.storage.live_game_in_channel(thread.id) is not None
+        assert [record.getMessage() for record in thread_warnings(caplog)][-1] == (
+            f"thread {firsts.id} off channel {s.channel.id} was claimed by another worker's "
+            "search before its game's: opening another"
+        )
+
+
 async def test_the_sweeper_forgets_claims_that_ran_out_and_suspects_no_longer_listed(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
