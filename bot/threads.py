@@ -38,6 +38,7 @@ stays active (:data:`SUSPECTS_KEPT_SECONDS`).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from typing import Any, Final
 
@@ -98,6 +99,13 @@ async def forget_old(storage: Storage, now: float) -> int:
     return await storage.prune_threads(now - SUSPECTS_KEPT_SECONDS, now - CLAIM_SECONDS)
 
 
+def name_digest(name: str) -> str:
+    """What is kept of a lost thread's name, the players' names (``alice vs bob``): its
+    SHA-256, enough to know the thread again in Discord's list, and no member's name in the
+    database for a week where neither ``/ttt forget-me`` nor a server's erase would look."""
+    return hashlib.sha256(name.encode()).hexdigest()
+
+
 class ThreadKeeper:
     """Opens games' threads, and keeps in the database, per channel, the threads to look at
     again and the claims on threads just opened: what one worker keeps, every worker sees
@@ -126,8 +134,12 @@ class ThreadKeeper:
     async def suspect(
         self, channel_id: int, *, name: str | None = None, thread_id: int | None = None
     ) -> None:
+        """Note a thread to look at: by id, or by its name's digest (:func:`name_digest`)."""
         await self.storage.suspect_thread(
-            channel_id, self.clock.now(), name=name, thread_id=thread_id
+            channel_id,
+            self.clock.now(),
+            name=None if name is None else name_digest(name),
+            thread_id=thread_id,
         )
 
     async def has_suspects(self, channel_id: int) -> bool:
@@ -287,7 +299,7 @@ class ChannelThreads:
             )
             return None
         if lost is not None:
-            suspects = ThreadSuspects(suspects.names | {lost}, suspects.ids)
+            suspects = ThreadSuspects(suspects.names | {name_digest(lost)}, suspects.ids)
         found = None
         for thread in listed.get("threads", []):
             thread_id = int(thread["id"])
@@ -316,7 +328,10 @@ class ChannelThreads:
             thread.get("parent_id") == str(self._channel_id)
             and bot is not None
             and thread.get("owner_id") == str(bot.id)
-            and (thread.get("name") in suspects.names or int(thread["id"]) in suspects.ids)
+            and (
+                name_digest(str(thread.get("name", ""))) in suspects.names
+                or int(thread["id"]) in suspects.ids
+            )
             and not thread.get("last_message_id")
             and not thread.get("message_count")
         )

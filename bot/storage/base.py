@@ -167,9 +167,9 @@ class GameRecord(GameSetup):
 
 @dataclass(frozen=True, slots=True)
 class ThreadSuspects:
-    """Threads off one channel that may be empty and the bot's (bot.threads): by name, those
-    a dropped connection may have made (their ids unknown); by id, those whose game may not be
-    stored."""
+    """Threads off one channel that may be empty and the bot's (bot.threads): by name (a
+    digest of it: bot.threads.name_digest), those a dropped connection may have made (their
+    ids unknown); by id, those whose game may not be stored."""
 
     names: frozenset[str] = frozenset()
     ids: frozenset[int] = frozenset()

@@ -2,7 +2,8 @@
 -- (issue 40: any `python -m bot serve` worker may be given the next start in a channel).
 --
 -- thread_suspects: threads off a channel that may be empty and the bot's, looked for before the
--- next thread there is opened, by whichever worker opens it: by name (`name`), those a dropped
+-- next thread there is opened, by whichever worker opens it: by name (`name`, the SHA-256 of
+-- the name asked of Discord, bot.threads.name_digest: no player's name), those a dropped
 -- connection may have made (their ids unknown); by id (`thread_id`), those whose game may not be
 -- stored. Exactly one of the two is set. Taken (deleted) by the one worker that looks. Written
 -- only after a dropped connection or a failed start, so the table is empty almost always; the
