@@ -842,7 +842,10 @@ class GameService:
         Read as stored, never from the copy in memory: with nothing saved, no compare-and-set
         would refuse a pick made on a copy another process moved past, and the board it shows
         would put an older position (or a live game that ended) back on the message."""
-        return await self._pick(await self.game_on_board(game_id, clicked), user, small, ply)
+        return await _shown_if_behind(
+            await self.game_on_board(game_id, clicked),
+            lambda game: self._pick(game, user, small, ply),
+        )
 
     async def _pick(self, game: GameRecord, user: Actor, small: int | None, ply: int) -> GameRecord:
         mark = game.mark_of(user.id)
@@ -850,7 +853,7 @@ class GameService:
             raise UserError("You are not playing in this game: you can watch, though.")
         game = await self._check_clock(game)
         if ply != len(game.moves):
-            raise UserError(CHANGED)
+            raise _BoardBehind(CHANGED)
         board = game.board
         if not isinstance(board, UltimateBoard):
             raise UserError(NO_SUCH_BUTTON)
@@ -881,7 +884,7 @@ class GameService:
                 if error.changed is not None:  # the refusal itself changed the stored game
                     raise
                 self._kept.pop(game_id, None)
-        return await act(await self.game_on_board(game_id, clicked))
+        return await _shown_if_behind(await self.game_on_board(game_id, clicked), act)
 
     async def game_on_board(self, game_id: int, clicked: Clicked) -> GameRecord:
         """The live game a board's button names, as stored; a UserError if it is over, gone,
@@ -914,7 +917,7 @@ class GameService:
             raise UserError("You are not playing in this game: you can watch, though.")
         game = await self._check_clock(game)
         if ply is not None and ply != len(game.moves):
-            raise UserError(CHANGED)
+            raise _BoardBehind(CHANGED)
         board = game.board
         if board.turn is not mark:
             raise UserError("It is not your turn: waiting for {}.", game.player_name(board.turn))
@@ -1287,6 +1290,21 @@ def _limit_reached(error: LiveGamesLimitError, member: Actor, *players: Actor) -
     return UserError(
         "{} is already in as many live games as this server allows ({}).", over.name, limit
     )
+
+
+class _BoardBehind(UserError):
+    """A click on a board drawn after fewer (or more) moves than the game has."""
+
+
+async def _shown_if_behind(stored: GameRecord, act: Callable[[GameRecord], Awaitable[_T]]) -> _T:
+    """``act`` on the game as ``stored``; a click on a board behind it refused with the game
+    to show in its place. The board clicked may be behind for good: a process stopped dead
+    between saving a move and answering leaves it so, and every click on it would be refused
+    while it never changed. Shown, the next click is on the game as it is."""
+    try:
+        return await act(stored)
+    except _BoardBehind as behind:
+        raise UserError(behind.template, changed=stored) from None
 
 
 class _MemberLocks:

@@ -359,6 +359,23 @@ def refused(ix: InteractionRecord, sentence: str) -> None:
     assert ix.message.interaction_user is not None
 
 
+async def refused_showing_the_game(ix: InteractionRecord, sentence: str) -> None:
+    """A click on a board behind its game: the board clicked redrawn in place with the game as
+    stored (an update), and ``sentence`` in a follow-up for the member alone."""
+    assert ix.response_type in (6, 7), (ix.response_type, ix.content)
+    (told,) = await ix.wait_followups()
+    assert told.ephemeral, told.content
+    assert sentence in (told.content or ""), told.content
+
+
+def told_privately(ix: InteractionRecord) -> str | None:
+    """What the member of a click was told alone: its ephemeral first answer, or the follow-up
+    after its board was redrawn; None while neither (a click that played has none)."""
+    if ix.response_type == 4 and ix.ephemeral:
+        return ix.content
+    return ix.followups[0].content if ix.followups else None
+
+
 async def final_answer(ix: InteractionRecord) -> SimMessage:
     """The message that answers ``ix`` once it is complete, deferred first or not (on a busy
     machine an answer can take longer than the deferral deadline): its first response, the

@@ -178,8 +178,9 @@ async def play_on(
     database: Path,
 ) -> SimMessage:
     """Random free cells clicked until the game ends, as a member would: a click a killed
-    worker took with it is tried again; a board left behind by a move that worker saved
-    but never showed (every click on it is refused: the board changed) is played on with
+    worker took with it is tried again; a board left behind by a move that worker saved but
+    never showed is redrawn by the next click on it (an update, the member told privately
+    that the board changed), and played on; any other refusal is played past with
     ``/ttt move``, which posts the game's board anew. The final board."""
     message = board
     while is_live(message := sim.message(message.id)):

@@ -18,6 +18,7 @@ import pytest
 
 from bot.components import CELL_ID, CHALLENGE_ID, LEGACY_CELL_ID
 from bot.config import POSTGRESQL
+from bot.domain import Actor
 from bot.errors import DATABASE_DOWN
 from bot.storage.base import GameRecord
 from tests.bot_harness import (
@@ -27,15 +28,18 @@ from tests.bot_harness import (
     BotHarness,
     board_out_of_time,
     both_engines,
+    both_front_doors,
     button_id,
     cell_buttons,
     cell_id,
     drop_resolved_users,
     first_answers_lost,
     refused,
+    refused_showing_the_game,
     shown_board,
     start_member_game,
     text_of,
+    told_privately,
 )
 from tests.discord_sim import DiscordSim, SimChannel, SimTimeout, SimUser
 from tests.discord_sim.models import JSON
@@ -294,6 +298,29 @@ async def test_a_burst_of_clicks_on_an_outdated_board_plays_one_move(
         assert game.moves[0] == 0
 
 
+@both_front_doors
+async def test_a_board_left_behind_its_game_is_redrawn_by_the_next_click_on_it(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A move saved whose board was never redrawn (the process stopped dead between saving it
+    and answering: here, the move is made in the service, past Discord) left every later click
+    on that board refused, the board never changing. The first such click now redraws the
+    board as the game is stored, and tells its member why; the next click plays."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        await bot.service.move_in_channel(s.channel.id, Actor(s.alice.id, "alice"), "A1")
+        assert shown_board(board) == ".../.../..."  # never redrawn
+        clicked = await sim.click(s.bob, board, cell_id(board, "B2"))
+        await refused_showing_the_game(clicked, CHANGED)
+        assert shown_board(board) == "X../.../..."
+        game = await bot.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert game.moves == (0,)  # bob's click on the old board played nothing
+        await sim.click(s.bob, board, cell_id(board, "B2"))
+        assert shown_board(board) == "X../.O./..."
+
+
 @both_engines
 async def test_clicks_at_one_ply_racing_the_redraw_apply_one(
     sim: DiscordSim, harness: BotHarness
@@ -307,9 +334,13 @@ async def test_clicks_at_one_ply_racing_the_redraw_apply_one(
             sim.click(s.alice, board, cell_id(board, "A1")),
             sim.click(s.alice, board, cell_id(board, "C3")),
         )
-        answers = sorted([first, second], key=lambda ix: ix.response_type or 0)
-        assert [ix.response_type for ix in answers] == [4, 7]
-        assert answers[0].content == CHANGED
+        # One played; the other refused, privately: at once if its save lost the race, or
+        # with the board redrawn as stored if it read the game after the other's move.
+        told = await sim.wait_for(
+            lambda: [text for ix in (first, second) if (text := told_privately(ix))]
+        )
+        assert told == [CHANGED]
+        assert sorted(ix.response_type or 0 for ix in (first, second)) in ([4, 7], [7, 7])
         game = await bot.service.storage.live_game_in_channel(s.channel.id)
         assert game is not None
         assert len(game.moves) == 2
