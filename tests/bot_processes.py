@@ -11,7 +11,7 @@ import re
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,27 @@ class BotProcess:
         return self.log_path.read_text(errors="replace")
 
 
+async def terminate(
+    process: asyncio.subprocess.Process,
+    patience: float,
+    children: Callable[[], Iterable[int]] = tuple,
+) -> None:
+    """SIGTERM to ``process`` if it still runs. One that ignores it for ``patience`` seconds
+    is killed, with its ``children()``, and fails its test (TimeoutError): no process a test
+    started may outlive it."""
+    if process.returncode is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        await asyncio.wait_for(process.wait(), patience)
+    except TimeoutError:
+        for pid in children():
+            os.kill(pid, signal.SIGKILL)
+        process.kill()
+        await process.wait()
+        raise
+
+
 @asynccontextmanager
 async def started(
     sim: DiscordSim, tmp_path: Path, *args: str, **env: str
@@ -83,14 +104,7 @@ async def started(
     try:
         yield BotProcess(process, log_path)
     finally:
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(process.wait(), 20)
-            except TimeoutError:
-                process.kill()
-                await process.wait()
-                raise
+        await terminate(process, 20)
 
 
 @asynccontextmanager
@@ -171,16 +185,7 @@ async def gunicorn_workers(
         yield running
     finally:
         sim.interactions_url = None
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(process.wait(), 20)
-            except TimeoutError:
-                for pid in worker_pids(process.pid):
-                    os.kill(pid, signal.SIGKILL)
-                process.kill()
-                await process.wait()
-                raise
+        await terminate(process, 20, children=lambda: worker_pids(process.pid))
 
 
 def worker_pids(master: int) -> list[int]:

@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import ssl
 import subprocess
 import sys
@@ -24,7 +23,7 @@ import aiohttp
 import pytest
 
 from tests.bot_harness import HTTP
-from tests.bot_processes import serving_process
+from tests.bot_processes import serving_process, terminate
 from tests.discord_sim import DiscordSim
 from tests.postgres_cluster import free_port
 from tests.test_deployment import REPO, load_yaml
@@ -140,14 +139,7 @@ async def running_caddy(tmp_path: Path, **settings: str) -> AsyncIterator[Path]:
     try:
         yield log_path
     finally:
-        if process.returncode is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                await asyncio.wait_for(process.wait(), 10)
-            except TimeoutError:
-                process.kill()
-                await process.wait()
-                raise
+        await terminate(process, 10)
 
 
 async def wait_until(
