@@ -219,7 +219,7 @@ class ChannelThreads:
                 channel_id,
                 error,
             )
-            found = await self._tidy(name, lost=name)
+            found = await self._tidy(name, just_lost=True)
             if found is not None:
                 return found
             # Not listed (or no list): Discord may list it later, so it is looked for again
@@ -274,12 +274,12 @@ class ChannelThreads:
                 error,
             )
 
-    async def _tidy(self, name: str, *, lost: str | None = None) -> int | None:
-        """Look at the channel's suspected threads (and one named ``lost``, the connection
-        having just dropped while it was opened) in the server's list of active threads: an
-        empty one of the bot's named ``name`` and holding no game is taken (its id returned),
-        the other empty ones removed. None, and the suspects kept, if the list (or the
-        database) cannot be read."""
+    async def _tidy(self, name: str, *, just_lost: bool = False) -> int | None:
+        """Look at the channel's suspected threads (and, ``just_lost``, the one named ``name``,
+        the connection having just dropped while it was opened) in the server's list of
+        active threads: an empty one of the bot's named ``name`` and holding no game is taken
+        (its id returned), the other empty ones removed. None, and the suspects kept, if the
+        list (or the database) cannot be read."""
         guild_id = self._interaction.guild_id
         assert guild_id is not None  # threads are opened in servers only
         try:
@@ -298,8 +298,8 @@ class ChannelThreads:
                 "could not read the threads to look at off channel %s: %r", channel_id, error
             )
             return None
-        if lost is not None:
-            suspects = ThreadSuspects(suspects.names | {name_digest(lost)}, suspects.ids)
+        if just_lost:
+            suspects = ThreadSuspects(suspects.names | {name_digest(name)}, suspects.ids)
         found = None
         for thread in listed.get("threads", []):
             thread_id = int(thread["id"])
