@@ -230,7 +230,7 @@ class TTTBotOverHttp(TTTBot):
             "gunicorn",
             "bot.gunicorn_app:make_app",
             "--worker-class",
-            "aiohttp.GunicornWebWorker",
+            "aiohttp.GunicornUVLoopWebWorker",
             "--workers",
             str(self.workers),
             "--bind",

@@ -1,7 +1,7 @@
 """``python -m bot serve`` as several worker processes on one port, under gunicorn with
 aiohttp's own worker class:
 
-    gunicorn bot.gunicorn_app:make_app --worker-class aiohttp.GunicornWebWorker \\
+    gunicorn bot.gunicorn_app:make_app --worker-class aiohttp.GunicornUVLoopWebWorker \\
         --workers 2 --bind 0.0.0.0:8080
 
 Each worker is one ``TTTBot(over_http=True)`` with the same start-up as ``python -m bot
@@ -35,7 +35,7 @@ from aiohttp import web
 from dotenv import load_dotenv
 
 from bot import logs
-from bot.__main__ import fail, freeze_after_start, why_it_stopped
+from bot.__main__ import fail, freeze_after_start, log_event_loop, why_it_stopped
 from bot.client import TTTBot
 from bot.config import ConfigError, Settings, require_public_key
 
@@ -65,6 +65,7 @@ async def make_app() -> web.AppRunner:
     front = bot.http_front()
 
     async def answering(app: web.Application) -> AsyncIterator[None]:
+        log_event_loop()
         async with bot:  # its exit runs close()
             try:
                 await bot.start_answering(settings.token)

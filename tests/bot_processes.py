@@ -148,7 +148,7 @@ GUNICORN = (
     "gunicorn",
     "bot.gunicorn_app:make_app",
     "--worker-class",
-    "aiohttp.GunicornWebWorker",
+    "aiohttp.GunicornUVLoopWebWorker",
     "--no-control-socket",
 )
 

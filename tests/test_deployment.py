@@ -136,7 +136,7 @@ def test_the_http_workers_run_gunicorn_on_the_database_behind_the_proxy_only() -
         "gunicorn",
         "bot.gunicorn_app:make_app",
         "--worker-class",
-        "aiohttp.GunicornWebWorker",
+        "aiohttp.GunicornUVLoopWebWorker",
         "--workers",
         "2",
         "--bind",
