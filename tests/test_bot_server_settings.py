@@ -874,6 +874,40 @@ async def test_threads_to_look_at_outlive_the_database_failing_midway_through_th
         assert not await bot.storage.has_thread_suspects(s.channel.id)
 
 
+async def test_a_thread_taken_by_a_search_the_database_then_failed_is_removed(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bob's and carol's threads are both left empty by dropped connections. Carol's next
+    start takes hers (claimed, of her game's name), then the database fails on bob's: hers,
+    which no game will fill, is removed at once, and bob's, not looked at, is noted again and
+    removed by the next start off the channel."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+        bobs = await thread_lost_to_a_dropped_connection(sim)
+        sim.faults.add(THREADS_ROUTE, reset="after")
+        # Carol's start reads the list twice (bob's thread, then her own): neither works.
+        sim.faults.add(f"GET /guilds/{s.guild.id}/threads/active", reset="before", count=4)
+        refused(await sim.slash(s.carol, s.channel, "ttt vs-ai", difficulty="smart"), THREAD_UNSURE)
+        (carols,) = (thread for thread in game_threads(sim, s.channel) if thread is not bobs)
+        # Discord lists the newest first (the sim too): carol's is looked at, and taken, first.
+        database_down_for(monkeypatch, bot.storage, "live_game_in_channel", bobs.id)
+        refused(await sim.slash(s.carol, s.channel, "ttt vs-ai", difficulty="smart"), DATABASE_DOWN)
+        monkeypatch.undo()
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert carols.archived
+        assert not bobs.archived
+        assert await bot.storage.live_games_of(s.guild.id, s.carol.id) == 0
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert bobs.archived
+        (alices,) = (t for t in game_threads(sim, s.channel) if t not in (bobs, carols))
+        assert f"the game is on in <#{alices.id}>." in text_of(started)
+        for thread in (bobs, carols):
+            assert sim.messages(thread) == []
+        assert not await bot.storage.has_thread_suspects(s.channel.id)
+
+
 async def test_threads_to_look_at_outlive_the_claims_unread(
     sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
