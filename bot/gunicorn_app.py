@@ -57,9 +57,10 @@ class BootFailures:
     exits with :data:`WORKER_BOOT_ERROR`; a second one reaped while it stops raises its
     ``HaltServer`` again out of its shutdown, a traceback on the operator's screen after the
     line that matters (gunicorn 27, whenever workers fail together, as they all do on a rejected
-    token). Shared by the workers, the first that fails takes it: it says why and
-    exits with that code; those failing after it say nothing and exit 0, which gunicorn takes
-    for a worker's ordinary exit while it stops."""
+    token). So the workers share a lock: the first that fails takes it, says why and exits
+    with that code; those failing after it say nothing and exit 0, which gunicorn takes for a
+    worker's ordinary exit while it stops (and, in the moment before it stops, starts another
+    worker that fails alike, quietly)."""
 
     def __init__(self) -> None:
         self._first: multiprocessing.synchronize.Lock | None = None
