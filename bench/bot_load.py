@@ -228,6 +228,8 @@ class TTTBotOverHttp(TTTBot):
             sys.executable,
             "-m",
             "gunicorn",
+            "-c",
+            "python:bot.gunicorn_conf",
             "bot.gunicorn_app:make_app",
             "--worker-class",
             "aiohttp.GunicornUVLoopWebWorker",

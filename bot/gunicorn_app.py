@@ -1,8 +1,11 @@
 """``python -m bot serve`` as several worker processes on one port, under gunicorn with
 aiohttp's own worker class:
 
-    gunicorn bot.gunicorn_app:make_app --worker-class aiohttp.GunicornUVLoopWebWorker \\
-        --workers 2 --bind 0.0.0.0:8080
+    gunicorn -c python:bot.gunicorn_conf bot.gunicorn_app:make_app \\
+        --worker-class aiohttp.GunicornUVLoopWebWorker --workers 2 --bind 0.0.0.0:8080
+
+(:mod:`bot.gunicorn_conf` checks the settings in gunicorn's master and writes gunicorn's own
+lines as the bot's.)
 
 Each worker is one ``TTTBot(over_http=True)`` with the same start-up as ``python -m bot
 serve`` (:meth:`bot.client.TTTBot.http_front`, :meth:`~bot.client.TTTBot.start_answering`,
@@ -21,12 +24,15 @@ given up, the storage closed).
 A worker that cannot start for a reason the operator must fix (a missing or bad setting, a
 rejected token, Discord out of reach) prints one line naming it and exits with gunicorn's
 "worker failed to boot" code, so that gunicorn stops instead of respawning workers that
-would fail the same way.
+would fail the same way. Under :mod:`bot.gunicorn_conf` only the first worker to fail does:
+the others failing with it exit quietly (:class:`BootFailures`).
 """
 
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import multiprocessing.synchronize
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -46,6 +52,45 @@ log = logging.getLogger(__name__)
 WORKER_BOOT_ERROR = 3
 
 
+class BootFailures:
+    """Which worker says why the workers cannot boot. gunicorn stops on the first worker that
+    exits with :data:`WORKER_BOOT_ERROR`; a second one reaped while it stops raises its
+    ``HaltServer`` again out of its shutdown, a traceback on the operator's screen after the
+    line that matters (gunicorn 27, whenever workers fail together, as they all do on a rejected
+    token). So the workers share a lock: the first that fails takes it, says why and exits
+    with that code; those failing after it say nothing and exit 0, which gunicorn takes for a
+    worker's ordinary exit while it stops (and, in the moment before it stops, starts another
+    worker that fails alike, quietly)."""
+
+    def __init__(self) -> None:
+        self._first: multiprocessing.synchronize.Lock | None = None
+
+    def share(self) -> None:
+        """Called in gunicorn's master before it forks the workers (bot.gunicorn_conf), so
+        that they share one lock: a worker's own, made after the fork, would always be free."""
+        self._first = multiprocessing.Lock()
+
+    def stop(self, message: str) -> int:
+        """The exit code of a worker that cannot boot for ``message``, which it prints when it
+        is the first (or when nothing is shared: each worker then says why)."""
+        if self._first is not None and not self._first.acquire(block=False):
+            return 0
+        return fail(message, WORKER_BOOT_ERROR)
+
+
+BOOT_FAILURES = BootFailures()
+
+
+def read_settings() -> Settings:
+    """The settings as ``python -m bot serve`` reads them (``.env`` in the working directory,
+    then the environment), but for the port, gunicorn's: :class:`ConfigError` names the
+    first one missing or wrong."""
+    load_dotenv(Path.cwd() / ".env")
+    settings = Settings.from_env(os.environ)
+    require_public_key(settings)
+    return settings
+
+
 async def make_app() -> web.AppRunner:
     """One worker's application, with the bot started in it and stopped on its cleanup.
 
@@ -53,13 +98,10 @@ async def make_app() -> web.AppRunner:
     application: the runner carries the HTTP port's protections (:mod:`bot.health`: how long
     a client has to send a request, malformed requests logged at DEBUG, no access log),
     which a runner made by the worker class would not."""
-    load_dotenv(Path.cwd() / ".env")
     try:
-        settings = Settings.from_env(os.environ)
-        require_public_key(settings)
+        settings = read_settings()
     except ConfigError as error:
-        fail(str(error), WORKER_BOOT_ERROR)
-        raise SystemExit(WORKER_BOOT_ERROR) from None
+        raise SystemExit(BOOT_FAILURES.stop(str(error))) from None
     logs.configure(settings)
     bot = TTTBot(settings, over_http=True)
     front = bot.http_front()
@@ -73,10 +115,9 @@ async def make_app() -> web.AppRunner:
                 message = why_it_stopped(error, settings)
                 if message is None:
                     raise
-                fail(message, WORKER_BOOT_ERROR)
-                stopped = True
+                stopped: int | None = BOOT_FAILURES.stop(message)
             else:
-                stopped = False
+                stopped = None
                 log.info(
                     "worker pid %d (sweeper id %s) answering interactions",
                     os.getpid(),
@@ -84,8 +125,8 @@ async def make_app() -> web.AppRunner:
                 )
                 await freeze_after_start(bot)
                 yield
-        if stopped:
-            raise SystemExit(WORKER_BOOT_ERROR)
+        if stopped is not None:
+            raise SystemExit(stopped)
         log.info("worker pid %d stopped", os.getpid())
 
     async def no_new_interactions(app: web.Application) -> None:

@@ -144,12 +144,14 @@ def configure(settings: Settings) -> None:
     discord.py, whose DEBUG logs whole gateway payloads, interaction tokens included: the
     bot's own DEBUG must not turn that on."""
     level = min(settings.log_level, settings.discord_log_level)
+    root = logging.getLogger()
+    # Under gunicorn a worker inherits its master's handler (gunicorn_logging): lines would
+    # be written twice.
+    for old in list(root.handlers):
+        root.removeHandler(old)
     if settings.log_format == "json":
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(JsonFormatter([settings.token]))
-        root = logging.getLogger()
-        for old in list(root.handlers):
-            root.removeHandler(old)
         root.addHandler(handler)
     elif sys.stderr.isatty():
         discord.utils.setup_logging(level=level, root=True)  # in colour, for a person
@@ -162,3 +164,38 @@ def configure(settings: Settings) -> None:
     logging.getLogger("discord").setLevel(settings.discord_log_level)
     as_text = settings.log_format != "json" and settings.log_level > logging.DEBUG
     logging.getLogger(INTERACTIONS).setLevel(logging.WARNING if as_text else logging.NOTSET)
+
+
+def gunicorn_logging(settings: Settings) -> dict[str, Any]:
+    """gunicorn's ``logconfig_dict`` (:mod:`bot.gunicorn_conf`): its lines, the master's and
+    the workers' (``gunicorn.error``, ``gunicorn.access``), go up to one handler on the root
+    logger that writes them to stderr as :func:`configure` writes the bot's (JSON, or
+    discord.py's text format without colours), and that a worker's :func:`configure` then
+    replaces. Which of gunicorn's lines are written is still its ``--log-level``'s say."""
+    if settings.log_format == "json":
+        formatter: dict[str, Any] = {"()": JsonFormatter, "secrets": [settings.token]}
+    else:
+        formatter = {
+            "()": logging.Formatter,
+            "fmt": TEXT_FORMAT,
+            "datefmt": TEXT_DATE_FORMAT,
+            "style": "{",
+        }
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"tttbot": formatter},
+        "handlers": {
+            "tttbot": {
+                "class": "logging.StreamHandler",
+                "formatter": "tttbot",
+                "stream": "ext://sys.stderr",
+            }
+        },
+        "root": {"level": settings.log_level, "handlers": ["tttbot"]},
+        # gunicorn's own handlers taken off: its lines go up to the root's.
+        "loggers": {
+            name: {"handlers": [], "propagate": True}
+            for name in ("gunicorn.error", "gunicorn.access")
+        },
+    }

@@ -106,6 +106,21 @@ def name_digest(name: str) -> str:
     return hashlib.sha256(name.encode()).hexdigest()
 
 
+def not_looked_at(suspects: ThreadSuspects, seen: list[Any], unseen: list[Any]) -> ThreadSuspects:
+    """What a search that stopped midway still had to deal with of ``suspects``, having looked
+    at the listed threads ``seen`` and not at ``unseen``: a suspect only seen threads bore is
+    done; one an unseen thread bears, or none of the list (Discord may list it later, as after
+    a dropped connection), is not."""
+
+    def names(threads: list[Any]) -> set[str]:
+        return {name_digest(str(thread.get("name", ""))) for thread in threads}
+
+    return ThreadSuspects(
+        names=frozenset(suspects.names - (names(seen) - names(unseen))),
+        ids=frozenset(suspects.ids - {int(thread["id"]) for thread in seen}),
+    )
+
+
 class ThreadKeeper:
     """Opens games' threads, and keeps in the database, per channel, the threads to look at
     again and the claims on threads just opened: what one worker keeps, every worker sees
@@ -147,6 +162,15 @@ class ThreadKeeper:
 
     async def take_suspects(self, channel_id: int) -> ThreadSuspects:
         return await self.storage.take_thread_suspects(channel_id)
+
+    async def suspect_again(self, channel_id: int, suspects: ThreadSuspects) -> None:
+        """Note again ``suspects`` taken by a search that failed before it looked at them
+        (their names digests already)."""
+        now = self.clock.now()
+        for digest in sorted(suspects.names):
+            await self.storage.suspect_thread(channel_id, now, name=digest)
+        for thread_id in sorted(suspects.ids):
+            await self.storage.suspect_thread(channel_id, now, thread_id=thread_id)
 
 
 class ChannelThreads:
@@ -279,7 +303,9 @@ class ChannelThreads:
         the connection having just dropped while it was opened) in the server's list of
         active threads: an empty one of the bot's named ``name`` and holding no game is taken
         (its id returned), the other empty ones removed. None, and the suspects kept, if the
-        list (or the database) cannot be read."""
+        list (or the database) cannot be read. The database failing midway raises, as it
+        would anywhere in the start (the member gets the usual answer to that): the suspects
+        not yet looked at are noted again, and the thread taken, if any, removed."""
         guild_id = self._interaction.guild_id
         assert guild_id is not None  # threads are opened in servers only
         try:
@@ -288,6 +314,7 @@ class ChannelThreads:
             log.info("could not list the active threads of guild %s: %r", guild_id, error)
             return None
         channel_id = self._channel_id
+        suspects = ThreadSuspects()
         try:
             suspects = await self._keeper.take_suspects(channel_id)
             # Read after the list: a thread listed there was opened before, so its claim is
@@ -297,28 +324,59 @@ class ChannelThreads:
             log.warning(
                 "could not read the threads to look at off channel %s: %r", channel_id, error
             )
+            await self._suspect_again(suspects)  # taken, if the take went through
             return None
         if just_lost:
             suspects = ThreadSuspects(suspects.names | {name_digest(name)}, suspects.ids)
+        left = [
+            thread for thread in listed.get("threads", []) if self._left_empty(thread, suspects)
+        ]
         found = None
-        for thread in listed.get("threads", []):
-            thread_id = int(thread["id"])
-            if (
-                not self._left_empty(thread, suspects)
-                or thread_id in claimed
-                or await self._holds_a_game(thread_id)
-            ):
-                continue
-            # Claimed before it is taken or removed: of two workers' searches, one acts on
-            # it, and a worker that opened it a moment ago finds its own claim refused.
-            if not await self._keeper.claim(channel_id, thread_id):
-                continue
-            if found is None and thread.get("name") == name:
-                log.info("taking empty thread %s off channel %s", thread_id, channel_id)
-                found = thread_id
-            else:
-                await self._remove(thread_id)
+        for index, thread in enumerate(left):
+            try:
+                found = await self._look_at(thread, claimed, name, found)
+            except Exception:
+                await self._suspect_again(not_looked_at(suspects, left[:index], left[index:]))
+                if found is not None:
+                    # Claimed, empty, and no game will be stored in it: removed at once,
+                    # which asks nothing of the database that just failed.
+                    await self._remove(found)
+                raise
         return found
+
+    async def _look_at(
+        self, thread: Any, claimed: frozenset[int], name: str, found: int | None
+    ) -> int | None:
+        """Take or remove ``thread``, one the bot left empty (as Discord lists it), unless it
+        is claimed or holds a game: the thread taken so far (``found``), or this one if it is
+        the first named ``name``."""
+        thread_id = int(thread["id"])
+        if thread_id in claimed or await self._holds_a_game(thread_id):
+            return found
+        # Claimed before it is taken or removed: of two workers' searches, one acts on it, and
+        # a worker that opened it a moment ago finds its own claim refused.
+        if not await self._keeper.claim(self._channel_id, thread_id):
+            return found
+        if found is None and thread.get("name") == name:
+            log.info("taking empty thread %s off channel %s", thread_id, self._channel_id)
+            return thread_id
+        await self._remove(thread_id)
+        return found
+
+    async def _suspect_again(self, suspects: ThreadSuspects) -> None:
+        """Best effort: the database has just failed, and the error that says so is the one
+        to report, not this one."""
+        if not suspects.names and not suspects.ids:
+            return
+        try:
+            await self._keeper.suspect_again(self._channel_id, suspects)
+        except StorageError as error:
+            log.warning(
+                "could not note the threads off channel %s to look at again (%d of them): %r",
+                self._channel_id,
+                len(suspects.names) + len(suspects.ids),
+                error,
+            )
 
     def _left_empty(self, thread: Any, suspects: ThreadSuspects) -> bool:
         """Whether ``thread`` (as Discord lists it) is one of ``suspects``, off this channel,

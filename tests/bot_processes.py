@@ -146,6 +146,8 @@ async def serving_process(
 GUNICORN = (
     "-m",
     "gunicorn",
+    "-c",
+    "python:bot.gunicorn_conf",
     "bot.gunicorn_app:make_app",
     "--worker-class",
     "aiohttp.GunicornUVLoopWebWorker",

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import aiohttp
+import orjson
 import pytest
 
 from bot.client import TTTBot
@@ -151,7 +152,7 @@ async def test_a_game_through_gunicorn_with_two_workers_on_one_port(
 ) -> None:
     s = sim.seed
     async with gunicorn_workers(sim, tmp_path, free_port(), workers=2) as running:
-        await answering_workers(running, 2)
+        workers = await answering_workers(running, 2)
         final = await play_member_game(sim)
         started = await sim.slash(s.alice, s.other_channel, "ttt vs-ai", difficulty="minimax")
         assert started.message is not None
@@ -166,6 +167,12 @@ async def test_a_game_through_gunicorn_with_two_workers_on_one_port(
     assert running.log.count("event loop: uvloop.Loop") == 2, running.log
     assert "Traceback" not in running.log, running.log
     assert "[ERROR" not in running.log, running.log
+    # gunicorn's own lines in the bot's text format (bot.gunicorn_conf), each written once:
+    # a worker's lines go to its own handler only, not the one it inherits from the master.
+    for pid in workers:
+        booted = f"] [INFO    ] gunicorn.error: Booting worker with pid: {pid}\n"
+        assert running.log.count(booted) == 1, running.log
+        assert running.log.count(f"bot.gunicorn_app: worker pid {pid} stopped\n") == 1
     games = await stored_games(tmp_path / "bot.sqlite3", [game_id_of(final), game_id_of(ai_final)])
     assert all(not game.is_active for game in games.values())
     assert sum(1 for cell in shown_board(ai_final) if cell == "X") == clicks
@@ -302,26 +309,63 @@ async def test_the_sweeper_lease_holder_killed_another_worker_takes_it_and_sweep
         assert edits_by_rest(sim, message) == 1
 
 
-@pytest.mark.parametrize(
-    ("setting", "line"),
-    [
-        ({"DISCORD_PUBLIC_KEY": ""}, "tttbot: DISCORD_PUBLIC_KEY is not set"),
-        ({"DISCORD_TOKEN": "not-the-token"}, "tttbot: Discord rejected DISCORD_TOKEN"),
-    ],
-    ids=["no public key", "rejected token"],
-)
-async def test_gunicorn_with_a_bad_setting_stops_with_one_line_naming_it(
-    sim: DiscordSim, tmp_path: Path, setting: dict[str, str], line: str
+async def test_gunicorn_with_a_setting_missing_stops_with_its_line_alone(
+    sim: DiscordSim, tmp_path: Path
 ) -> None:
-    async with gunicorn_workers(sim, tmp_path, free_port(), env=setting) as running:
+    """Checked in gunicorn's master (bot.gunicorn_conf) before it binds the port or starts a
+    worker: the operator reads one line, nothing else."""
+    env = {"DISCORD_PUBLIC_KEY": ""}
+    async with gunicorn_workers(sim, tmp_path, free_port(), env=env) as running:
         await asyncio.wait_for(running.process.wait(), 30)
-    assert running.process.returncode != 0
-    # Each worker that got that far says why, in one line, and gunicorn stops rather than
-    # start workers anew.
+    assert running.process.returncode == 2
+    (line,) = running.log.splitlines()
+    assert line.startswith("tttbot: DISCORD_PUBLIC_KEY is not set"), line
+    assert not sim.requests
+
+
+async def test_gunicorn_whose_workers_cannot_boot_stops_with_one_line_and_no_traceback(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    """A token Discord rejects: every worker fails at once. gunicorn stops on the first
+    ("Worker failed to boot.") rather than start workers anew, and the operator reads the one
+    line that says why, not gunicorn's traceback of a second HaltServer raised while it
+    stopped (bot.gunicorn_app.BootFailures)."""
+    env = {"DISCORD_TOKEN": "not-the-token"}
+    async with gunicorn_workers(sim, tmp_path, free_port(), workers=3, env=env) as running:
+        await asyncio.wait_for(running.process.wait(), 30)
+    assert running.process.returncode == 3
     lines = [text for text in running.log.splitlines() if text.startswith("tttbot:")]
-    assert lines, running.log
-    assert all(text.startswith(line) for text in lines), lines
-    assert "Worker failed to boot" in running.log
+    assert len(lines) == 1, running.log
+    assert lines[0].startswith("tttbot: Discord rejected DISCORD_TOKEN"), lines
+    assert "Reason: Worker failed to boot." in running.log
+    assert "Traceback" not in running.log, running.log
     # Nothing was played, and no worker served.
     assert "answering interactions" not in running.log
     assert not any(r.path.endswith("/callback") for r in sim.requests)
+
+
+async def test_gunicorn_with_json_logs_writes_every_line_as_one_json_object(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    """LOG_FORMAT=json covers gunicorn's own lines too, its master's and its workers': from
+    "Starting gunicorn" to the master's shutting down, through an interaction answered."""
+    s = sim.seed
+    env = {"LOG_FORMAT": "json"}
+    async with gunicorn_workers(sim, tmp_path, free_port(), env=env) as running:
+        workers = await answering_workers(running, 2)
+        stats = await sim.slash(s.alice, s.channel, "ttt stats")
+        assert stats.answered
+    assert running.process.returncode == 0, running.log
+    entries = [orjson.loads(line) for line in running.log.splitlines()]
+    assert all(isinstance(entry, dict) for entry in entries)
+    said = {(entry["logger"], entry["message"]) for entry in entries}
+    assert any(
+        logger == "gunicorn.error" and message.startswith("Starting gunicorn ")
+        for logger, message in said
+    )
+    for pid in workers:
+        assert ("gunicorn.error", f"Booting worker with pid: {pid}") in said
+        assert ("gunicorn.error", f"Worker exiting (pid: {pid})") in said
+    assert ("gunicorn.error", "Shutting down: Master") in said
+    assert any(entry.get("command") == "/ttt stats" for entry in entries)
+    assert not [entry for entry in entries if entry["level"] in ("ERROR", "CRITICAL")]

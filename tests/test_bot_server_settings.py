@@ -9,11 +9,13 @@ import asyncio
 import functools
 import logging
 import math
+from typing import Any
 
 import pytest
 
 from bot.components import CHALLENGE_ID, GAME_ACTION_ID
-from bot.storage.base import GameRecord, NewGame, StoredSetting
+from bot.errors import DATABASE_DOWN
+from bot.storage.base import DatabaseUnavailableError, GameRecord, NewGame, StoredSetting
 from bot.storage.connect import open_storage
 from game import Mark
 from tests.bot_harness import (
@@ -809,6 +811,152 @@ async def test_a_thread_made_while_the_connection_dropped_is_found_and_used(
             assert thread is carols or cell_buttons(sim.messages(thread)[0])
         assert len(game_threads(sim, s.channel)) == 4
         assert len(thread_warnings(caplog)) == 3
+
+
+def threads_asked_for(sim: DiscordSim) -> int:
+    return len([request for request in sim.requests if request.route == THREADS_ROUTE])
+
+
+async def thread_lost_to_a_dropped_connection(sim: DiscordSim) -> SimChannel:
+    """Bob's /ttt vs-ai: the connection drops after Discord made his thread, and the list of
+    threads cannot be read either, so it is left empty, a suspect by its name."""
+    s = sim.seed
+    sim.faults.add(THREADS_ROUTE, reset="after")
+    sim.faults.add(f"GET /guilds/{s.guild.id}/threads/active", reset="before", count=2)
+    refused(await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="random"), THREAD_UNSURE)
+    (bobs,) = game_threads(sim, s.channel)
+    assert sim.messages(bobs) == []
+    return bobs
+
+
+def database_down_for(
+    monkeypatch: pytest.MonkeyPatch, storage: object, operation: str, *about: int
+) -> None:
+    """``storage.operation`` fails as a database that went away does when its arguments name
+    one of ``about`` (or always, ``about`` empty); otherwise it works."""
+    works = getattr(storage, operation)
+
+    async def down(*args: Any, **kwargs: Any) -> Any:
+        if not about or set(about) & set(args):
+            raise DatabaseUnavailableError("the database went away", nothing_written=True)
+        return await works(*args, **kwargs)
+
+    monkeypatch.setattr(storage, operation, down)
+
+
+@pytest.mark.parametrize("failing", ["live_game_in_channel", "claim_thread"])
+async def test_threads_to_look_at_outlive_the_database_failing_midway_through_the_search(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    """bot.threads' search takes the channel's suspects out of the database before it looks
+    at them: the database failing later in the search (whether a thread holds a game, a
+    thread's claim) notes again those not looked at. The member gets the usual answer to a
+    database that failed, nothing is started, and bob's empty thread is found the next time."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+        bobs = await thread_lost_to_a_dropped_connection(sim)
+        asked = threads_asked_for(sim)
+        database_down_for(monkeypatch, bot.storage, failing, bobs.id)
+        refused(await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="random"), DATABASE_DOWN)
+        monkeypatch.undo()
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert await bot.storage.live_games_of(s.guild.id, s.bob.id) == 0
+        assert await bot.storage.has_thread_suspects(s.channel.id)
+        assert game_threads(sim, s.channel) == [bobs]
+        assert not bobs.archived
+        # Bob tries again: his empty thread is the one, and no other is opened.
+        again = await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="random")
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert f"the game is on in <#{bobs.id}>." in text_of(again)
+        assert cell_buttons(sim.messages(bobs)[0])
+        assert threads_asked_for(sim) == asked
+        assert not await bot.storage.has_thread_suspects(s.channel.id)
+
+
+async def test_a_thread_taken_by_a_search_the_database_then_failed_is_removed(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bob's and carol's threads are both left empty by dropped connections. Carol's next
+    start takes hers (claimed, of her game's name), then the database fails on bob's: hers,
+    which no game will fill, is removed at once, and bob's, not looked at, is noted again and
+    removed by the next start off the channel."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+        bobs = await thread_lost_to_a_dropped_connection(sim)
+        sim.faults.add(THREADS_ROUTE, reset="after")
+        # Carol's start reads the list twice (bob's thread, then her own): neither works.
+        sim.faults.add(f"GET /guilds/{s.guild.id}/threads/active", reset="before", count=4)
+        refused(await sim.slash(s.carol, s.channel, "ttt vs-ai", difficulty="smart"), THREAD_UNSURE)
+        (carols,) = (thread for thread in game_threads(sim, s.channel) if thread is not bobs)
+        # Discord lists the newest first (the sim too): carol's is looked at, and taken, first.
+        database_down_for(monkeypatch, bot.storage, "live_game_in_channel", bobs.id)
+        refused(await sim.slash(s.carol, s.channel, "ttt vs-ai", difficulty="smart"), DATABASE_DOWN)
+        monkeypatch.undo()
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert carols.archived
+        assert not bobs.archived
+        assert await bot.storage.live_games_of(s.guild.id, s.carol.id) == 0
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert bobs.archived
+        (alices,) = (t for t in game_threads(sim, s.channel) if t not in (bobs, carols))
+        assert f"the game is on in <#{alices.id}>." in text_of(started)
+        for thread in (bobs, carols):
+            assert sim.messages(thread) == []
+        assert not await bot.storage.has_thread_suspects(s.channel.id)
+
+
+async def test_threads_to_look_at_outlive_the_claims_unread(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The claims on the channel's threads cannot be read once the suspects are taken: the
+    search gives up and notes them again, the start goes on in a new thread, and the next
+    thread off the channel (carol's) finds bob's empty one and removes it."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+        bobs = await thread_lost_to_a_dropped_connection(sim)
+        database_down_for(monkeypatch, bot.storage, "claimed_threads")
+        started = await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="random")
+        monkeypatch.undo()
+        assert await bot.in_flight.wait_idle(patience=5)
+        (new,) = (thread for thread in game_threads(sim, s.channel) if thread is not bobs)
+        assert f"the game is on in <#{new.id}>." in text_of(started)
+        assert await bot.storage.has_thread_suspects(s.channel.id)
+        await sim.slash(s.carol, s.channel, "ttt vs-ai", difficulty="random")
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert bobs.archived
+        assert sim.messages(bobs) == []
+        assert not await bot.storage.has_thread_suspects(s.channel.id)
+
+
+async def test_threads_that_cannot_be_noted_again_are_a_warning(
+    sim: DiscordSim,
+    harness: BotHarness,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The database fails midway through the search, and again when the suspects not looked
+    at are noted again: one WARNING says so, no traceback, and the member's answer is the
+    database's first failure's."""
+    s = sim.seed
+    caplog.set_level(logging.INFO)
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+        bobs = await thread_lost_to_a_dropped_connection(sim)
+        warned = len(thread_warnings(caplog))
+        database_down_for(monkeypatch, bot.storage, "claim_thread", bobs.id)
+        database_down_for(monkeypatch, bot.storage, "suspect_thread")
+        refused(await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="random"), DATABASE_DOWN)
+        monkeypatch.undo()
+        assert await bot.in_flight.wait_idle(patience=5)
+        (warning,) = thread_warnings(caplog)[warned:]
+        assert warning.getMessage().startswith(
+            f"could not note the threads off channel {s.channel.id} to look at again (1 of them)"
+        )
+        assert await bot.storage.live_games_of(s.guild.id, s.bob.id) == 0
 
 
 async def test_a_thread_whose_game_may_have_been_stored_is_looked_at_before_the_next(

@@ -562,6 +562,67 @@ async def test_a_thread_the_others_search_claimed_first_is_left_to_it_and_anothe
         )
 
 
+async def test_a_start_whose_two_threads_other_searches_claimed_first_is_told_to_try_again(
+    sim: DiscordSim,
+    harness: BotHarness,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """ChannelThreads.open's last resort: other workers' searches for lost threads of that
+    name claim the thread it opened before its own claim, and again the one it opens next
+    (each search claiming in the moment between Discord's answer and the opener's claim). The
+    member is told to try again; nothing started, and nothing of this start's is left: no
+    game, no thread to look at again, and the two threads, the searches' now, neither taken
+    nor removed by this worker. Trying again opens a thread of its own."""
+    s = sim.seed
+    caplog.set_level(logging.INFO)
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+        claim = bot.storage.claim_thread
+        claimed_first: list[int] = []
+
+        async def another_search_first(
+            channel_id: int, thread_id: int, now: float, claimed_before: float
+        ) -> bool:
+            # Another worker's search's claim, made a moment before this worker's own.
+            assert await claim(channel_id, thread_id, now, claimed_before)
+            claimed_first.append(thread_id)
+            return await claim(channel_id, thread_id, now, claimed_before)
+
+        monkeypatch.setattr(bot.storage, "claim_thread", another_search_first)
+        refused(
+            await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random"), THREAD_UNSURE
+        )
+        monkeypatch.undo()
+        assert await bot.in_flight.wait_idle(patience=5)
+        threads = game_threads(sim, s.channel)
+        assert [thread.id for thread in threads] == claimed_first
+        assert len(threads) == 2
+        for thread in threads:
+            assert not thread.archived
+            assert sim.messages(thread) == []
+        assert not [
+            r
+            for r in sim.requests
+            if r.route in ("DELETE /channels/{channel_id}", "PATCH /channels/{channel_id}")
+        ]
+        assert await bot.storage.live_games_of(s.guild.id, s.alice.id) == 0
+        assert await bot.storage.live_game_in_channel(s.channel.id) is None
+        assert not await bot.storage.has_thread_suspects(s.channel.id)
+        assert [record.getMessage() for record in thread_warnings(caplog)] == [
+            f"thread {thread.id} off channel {s.channel.id} was claimed by another worker's "
+            "search before its game's: opening another"
+            for thread in threads
+        ]
+        again = await final_answer(
+            await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        )
+        assert await bot.in_flight.wait_idle(patience=5)
+        (own,) = (thread for thread in game_threads(sim, s.channel) if thread not in threads)
+        assert f"the game is on in <#{own.id}>." in text_of(again)
+        assert cell_buttons(sim.messages(own)[0])
+
+
 async def test_the_sweeper_forgets_claims_that_ran_out_and_suspects_no_longer_listed(
     sim: DiscordSim, harness: BotHarness
 ) -> None:

@@ -134,6 +134,8 @@ def test_the_http_workers_run_gunicorn_on_the_database_behind_the_proxy_only() -
     workers, proxy, bot = (compose["services"][name] for name in ("workers", "proxy", "bot"))
     assert workers["command"] == [
         "gunicorn",
+        "-c",
+        "python:bot.gunicorn_conf",
         "bot.gunicorn_app:make_app",
         "--worker-class",
         "aiohttp.GunicornUVLoopWebWorker",
