@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, closing
 from dataclasses import dataclass, replace
@@ -2507,6 +2508,49 @@ async def test_an_interaction_is_noted_once_across_two_connections_until_pruned(
         assert await one.prune_interactions(T0 + 2) == 2
         assert await two.prune_interactions(T0 + 2) == 0
         assert [await two.note_interaction(i, T0 + 60) for i in ids] == [True, True, False, False]
+
+
+async def test_sqlite_notes_an_interaction_without_waiting_for_its_busy_thread(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """The endpoint notes every interaction before acting on it: on a file, the note is made
+    on the event loop's thread, not queued behind the storage thread's work."""
+    storage = await SqliteStorage.open(str(tmp_path / "tttbot.sqlite3"), clock)
+    release = threading.Event()
+    try:
+        # White-box: the storage thread held by an operation of the test's own.
+        held = storage._thread.run(lambda: release.wait(5))
+        noted = await asyncio.wait_for(storage.note_interaction(1_400_000_000_000_000_001, T0), 1)
+        assert noted
+        assert not held.done()
+        release.set()
+        assert await held
+        assert not await storage.note_interaction(1_400_000_000_000_000_001, T0 + 1)
+    finally:
+        release.set()
+        await storage.close()
+
+
+async def test_sqlite_notes_an_interaction_once_the_write_lock_another_process_held_is_free(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """Another worker (or a backup) holding the write lock: the note cannot be made at once,
+    so it waits in the storage thread, as every write does, and is made once the lock is
+    free; still once only."""
+    path = tmp_path / "tttbot.sqlite3"
+    storage = await SqliteStorage.open(str(path), clock)
+    try:
+        with closing(sqlite3.connect(path, isolation_level=None)) as other:
+            other.execute("BEGIN IMMEDIATE")
+            note = asyncio.ensure_future(storage.note_interaction(1_400_000_000_000_000_002, T0))
+            await asyncio.sleep(0.2)
+            assert not note.done()
+            other.execute("COMMIT")
+            assert await asyncio.wait_for(note, 5)
+        assert not await storage.note_interaction(1_400_000_000_000_000_002, T0 + 1)
+        assert await storage.prune_interactions(T0 + 1) == 1
+    finally:
+        await storage.close()
 
 
 async def test_thread_suspects_and_claims_are_shared_by_two_connections(
