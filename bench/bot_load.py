@@ -232,7 +232,7 @@ class TTTBotOverHttp(TTTBot):
             "python:bot.gunicorn_conf",
             "bot.gunicorn_app:make_app",
             "--worker-class",
-            "aiohttp.GunicornUVLoopWebWorker",
+            "aiohttp.GunicornWebWorker",
             "--workers",
             str(self.workers),
             "--bind",

@@ -12,9 +12,8 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Coroutine, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
 
 import aiohttp
 import discord
@@ -26,17 +25,7 @@ from bot.clock import SystemClock
 from bot.config import POSTGRESQL, ConfigError, Settings, database_from_env, require_serving
 from bot.storage.sqlite_to_postgres import copy_sqlite_to_postgres
 
-if sys.platform != "win32":
-    import uvloop
-
-    # libuv's loop: a third less CPU a click than asyncio's own (bench/README.md).
-    new_event_loop = uvloop.new_event_loop
-else:  # uvloop has no Windows build
-    new_event_loop = asyncio.new_event_loop
-
 log = logging.getLogger("bot")
-
-T = TypeVar("T")
 
 
 def fail(message: str, code: int = 1) -> int:
@@ -44,18 +33,11 @@ def fail(message: str, code: int = 1) -> int:
     return code
 
 
-def run_on_loop(main: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(main)``, on the bot's event loop (:data:`new_event_loop`)."""
-    with asyncio.Runner(loop_factory=new_event_loop) as runner:
-        return runner.run(main)
-
-
 async def run(bot: TTTBot, token: str) -> None:
     # SIGTERM (docker stop, systemd) and Ctrl-C stop the bot in order: no new interactions,
     # those in flight finished, storage closed.
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    log_event_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):  # no signal handlers on Windows' loop
             loop.add_signal_handler(signum, stop.set)
@@ -68,13 +50,6 @@ async def run(bot: TTTBot, token: str) -> None:
     finally:
         freezing.cancel()
     log.info("stopped")
-
-
-def log_event_loop() -> None:
-    """Say which event loop runs the bot: uvloop's, unless a gunicorn worker class or
-    Windows chose asyncio's own."""
-    loop = type(asyncio.get_running_loop())
-    log.debug("event loop: %s.%s", loop.__module__, loop.__qualname__)
 
 
 async def freeze_after_start(bot: TTTBot) -> None:
@@ -175,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logs.configure(settings)
     bot = TTTBot(settings, force_sync=args.sync, over_http=over_http)
     try:
-        run_on_loop(run(bot, settings.token))
+        asyncio.run(run(bot, settings.token))
     except KeyboardInterrupt:
         log.info("stopped")
     except Exception as error:

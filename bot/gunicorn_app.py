@@ -2,7 +2,7 @@
 aiohttp's own worker class:
 
     gunicorn -c python:bot.gunicorn_conf bot.gunicorn_app:make_app \\
-        --worker-class aiohttp.GunicornUVLoopWebWorker --workers 2 --bind 0.0.0.0:8080
+        --worker-class aiohttp.GunicornWebWorker --workers 2 --bind 0.0.0.0:8080
 
 (:mod:`bot.gunicorn_conf` checks the settings in gunicorn's master and writes gunicorn's own
 lines as the bot's.)
@@ -41,7 +41,7 @@ from aiohttp import web
 from dotenv import load_dotenv
 
 from bot import logs
-from bot.__main__ import fail, freeze_after_start, log_event_loop, why_it_stopped
+from bot.__main__ import fail, freeze_after_start, why_it_stopped
 from bot.client import TTTBot
 from bot.config import ConfigError, Settings, require_public_key
 
@@ -107,7 +107,6 @@ async def make_app() -> web.AppRunner:
     front = bot.http_front()
 
     async def answering(app: web.Application) -> AsyncIterator[None]:
-        log_event_loop()
         async with bot:  # its exit runs close()
             try:
                 await bot.start_answering(settings.token)

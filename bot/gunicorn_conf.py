@@ -2,7 +2,7 @@
 master before it binds the port or starts a worker:
 
     gunicorn -c python:bot.gunicorn_conf bot.gunicorn_app:make_app \\
-        --worker-class aiohttp.GunicornUVLoopWebWorker --workers 2 --bind 0.0.0.0:8080
+        --worker-class aiohttp.GunicornWebWorker --workers 2 --bind 0.0.0.0:8080
 
 - The settings are checked here first, as each worker checks them: one missing or wrong stops
   gunicorn with the one line naming it (exit code 2), before gunicorn writes anything.

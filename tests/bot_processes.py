@@ -150,7 +150,7 @@ GUNICORN = (
     "python:bot.gunicorn_conf",
     "bot.gunicorn_app:make_app",
     "--worker-class",
-    "aiohttp.GunicornUVLoopWebWorker",
+    "aiohttp.GunicornWebWorker",
     "--no-control-socket",
 )
 

@@ -45,7 +45,6 @@ async def test_the_bot_process_plays_and_stops_cleanly_on_sigterm(
     assert sim.token not in log  # not even at DEBUG
     assert ix.token not in log  # LOG_LEVEL=DEBUG leaves discord.py's payload logs off
     assert "DEBUG" in log  # ...while the rest of DEBUG is on
-    assert "event loop: uvloop.Loop" in log  # libuv's loop, not asyncio's own
     assert "WARNING" not in log  # a healthy start and stop warns of nothing
     assert (tmp_path / "bot.sqlite3").exists()
 

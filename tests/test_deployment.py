@@ -138,7 +138,7 @@ def test_the_http_workers_run_gunicorn_on_the_database_behind_the_proxy_only() -
         "python:bot.gunicorn_conf",
         "bot.gunicorn_app:make_app",
         "--worker-class",
-        "aiohttp.GunicornUVLoopWebWorker",
+        "aiohttp.GunicornWebWorker",
         "--workers",
         "2",
         "--bind",
