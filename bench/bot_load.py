@@ -46,6 +46,7 @@ import random
 import re
 import signal
 import socket
+import statistics
 import sys
 import tempfile
 import time
@@ -645,35 +646,100 @@ def scrape_times(phase: Phase) -> str:
 
 
 async def run(args: argparse.Namespace) -> None:
-    with tempfile.TemporaryDirectory() as name:
-        folder = Path(name)
-        sqlite = TTTBot(f"sqlite:///{folder / 'tttbot.sqlite3'}", "SQLite on disk", free_port())
-        targets: list[Target] = [sqlite]
-        if args.database_url:
-            label = args.database_url.split(":", 1)[0]
-            targets.append(TTTBot(args.database_url, label, free_port()))
-        if args.http_workers:
-            # Workers share one database: SQLite for one machine's workers, else the URL given.
-            url = args.database_url or f"sqlite:///{folder / 'tttbot-http.sqlite3'}"
-            label = "SQLite on disk" if not args.database_url else url.split(":", 1)[0]
-            targets.append(TTTBotOverHttp(url, label, free_port(), args.http_workers))
-        if args.raw_board:
-            targets.append(RawBoardBot())
-        targets += [BareBoardBot(), BareBot()]
-        results = []
-        for target in targets:
-            print(f"measuring {target.name}...", flush=True)
-            # A server of its own for each bot: the one measured last would otherwise pay for
-            # every message and record the earlier runs left in the server's memory.
-            sim = DiscordSim(response_deadline=DEADLINE, interaction_timeout=DEADLINE)
-            sim.spec_checks = False
-            await sim.start()
-            try:
-                guild = sim.add_guild("load")
-                results.append(await bench_target(sim, guild, target, args, folder))
-            finally:
-                await sim.stop()
-    report(results, args)
+    rounds = []
+    for number in range(args.rounds):
+        if args.rounds > 1:
+            print(f"\nround {number + 1} of {args.rounds}", flush=True)
+        with tempfile.TemporaryDirectory() as name:
+            results = await run_round(args, Path(name))
+        report(results, args)
+        rounds.append(results)
+    if args.rounds > 1:
+        summarize(rounds)
+
+
+def summarize(rounds: list[list[Result]]) -> None:
+    """Each bot's figures over the rounds: the median, and the lowest and highest. A ratio
+    is taken within its round, against the bare bot measured minutes from it."""
+
+    def spread(values: list[float], digits: int) -> str:
+        return (
+            f"{statistics.median(values):,.{digits}f} "
+            f"[{min(values):,.{digits}f}-{max(values):,.{digits}f}]"
+        )
+
+    def row(label: str, value: Callable[[Result, Result], float], digits: int) -> None:
+        cells = [
+            spread([value(results[at], results[-1]) for results in rounds], digits)
+            for at in range(len(rounds[0]))
+        ]
+        print(f"| {label} | " + " | ".join(cells) + " |")
+
+    names = [result.name for result in rounds[0]]
+    print(f"\nover {len(rounds)} rounds, the median [lowest-highest]:")
+    print(f"\n| figure | {' | '.join(names)} |")
+    print("|---|" + "---|" * len(names))
+    row("saturation: interactions/s", lambda r, _: r.saturation.rate, 0)
+    row(
+        "ratio to the bare bot of its round",
+        lambda r, bare: r.saturation.rate / bare.saturation.rate,
+        2,
+    )
+    row(
+        "saturation: bot CPU ms per interaction",
+        lambda r, _: r.saturation.cpu_ms_per_interaction(),
+        2,
+    )
+    row(
+        "saturation: driver CPU ms per interaction",
+        lambda r, _: r.saturation.driver_cpu / max(1, r.saturation.answered) * 1e3,
+        2,
+    )
+    row("steady: latency p99 ms", lambda r, _: r.steady.latency_ms(0.99), 1)
+    row("steady: bot CPU ms per interaction", lambda r, _: r.steady.cpu_ms_per_interaction(), 2)
+    totals = [
+        sum(
+            results[at].saturation.errors + results[at].steady.errors + results[at].broken_rules
+            for results in rounds
+        )
+        for at in range(len(names))
+    ]
+    print(
+        "| errors and Discord's rules broken, all rounds | "
+        + " | ".join(str(total) for total in totals)
+        + " |"
+    )
+
+
+async def run_round(args: argparse.Namespace, folder: Path) -> list[Result]:
+    """Every bot measured once, in turn, each against a local Discord server of its own."""
+    sqlite = TTTBot(f"sqlite:///{folder / 'tttbot.sqlite3'}", "SQLite on disk", free_port())
+    targets: list[Target] = [sqlite]
+    if args.database_url:
+        label = args.database_url.split(":", 1)[0]
+        targets.append(TTTBot(args.database_url, label, free_port()))
+    if args.http_workers:
+        # Workers share one database: SQLite for one machine's workers, else the URL given.
+        url = args.database_url or f"sqlite:///{folder / 'tttbot-http.sqlite3'}"
+        label = "SQLite on disk" if not args.database_url else url.split(":", 1)[0]
+        targets.append(TTTBotOverHttp(url, label, free_port(), args.http_workers))
+    if args.raw_board:
+        targets.append(RawBoardBot())
+    targets += [BareBoardBot(), BareBot()]
+    results = []
+    for target in targets:
+        print(f"measuring {target.name}...", flush=True)
+        # A server of its own for each bot: the one measured last would otherwise pay for
+        # every message and record the earlier runs left in the server's memory.
+        sim = DiscordSim(response_deadline=DEADLINE, interaction_timeout=DEADLINE)
+        sim.spec_checks = False
+        await sim.start()
+        try:
+            guild = sim.add_guild("load")
+            results.append(await bench_target(sim, guild, target, args, folder))
+        finally:
+            await sim.stop()
+    return results
 
 
 def main() -> None:
@@ -685,6 +751,13 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3.0, help="before measuring")
     parser.add_argument("--live-games", type=int, default=10_000, help="for the memory figure")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure every bot this many times, in turn, and sum the rounds up: on a shared "
+        "machine one round's ratio can be off by a fifth",
+    )
     parser.add_argument(
         "--scrape-rate",
         type=float,

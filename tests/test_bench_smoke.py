@@ -94,6 +94,44 @@ def test_load_benchmark_runs_every_bot_and_reports_every_figure() -> None:
     assert (raw, board, bare) == ("", "", "")
 
 
+def test_load_benchmark_over_rounds_sums_each_bot_up() -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bench.bot_load",
+            *("--seconds", "0.5", "--warmup", "0.3", "--in-flight", "2", "--rate", "10"),
+            *("--live-games", "0", "--scrape-rate", "0", "--rounds", "2"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "round 1 of 2" in out
+    assert "round 2 of 2" in out
+    summary = out.split("over 2 rounds, the median [lowest-highest]:")[1]
+    header = "| figure | tttbot (SQLite on disk) | bare discord.py, a board | bare discord.py |"
+    assert header in summary
+
+    def cells(label: str) -> list[str]:
+        row = summary.split(f"| {label} | ")[1].split("\n")[0]
+        return [cell.strip() for cell in row.rstrip(" |").split(" | ")]
+
+    spread = r"([0-9,.]+) \[([0-9,.]+)-([0-9,.]+)\]"
+    for label in ("saturation: interactions/s", "saturation: bot CPU ms per interaction"):
+        for cell in cells(label):
+            found = re.fullmatch(spread, cell)
+            assert found is not None, (label, cell)
+            median, low, high = (float(value.replace(",", "")) for value in found.groups())
+            assert 0 < low <= median <= high, (label, cell)
+    # Each round's ratio is against that round's own bare bot: the bare bot's own is 1.
+    assert cells("ratio to the bare bot of its round")[-1] == "1.00 [1.00-1.00]"
+    assert cells("errors and Discord's rules broken, all rounds") == ["0", "0", "0"]
+
+
 def test_ultimate_load_benchmark_plays_both_loads_and_reports_every_figure() -> None:
     result = subprocess.run(
         [
