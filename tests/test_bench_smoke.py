@@ -12,65 +12,51 @@ import pytest
 pytestmark = pytest.mark.slow
 
 
-def test_engine_benchmark_runs_and_reports_every_figure() -> None:
+def run_bench(module: str, *arguments: str, timeout: float = 120) -> str:
+    """What ``python -m module arguments`` printed, once it exited 0."""
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.engine",
-            *("--rounds", "1", "--naive-runs", "1", "--positions", "10"),
-            *("--timed-games", "1", "--reviews", "2", "--drill-games", "3"),
-        ],
+        [sys.executable, "-m", module, *arguments],
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def test_engine_benchmark_runs_and_reports_every_figure() -> None:
+    stdout = run_bench(
+        "bench.engine",
+        *("--rounds", "1", "--naive-runs", "1", "--positions", "10"),
+        *("--timed-games", "1", "--reviews", "2", "--drill-games", "3"),
+    )
     for figure in ("one-time cost", "every position: median", "p99", "speed-up on the empty"):
-        assert figure in result.stdout
+        assert figure in stdout
     for figure in ("empty 5x5 board proven a draw", "minimax on 5x5, its", "5x5 review"):
-        assert figure in result.stdout
-    assert "a bare interpreter's whole run (python -c pass" in result.stdout
+        assert figure in stdout
+    assert "a bare interpreter's whole run (python -c pass" in stdout
     for size in (3, 4, 5):
-        assert f"drill answers, {size}x{size}: every move of the" in result.stdout
-    assert "549,945 nodes" in result.stdout  # the baseline really searched the whole tree
+        assert f"drill answers, {size}x{size}: every move of the" in stdout
+    assert "549,945 nodes" in stdout  # the baseline really searched the whole tree
 
 
 def test_moves_benchmark_runs_and_reports_every_figure() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "bench.moves", "--seconds", "0.3", "--channels", "2"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
+    stdout = run_bench("bench.moves", "--seconds", "0.3", "--channels", "2")
     for figure in ("yardstick: a round trip", "one channel at a time", "2 channels at once"):
-        assert figure in result.stdout
-    moves_per_second = int(
-        result.stdout.split("2 channels at once: ")[1].split(" ")[0].replace(",", "")
-    )
+        assert figure in stdout
+    moves_per_second = int(stdout.split("2 channels at once: ")[1].split(" ")[0].replace(",", ""))
     assert moves_per_second > 0  # games were really played
 
 
 def test_load_benchmark_runs_every_bot_and_reports_every_figure() -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.bot_load",
-            *("--seconds", "1", "--warmup", "0.5", "--in-flight", "4"),
-            *("--rate", "20", "--live-games", "20", "--raw-board", "--scrape-rate", "10"),
-            *("--http-workers", "2"),
-        ],
-        capture_output=True,
-        text=True,
+    table = run_bench(
+        "bench.bot_load",
+        *("--seconds", "1", "--warmup", "0.5", "--in-flight", "4"),
+        *("--rate", "20", "--live-games", "20", "--raw-board", "--scrape-rate", "10"),
+        *("--http-workers", "2"),
         timeout=180,
-        check=False,
     )
-    assert result.returncode == 0, result.stdout + result.stderr
-    table = result.stdout
     for figure in ("interactions/s", "latency p50", "bot CPU ms", "errors", "stall", "RSS"):
         assert figure in table
     assert "the bare bot's throughput" in table
@@ -95,21 +81,12 @@ def test_load_benchmark_runs_every_bot_and_reports_every_figure() -> None:
 
 
 def test_load_benchmark_over_rounds_sums_each_bot_up() -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.bot_load",
-            *("--seconds", "0.5", "--warmup", "0.3", "--in-flight", "2", "--rate", "10"),
-            *("--live-games", "0", "--scrape-rate", "0", "--rounds", "2"),
-        ],
-        capture_output=True,
-        text=True,
+    out = run_bench(
+        "bench.bot_load",
+        *("--seconds", "0.5", "--warmup", "0.3", "--in-flight", "2", "--rate", "10"),
+        *("--live-games", "0", "--scrape-rate", "0", "--rounds", "2"),
         timeout=180,
-        check=False,
     )
-    assert result.returncode == 0, result.stdout + result.stderr
-    out = result.stdout
     assert "round 1 of 2" in out
     assert "round 2 of 2" in out
     summary = out.split("over 2 rounds, the median [lowest-highest]:")[1]
@@ -133,21 +110,12 @@ def test_load_benchmark_over_rounds_sums_each_bot_up() -> None:
 
 
 def test_ultimate_load_benchmark_plays_both_loads_and_reports_every_figure() -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.ultimate_load",
-            *("--games", "2", "--quiet-channels", "2", "--rate", "5"),
-            *("--seconds", "1.5", "--warmup", "0.5", "--ramp", "0.5"),
-        ],
-        capture_output=True,
-        text=True,
+    out = run_bench(
+        "bench.ultimate_load",
+        *("--games", "2", "--quiet-channels", "2", "--rate", "5"),
+        *("--seconds", "1.5", "--warmup", "0.5", "--ramp", "0.5"),
         timeout=180,
-        check=False,
     )
-    assert result.returncode == 0, result.stdout + result.stderr
-    out = result.stdout
 
     def cells(label: str) -> list[str]:
         row = out.split(f"| {label} | ")[1].split("\n")[0]
@@ -180,21 +148,9 @@ def test_ultimate_load_benchmark_plays_both_loads_and_reports_every_figure() -> 
         assert label in out
 
 
-def run_ladder(*arguments: str) -> str:
-    result = subprocess.run(
-        [sys.executable, "-m", "bench.ladder", *arguments],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stdout
-
-
 def test_ladder_benchmark_prints_every_table_and_repeats_on_two_processes() -> None:
     arguments = ("--sizes", "3", "5", "--games", "4", "--seed", "7")
-    alone = run_ladder(*arguments)
+    alone = run_bench("bench.ladder", *arguments)
     for heading in ("## 3x3, 3 in a row: 4 games", "## 5x5, 4 in a row: 4 games", "Expected per"):
         assert heading in alone
     assert "casual's skill 0.3;" in alone
@@ -203,77 +159,43 @@ def test_ladder_benchmark_prints_every_table_and_repeats_on_two_processes() -> N
     def tables(output: str) -> list[str]:
         return [line for line in output.splitlines() if line.startswith("|")]
 
-    assert tables(run_ladder(*arguments, "--jobs", "2")) == tables(alone)
+    assert tables(run_bench("bench.ladder", *arguments, "--jobs", "2")) == tables(alone)
 
 
 def test_seasons_benchmark_runs_and_reports_every_figure() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "bench.seasons", "--games", "20", "--members", "4"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    assert "stored 20 games between 4 members in 2026-11" in result.stdout
+    stdout = run_bench("bench.seasons", "--games", "20", "--members", "4")
+    assert "stored 20 games between 4 members in 2026-11" in stdout
     for figure in ("yardstick: the all-time table", "the season's table, median of 7"):
-        assert figure in result.stdout
-    assert "reading its 20 games" in result.stdout
+        assert figure in stdout
+    assert "reading its 20 games" in stdout
 
 
 def test_tournament_message_benchmark_runs_and_reports_every_size() -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "bench.tournament_message", "--runs", "1", "--players", "12", "20"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    assert "yardstick: one 3x3 board drawn" in result.stdout
+    stdout = run_bench("bench.tournament_message", "--runs", "1", "--players", "12", "20")
+    assert "yardstick: one 3x3 board drawn" in stdout
     for players, rounds in ((12, 4), (20, 5)):
-        assert f"{players} players, {rounds} rounds: standings and message" in result.stdout
+        assert f"{players} players, {rounds} rounds: standings and message" in stdout
 
 
 def test_tournament_benchmark_runs_and_reports_every_figure() -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.tournament",
-            *("--players", "12", "20", "--repeats", "1", "--long-rounds", "9"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    stdout = run_bench(
+        "bench.tournament", *("--players", "12", "20", "--repeats", "1", "--long-rounds", "9")
     )
-    assert result.returncode == 0, result.stderr
-    assert "yardstick: networkx matching over every pair of 64 players" in result.stdout
+    assert "yardstick: networkx matching over every pair of 64 players" in stdout
     for row in ("| 12 | 1 of 4 |", "| 12 | 3 of 4 |", "| 20 | 1 of 5 |", "| 20 | 5 of 5 |"):
-        assert row in result.stdout
-    assert "| 20 | 9 of 9 (set by hand) |" in result.stdout
-    assert "standings of 20 players after 8 rounds, median: " in result.stdout
+        assert row in stdout
+    assert "| 20 | 9 of 9 (set by hand) |" in stdout
+    assert "standings of 20 players after 8 rounds, median: " in stdout
 
 
 def test_ultimate_benchmark_runs_and_reports_every_figure() -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "bench.ultimate",
-            *("--positions", "5", "--games", "2", "--seconds", "0.02", "--nodes", "300"),
-            *("--uct-games", "1", "--uct-playouts", "50"),
-            *("--mcts-games", "2", "--mcts-seconds", "0.02"),
-            *("--reviews", "1", "--review-nodes", "100"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    out = run_bench(
+        "bench.ultimate",
+        *("--positions", "5", "--games", "2", "--seconds", "0.02", "--nodes", "300"),
+        *("--uct-games", "1", "--uct-playouts", "50"),
+        *("--mcts-games", "2", "--mcts-seconds", "0.02"),
+        *("--reviews", "1", "--review-nodes", "100"),
     )
-    assert result.returncode == 0, result.stderr
-    out = result.stdout
     assert "yardstick: one random playout from the empty board" in out
     assert "minimax's move over 5 positions from real games (budget 0.02 s): median" in out
     for row in ("casual against random", "smart against casual", "minimax against smart"):
