@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
+import enum
 import functools
 import itertools
 import logging
@@ -627,11 +628,12 @@ class _Database:
 class _NotesAtOnce:
     """Interactions noted on the event loop's own thread, on a connection of its own that
     never waits for the write lock. The HTTP endpoint notes every interaction before anything
-    acts on it (:mod:`bot.endpoint`): the insert takes about 13 µs of CPU, a hop to the
-    storage thread and back about 50 µs more (2026-11-29), a second hop a click beside the
-    move's own. When the lock is taken (by this process's storage thread, or by another
-    worker) or the insert fails for any other reason, the note is left to the storage thread,
-    which waits for the lock and reports the database's failures as every operation does.
+    acts on it (:mod:`bot.endpoint`): the insert takes 12 µs of CPU here, 64 µs through the
+    storage thread, whose hop costs more than the insert (2026-11-29). Opened at the first
+    note, so that a bot that notes none (the gateway's) has no second connection. When the
+    lock is taken (by this process's storage thread, or by another worker) or the insert
+    fails for any other reason, the note is left to the storage thread, which waits for the
+    lock and reports the database's failures as every operation does.
 
     Only on a file in WAL mode: a commit there appends to the log without an fsync
     (``synchronous = NORMAL``, as the storage thread's connection), and this connection
@@ -678,17 +680,27 @@ class _NotesAtOnce:
         self._db.close()
 
 
+class _Unopened(enum.Enum):
+    UNOPENED = enum.auto()
+
+
+_UNOPENED = _Unopened.UNOPENED
+
+
 class SqliteStorage:
     """Games, challenges, stats and settings in one SQLite database.
 
     Open it with ``await SqliteStorage.open(path, clock)`` (``":memory:"`` for a throwaway one).
     """
 
-    def __init__(self, thread: StorageThread, database: _Database) -> None:
+    def __init__(self, thread: StorageThread, database: _Database, path: str) -> None:
         self._thread = thread
         self._database = database
         self._closed = False
-        self._notes_at_once: _NotesAtOnce | None = None
+        self._path = path
+        # Made at the first note (on the event loop's thread, where it is used); None once
+        # notes must go through the storage thread.
+        self._notes_at_once: _NotesAtOnce | _Unopened | None = _UNOPENED
 
     @classmethod
     async def open(cls, path: str, clock: Clock) -> SqliteStorage:
@@ -700,14 +712,12 @@ class SqliteStorage:
         except BaseException:
             thread.shutdown()
             raise
-        storage = cls(thread, database)
+        storage = cls(thread, database, path)
         try:
             await storage._prepare()
         except BaseException:
             await storage.close()
             raise
-        # After _prepare: the file exists, in WAL mode if it can be.
-        storage._notes_at_once = _NotesAtOnce.open(path)
         return storage
 
     async def close(self) -> None:
@@ -716,7 +726,7 @@ class SqliteStorage:
         # Operations asked for from now on are refused; those already handed over finish
         # first, queued ahead of the close.
         self._closed = True
-        if self._notes_at_once is not None:
+        if isinstance(self._notes_at_once, _NotesAtOnce):
             self._notes_at_once.close()
         await self._thread.run(self._database.close)
         self._thread.shutdown()
@@ -873,7 +883,10 @@ class SqliteStorage:
         await self._run(self._database.release_lease, name, holder)
 
     async def note_interaction(self, interaction_id: int, signed_at: float) -> bool:
-        if self._notes_at_once is not None and not self._closed:
+        if self._notes_at_once is _UNOPENED and not self._closed:
+            # After open()'s _prepare: the file exists, in WAL mode if it can be.
+            self._notes_at_once = _NotesAtOnce.open(self._path)
+        if isinstance(self._notes_at_once, _NotesAtOnce) and not self._closed:
             noted = self._notes_at_once.note(interaction_id, signed_at)
             if noted is not None:
                 return noted
