@@ -570,7 +570,7 @@ class TTTBot(commands.AutoShardedBot):
             self.settings.public_key,
             self.answers,
             self._posted_interaction,
-            self._note_interaction,
+            self._note_interactions,
         )
         return HealthServer(
             self.settings.http_host,
@@ -599,10 +599,10 @@ class TTTBot(commands.AutoShardedBot):
         # start, and count as in flight, before close() looks.
         await asyncio.sleep(0.1)
 
-    async def _note_interaction(self, interaction_id: int, signed_at: float) -> bool:
-        """Whether no worker noted this interaction before (see bot.endpoint): the storage
+    async def _note_interactions(self, notes: Sequence[tuple[int, float]]) -> frozenset[int]:
+        """Those of these interactions no worker noted before (see bot.endpoint): the storage
         exists by then, the endpoint taking interactions only once the bot is set up."""
-        return await self.storage.note_interaction(interaction_id, signed_at)
+        return await self.storage.note_interactions(notes)
 
     def _posted_interaction(self, data: Any) -> None:
         """An interaction POSTed to the endpoint goes where the gateway's go: the

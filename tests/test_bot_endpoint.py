@@ -12,6 +12,7 @@ import inspect
 import logging
 import signal
 import time
+from collections.abc import Sequence
 from contextvars import ContextVar
 from pathlib import Path
 
@@ -24,9 +25,11 @@ from discord.webhook.async_ import AsyncWebhookAdapter, async_context
 
 from bot import endpoint
 from bot.__main__ import main
+from bot.answers import Answers
 from bot.config import ConfigError, Settings, require_serving
 from bot.domain import Actor
 from bot.health import MAX_REQUEST_BODY, REQUEST_PATIENCE
+from bot.metrics import Metrics
 from bot.service import Clicked, MoveResult
 from bot.storage.base import DatabaseUnavailableError
 from tests.bot_harness import BotHarness, cell_id, http_only
@@ -95,12 +98,12 @@ async def test_a_database_that_cannot_note_an_interaction_does_not_hold_it_up(
     note is not cancelled: it is recorded when the database answers."""
     s = sim.seed
     async with harness.running() as bot:
-        note = bot.storage.note_interaction
+        note = bot.storage.note_interactions
 
-        async def failing(interaction_id: int, signed_at: float) -> bool:
+        async def failing(notes: Sequence[tuple[int, float]]) -> frozenset[int]:
             raise DatabaseUnavailableError("the server is down", nothing_written=True)
 
-        bot.storage.note_interaction = failing  # type: ignore[method-assign]
+        bot.storage.note_interactions = failing  # type: ignore[method-assign]
         with caplog.at_level(logging.WARNING, logger="bot.endpoint"):
             started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
             assert started.response_type == 4
@@ -108,18 +111,18 @@ async def test_a_database_that_cannot_note_an_interaction_does_not_hold_it_up(
             assert (await sim.post_signed(orjson.dumps(started.payload))).status == 401
             released = asyncio.Event()
 
-            async def hung(interaction_id: int, signed_at: float) -> bool:
+            async def hung(notes: Sequence[tuple[int, float]]) -> frozenset[int]:
                 await released.wait()
-                return await note(interaction_id, signed_at)
+                return await note(notes)
 
-            bot.storage.note_interaction = hung  # type: ignore[method-assign]
+            bot.storage.note_interactions = hung  # type: ignore[method-assign]
             stats = await sim.slash(s.bob, s.channel, "ttt stats")
             assert stats.response_type == 4
             released.set()
             assert bot.endpoint is not None
             serving = bot.endpoint
             await sim.wait_for(lambda: not serving._notes_under_way)
-        assert not await note(stats.id, time.time())  # noted once the database answered
+        assert not await note([(stats.id, time.time())])  # noted once the database answered
     warnings = [
         record.getMessage()
         for record in caplog.records
@@ -128,6 +131,39 @@ async def test_a_database_that_cannot_note_an_interaction_does_not_hold_it_up(
     assert len(warnings) == 2, warnings
     assert "DatabaseUnavailableError" in warnings[0]
     assert f"no answer within {endpoint.NOTE_PATIENCE:g} s" in warnings[1]
+
+
+async def test_the_interactions_of_one_pass_of_the_event_loop_are_noted_in_one_call() -> None:
+    """Requests read together are noted together: one transaction, one round trip. Each
+    learns its own interaction's fate from the batch (the database refusing one that another
+    worker was given); those asked for after the batch left go in the next one."""
+    calls: list[list[tuple[int, float]]] = []
+    given_elsewhere = 1_400_000_000_000_000_003
+
+    async def note(notes: Sequence[tuple[int, float]]) -> frozenset[int]:
+        calls.append(list(notes))
+        return frozenset(i for i, _ in notes if i != given_elsewhere)
+
+    async def no_marks(fallback: object) -> None:
+        raise AssertionError("nothing here draws a board")
+
+    serving = endpoint.InteractionsEndpoint(
+        nacl.signing.SigningKey.generate().verify_key.encode().hex(),
+        Answers(Metrics(), no_marks),
+        parse=lambda data: None,
+        note=note,
+    )
+    now = int(time.time())
+    ids = [1_400_000_000_000_000_000 + number for number in range(5)]
+    first = await asyncio.gather(*(serving._first_sight(i, now) for i in ids))
+    assert first == [True, True, True, False, True]
+    assert calls == [[(i, float(now)) for i in ids]]
+    later = [1_400_000_000_000_000_010, 1_400_000_000_000_000_011]
+    assert await asyncio.gather(*(serving._first_sight(i, now) for i in later)) == [True, True]
+    # Sent again to the same worker: its memory refuses them, without the database.
+    assert not await serving._first_sight(ids[0], now)
+    assert calls[1:] == [[(i, float(now)) for i in later]]
+    assert not serving._notes_under_way
 
 
 @http_only

@@ -100,10 +100,10 @@ async def test_an_interaction_sent_again_to_another_worker_is_refused_and_change
         assert holder.endpoint is not None
         clock = holder.endpoint.wall_clock
         await holder.sweep()
-        assert not await holder.storage.note_interaction(started.id, clock())
+        assert not await holder.storage.note_interactions([(started.id, clock())])
         holder.endpoint.wall_clock = lambda: clock() + SEEN_KEPT + 2
         await holder.sweep()
-        assert await holder.storage.note_interaction(started.id, clock())
+        assert await holder.storage.note_interactions([(started.id, clock())])
 
 
 async def test_a_copy_another_worker_moved_past_costs_a_retry_and_plays_the_stored_game(

@@ -2495,19 +2495,21 @@ async def test_an_interaction_is_noted_once_across_two_connections_until_pruned(
         opened(open_storage) as one,
         opened(open_storage) as two,
     ):
+        notes = [(interaction_id, T0 + index) for index, interaction_id in enumerate(ids)]
         noted = await asyncio.gather(
-            *(
-                storage.note_interaction(interaction_id, T0 + index)
-                for index, interaction_id in enumerate(ids)
-                for storage in (one, two, one)
-            )
+            *(storage.note_interactions([note]) for note in notes for storage in (one, two, one)),
+            one.note_interactions(notes),
+            two.note_interactions(notes[::-1]),
         )
-        assert [noted[at : at + 3].count(True) for at in range(0, len(noted), 3)] == [1] * 4
-        assert not await two.note_interaction(ids[0], T0 + 50)
+        assert all(len(each) <= 1 for each in noted[:-2])
+        assert sorted(i for each in noted for i in each) == ids
+        assert await two.note_interactions([(ids[0], T0 + 50)]) == frozenset()
         # Those signed before T0 + 2 go; the two signed later stay noted.
         assert await one.prune_interactions(T0 + 2) == 2
         assert await two.prune_interactions(T0 + 2) == 0
-        assert [await two.note_interaction(i, T0 + 60) for i in ids] == [True, True, False, False]
+        again = await two.note_interactions([(i, T0 + 60) for i in ids] + [(ids[0], T0 + 61)])
+        assert again == frozenset(ids[:2])
+        assert await one.note_interactions([]) == frozenset()
 
 
 async def test_sqlite_notes_an_interaction_without_waiting_for_its_busy_thread(
@@ -2520,12 +2522,14 @@ async def test_sqlite_notes_an_interaction_without_waiting_for_its_busy_thread(
     try:
         # White-box: the storage thread held by an operation of the test's own.
         held = storage._thread.run(lambda: release.wait(5))
-        noted = await asyncio.wait_for(storage.note_interaction(1_400_000_000_000_000_001, T0), 1)
-        assert noted
+        noted = await asyncio.wait_for(
+            storage.note_interactions([(1_400_000_000_000_000_001, T0)]), 1
+        )
+        assert noted == {1_400_000_000_000_000_001}
         assert not held.done()
         release.set()
         assert await held
-        assert not await storage.note_interaction(1_400_000_000_000_000_001, T0 + 1)
+        assert not await storage.note_interactions([(1_400_000_000_000_000_001, T0 + 1)])
     finally:
         release.set()
         await storage.close()
@@ -2542,12 +2546,14 @@ async def test_sqlite_notes_an_interaction_once_the_write_lock_another_process_h
     try:
         with closing(sqlite3.connect(path, isolation_level=None)) as other:
             other.execute("BEGIN IMMEDIATE")
-            note = asyncio.ensure_future(storage.note_interaction(1_400_000_000_000_000_002, T0))
+            note = asyncio.ensure_future(
+                storage.note_interactions([(1_400_000_000_000_000_002, T0)])
+            )
             await asyncio.sleep(0.2)
             assert not note.done()
             other.execute("COMMIT")
-            assert await asyncio.wait_for(note, 5)
-        assert not await storage.note_interaction(1_400_000_000_000_000_002, T0 + 1)
+            assert await asyncio.wait_for(note, 5) == {1_400_000_000_000_000_002}
+        assert not await storage.note_interactions([(1_400_000_000_000_000_002, T0 + 1)])
         assert await storage.prune_interactions(T0 + 1) == 1
     finally:
         await storage.close()

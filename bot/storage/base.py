@@ -737,10 +737,11 @@ class Storage(Protocol):
         once, not when it runs out. Nothing happens if someone else holds it."""
         ...
 
-    async def note_interaction(self, interaction_id: int, signed_at: float) -> bool:
-        """Note that an interaction signed at ``signed_at`` was received: True the first time
-        its id is noted, False for every later try (a replay), on every engine and across
-        processes, in one statement."""
+    async def note_interactions(self, notes: Sequence[tuple[int, float]]) -> frozenset[int]:
+        """Note that the interactions ``notes`` (each an id, and the time it was signed at)
+        were received, in one transaction: the ids noted now for the first time. An id noted
+        before (a replay) is not among them, on every engine and across processes, however
+        many try at once."""
         ...
 
     async def prune_interactions(self, signed_before: float) -> int:

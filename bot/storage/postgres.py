@@ -458,9 +458,10 @@ class PostgresStorage:
     async def release_lease(self, name: str, holder: str) -> None:
         await self._pool.execute(SQL.release_lease, name, holder)
 
-    async def note_interaction(self, interaction_id: int, signed_at: float) -> bool:
-        noted = await self._pool.fetchval(SQL.note_interaction, interaction_id, signed_at)
-        return noted is not None
+    async def note_interactions(self, notes: Sequence[tuple[int, float]]) -> frozenset[int]:
+        ids, signed_at = zip(*notes, strict=True) if notes else ((), ())
+        rows = await self._pool.fetch(_NOTE_INTERACTIONS, ids, signed_at)
+        return frozenset(row["id"] for row in rows)
 
     async def prune_interactions(self, signed_before: float) -> int:
         status = await self._pool.execute(SQL.prune_interactions, signed_before)
@@ -920,6 +921,12 @@ _RATING_PLACEHOLDER = (
 _LOCK_RATINGS = sql.numbered(f"{sql.QMARK.ratings_of} ORDER BY user_id FOR UPDATE")
 # A finish that rates nobody, its records added by the same statement if the save matched:
 # the save's values, then the records' seven columns as arrays (codec.record_rows, unzipped).
+# The endpoint's notes of a pass of the event loop, one round trip: the ids inserted now.
+_NOTE_INTERACTIONS = sql.numbered(
+    "INSERT INTO interactions_seen (id, signed_at)"
+    " SELECT * FROM unnest(?::BIGINT[], ?::DOUBLE PRECISION[])"
+    " ON CONFLICT (id) DO NOTHING RETURNING id"
+)
 _SAVE_UNRATED_FINISH = sql.numbered(
     f"WITH saved AS ({sql.SAVE_GAME}), counted AS ("
     + sql.add_records(
