@@ -51,7 +51,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -72,6 +72,8 @@ from tests.discord_sim import (
 
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE = 3.0
+# How long a channel waits after a click that went wrong before it clicks again.
+ERROR_PAUSE = 1.0
 STALL_LINE = re.compile(
     rb"the event loop stalled for ([0-9.]+) ms(?:, ([0-9.]+) ms of it waiting for a CPU)?"
 )
@@ -380,14 +382,29 @@ class Load:
         try:
             ix = await self.sim.click(self.players[channel], board, custom_id, timeout=DEADLINE)
         except SimError:
-            phase.errors += 1
+            await self.after_error(channel, phase)
             return
-        if not answered_well(ix) or ix.latency is None:
-            phase.errors += 1
+        if not answered_well(ix) or ix.latency is None or ix.ephemeral:
+            await self.after_error(channel, phase)
             return
         phase.latencies.append(ix.latency)
         assert ix.message is not None
         self.boards[channel] = ix.message
+
+    async def after_error(self, channel: SimChannel, phase: Phase) -> None:
+        """A click unanswered, answered late or refused: counted, and the channel's next
+        click is on its newest board, after a pause. (A rematch answered too late shows no
+        board, and the bot's sweeper posts the new game's later; until then the old board's
+        clicks are refused at once, and a loop of them would measure nothing but refusals.)"""
+        phase.errors += 1
+        await asyncio.sleep(ERROR_PAUSE)
+        boards = [
+            message
+            for message in self.sim.messages(channel)
+            if not message.deleted and not message.ephemeral and message.buttons()
+        ]
+        if boards:
+            self.boards[channel] = boards[-1]
 
     async def closed_loop(self, channels: list[SimChannel], seconds: float) -> Phase:
         phase = self.new_phase()
@@ -481,24 +498,34 @@ def answered_well(ix: InteractionRecord) -> bool:
     return ix.rejected is None and ix.response_type in (4, 7) and ix.message is not None
 
 
-async def measured(running: Running, work: Callable[[], Awaitable[Phase]]) -> Phase:
-    """``work``'s phase, with the bot's CPU and the driver's over it, and the bot's stalls.
-
-    The driver's garbage collector is off for the phase (after a collection first): the
-    local server keeps every request and interaction it saw, and a full collection over them
-    paused the driver for a quarter of a second at a time, every bot's p99 at saturation, and
-    took a third of the driver's CPU (2026-11-29: p99 250-300 ms with it, 51-54 without, for
-    the same bot)."""
+@contextlib.contextmanager
+def collector_off() -> Iterator[None]:
+    """The driver's garbage collector off (after a collection, when it was on), and back on
+    after. The local server keeps every request and interaction it saw, and a collection
+    over them paused the driver while the bot's answers waited: a quarter of a second at a
+    time at saturation, every bot's p99 there (2026-11-29: 250-300 ms with it, 51-54 without,
+    for the same bot) and a third of the driver's CPU; and 3.7 s once, over the two million
+    objects the last bot's server left, which made the next bot's answers late."""
+    if not gc.isenabled():
+        yield
+        return
     gc.collect()
     gc.disable()
     try:
+        yield
+    finally:
+        gc.enable()
+
+
+async def measured(running: Running, work: Callable[[], Awaitable[Phase]]) -> Phase:
+    """``work``'s phase, with the bot's CPU and the driver's over it, and the bot's stalls,
+    the driver's collector off (:func:`collector_off`)."""
+    with collector_off():
         log_start, cpu_start = running.log_size(), running.cpu_seconds()
         driver_start = time.process_time()
         phase = await work()
         phase.bot_cpu = running.cpu_seconds() - cpu_start
         phase.driver_cpu = time.process_time() - driver_start
-    finally:
-        gc.enable()
     phase.longest_stall_ms, phase.longest_own_stall_ms = running.longest_stalls_ms(log_start)
     return phase
 
@@ -537,6 +564,13 @@ async def stop_process(running: Running) -> None:
 
 
 async def bench_target(
+    sim: DiscordSim, guild: SimGuild, target: Target, args: argparse.Namespace, folder: Path
+) -> Result:
+    with collector_off():  # each bot's whole run, the last one's garbage collected first
+        return await _bench_target(sim, guild, target, args, folder)
+
+
+async def _bench_target(
     sim: DiscordSim, guild: SimGuild, target: Target, args: argparse.Namespace, folder: Path
 ) -> Result:
     running = await start_process(sim, target, guild, folder)
