@@ -919,14 +919,14 @@ _RATING_PLACEHOLDER = (
     " ON CONFLICT (guild_id, user_id, size) DO NOTHING"
 )
 _LOCK_RATINGS = sql.numbered(f"{sql.QMARK.ratings_of} ORDER BY user_id FOR UPDATE")
-# A finish that rates nobody, its records added by the same statement if the save matched:
-# the save's values, then the records' seven columns as arrays (codec.record_rows, unzipped).
 # The endpoint's notes of a pass of the event loop, one round trip: the ids inserted now.
 _NOTE_INTERACTIONS = sql.numbered(
     "INSERT INTO interactions_seen (id, signed_at)"
     " SELECT * FROM unnest(?::BIGINT[], ?::DOUBLE PRECISION[])"
     " ON CONFLICT (id) DO NOTHING RETURNING id"
 )
+# A finish that rates nobody, its records added by the same statement if the save matched:
+# the save's values, then the records' seven columns as arrays (codec.record_rows, unzipped).
 _SAVE_UNRATED_FINISH = sql.numbered(
     f"WITH saved AS ({sql.SAVE_GAME}), counted AS ("
     + sql.add_records(
