@@ -113,6 +113,9 @@ class Phase:
     def cpu_ms_per_interaction(self) -> float:
         return self.bot_cpu / self.answered * 1e3 if self.answered else float("nan")
 
+    def driver_cpu_ms_per_interaction(self) -> float:
+        return self.driver_cpu / max(1, self.answered) * 1e3
+
     def scrape_ms(self, fraction: float) -> float:
         if not self.scrapes:
             return float("nan")
@@ -566,13 +569,6 @@ async def stop_process(running: Running) -> None:
 async def bench_target(
     sim: DiscordSim, guild: SimGuild, target: Target, args: argparse.Namespace, folder: Path
 ) -> Result:
-    with collector_off():  # each bot's whole run, the last one's garbage collected first
-        return await _bench_target(sim, guild, target, args, folder)
-
-
-async def _bench_target(
-    sim: DiscordSim, guild: SimGuild, target: Target, args: argparse.Namespace, folder: Path
-) -> Result:
     running = await start_process(sim, target, guild, folder)
     try:
         await asyncio.sleep(1)  # let start-up settle before the idle memory is read
@@ -630,7 +626,7 @@ def report(results: list[Result], args: argparse.Namespace) -> None:
     )
     row(
         "driver CPU ms per interaction (saturation)",
-        lambda r: f"{r.saturation.driver_cpu / max(1, r.saturation.answered) * 1e3:.2f}",
+        lambda r: f"{r.saturation.driver_cpu_ms_per_interaction():.2f}",
     )
     if args.scrape_rate:
         rate = f"{args.scrape_rate:.0f}/s"
@@ -739,7 +735,7 @@ def summarize(rounds: list[list[Result]]) -> None:
     )
     row(
         "saturation: driver CPU ms per interaction",
-        lambda r, _: r.saturation.driver_cpu / max(1, r.saturation.answered) * 1e3,
+        lambda r, _: r.saturation.driver_cpu_ms_per_interaction(),
         2,
     )
     row("steady: latency p99 ms", lambda r, _: r.steady.latency_ms(0.99), 1)
@@ -783,7 +779,9 @@ async def run_round(args: argparse.Namespace, folder: Path) -> list[Result]:
         await sim.start()
         try:
             guild = sim.add_guild("load")
-            results.append(await bench_target(sim, guild, target, args, folder))
+            # Off for the bot's whole run, the last bot's garbage collected first.
+            with collector_off():
+                results.append(await bench_target(sim, guild, target, args, folder))
         finally:
             await sim.stop()
     return results
