@@ -238,9 +238,10 @@ class InteractionsEndpoint:
         a request, the notes were about a tenth of a click's CPU on PostgreSQL at saturation."""
         if self._next_batch is None or self._next_batch[1].done():  # (done: cancelled unstarted)
             notes: dict[int, float] = {}
-            self._next_batch = (notes, asyncio.ensure_future(self._noted(notes)))
-            self._notes_under_way.add(self._next_batch[1])
-            self._next_batch[1].add_done_callback(self._note_done)
+            batch: asyncio.Future[frozenset[int]] = asyncio.ensure_future(self._noted(notes))
+            self._notes_under_way.add(batch)
+            batch.add_done_callback(self._note_done)
+            self._next_batch = (notes, batch)
         notes, batch = self._next_batch
         notes[interaction_id] = signed_at
         return batch
