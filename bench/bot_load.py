@@ -22,6 +22,9 @@ answered from the raw gateway payload, beside discord.py). For each it measures:
   second (an open loop of its own): the clicks' latency beside saturation's, and the scrapes';
 * the longest event-loop stall (every bot logs stalls from 10 ms: ``bot/stalls.py``), and
   the longest less the time the loop's thread waited for a CPU (the machine is shared);
+* each bot's CPU a second while idle, from ``--idle-settle`` seconds after start-up on
+  (each process's, for HTTP workers: what a process that answers nothing spends on its
+  timers, the stall watcher's and the sweeper's);
 * tttbot's memory, idle (each process's, for HTTP workers) and with ``--live-games`` games
   under way;
 * what the local Discord server saw break its rules: an answer after 3 s or a second one.
@@ -129,6 +132,7 @@ class Result:
     steady: Phase
     idle_rss_mb: float = float("nan")
     idle_rss_each: list[float] = field(default_factory=list)  # the bot's processes, its own first
+    idle_cpu_each: list[float] = field(default_factory=list)  # ms a second, the same processes
     loaded_rss_mb: float = float("nan")
     broken_rules: int = 0  # what the local Discord server saw break its rules (a second answer...)
     live_games: int = 0
@@ -315,12 +319,24 @@ class Running:
     def cpu_seconds(self) -> float:
         """The CPU time of the bot's processes, as now (a worker that ended is not counted:
         none does while the bot is measured)."""
-        total = 0
+        return sum(self.cpu_seconds_each().values())
+
+    def cpu_seconds_each(self) -> dict[int, float]:
+        """The CPU time of each of the bot's processes, by pid, as now."""
+        each = {}
         for pid in self.pids():
             with contextlib.suppress(FileNotFoundError):
                 fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-                total += int(fields[11]) + int(fields[12])
-        return total / os.sysconf("SC_CLK_TCK")
+                each[pid] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return each
+
+    async def idle_cpu_ms_each(self, seconds: float) -> list[float]:
+        """Each process's CPU over ``seconds`` in which nothing is asked of it, in ms a
+        second, the first its own."""
+        before, start = self.cpu_seconds_each(), time.perf_counter()
+        await asyncio.sleep(seconds)
+        after, took = self.cpu_seconds_each(), time.perf_counter() - start
+        return [(after[pid] - before[pid]) / took * 1e3 for pid in before if pid in after]
 
     def rss_mb_each(self) -> list[float]:
         """The resident memory of each of the bot's processes, the first its own."""
@@ -573,6 +589,9 @@ async def bench_target(
     try:
         await asyncio.sleep(1)  # let start-up settle before the idle memory is read
         idle_rss_each = running.rss_mb_each()
+        # Start-up's last work (discord.py's READY, the first sweep) is not idleness.
+        await asyncio.sleep(args.idle_settle)
+        idle_cpu_each = await running.idle_cpu_ms_each(args.idle_seconds)
         load = Load(sim, target, args.seed)
         prefix = re.sub(r"[^a-z]", "", target.name)[:8]
         channels = await load.open_games(guild, args.in_flight, prefix)
@@ -581,7 +600,9 @@ async def bench_target(
         # wrote, and that would be measured as the steady rate's latency.
         steady = await measured(running, lambda: load.open_loop(channels, args.rate, args.seconds))
         saturation = await measured(running, lambda: load.closed_loop(channels, args.seconds))
-        result = Result(target.name, saturation, steady, sum(idle_rss_each), idle_rss_each)
+        result = Result(
+            target.name, saturation, steady, sum(idle_rss_each), idle_rss_each, idle_cpu_each
+        )
         if isinstance(target, TTTBot) and args.scrape_rate:
             url, rate = target.metrics_url, args.scrape_rate
             result.scraped = await measured(
@@ -650,7 +671,11 @@ def report(results: list[Result], args: argparse.Namespace) -> None:
         "Discord's rules broken (an answer late or twice, a bad request...)",
         lambda r: str(r.broken_rules),
     )
-    row("RSS idle MB", lambda r: f"{r.idle_rss_mb:.1f}{each_process(r)}")
+    row("RSS idle MB", lambda r: f"{r.idle_rss_mb:.1f}{each_process(r.idle_rss_each)}")
+    row(
+        "CPU idle ms a second",
+        lambda r: f"{sum(r.idle_cpu_each):.1f}{each_process(r.idle_cpu_each)}",
+    )
     row(
         "RSS with live games MB",
         lambda r: f"{r.loaded_rss_mb:.1f} ({r.live_games:,} games)" if r.live_games else "",
@@ -668,12 +693,12 @@ def report(results: list[Result], args: argparse.Namespace) -> None:
         )
 
 
-def each_process(result: Result) -> str:
-    """Each process's share of the idle memory, where the bot is several."""
-    if len(result.idle_rss_each) < 2:
+def each_process(figures: list[float]) -> str:
+    """Each process's share of an idle figure, where the bot is several."""
+    if len(figures) < 2:
         return ""
-    first, *workers = result.idle_rss_each
-    return f" (master {first:.1f}; workers {', '.join(f'{mb:.1f}' for mb in workers)})"
+    first, *workers = figures
+    return f" (master {first:.1f}; workers {', '.join(f'{x:.1f}' for x in workers)})"
 
 
 def latencies(phase: Phase) -> str:
@@ -740,6 +765,7 @@ def summarize(rounds: list[list[Result]]) -> None:
     )
     row("steady: latency p99 ms", lambda r, _: r.steady.latency_ms(0.99), 1)
     row("steady: bot CPU ms per interaction", lambda r, _: r.steady.cpu_ms_per_interaction(), 2)
+    row("idle: bot CPU ms a second", lambda r, _: sum(r.idle_cpu_each), 1)
     totals = [
         sum(
             results[at].saturation.errors + results[at].steady.errors + results[at].broken_rules
@@ -794,6 +820,15 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=100.0, help="the steady rate, per second")
     parser.add_argument("--seconds", type=float, default=10.0, help="per measured phase")
     parser.add_argument("--warmup", type=float, default=3.0, help="before measuring")
+    parser.add_argument(
+        "--idle-settle", type=float, default=4.0, help="after start-up, before the idle CPU"
+    )
+    parser.add_argument(
+        "--idle-seconds",
+        type=float,
+        default=10.0,
+        help="the idle CPU's measure (two of the sweeper's rounds, 5 s apart)",
+    )
     parser.add_argument("--live-games", type=int, default=10_000, help="for the memory figure")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(

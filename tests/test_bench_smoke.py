@@ -53,6 +53,7 @@ def test_load_benchmark_runs_every_bot_and_reports_every_figure() -> None:
     table = run_bench(
         "bench.bot_load",
         *("--seconds", "1", "--warmup", "0.5", "--in-flight", "4"),
+        *("--idle-settle", "0", "--idle-seconds", "0.5"),
         *("--rate", "20", "--live-games", "20", "--raw-board", "--scrape-rate", "10"),
         *("--http-workers", "2"),
         timeout=180,
@@ -71,6 +72,9 @@ def test_load_benchmark_runs_every_bot_and_reports_every_figure() -> None:
     # Both workers' idle memory, and the master's.
     memory = table.split("| RSS idle MB | ")[1].split(" | ")[1]
     assert re.fullmatch(r"[0-9.]+ \(master [0-9.]+; workers [0-9.]+, [0-9.]+\)", memory), memory
+    idle_cpu = table.split("| CPU idle ms a second | ")[1].split("\n")[0].rstrip(" |").split(" | ")
+    assert len(idle_cpu) == 5
+    assert re.fullmatch(r"[0-9.]+ \(master [0-9.]+; workers [0-9.]+, [0-9.]+\)", idle_cpu[1])
     # tttbot's /metrics scraped meanwhile: every scrape answered (the bare bots have none).
     scrapes = table.split("| a /metrics scrape meanwhile: p50 / p99 ms (failed or over 3 s) |")
     row = scrapes[1].split("\n")[0]
@@ -84,6 +88,7 @@ def test_load_benchmark_over_rounds_sums_each_bot_up() -> None:
     out = run_bench(
         "bench.bot_load",
         *("--seconds", "0.5", "--warmup", "0.3", "--in-flight", "2", "--rate", "10"),
+        *("--idle-settle", "0", "--idle-seconds", "0.2"),
         *("--live-games", "0", "--scrape-rate", "0", "--rounds", "2"),
         timeout=180,
     )
@@ -104,6 +109,8 @@ def test_load_benchmark_over_rounds_sums_each_bot_up() -> None:
             assert found is not None, (label, cell)
             median, low, high = (float(value.replace(",", "")) for value in found.groups())
             assert 0 < low <= median <= high, (label, cell)
+    for cell in cells("idle: bot CPU ms a second"):  # at 10 ms a tick, 0.2 s may show none
+        assert re.fullmatch(spread, cell) is not None, cell
     # Each round's ratio is against that round's own bare bot: the bare bot's own is 1.
     assert cells("ratio to the bare bot of its round")[-1] == "1.00 [1.00-1.00]"
     assert cells("errors and Discord's rules broken, all rounds") == ["0", "0", "0"]
