@@ -36,6 +36,7 @@ from bot.config import Settings
 from bot.errors import APOLOGY, DATABASE_DOWN
 from bot.health import REQUEST_PATIENCE, HealthServer
 from bot.metrics import OPERATIONS, Metrics
+from bot.stalls import IDLE_TICK
 from tests.bot_harness import (
     CALLBACK,
     both_front_doors,
@@ -446,9 +447,10 @@ async def test_every_metric_moves_when_its_event_happens(sim: DiscordSim, tmp_pa
             "the lost answer counted",
         )
 
-        # The event loop held up (the process stopped for a moment): a stall.
+        # The event loop held up (the process stopped for a moment): a stall. An idle bot's
+        # watcher looks every IDLE_TICK, so it sees 0.3 s of it at least.
         bot.process.send_signal(signal.SIGSTOP)
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(0.3 + IDLE_TICK)
         bot.process.send_signal(signal.SIGCONT)
         # Waited for by its length: on a busy machine a shorter stall may be counted first.
         now = await http.until(
