@@ -22,9 +22,10 @@ answered from the raw gateway payload, beside discord.py). For each it measures:
   second (an open loop of its own): the clicks' latency beside saturation's, and the scrapes';
 * the longest event-loop stall (every bot logs stalls from 10 ms: ``bot/stalls.py``), and
   the longest less the time the loop's thread waited for a CPU (the machine is shared);
-* each bot's CPU a second while idle, from ``--idle-settle`` seconds after start-up on
-  (each process's, for HTTP workers: what a process that answers nothing spends on its
-  timers, the stall watcher's and the sweeper's);
+* each bot's CPU a second while idle, over ``--idle-seconds`` from ``--idle-settle``
+  seconds after its idle memory is read (a second after it is ready) (each process's, for
+  HTTP workers: what a process that answers nothing spends on its timers, the stall
+  watcher's and the sweeper's);
 * tttbot's memory, idle (each process's, for HTTP workers) and with ``--live-games`` games
   under way;
 * what the local Discord server saw break its rules: an answer after 3 s or a second one.
