@@ -213,6 +213,9 @@ class Responding:
     whether Discord took it (its connection stayed open until the response was written)."""
 
     interaction_id: int
+    # The event loop's time when the endpoint had read its request: when the bot first saw
+    # the interaction, though the endpoint may hold it a while before anything acts on it.
+    read_at: float
     # The first answer's callback JSON; None once the endpoint stopped waiting for one.
     body: asyncio.Future[bytes | None] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
@@ -328,9 +331,11 @@ class Answers:
         """Answering ``interaction``: with the state it was handed on with, if it was."""
         state = self._handed_on.pop(interaction.id, None)
         if state is None:
-            loop = asyncio.get_running_loop()
             state = AnswerState(
-                interaction.id, interaction.token, loop.time(), kind_of(interaction.type.value)
+                interaction.id,
+                interaction.token,
+                self.seen_at(interaction.id),
+                kind_of(interaction.type.value),
             )
         else:
             state.taken.set()
@@ -338,18 +343,26 @@ class Answers:
 
     # -- interactions POSTed to the endpoint ------------------------------------------------
 
-    def respond(self, interaction_id: int) -> Responding | None:
-        """The first answer to ``interaction_id`` goes to a waiting HTTP request (until
-        :meth:`responded`); None if one already waits for it (a request sent twice)."""
+    def respond(self, interaction_id: int, read_at: float) -> Responding | None:
+        """The first answer to ``interaction_id``, whose request was read at ``read_at`` (the
+        event loop's time), goes to that waiting HTTP request (until :meth:`responded`); None
+        if one already waits for it (a request sent twice)."""
         if interaction_id in self._responding:
             return None
-        responding = Responding(interaction_id)
+        responding = Responding(interaction_id, read_at)
         self._responding[interaction_id] = responding
         return responding
 
     def responding(self, interaction_id: int) -> Responding | None:
         """The HTTP request waiting for ``interaction_id``'s first answer, if one does."""
         return self._responding.get(interaction_id)
+
+    def seen_at(self, interaction_id: int) -> float:
+        """When this process first saw ``interaction_id`` (the event loop's time): its
+        request's reading if it was POSTed to the endpoint, else now. Its deferral is due
+        :attr:`defer_after` from then, however long the endpoint held it."""
+        responding = self._responding.get(interaction_id)
+        return asyncio.get_running_loop().time() if responding is None else responding.read_at
 
     def responded(self, responding: Responding) -> None:
         """The endpoint is done with ``responding``'s request."""

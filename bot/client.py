@@ -586,7 +586,7 @@ class TTTBot(commands.AutoShardedBot):
         ready. Inside ``async with bot``."""
         assert self.endpoint is not None, "http_front() makes the endpoint"
         await self.login(token)
-        self.endpoint.open = True
+        self.endpoint.open()
         self._serving.set()
 
     async def stop_answering(self) -> None:
@@ -594,7 +594,7 @@ class TTTBot(commands.AutoShardedBot):
         close() waits for them."""
         log.info("stopping: no new interactions; finishing those in flight")
         if self.endpoint is not None:
-            self.endpoint.open = False
+            self.endpoint.close()
         # Interactions parsed just before are being scheduled (a task each): let them
         # start, and count as in flight, before close() looks.
         await asyncio.sleep(0.1)
@@ -692,7 +692,7 @@ class TTTBot(commands.AutoShardedBot):
     async def readiness(self) -> str | None:
         """Why this process is not ready to answer interactions (``/readyz``), or None."""
         if self.over_http:
-            if self.endpoint is None or not self.endpoint.open:
+            if self.endpoint is None or not self.endpoint.answering:
                 return "not answering interactions: starting, or stopping"
         elif not self.is_ready():
             return "not connected to Discord yet"

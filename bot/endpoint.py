@@ -19,6 +19,11 @@ SQLite file locked) does not hold it up: the interaction goes on, refused again 
 worker's own memory if sent again, and its handlers meet the database's failure themselves
 and answer it as they do over the gateway (a refusal they could not write changes nothing).
 
+A request that comes while the bot is still logging in and setting up (``python -m bot
+serve`` listens before, so that ``/livez`` answers, and a platform that starts the bot for a
+request sends it as soon as the port accepts) waits for it, up to :data:`OPEN_PATIENCE`; from
+SIGTERM on, new interactions are answered 503 at once.
+
 A PING is answered with a PONG. Any other interaction goes where the gateway's
 ``INTERACTION_CREATE`` goes (discord.py's parser table, with :mod:`bot.fast_clicks` in front),
 so the same handlers answer it; the request waits for the first answer, which
@@ -38,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -63,9 +69,15 @@ STALE_AFTER = 60.0
 # How long a request waits for its interaction's first answer, from when its body was read:
 # Discord's own deadline (a handler defers long before, at bot.answers.DEFER_AFTER).
 ANSWER_PATIENCE = 3.0
+# How long a request that comes while the bot is still starting waits for it to answer:
+# ``python -m bot serve`` listens before it logs in (so that /livez answers from the start),
+# and a platform that starts it for a request (scaled to zero) sends that request as soon as
+# the port accepts it. The handler's deferral is due bot.answers.DEFER_AFTER after the request
+# was read (Answers.seen_at), which this and NOTE_PATIENCE together leave it time for.
+OPEN_PATIENCE = 1.0
 # How long the database has to note an interaction (one insert: a millisecond or less) before
-# it goes on without: within it, a handler's deferral (bot.answers.DEFER_AFTER after the
-# handler starts) still comes inside Discord's 3 s.
+# it goes on without: with OPEN_PATIENCE, the handler starts by bot.answers.DEFER_AFTER after
+# the request was read, when its deferral is due.
 NOTE_PATIENCE = 0.5
 # How long an interaction is remembered after the time it was signed at. A request is accepted
 # until STALE_AFTER past that time by the clock of whichever worker it reaches; the second
@@ -118,6 +130,7 @@ class InteractionsEndpoint:
         answer_patience: float = ANSWER_PATIENCE,
         body_patience: float = REQUEST_PATIENCE,
         note_patience: float = NOTE_PATIENCE,
+        open_patience: float = OPEN_PATIENCE,
     ) -> None:
         self._key = nacl.signing.VerifyKey(bytes.fromhex(public_key))
         self._answers = answers
@@ -127,6 +140,7 @@ class InteractionsEndpoint:
         self._answer_patience = answer_patience
         self._body_patience = body_patience
         self._note_patience = note_patience
+        self._open_patience = open_patience
         self._adapter = _RespondingAdapter(answers)
         # Interactions given to this process within SEEN_KEPT, by id, and when: a replay to
         # this process is refused without a round trip, and still while the database cannot
@@ -137,7 +151,21 @@ class InteractionsEndpoint:
         self._notes_under_way: set[asyncio.Future[frozenset[int]]] = set()
         # The batch the requests of this pass of the event loop add their notes to.
         self._next_batch: tuple[dict[int, float], asyncio.Future[frozenset[int]]] | None = None
-        self.open = False  # set once the bot is set up, cleared when it stops
+        self.answering = False  # from open() (the bot is set up) until close() (it stops)
+        # Set at the first open() or close(): until then the bot is starting, and a request
+        # waits for it (OPEN_PATIENCE); from then on one that finds it closed is answered 503.
+        self._started = asyncio.Event()
+
+    def open(self) -> None:
+        """Interactions are answered from now on."""
+        self.answering = True
+        self._started.set()
+
+    def close(self) -> None:
+        """No new interactions: each is answered 503 from now on, and those waiting for the
+        bot to start too."""
+        self.answering = False
+        self._started.set()
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         try:
@@ -172,13 +200,18 @@ class InteractionsEndpoint:
             interaction_id = int(data["id"])
         except (KeyError, TypeError, ValueError):
             return web.Response(status=400, text="not an interaction\n")
-        if not self.open:
-            return web.Response(status=503, text="not serving interactions now\n")
+        if not self.answering:
+            if not self._started.is_set():
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout_at(read_at + self._open_patience):
+                        await self._started.wait()
+            if not self.answering:
+                return web.Response(status=503, text="not serving interactions now\n")
         signed_at = int(request.headers["X-Signature-Timestamp"])  # _refusal checked it
         if not await self._first_sight(interaction_id, signed_at):
             log.debug("refused interaction %s: it was sent before", interaction_id)
             return web.Response(status=401, text="interaction already received\n")
-        responding = self._answers.respond(interaction_id)
+        responding = self._answers.respond(interaction_id, read_at)
         if responding is None:  # unreachable after _first_sight, but never answer twice
             return web.Response(status=401, text="interaction already received\n")
         try:

@@ -208,8 +208,9 @@ class FastClicks:
         return self._service.rematch(click.game_id, click.user, click.clicked)
 
     async def _answer(self, click: CellClick | RematchClick, data: Any) -> None:
-        loop = asyncio.get_running_loop()
-        state = AnswerState(click.interaction_id, click.token, loop.time())
+        state = AnswerState(
+            click.interaction_id, click.token, self._answers.seen_at(click.interaction_id)
+        )
         guild_id = int(data["guild_id"])
         fields = logs.InteractionFields(
             click.interaction_id,

@@ -12,7 +12,7 @@ import inspect
 import logging
 import signal
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
 
@@ -21,11 +21,12 @@ import discord
 import nacl.signing
 import orjson
 import pytest
+from aiohttp import web
 from discord.webhook.async_ import AsyncWebhookAdapter, async_context
 
 from bot import endpoint
 from bot.__main__ import main
-from bot.answers import Answers
+from bot.answers import DEFER_AFTER, Answers
 from bot.config import ConfigError, Settings, require_serving
 from bot.domain import Actor
 from bot.health import MAX_REQUEST_BODY, REQUEST_PATIENCE
@@ -41,6 +42,10 @@ from tests.postgres_cluster import free_port
 KEY = "0b" * 32
 # The bot's deferral deadline in the test of a slow answer, which waits past it.
 SHORT_DEFER = 0.5
+
+
+async def no_marks(fallback: object) -> None:
+    raise AssertionError("nothing here draws a board")
 
 
 def callbacks(sim: DiscordSim) -> int:
@@ -144,9 +149,6 @@ async def test_the_interactions_of_one_pass_of_the_event_loop_are_noted_in_one_c
         calls.append(list(notes))
         return frozenset(i for i, _ in notes if i != given_elsewhere)
 
-    async def no_marks(fallback: object) -> None:
-        raise AssertionError("nothing here draws a board")
-
     serving = endpoint.InteractionsEndpoint(
         nacl.signing.SigningKey.generate().verify_key.encode().hex(),
         Answers(Metrics(), no_marks),
@@ -164,6 +166,102 @@ async def test_the_interactions_of_one_pass_of_the_event_loop_are_noted_in_one_c
     assert not await serving._first_sight(ids[0], now)
     assert calls[1:] == [[(i, float(now)) for i in later]]
     assert not serving._notes_under_way
+
+
+def test_a_request_held_while_the_bot_starts_still_leaves_time_to_defer() -> None:
+    """The longest an endpoint holds a request before its handler starts (the bot starting,
+    then the database noting it) is within the deferral's deadline, which counts from the
+    request's reading: the handler still defers within Discord's 3 s."""
+    assert endpoint.OPEN_PATIENCE + endpoint.NOTE_PATIENCE <= DEFER_AFTER
+    assert endpoint.ANSWER_PATIENCE <= 3.0
+
+
+async def test_a_request_that_comes_while_the_bot_starts_waits_for_it() -> None:
+    """``python -m bot serve`` listens before it is set up, and a platform that starts it for
+    a request sends that request at once: it waits for the bot (up to OPEN_PATIENCE) and is
+    answered, its deadlines counted from its reading. One whose wait runs out, or that the
+    bot's stop (SIGTERM) finds waiting, gets a 503 then; after the stop, at once. A PING is
+    answered while starting (Discord's check of the URL)."""
+    key = nacl.signing.SigningKey.generate()
+    answers = Answers(Metrics(), no_marks)
+    seen: list[float] = []
+
+    def parse(data: JSON) -> None:
+        interaction_id = int(data["id"])
+        seen.append(answers.seen_at(interaction_id))
+        responding = answers.responding(interaction_id)
+        assert responding is not None
+        responding.hand(b'{"type": 4, "data": {"content": "hi"}}')
+
+    async def note(notes: Sequence[tuple[int, float]]) -> frozenset[int]:
+        return frozenset(i for i, _ in notes)
+
+    patience = 0.6
+    loop = asyncio.get_running_loop()
+    ids = iter(range(1_400_000_000_000_000_000, 1_400_000_000_000_001_000))
+
+    @contextlib.asynccontextmanager
+    async def served() -> AsyncIterator[tuple[endpoint.InteractionsEndpoint, str]]:
+        serving = endpoint.InteractionsEndpoint(
+            key.verify_key.encode().hex(), answers, parse, note, open_patience=patience
+        )
+        app = web.Application()
+        app.router.add_post(endpoint.PATH, serving.handle)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        port = free_port()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        try:
+            yield serving, f"http://127.0.0.1:{port}{endpoint.PATH}"
+        finally:
+            await runner.cleanup()
+
+    async def post(http: aiohttp.ClientSession, url: str, kind: int = 2) -> tuple[int, float]:
+        body = orjson.dumps({"id": str(next(ids)), "type": kind, "token": "t", "version": 1})
+        stamp = str(int(time.time()))
+        headers = {
+            "X-Signature-Ed25519": key.sign(stamp.encode() + body).signature.hex(),
+            "X-Signature-Timestamp": stamp,
+        }
+        sent = loop.time()
+        async with http.post(url, data=body, headers=headers) as response:
+            await response.read()
+            return response.status, loop.time() - sent
+
+    async with aiohttp.ClientSession() as http:
+        async with served() as (serving, url):
+            status, took = await post(http, url, kind=1)
+            assert status == 200
+            assert took < patience / 2
+            # Not opened within its patience: a 503 then, and nothing acts on it.
+            status, took = await post(http, url)
+            assert status == 503
+            assert patience - 0.05 <= took < patience + 0.3
+            # Opened while it waits: answered, its deferral due from its reading.
+            waiting = asyncio.ensure_future(post(http, url))
+            await asyncio.sleep(patience / 3)
+            assert not waiting.done()
+            opened_at = loop.time()
+            serving.open()
+            status, took = await waiting
+            assert status == 200
+            assert patience / 3 <= took < patience
+            assert len(seen) == 1
+            assert seen[0] < opened_at
+            serving.close()
+            status, took = await post(http, url)
+            assert status == 503
+            assert took < patience / 3
+        async with served() as (serving, url):
+            # Stopped while it waits: a 503 at once.
+            waiting = asyncio.ensure_future(post(http, url))
+            await asyncio.sleep(patience / 3)
+            assert not waiting.done()
+            serving.close()
+            status, took = await waiting
+            assert status == 503
+            assert took < patience * 2 / 3
+    assert len(seen) == 1
 
 
 @http_only
@@ -304,14 +402,14 @@ async def test_the_health_port_serves_beside_the_endpoint(
             assert response.status == 405
         # Stopping (SIGTERM), the endpoint takes no new interaction, and says it is not ready.
         assert bot.endpoint is not None
-        bot.endpoint.open = False
+        bot.endpoint.close()
         async with http.get(f"{base}/readyz") as response:
             assert response.status == 503
             assert "not answering interactions: starting, or stopping" in await response.text()
         with pytest.raises(SimTimeout, match="with HTTP 503"):
             await sim.slash(sim.seed.alice, sim.seed.channel, "ttt vs-ai", difficulty="minimax")
         assert (await sim.ping()).status == 200  # Discord's check of the URL still answered
-        bot.endpoint.open = True
+        bot.endpoint.open()
 
 
 def test_the_public_key_is_read_and_checked() -> None:
@@ -372,6 +470,8 @@ def test_discord_py_still_answers_autocompletes_through_its_context_adapter() ->
 async def test_python_m_bot_serve_answers_without_a_gateway_and_stops_on_sigterm(
     sim: DiscordSim, tmp_path: Path
 ) -> None:
+    """Serves once ready, stops cleanly on SIGTERM, and started again answers a request sent
+    the moment its port accepts (the bot not yet set up): it waits for the bot."""
     s = sim.seed
     port = free_port()
     env = {"DISCORD_PUBLIC_KEY": sim.public_key, "TTT_HTTP_PORT": str(port)}
@@ -396,8 +496,26 @@ async def test_python_m_bot_serve_answers_without_a_gateway_and_stops_on_sigterm
         assert started_game.message is not None
         bot.process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(bot.process.wait(), 20) == 0
-    assert sim.identifies == 0  # no gateway connection, ever
     assert "answering interactions at http://" in bot.log
+    assert " ERROR " not in bot.log
+    # Started again, as a platform that runs it only while there is work starts it for a
+    # request: that request is sent as soon as the port takes connections, before the bot
+    # has logged in and set up, and is answered.
+    async with started(sim, tmp_path, "serve", **env) as bot:
+        for _ in range(300):
+            assert bot.process.returncode is None, bot.log
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                await asyncio.sleep(0.01)
+                continue
+            writer.close()
+            break
+        assert "answering interactions at http://" not in bot.log
+        rematch = await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="minimax")
+        assert rematch.response_type == 4, bot.log
+        assert rematch.message is not None
+    assert sim.identifies == 0  # no gateway connection, ever
     assert " ERROR " not in bot.log
 
 
