@@ -437,7 +437,10 @@ class TTTBot(commands.AutoShardedBot):
         await super().login(token)
 
     async def setup_hook(self) -> None:
+        if self.over_http:
+            invite.check_public_key(self.application, self.settings.public_key)
         invite.log_if_in_no_server(self.application)
+        invite.log_front_door(self.application, self.over_http)
         self.storage = await open_storage(self.settings.database, self.clock)
         measure_storage(self.storage, self.metrics)
         assert self.user is not None
