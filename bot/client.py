@@ -437,7 +437,10 @@ class TTTBot(commands.AutoShardedBot):
         await super().login(token)
 
     async def setup_hook(self) -> None:
+        if self.over_http:
+            invite.check_public_key(self.application, self.settings.public_key)
         invite.log_if_in_no_server(self.application)
+        invite.log_front_door(self.application, self.over_http)
         self.storage = await open_storage(self.settings.database, self.clock)
         measure_storage(self.storage, self.metrics)
         assert self.user is not None
@@ -668,17 +671,20 @@ class TTTBot(commands.AutoShardedBot):
     @property
     def own_shards(self) -> ShardSlice:
         """The guilds whose background work is this process's: every guild, unless
-        ``SHARD_IDS`` gives it only some of the shards."""
+        ``SHARD_IDS`` gives it only some of the shards. Under ``serve``, every guild whatever
+        the shard settings say: any worker is given any guild's interactions, and the sweeper
+        lease, not a shard, says which worker sweeps."""
         ids, count = self.settings.shard_ids, self.settings.shard_count
-        if ids is None or count is None:
+        if self.over_http or ids is None or count is None:
             return EVERY_GUILD
         return ShardSlice(count, frozenset(ids))
 
     @property
     def syncs_commands(self) -> bool:
         """Whether this process registers the commands (when their definitions changed):
-        only one of the processes sharing the shards should, and shard 0 always runs."""
-        return self.settings.shard_ids is None or 0 in self.settings.shard_ids
+        only one of the processes sharing the shards should, and shard 0 always runs. Every
+        ``serve`` worker does: it runs no shard (the stored hash spares a second sync)."""
+        return self.over_http or self.settings.shard_ids is None or 0 in self.settings.shard_ids
 
     def is_connected(self) -> bool:
         """Whether every shard this process runs has its gateway connection open (a shard
@@ -723,7 +729,8 @@ class TTTBot(commands.AutoShardedBot):
         :data:`LIVE_GAMES_INTERVAL` seconds in the background (a count at each scrape held
         every scrape behind the database's queue, and a hung database hung the scrape)."""
         metrics = self.metrics
-        expected = list(self.shard_ids or range(self.shard_count or 0))
+        # Under serve, none: the shard settings mean nothing to it.
+        expected = [] if self.over_http else list(self.shard_ids or range(self.shard_count or 0))
         metrics.shards.set(len(expected))
         shards = [self.get_shard(shard_id) for shard_id in expected]
         metrics.shards_connected.set(

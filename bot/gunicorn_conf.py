@@ -5,7 +5,8 @@ master before it binds the port or starts a worker:
         --worker-class aiohttp.GunicornWebWorker --workers 2 --bind 0.0.0.0:8080
 
 - The settings are checked here first, as each worker checks them: one missing or wrong stops
-  gunicorn with the one line naming it (exit code 2), before gunicorn writes anything.
+  gunicorn with the one line naming it (exit code 2), before gunicorn writes anything; so
+  does a port out of range in ``--bind`` (``on_starting``), after gunicorn's first line.
 - gunicorn's own lines, its master's and its workers' ("Booting worker", a worker's exit), are
   written as the bot's are (``logconfig_dict``, :func:`bot.logs.gunicorn_logging`): with
   ``LOG_FORMAT=json``, one JSON object a line.
@@ -35,6 +36,17 @@ except ConfigError as _error:
 logconfig_dict = logs.gunicorn_logging(_settings)
 
 
+# What a TCP port may be: gunicorn's bind raises OverflowError past it, a traceback from its
+# master for a typo in --bind.
+MAX_PORT = 65535
+
+
 def on_starting(server: Any) -> None:
-    """In the master, before it forks a worker."""
+    """In the master, before it binds the port or forks a worker."""
+    for address in server.cfg.address:
+        if isinstance(address, tuple) and not 0 <= address[1] <= MAX_PORT:
+            host, port = address
+            raise SystemExit(
+                fail(f"--bind {host}:{port}: the port must be a number from 0 to {MAX_PORT}", 2)
+            )
     BOOT_FAILURES.share()

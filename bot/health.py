@@ -15,7 +15,9 @@ Anyone who can reach the port can send it anything: a request aiohttp cannot par
 
 from __future__ import annotations
 
+import errno
 import logging
+import socket
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -112,15 +114,22 @@ class HealthServer:
         )
 
     async def start(self) -> None:
-        """Listen; a port that cannot be had stops the bot with one line naming it."""
+        """Listen; an address or port that cannot be had stops the bot with one line naming
+        the setting (TTT_HTTP_HOST or TTT_HTTP_PORT)."""
         await self.runner.setup()
         try:
             await web.TCPSite(self.runner, self.host, self.port).start()
         except OSError as error:
             await self.runner.cleanup()
             reason = error.strerror or str(error)
+            # A name that does not resolve, or an address no interface of this host has, is
+            # the host's to fix; anything else (taken, privileged) the port's.
+            if isinstance(error, socket.gaierror) or error.errno == errno.EADDRNOTAVAIL:
+                setting = f"TTT_HTTP_HOST {self.host}"
+            else:
+                setting = f"TTT_HTTP_PORT {self.port}"
             raise ConfigError(
-                f"TTT_HTTP_PORT {self.port}: cannot listen on {self.host}:{self.port}: {reason}"
+                f"{setting}: cannot listen on {self.host}:{self.port}: {reason}"
             ) from None
         self.port = int(self.runner.addresses[0][1])
         log.info("serving /livez, /readyz and /metrics on %s port %d", self.host, self.port)

@@ -11,7 +11,12 @@ never told of the servers themselves. What goes wrong, and what the bot can see 
   commands in that server (403), and the server does not know the application either;
 * an application added to a server without the ``applications.commands`` scope: with
   ``TTT_GUILD_ID``, Discord refuses its commands there (403 Missing Access) although the
-  server knows the application.
+  server knows the application;
+* under ``python -m bot serve``, a ``DISCORD_PUBLIC_KEY`` of another application: the
+  application's own (``verify_key``) differs, and the bot stops before it opens the database;
+* an Interactions Endpoint URL that does not fit the front door: set while the gateway bot
+  runs (Discord sends it no interaction), or not yet set under ``serve``. The bot logs it at
+  start-up, in place of discord.py's warning, which speaks to its gateway users alone.
 """
 
 from __future__ import annotations
@@ -26,6 +31,19 @@ from bot.config import ConfigError
 from bot.permissions import INVITE_PERMISSIONS
 
 log = logging.getLogger(__name__)
+
+
+class _EndpointUrlWarning(logging.Filter):
+    """Drops discord.py's warning at login that the application has an Interactions Endpoint
+    URL: under ``serve`` that is the point, and over the gateway :func:`log_front_door` says
+    what it means for the bot instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Application has an interaction endpoint URL")
+
+
+# Here rather than on the bot: ``python -m bot invite`` logs in too.
+logging.getLogger("discord.client").addFilter(_EndpointUrlWarning())
 
 # The bot user in the server, and its slash commands there.
 SCOPES = ("bot", "applications.commands")
@@ -86,6 +104,51 @@ def log_if_in_no_server(application: discord.AppInfo | None) -> None:
     line = None if application is None else in_no_server(application)
     if line is not None:
         log.info("%s", line)
+
+
+def log_front_door(application: discord.AppInfo | None, over_http: bool) -> None:
+    """Log where Discord sends the application's interactions, when it matters: over the
+    gateway a URL means this process gets none (a WARNING); under ``serve`` the URL, or that
+    there is none yet (INFO: the operator sets it once the bot answers)."""
+    if application is None:
+        return
+    url = application.interactions_endpoint_url
+    if over_http and url is None:
+        log.info(
+            "%s has no Interactions Endpoint URL yet: Discord sends its interactions over the "
+            "gateway until it is set to this bot's https://.../interactions on the General "
+            "Information page of the developer portal",
+            _named(application),
+        )
+    elif over_http:
+        log.info(
+            "%s has its Interactions Endpoint URL at %s: Discord POSTs its interactions there",
+            _named(application),
+            url,
+        )
+    elif url is not None:
+        log.warning(
+            "%s has an Interactions Endpoint URL, %s: Discord POSTs every interaction there and "
+            "sends none over the gateway, so this process answers none; clear the URL on the "
+            "General Information page of the developer portal, or run `python -m bot serve` "
+            "behind it",
+            _named(application),
+            url,
+        )
+
+
+def check_public_key(application: discord.AppInfo | None, public_key: str | None) -> None:
+    """Under ``serve``: :class:`ConfigError` when ``DISCORD_PUBLIC_KEY`` is not the
+    application's own, which would refuse every interaction Discord signs (and Discord then
+    refuses the URL) with nothing but DEBUG lines to say why."""
+    if application is None or public_key is None:
+        return
+    if application.verify_key.lower() != public_key:
+        raise ConfigError(
+            f"DISCORD_PUBLIC_KEY is not the Public Key of {_named(application)}, whose token "
+            "DISCORD_TOKEN is: copy its Public Key from its General Information page in the "
+            "developer portal (it is not secret)"
+        )
 
 
 async def commands_refused(

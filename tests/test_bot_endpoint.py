@@ -33,7 +33,7 @@ from bot.health import MAX_REQUEST_BODY, REQUEST_PATIENCE
 from bot.metrics import Metrics
 from bot.service import Clicked, MoveResult
 from bot.storage.base import DatabaseUnavailableError
-from tests.bot_harness import BotHarness, cell_id, http_only
+from tests.bot_harness import BotHarness, board_out_of_time, cell_id, http_only, is_live
 from tests.bot_processes import started
 from tests.discord_sim import DiscordSim, SimTimeout
 from tests.discord_sim.models import JSON
@@ -410,6 +410,28 @@ async def test_the_health_port_serves_beside_the_endpoint(
             await sim.slash(sim.seed.alice, sim.seed.channel, "ttt vs-ai", difficulty="minimax")
         assert (await sim.ping()).status == 200  # Discord's check of the URL still answered
         bot.endpoint.open()
+
+
+@http_only
+async def test_shard_settings_left_from_the_gateway_mean_nothing_to_a_worker(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """SHARD_COUNT and SHARD_IDS kept from a sharded gateway deployment (its env file): any
+    worker is given any server's interactions, so the one holding the sweeper lease must
+    settle every server's timeouts, the commands must be synced, and no shard is run.
+    docs/operating.md said the settings mean nothing under serve; the worker swept its
+    "shards'" servers alone, left the commands to a "shard 0" no worker runs, and reported
+    SHARD_COUNT shards in /metrics."""
+    s = sim.seed
+    count = 3
+    elsewhere = 1 if (s.guild.id >> 22) % count != 1 else 2  # neither shard 0 nor the guild's
+    async with harness.running(shard_count=count, shard_ids=(elsewhere,)) as bot:
+        assert sim.commands() != []
+        board = await board_out_of_time(sim, harness, bot)
+        bot.wake_sweeper()
+        await sim.wait_for(lambda: not is_live(sim.message(board.id)))
+        scraped = (await bot.scrape()).decode()
+    assert "\ntttbot_shards 0.0\n" in scraped
 
 
 def test_the_public_key_is_read_and_checked() -> None:

@@ -32,7 +32,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bot import logs
 from bot.client import LIVE_GAMES_INTERVAL, TTTBot
-from bot.config import Settings
+from bot.config import ConfigError, Settings
 from bot.errors import APOLOGY, DATABASE_DOWN
 from bot.health import REQUEST_PATIENCE, HealthServer
 from bot.metrics import OPERATIONS, Metrics
@@ -549,6 +549,24 @@ async def test_a_port_already_taken_is_one_line_and_a_failure(
     )
     assert "Traceback" not in result.stderr
     assert sim.identifies == 0  # stopped before logging in
+
+
+@pytest.mark.parametrize("host", ["192.0.2.1", "[::1]", "no.such.host.invalid"])
+async def test_an_address_the_port_cannot_listen_on_names_ttt_http_host(host: str) -> None:
+    """An address no interface of this host has (TEST-NET-1), one in brackets, a name that
+    does not resolve: the host is what to fix, and the line named TTT_HTTP_PORT."""
+
+    async def ready() -> None:
+        return None
+
+    async def scrape() -> bytes:
+        return b""
+
+    port = free_port()
+    server = HealthServer(host, port, readiness=ready, scrape=scrape)
+    with pytest.raises(ConfigError) as refused:
+        await server.start()
+    assert str(refused.value).startswith(f"TTT_HTTP_HOST {host}: cannot listen on {host}:{port}: ")
 
 
 # -- what anyone who can reach the port may send ----------------------------------------------

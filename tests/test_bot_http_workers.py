@@ -321,6 +321,21 @@ async def test_gunicorn_with_a_setting_missing_stops_with_its_line_alone(
     assert not sim.requests
 
 
+async def test_gunicorn_bound_to_a_port_out_of_range_stops_with_one_line(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    """gunicorn's own bind raised OverflowError out of its master: a traceback for a typo in
+    --bind."""
+    async with gunicorn_workers(sim, tmp_path, 70000) as running:
+        await asyncio.wait_for(running.process.wait(), 30)
+    assert running.process.returncode == 2
+    assert running.log.splitlines()[-1] == (
+        "tttbot: --bind 127.0.0.1:70000: the port must be a number from 0 to 65535"
+    )
+    assert "Traceback" not in running.log, running.log
+    assert not sim.requests
+
+
 async def test_gunicorn_whose_workers_cannot_boot_stops_with_one_line_and_no_traceback(
     sim: DiscordSim, tmp_path: Path
 ) -> None:

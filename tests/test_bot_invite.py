@@ -1,9 +1,11 @@
 """Setting the bot up: the permissions and scopes its invite link asks for (each one something
-the code needs), ``python -m bot invite``, the start-up line of an application in no server,
-and one line for each way the Discord application can be set up wrong."""
+the code needs), ``python -m bot invite``, the start-up lines of an application in no server
+and of one whose Interactions Endpoint URL does not fit the front door, and one line for each way
+the Discord application can be set up wrong."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,8 +17,10 @@ from bot.boards import may_write
 from bot.invite import SCOPES, invite_link
 from bot.permissions import INVITE_PERMISSIONS, SHOW_EMBEDS, may_open_thread
 from bot.storage.base import GameRecord, GameStatus
+from tests.bot_harness import HTTP, BotHarness
 from tests.bot_processes import bot_process, run_bot
 from tests.discord_sim import DiscordSim
+from tests.postgres_cluster import free_port
 
 # view_channel 2**10 + send_messages 2**11 + embed_links 2**14 + create_public_threads 2**35
 # + send_messages_in_threads 2**38.
@@ -269,3 +273,82 @@ async def test_python_m_bot_invite_when_discord_refuses_the_application_is_one_l
         f"tttbot: Discord at {sim.api_base_url} did not say which application DISCORD_TOKEN "
         "is: 403 Forbidden (error code: 0): 403: Forbidden"
     ]
+
+
+# The application's Interactions Endpoint URL as an operator sets it in the developer portal.
+ENDPOINT_URL = "https://bot.example.org/interactions"
+# discord.py's own warning at login when the application has one, written for its gateway users.
+DISCORD_PYS_WARNING = "Application has an interaction endpoint URL set"
+
+
+def lines_of(caplog: pytest.LogCaptureFixture, level: int) -> list[str]:
+    return [record.getMessage() for record in caplog.records if record.levelno == level]
+
+
+async def test_a_gateway_bot_whose_application_has_an_endpoint_url_warns_it_answers_nothing(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Switching back to the gateway without clearing the URL: Discord sends the gateway no
+    interaction. discord.py's warning said only that "the library" receives none."""
+    caplog.set_level(logging.INFO)
+    sim.interactions_url = ENDPOINT_URL  # the sim, as Discord, reports it in the application
+    try:
+        async with harness.running():
+            pass
+    finally:
+        sim.interactions_url = None
+    assert lines_of(caplog, logging.WARNING) == [
+        f"the application tttbot (id {sim.application_id}) has an Interactions Endpoint URL, "
+        f"{ENDPOINT_URL}: Discord POSTs every interaction there and sends none over the "
+        "gateway, so this process answers none; clear the URL on the General Information page "
+        "of the developer portal, or run `python -m bot serve` behind it"
+    ]
+
+
+async def test_serve_says_where_discord_sends_the_interactions_and_warns_of_nothing(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Under ``serve`` the URL is the point: discord.py's warning about it came at every
+    start of every worker."""
+    caplog.set_level(logging.INFO)
+    harness.front_door = HTTP
+    async with harness.running():  # started before the URL is set, as docs/operating.md says
+        pass
+    sim.interactions_url = ENDPOINT_URL
+    async with harness.running():  # a restart once it is set
+        pass
+    named = f"the application tttbot (id {sim.application_id})"
+    assert [line for line in lines_of(caplog, logging.INFO) if "Endpoint URL" in line] == [
+        f"{named} has no Interactions Endpoint URL yet: Discord sends its interactions over "
+        "the gateway until it is set to this bot's https://.../interactions on the General "
+        "Information page of the developer portal",
+        f"{named} has its Interactions Endpoint URL at {ENDPOINT_URL}: Discord POSTs its "
+        "interactions there",
+    ]
+    assert lines_of(caplog, logging.WARNING) == []
+
+
+@pytest.mark.slow  # a real python -m bot process
+async def test_serve_with_the_public_key_of_another_application_is_one_line(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    """A key of the right form but another application's (a development application's, say):
+    every interaction Discord signs would be refused, the portal would refuse the URL, and
+    nothing in the logs said why."""
+    other = "0b" * 32
+    code, out, err = await run_bot(
+        sim,
+        tmp_path,
+        "serve",
+        DISCORD_PUBLIC_KEY=other,
+        TTT_HTTP_PORT=str(free_port()),
+        LOG_LEVEL="CRITICAL",
+        DISCORD_LOG_LEVEL="CRITICAL",
+    )
+    assert (code, out) == (1, "")
+    assert err.splitlines() == [
+        f"tttbot: DISCORD_PUBLIC_KEY is not the Public Key of the application tttbot (id "
+        f"{sim.application_id}), whose token DISCORD_TOKEN is: copy its Public Key from its "
+        "General Information page in the developer portal (it is not secret)"
+    ]
+    assert not (tmp_path / "bot.sqlite3").exists()  # stopped before the database was opened

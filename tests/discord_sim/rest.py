@@ -57,8 +57,10 @@ class RestMixin(MessagesMixin):
 
     async def _get_application(self, call: Call) -> Reply:
         """The application, as both routes return it (Discord's spec: the same
-        ``PrivateApplicationResponse``). ``approximate_guild_count`` counts the guilds the bot
-        is a member of, ``approximate_user_install_count`` the users who installed it;
+        ``PrivateApplicationResponse``). ``verify_key`` is the public key interactions POSTed in
+        HTTP mode are signed with, ``interactions_endpoint_url`` where they go (None: over the
+        gateway); ``approximate_guild_count`` counts the guilds the bot is a member of,
+        ``approximate_user_install_count`` the users who installed it;
         ``integration_types_config`` offers both installations (0 guild, 1 user)."""
         return 200, {
             "id": str(self.application_id),
@@ -69,7 +71,7 @@ class RestMixin(MessagesMixin):
             "bot_public": True,
             "bot_require_code_grant": False,
             "owner": _spec_user(self.app_owner),
-            "verify_key": "0" * 64,
+            "verify_key": self.public_key,
             "flags": 0,
             "flags_new": "0",
             "team": None,
@@ -77,7 +79,7 @@ class RestMixin(MessagesMixin):
             "summary": "",
             "rpc_origins": [],
             "redirect_uris": [],
-            "interactions_endpoint_url": None,
+            "interactions_endpoint_url": self.interactions_url,
             "role_connections_verification_url": None,
             "integration_types_config": {"0": {}, "1": {}},
             "approximate_guild_count": sum(
