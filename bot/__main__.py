@@ -100,13 +100,13 @@ def print_invite_link(settings: Settings) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+SYNC_HELP = "register the slash commands with Discord even if they did not change"
+
+
+def arguments() -> argparse.ArgumentParser:
+    """``python -m bot``'s command line."""
     parser = argparse.ArgumentParser(prog="python -m bot", description="Run the tic-tac-toe bot.")
-    parser.add_argument(
-        "--sync",
-        action="store_true",
-        help="register the slash commands with Discord even if they did not change",
-    )
+    parser.add_argument("--sync", action="store_true", help=SYNC_HELP)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     migrate = commands.add_parser(
         "migrate-sqlite-to-postgres",
@@ -122,14 +122,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Ask Discord which application DISCORD_TOKEN belongs to, and print the "
         "link that adds it to a server with the scopes and permissions the bot needs.",
     )
-    commands.add_parser(
+    serve = commands.add_parser(
         "serve",
         help="answer the interactions Discord POSTs to TTT_HTTP_PORT, without a gateway",
         description="Run the bot without a gateway connection: Discord POSTs each interaction "
         "to the application's Interactions Endpoint URL, which must lead to /interactions on "
         "TTT_HTTP_PORT; DISCORD_PUBLIC_KEY checks that they come from Discord.",
     )
-    args = parser.parse_args(argv)
+    # After the command as well as before it; unset, it leaves the one before it alone.
+    serve.add_argument("--sync", action="store_true", default=argparse.SUPPRESS, help=SYNC_HELP)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = arguments().parse_args(argv)
     # .env in the working directory (load_dotenv() alone looks beside this file instead);
     # the real environment wins over it.
     load_dotenv(Path.cwd() / ".env")

@@ -37,7 +37,7 @@ from bot.components import DYNAMIC_ITEMS
 from bot.config import Settings, require_public_key, require_serving
 from bot.cycles import release_response
 from bot.domain import Actor, UserError
-from bot.endpoint import InteractionsEndpoint
+from bot.endpoint import PATH, InteractionsEndpoint
 from bot.errors import Reporter
 from bot.fast_clicks import FastClicks
 from bot.health import HealthServer
@@ -552,11 +552,7 @@ class TTTBot(commands.AutoShardedBot):
             self._health = self.http_front()
             await self._health.start()
             await self.start_answering(token)
-            log.info(
-                "answering interactions at http://%s:%d/interactions",
-                self.settings.http_host,
-                self._health.port,
-            )
+            log.info("answering interactions at %s", self._health.url(PATH))
             await stop.wait()
             await self.stop_answering()
 

@@ -137,6 +137,11 @@ class HealthServer:
     async def close(self) -> None:
         await self.runner.cleanup()
 
+    def url(self, path: str) -> str:
+        """Where ``path`` is served, as a URL (an IPv6 address in brackets)."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}{path}"
+
     async def _livez(self, request: web.Request) -> web.Response:
         return web.Response(text="live\n")
 

@@ -25,7 +25,7 @@ from aiohttp import web
 from discord.webhook.async_ import AsyncWebhookAdapter, async_context
 
 from bot import endpoint
-from bot.__main__ import main
+from bot.__main__ import arguments, main
 from bot.answers import DEFER_AFTER, Answers
 from bot.config import ConfigError, Settings, require_serving
 from bot.domain import Actor
@@ -473,6 +473,16 @@ def test_serve_without_a_good_public_key_stops_with_one_line(
     assert len(errors) == 1
     assert errors[0].startswith(line)
     assert list(tmp_path.iterdir()) == []  # no database made
+
+
+def test_sync_is_asked_for_before_serve_or_after_it() -> None:
+    parse = arguments().parse_args
+    assert parse(["serve", "--sync"]).sync
+    assert parse(["--sync", "serve"]).sync
+    assert not parse(["serve"]).sync
+    gateway = parse(["--sync"])
+    assert gateway.sync
+    assert gateway.command is None
 
 
 def test_discord_py_still_answers_autocompletes_through_its_context_adapter() -> None:

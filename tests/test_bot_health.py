@@ -569,6 +569,22 @@ async def test_an_address_the_port_cannot_listen_on_names_ttt_http_host(host: st
     assert str(refused.value).startswith(f"TTT_HTTP_HOST {host}: cannot listen on {host}:{port}: ")
 
 
+def test_the_port_s_urls_put_an_ipv6_address_in_brackets() -> None:
+    async def ready() -> None:
+        return None
+
+    async def scrape() -> bytes:
+        return b""
+
+    def url(host: str) -> str:
+        return HealthServer(host, 8080, readiness=ready, scrape=scrape).url("/interactions")
+
+    assert url("::") == "http://[::]:8080/interactions"
+    assert url("fe80::1") == "http://[fe80::1]:8080/interactions"
+    assert url("0.0.0.0") == "http://0.0.0.0:8080/interactions"
+    assert url("bot.example") == "http://bot.example:8080/interactions"
+
+
 # -- what anyone who can reach the port may send ----------------------------------------------
 
 # Requests aiohttp cannot parse, as a scanner or a fuzzer sends them: each gets a 400.
