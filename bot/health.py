@@ -109,6 +109,11 @@ class HealthServer:
             # A request's unread body is read and dropped for as long, then the connection is
             # closed (these endpoints read none).
             lingering_time=request_patience,
+            # Bodies are read as sent. Discord signs the bytes it sends, uncompressed; aiohttp
+            # would inflate a body sent with Content-Encoding first, and one that does not
+            # inflate raised out of the read, even the dropped body of a GET /livez: a 500 or
+            # a traceback at ERROR, for anyone.
+            auto_decompress=False,
         )
 
     async def start(self) -> None:

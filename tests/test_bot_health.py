@@ -635,6 +635,40 @@ async def test_malformed_and_slow_requests_get_a_400_or_are_closed_and_log_no_er
     assert all("\n" not in line for line in refused)
 
 
+async def test_a_body_that_would_not_inflate_is_dropped_unread_and_logs_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """aiohttp inflated the body of any request sent with ``Content-Encoding``, even one no
+    endpoint reads (it is read and dropped after the answer): one that would not inflate was
+    a traceback at ERROR, for anyone. Bodies are read as sent (``POST /interactions`` too:
+    ``tests/test_bot_endpoint.py``)."""
+
+    async def ready() -> None:
+        return None
+
+    async def scrape() -> bytes:
+        return b""
+
+    port = free_port()
+    server = HealthServer("127.0.0.1", port, readiness=ready, scrape=scrape)
+    caplog.set_level(logging.DEBUG, logger="bot.health")
+    await server.start()
+    try:
+        for encoding in (b"gzip", b"deflate"):
+            body = b"not " + encoding
+            answer, _ = await send_raw(
+                port,
+                b"GET /livez HTTP/1.1\r\nHost: tttbot\r\nConnection: close\r\nContent-Encoding: "
+                + encoding
+                + b"\r\nContent-Length: %d\r\n\r\n" % len(body)
+                + body,
+            )
+            assert answer.startswith(b"HTTP/1.1 200 OK\r\n"), answer
+    finally:
+        await server.close()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+
+
 @pytest.mark.slow  # a real python -m bot process
 async def test_the_bots_port_logs_no_error_for_malformed_requests_and_closes_slow_ones(
     sim: DiscordSim, tmp_path: Path
