@@ -71,6 +71,9 @@ NOTE_PATIENCE = 0.5
 # until STALE_AFTER past that time by the clock of whichever worker it reaches; the second
 # STALE_AFTER is room for workers' clocks that disagree.
 SEEN_KEPT = 2 * STALE_AFTER
+# More digits than a time within STALE_AFTER of now has: a longer timestamp is no time (and
+# int() refuses one of over 4,300 digits, float arithmetic one of over 308).
+_MOST_DIGITS = 20
 _PING = 1
 _PONG = orjson.dumps({"type": 1})
 _JSON = "application/json"
@@ -196,7 +199,7 @@ class InteractionsEndpoint:
             self._key.verify(timestamp.encode() + body, bytes.fromhex(signature))
         except (nacl.exceptions.CryptoError, ValueError, UnicodeEncodeError):
             return "a signature that does not match"
-        if not (timestamp.isascii() and timestamp.isdigit()):
+        if not (timestamp.isascii() and timestamp.isdigit()) or len(timestamp) > _MOST_DIGITS:
             return "a timestamp that is no number of seconds"
         if abs(self.wall_clock() - int(timestamp)) > STALE_AFTER:
             return f"a timestamp more than {STALE_AFTER:g} s from this host's clock"

@@ -75,6 +75,9 @@ async def test_unsigned_wrongly_signed_replayed_and_stale_requests_get_401_and_c
             await sim.post_signed(start, timestamp=str(now - int(endpoint.STALE_AFTER) - 5)),
             await sim.post_signed(start, timestamp=str(now + int(endpoint.STALE_AFTER) + 5)),
             await sim.post_signed(start, timestamp="yesterday"),
+            # Signed, but no number of seconds a clock could read.
+            await sim.post_signed(start, timestamp="9" * 400),
+            await sim.post_signed(start, timestamp="9" * 5000),
         ]
         assert [answer.status for answer in refused] == [401] * len(refused)
         # The interaction, sent as Discord sends it, starts the game: none was started above.
