@@ -190,6 +190,10 @@ async def test_malformed_and_oversized_bodies_are_refused_before_anything_reads_
         assert (await sim.post_signed(b"[1, 2]")).status == 400
         assert (await sim.post_signed(b'{"type": "ping"}')).status == 400
         assert (await sim.post_signed(b'{"type": 2, "id": "x"}')).status == 400
+        # Ids that are no snowflake: none is noted, none goes on to a handler.
+        for wrong_id in (b'"99999999999999999999"', b'"-5"', b'" 12"', b"12", b"1.5", b"true"):
+            body = b'{"type": 2, "token": "t", "id": ' + wrong_id + b"}"
+            assert (await sim.post_signed(body)).status == 400, wrong_id
         huge = b'{"type": 1, "padding": "' + b"x" * MAX_REQUEST_BODY + b'"}'
         assert (await sim.post_signed(huge)).status == 413
         assert (await sim.post_signed(huge, signature="")).status == 413
