@@ -83,10 +83,24 @@ NOTE_PATIENCE = 0.5
 # until STALE_AFTER past that time by the clock of whichever worker it reaches; the second
 # STALE_AFTER is room for workers' clocks that disagree.
 SEEN_KEPT = 2 * STALE_AFTER
+# More digits than a time within STALE_AFTER of now, or a snowflake, has: a longer timestamp
+# or id is none (and int() refuses one of over 4,300 digits, float arithmetic one of over 308).
+_MOST_DIGITS = 20
 _PING = 1
 _PONG = orjson.dumps({"type": 1})
 _JSON = "application/json"
 _AUTOCOMPLETE_RESULT = 8
+
+
+def _snowflake(value: object) -> int | None:
+    """The id of an interaction as Discord writes one (decimal digits in a string, within the
+    database's 64 bits), or None: 1.5 or true is no id, and one too large for the database
+    would fail the note of every interaction noted with it."""
+    if not (isinstance(value, str) and value.isascii() and value.isdigit()):
+        return None
+    if len(value) > _MOST_DIGITS or int(value) >= 2**63:
+        return None
+    return int(value)
 
 
 class _RespondingAdapter(AsyncWebhookAdapter):
@@ -196,9 +210,8 @@ class InteractionsEndpoint:
             return web.Response(status=400, text="not an interaction\n")
         if data["type"] == _PING:
             return web.Response(body=_PONG, content_type=_JSON)
-        try:
-            interaction_id = int(data["id"])
-        except (KeyError, TypeError, ValueError):
+        interaction_id = _snowflake(data.get("id"))
+        if interaction_id is None:
             return web.Response(status=400, text="not an interaction\n")
         if not self.answering:
             if not self._started.is_set():
@@ -229,7 +242,7 @@ class InteractionsEndpoint:
             self._key.verify(timestamp.encode() + body, bytes.fromhex(signature))
         except (nacl.exceptions.CryptoError, ValueError, UnicodeEncodeError):
             return "a signature that does not match"
-        if not (timestamp.isascii() and timestamp.isdigit()):
+        if not (timestamp.isascii() and timestamp.isdigit()) or len(timestamp) > _MOST_DIGITS:
             return "a timestamp that is no number of seconds"
         if abs(self.wall_clock() - int(timestamp)) > STALE_AFTER:
             return f"a timestamp more than {STALE_AFTER:g} s from this host's clock"

@@ -10,11 +10,13 @@ interactions, ``POST /interactions`` (:mod:`bot.endpoint`).
 
 Anyone who can reach the port can send it anything: a request aiohttp cannot parse gets its
 400 and one DEBUG line (not aiohttp's ERROR with a traceback), and a client gets
-:data:`REQUEST_PATIENCE` seconds to send a whole request (a slow one is closed after it).
+:data:`REQUEST_PATIENCE` seconds to send a whole request (a slow one is closed after it), and
+as long to take each answer (on Linux: one that reads none is closed after it too).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import socket
@@ -22,6 +24,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 from aiohttp.http import HttpProcessingError
+from aiohttp.typedefs import Middleware
 
 from bot.config import ConfigError
 from bot.metrics import CONTENT_TYPE
@@ -40,6 +43,10 @@ REQUEST_PATIENCE = 5.0
 # one with 413 before reading it whole. An interaction's JSON is a few kilobytes (a clicked
 # message of 40 components and 4,000 characters of text: some 20 KB).
 MAX_REQUEST_BODY = 256 * 1024
+
+# Linux's limit on how long data the socket sends may wait for its peer (None elsewhere).
+_USER_TIMEOUT: int | None = getattr(socket, "TCP_USER_TIMEOUT", None)
+_TCP = (socket.AF_INET, socket.AF_INET6)
 
 # Why the process is not ready, or None when it is.
 Readiness = Callable[[], Awaitable[str | None]]
@@ -73,6 +80,27 @@ class _MalformedRequestsAreDebug(logging.Filter):
 server_log.addFilter(_MalformedRequestsAreDebug())
 
 
+def _answers_taken_within(patience: float) -> Middleware:
+    """A connection whose answers the client does not take (it reads none, and the buffers
+    between them are full) is closed by the kernel after ``patience``: aiohttp waits to write
+    with no limit of its own, and without one such a client holds its connection, and the
+    process's shutdown (aiohttp waits a minute for an answer being written), as long as it
+    likes. Set on each request's socket: gunicorn's workers accept on sockets it made."""
+    milliseconds = int(patience * 1000)
+
+    @web.middleware
+    async def answers_taken_within(request: web.Request, handler: Handler) -> web.StreamResponse:
+        transport = request.transport
+        sock = transport.get_extra_info("socket") if transport is not None else None
+        if _USER_TIMEOUT is not None and sock is not None and sock.family in _TCP:
+            # A connection closing meanwhile is no reason to fail its request.
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, _USER_TIMEOUT, milliseconds)
+        return await handler(request)
+
+    return answers_taken_within
+
+
 class HealthServer:
     """Serves the three endpoints on ``host``:``port`` between :meth:`start` and :meth:`close`,
     and ``POST /interactions`` with ``interactions`` if given; a client has
@@ -93,7 +121,9 @@ class HealthServer:
         self.port = port
         self._readiness = readiness
         self._scrape = scrape
-        self.app = app = web.Application(client_max_size=MAX_REQUEST_BODY)
+        self.app = app = web.Application(
+            client_max_size=MAX_REQUEST_BODY, middlewares=[_answers_taken_within(request_patience)]
+        )
         if interactions is not None:
             app.router.add_post("/interactions", interactions)
         app.router.add_get("/livez", self._livez)
@@ -111,6 +141,11 @@ class HealthServer:
             # A request's unread body is read and dropped for as long, then the connection is
             # closed (these endpoints read none).
             lingering_time=request_patience,
+            # Bodies are read as sent. Discord signs the bytes it sends, uncompressed; aiohttp
+            # would inflate a body sent with Content-Encoding first, and one that does not
+            # inflate raised out of the read, even the dropped body of a GET /livez: a 500 or
+            # a traceback at ERROR, for anyone.
+            auto_decompress=False,
         )
 
     async def start(self) -> None:

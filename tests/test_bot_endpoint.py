@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import inspect
 import logging
 import signal
 import time
+import zlib
 from collections.abc import AsyncIterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
@@ -78,6 +80,9 @@ async def test_unsigned_wrongly_signed_replayed_and_stale_requests_get_401_and_c
             await sim.post_signed(start, timestamp=str(now - int(endpoint.STALE_AFTER) - 5)),
             await sim.post_signed(start, timestamp=str(now + int(endpoint.STALE_AFTER) + 5)),
             await sim.post_signed(start, timestamp="yesterday"),
+            # Signed, but no number of seconds a clock could read.
+            await sim.post_signed(start, timestamp="9" * 400),
+            await sim.post_signed(start, timestamp="9" * 5000),
         ]
         assert [answer.status for answer in refused] == [401] * len(refused)
         # The interaction, sent as Discord sends it, starts the game: none was started above.
@@ -283,6 +288,10 @@ async def test_malformed_and_oversized_bodies_are_refused_before_anything_reads_
         assert (await sim.post_signed(b"[1, 2]")).status == 400
         assert (await sim.post_signed(b'{"type": "ping"}')).status == 400
         assert (await sim.post_signed(b'{"type": 2, "id": "x"}')).status == 400
+        # Ids that are no snowflake: none is noted, none goes on to a handler.
+        for wrong_id in (b'"99999999999999999999"', b'"-5"', b'" 12"', b"12", b"1.5", b"true"):
+            body = b'{"type": 2, "token": "t", "id": ' + wrong_id + b"}"
+            assert (await sim.post_signed(body)).status == 400, wrong_id
         huge = b'{"type": 1, "padding": "' + b"x" * MAX_REQUEST_BODY + b'"}'
         assert (await sim.post_signed(huge)).status == 413
         assert (await sim.post_signed(huge, signature="")).status == 413
@@ -290,6 +299,41 @@ async def test_malformed_and_oversized_bodies_are_refused_before_anything_reads_
         started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
     assert started.response_type == 4
     assert callbacks(sim) == 1
+
+
+@http_only
+async def test_a_compressed_body_is_read_as_sent_never_inflated(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Discord signs the bytes it sends, uncompressed. aiohttp inflated a body sent with
+    ``Content-Encoding`` before the endpoint read it: one that would not inflate, unsigned, was
+    a 500 and two tracebacks at ERROR. The bytes sent are what is checked, and what is read."""
+    s = sim.seed
+    ping = orjson.dumps({"id": "1", "type": 1, "version": 1})
+    bomb = gzip.compress(bytes(64 * 2**20))  # 64 KB that would inflate to 64 MB
+
+    def signed(signed_body: bytes) -> dict[str, str]:
+        stamp = str(int(time.time()))
+        signature = sim.signing_key.sign(stamp.encode() + signed_body).signature.hex()
+        return {"X-Signature-Ed25519": signature, "X-Signature-Timestamp": stamp}
+
+    async with harness.running() as bot, aiohttp.ClientSession() as http:
+        url = f"http://127.0.0.1:{bot.http_port}/interactions"
+        sent = [
+            ("gzip", b"not gzip", {}, 401),
+            ("deflate", b"not deflate", {}, 401),
+            ("gzip", bomb, signed(bomb), 400),  # signed as sent: no JSON
+            ("deflate", zlib.compress(ping), signed(ping), 401),  # signed inflated: not sent
+            ("gzip", gzip.compress(ping), signed(gzip.compress(ping)), 400),
+        ]
+        for encoding, body, signature, status in sent:
+            headers = {"Content-Encoding": encoding, "Content-Type": "application/json"}
+            async with http.post(url, data=body, headers=headers | signature) as response:
+                assert response.status == status, (encoding, body[:10], await response.text())
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+    assert started.response_type == 4
+    assert callbacks(sim) == 1
+    assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
 
 
 @http_only

@@ -669,6 +669,85 @@ async def test_malformed_and_slow_requests_get_a_400_or_are_closed_and_log_no_er
     assert all("\n" not in line for line in refused)
 
 
+async def test_a_body_that_would_not_inflate_is_dropped_unread_and_logs_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """aiohttp inflated the body of any request sent with ``Content-Encoding``, even one no
+    endpoint reads (it is read and dropped after the answer): one that would not inflate was
+    a traceback at ERROR, for anyone. Bodies are read as sent (``POST /interactions`` too:
+    ``tests/test_bot_endpoint.py``)."""
+
+    async def ready() -> None:
+        return None
+
+    async def scrape() -> bytes:
+        return b""
+
+    port = free_port()
+    server = HealthServer("127.0.0.1", port, readiness=ready, scrape=scrape)
+    caplog.set_level(logging.DEBUG, logger="bot.health")
+    await server.start()
+    try:
+        for encoding in (b"gzip", b"deflate"):
+            body = b"not " + encoding
+            answer, _ = await send_raw(
+                port,
+                b"GET /livez HTTP/1.1\r\nHost: tttbot\r\nConnection: close\r\nContent-Encoding: "
+                + encoding
+                + b"\r\nContent-Length: %d\r\n\r\n" % len(body)
+                + body,
+            )
+            assert answer.startswith(b"HTTP/1.1 200 OK\r\n"), answer
+    finally:
+        await server.close()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+
+
+async def test_a_client_that_reads_none_of_its_answers_is_closed_after_the_patience(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A client that sends requests (pipelined, one packet) and never reads the answers: once
+    the buffers between them are full, aiohttp waits to write the next answer with no limit,
+    and the connection stayed open for good. The kernel now closes a connection whose
+    answers nobody takes for the port's patience (TCP_USER_TIMEOUT)."""
+
+    async def ready() -> None:
+        return None
+
+    async def scrape() -> bytes:
+        return b"# a large scrape\n" * 2000
+
+    port = free_port()
+    server = HealthServer("127.0.0.1", port, readiness=ready, scrape=scrape, request_patience=0.5)
+    caplog.set_level(logging.DEBUG, logger="bot.health")
+    await server.start()
+    serving = server.runner.server
+    assert serving is not None
+    loop = asyncio.get_running_loop()
+    try:
+        with socket.socket() as client:
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            client.setblocking(False)
+            await loop.sock_connect(client, ("127.0.0.1", port))
+            scrapes = b"GET /metrics HTTP/1.1\r\nHost: tttbot\r\n\r\n" * 1000
+            await loop.sock_sendall(client, scrapes)
+            for _ in range(500):  # accepted, within 5 s
+                if serving.connections:
+                    break
+                await asyncio.sleep(0.01)
+            assert serving.connections
+            stalled = time.monotonic()
+            for _ in range(100):  # closed, within 10 s
+                if not serving.connections:
+                    break
+                await asyncio.sleep(0.1)
+            open_after = time.monotonic() - stalled if serving.connections else None
+    finally:
+        await server.close()
+    assert open_after is None, "still open, writing to a client that reads nothing"
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+
+
 @pytest.mark.slow  # a real python -m bot process
 async def test_the_bots_port_logs_no_error_for_malformed_requests_and_closes_slow_ones(
     sim: DiscordSim, tmp_path: Path
