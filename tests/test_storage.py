@@ -2535,6 +2535,27 @@ async def test_sqlite_notes_an_interaction_without_waiting_for_its_busy_thread(
         await storage.close()
 
 
+async def test_sqlite_a_note_that_fails_midway_keeps_no_write_lock(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    """A note that fails with something other than SQLite's errors (an id SQLite cannot
+    store) rolls its transaction back: the write lock is free for every other writer at once,
+    and the next note is made."""
+    path = tmp_path / "tttbot.sqlite3"
+    storage = await SqliteStorage.open(str(path), clock)
+    try:
+        with pytest.raises(OverflowError):
+            await storage.note_interactions([(1_400_000_000_000_000_003, T0), (2**64, T0)])
+        with closing(sqlite3.connect(path, timeout=0, isolation_level=None)) as other:
+            other.execute("BEGIN IMMEDIATE")
+            other.execute("ROLLBACK")
+        assert await storage.note_interactions([(1_400_000_000_000_000_003, T0)]) == {
+            1_400_000_000_000_000_003
+        }
+    finally:
+        await storage.close()
+
+
 async def test_sqlite_notes_an_interaction_once_the_write_lock_another_process_held_is_free(
     tmp_path: Path, clock: ManualClock
 ) -> None:

@@ -670,11 +670,15 @@ class _NotesAtOnce:
             db.execute("BEGIN IMMEDIATE")
             noted = _note_interactions(notes, db)
             db.execute("COMMIT")
-        except sqlite3.Error:
+        except BaseException as error:
+            # Whatever failed (a value SQLite cannot store raises OverflowError), the write
+            # lock is not kept: it would hold every other writer up until the next note.
             if db.in_transaction:
                 with contextlib.suppress(sqlite3.Error):
                     db.execute("ROLLBACK")
-            return None
+            if isinstance(error, sqlite3.Error):
+                return None
+            raise
         return noted
 
     def close(self) -> None:
