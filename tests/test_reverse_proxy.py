@@ -22,6 +22,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from bot.health import REQUEST_PATIENCE
 from tests.bot_harness import HTTP
 from tests.bot_processes import serving_process, terminate
 from tests.discord_sim import DiscordSim
@@ -111,6 +112,10 @@ def test_the_proxy_lets_out_only_interactions_to_the_workers_port(tmp_path: Path
     proxied = subroute["routes"][0]["handle"][0]["routes"][0]["handle"][0]
     assert proxied["handler"] == "reverse_proxy"
     assert proxied["upstreams"] == [{"dial": proxy["TTT_UPSTREAM"]}]
+    # Caddy closes an idle connection to the workers before they do: never an interaction
+    # sent on one that a worker is closing.
+    idle_ns = proxied["transport"]["keep_alive"]["idle_timeout"]
+    assert 0 < idle_ns < REQUEST_PATIENCE * 1e9
     refused = subroute["routes"][1]["handle"][0]["routes"][0]["handle"][0]
     assert (refused["handler"], refused["status_code"]) == ("static_response", 404)
     workers = services["workers"]
