@@ -237,8 +237,11 @@ async def answering_workers(
 
 async def run_bot(sim: DiscordSim, tmp_path: Path, *args: str, **env: str) -> tuple[int, str, str]:
     """``python -m bot ARGS`` to its end (a command, or a start that fails): exit code, stdout,
-    stderr."""
+    stderr. One still running after a minute fails its test, and does not outlive it."""
     process = await spawn(sim, tmp_path, args, env, asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(process.communicate(), 60)
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), 60)
+    finally:
+        await terminate(process, 5)
     assert process.returncode is not None
     return process.returncode, out.decode(), err.decode()
