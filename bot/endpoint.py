@@ -206,7 +206,8 @@ class InteractionsEndpoint:
             data = orjson.loads(body)
         except orjson.JSONDecodeError:
             return web.Response(status=400, text="not JSON\n")
-        if not isinstance(data, dict) or not isinstance(data.get("type"), int):
+        # type() rather than isinstance(): true is an int to Python, and equal to a PING's 1.
+        if not isinstance(data, dict) or type(data.get("type")) is not int:
             return web.Response(status=400, text="not an interaction\n")
         if data["type"] == _PING:
             return web.Response(body=_PONG, content_type=_JSON)

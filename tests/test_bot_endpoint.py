@@ -287,6 +287,7 @@ async def test_malformed_and_oversized_bodies_are_refused_before_anything_reads_
         assert (await sim.post_signed(b"{not json")).status == 400
         assert (await sim.post_signed(b"[1, 2]")).status == 400
         assert (await sim.post_signed(b'{"type": "ping"}')).status == 400
+        assert (await sim.post_signed(b'{"type": true}')).status == 400  # no PING
         assert (await sim.post_signed(b'{"type": 2, "id": "x"}')).status == 400
         # Ids that are no snowflake: none is noted, none goes on to a handler.
         for wrong_id in (b'"99999999999999999999"', b'"-5"', b'" 12"', b"12", b"1.5", b"true"):
