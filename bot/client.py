@@ -302,7 +302,10 @@ class TTTBot(commands.AutoShardedBot):
         # member and permissions, so no gateway intent is needed at all (discord.py 2.7 handles
         # interactions from uncached guilds), let alone a privileged one.
         intents = discord.Intents.none()
-        if settings.shard_ids is not None:
+        # Under serve no shard runs: SHARD_COUNT and SHARD_IDS mean nothing there (an env file
+        # kept from a sharded gateway deployment), not even in the logs' shard field.
+        shard_count = None if over_http else settings.shard_count
+        if settings.shard_ids is not None and not over_http:
             options["shard_ids"] = list(settings.shard_ids)
         # discord.py warns at every start that this may cause state issues; it cannot here.
         logging.getLogger("discord.state").addFilter(_NO_GUILDS_INTENT_WARNING)
@@ -315,7 +318,7 @@ class TTTBot(commands.AutoShardedBot):
             help_command=None,
             allowed_mentions=discord.AllowedMentions.none(),
             tree_cls=TTTCommandTree,
-            shard_count=settings.shard_count,
+            shard_count=shard_count,
             http_trace=self.metrics.http_trace(),
             **options,
         )

@@ -476,6 +476,9 @@ async def test_shard_settings_left_from_the_gateway_mean_nothing_to_a_worker(
         bot.wake_sweeper()
         await sim.wait_for(lambda: not is_live(sim.message(board.id)))
         scraped = (await bot.scrape()).decode()
+        # No shard runs, not even in discord.py's eyes (the logs' shard field is 0).
+        assert bot.shard_count is None
+        assert bot.shard_ids is None
     assert "\ntttbot_shards 0.0\n" in scraped
 
 
