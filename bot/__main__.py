@@ -10,6 +10,7 @@ import contextlib
 import gc
 import logging
 import os
+import resource
 import signal
 import sys
 from collections.abc import Sequence
@@ -50,6 +51,22 @@ async def run(bot: TTTBot, token: str) -> None:
     finally:
         freezing.cancel()
     log.info("stopped")
+
+
+def open_files_as_allowed() -> None:
+    """Raise this process's limit of open files to the most it is allowed (its hard limit):
+    each connection to the HTTP port holds one, and a process out of them accepts none and
+    opens none (to Discord, to the database). systemd gives a service 1,024 and allows far
+    more; asyncio watches its sockets with epoll, which has no limit of its own."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == hard:
+        return
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ValueError, OSError) as error:  # a hard limit the kernel will not give (macOS)
+        log.debug("kept the open files limit at %d: %s", soft, error)
+        return
+    log.debug("raised the open files limit from %d to %d", soft, hard)
 
 
 async def freeze_after_start(bot: TTTBot) -> None:
@@ -154,6 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ConfigError as error:
             return fail(str(error), 2)
     logs.configure(settings)
+    open_files_as_allowed()
     bot = TTTBot(settings, force_sync=args.sync, over_http=over_http)
     try:
         asyncio.run(run(bot, settings.token))

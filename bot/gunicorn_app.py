@@ -41,7 +41,7 @@ from aiohttp import web
 from dotenv import load_dotenv
 
 from bot import logs
-from bot.__main__ import fail, freeze_after_start, why_it_stopped
+from bot.__main__ import fail, freeze_after_start, open_files_as_allowed, why_it_stopped
 from bot.client import TTTBot
 from bot.config import ConfigError, Settings, require_public_key
 
@@ -103,6 +103,7 @@ async def make_app() -> web.AppRunner:
     except ConfigError as error:
         raise SystemExit(BOOT_FAILURES.stop(str(error))) from None
     logs.configure(settings)
+    open_files_as_allowed()
     bot = TTTBot(settings, over_http=True)
     front = bot.http_front()
 

@@ -11,7 +11,10 @@ import contextlib
 import gzip
 import inspect
 import logging
+import resource
 import signal
+import subprocess
+import sys
 import time
 import zlib
 from collections.abc import AsyncIterator, Sequence
@@ -521,6 +524,31 @@ def test_serve_without_a_good_public_key_stops_with_one_line(
     assert len(errors) == 1
     assert errors[0].startswith(line)
     assert list(tmp_path.iterdir()) == []  # no database made
+
+
+def test_the_bot_takes_as_many_open_files_as_it_is_allowed() -> None:
+    """Each connection to the HTTP port holds an open file: a process started with a low soft
+    limit (systemd's 1,024 for a service) raises it to its hard limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    lowered = min(soft, hard - 1, 256)
+
+    def start_low() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (lowered, hard))
+
+    script = (
+        "import resource; from bot.__main__ import open_files_as_allowed; "
+        "print(*resource.getrlimit(resource.RLIMIT_NOFILE)); open_files_as_allowed(); "
+        "print(*resource.getrlimit(resource.RLIMIT_NOFILE))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        preexec_fn=start_low,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parent.parent,
+    )
+    assert result.stdout.split() == [str(lowered), str(hard), str(hard), str(hard)]
 
 
 def test_sync_is_asked_for_before_serve_or_after_it() -> None:
