@@ -1,7 +1,7 @@
 """The simulator's HTTP mode against a small endpoint of the test's own (not the bot): each
 interaction POSTed signed as Discord signs it, and the response read as the interaction's
-callback with the rules the gateway mode checks (the deadline, one answer, limits), a status
-other than 200 being no answer."""
+callback with the rules the gateway mode checks (the deadline, one answer, limits, the flags a
+deferral may set), a status other than 200, or a body not labelled JSON, being no answer."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from tests.discord_sim.demo_client import DemoClient
 
 # What the endpoint answers an interaction: a status and a JSON body.
 Answer = Callable[[dict[str, Any]], Awaitable[tuple[int, Any]]]
+JSON_TYPE = "application/json"
 
 
 @dataclass(frozen=True)
@@ -36,16 +37,20 @@ class Endpoint:
 
 
 @asynccontextmanager
-async def endpoint(sim: DiscordSim, answer: Answer) -> AsyncIterator[list[dict[str, str]]]:
+async def endpoint(
+    sim: DiscordSim, answer: Answer, *, content_type: str = JSON_TYPE
+) -> AsyncIterator[list[dict[str, str]]]:
     """An endpoint that checks each request's signature with the sim's public key, answers it
-    with ``answer``, and keeps each request's signature headers; the sim's HTTP mode set on
-    it. DemoClient registers its commands over the gateway first."""
-    async with endpoints(sim, [answer]) as (only,):
+    with ``answer`` (labelled ``content_type``), and keeps each request's signature headers;
+    the sim's HTTP mode set on it. DemoClient registers its commands over the gateway first."""
+    async with endpoints(sim, [answer], content_type=content_type) as (only,):
         yield only.headers
 
 
 @asynccontextmanager
-async def endpoints(sim: DiscordSim, answers: list[Answer]) -> AsyncIterator[list[Endpoint]]:
+async def endpoints(
+    sim: DiscordSim, answers: list[Answer], *, content_type: str = JSON_TYPE
+) -> AsyncIterator[list[Endpoint]]:
     """One :func:`endpoint` per answer, each on its own port, the sim's HTTP mode set on the
     first."""
     async with sim.running(DemoClient()):
@@ -56,7 +61,7 @@ async def endpoints(sim: DiscordSim, answers: list[Answer]) -> AsyncIterator[lis
     try:
         for answer in answers:
             headers: list[dict[str, str]] = []
-            runner = web.AppRunner(_endpoint_app(key, answer, headers))
+            runner = web.AppRunner(_endpoint_app(key, answer, headers, content_type))
             runners.append(runner)
             await runner.setup()
             await web.TCPSite(runner, "127.0.0.1", 0).start()
@@ -71,7 +76,7 @@ async def endpoints(sim: DiscordSim, answers: list[Answer]) -> AsyncIterator[lis
 
 
 def _endpoint_app(
-    key: nacl.signing.VerifyKey, answer: Answer, headers: list[dict[str, str]]
+    key: nacl.signing.VerifyKey, answer: Answer, headers: list[dict[str, str]], content_type: str
 ) -> web.Application:
     async def handle(request: web.Request) -> web.Response:
         body = await request.read()
@@ -81,7 +86,7 @@ def _endpoint_app(
         headers.append({"signature": signature, "timestamp": timestamp})
         status, reply = await answer(orjson.loads(body))
         return web.Response(
-            status=status, body=orjson.dumps(reply), content_type="application/json"
+            status=status, body=orjson.dumps(reply), headers={"Content-Type": content_type}
         )
 
     app = web.Application()
@@ -169,6 +174,60 @@ async def test_a_status_other_than_200_is_no_answer(sim: DiscordSim) -> None:
     (ix,) = sim.interactions
     assert not ix.answered
     assert sim.messages(s.channel) == []
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded"])
+async def test_a_response_discord_would_not_read_as_json_is_no_answer(
+    sim: DiscordSim, content_type: str
+) -> None:
+    """Discord reads a response by its Content-Type: "You must provide a valid Content-Type
+    when responding to PINGs" (discord-api-docs, docs/interactions/overview.mdx), the valid
+    ones being application/json, x-www-form-urlencoded and multipart/form-data
+    (docs/Reference.mdx, "HTTP API"). JSON labelled anything but JSON is not read as JSON."""
+    s = sim.seed
+    async with endpoint(sim, message("hello"), content_type=content_type):
+        with pytest.raises(SimTimeout, match=f"with Content-Type '{content_type}'"):
+            await sim.slash(s.alice, s.channel, "board")
+    (ix,) = sim.interactions
+    assert not ix.answered
+    assert sim.messages(s.channel) == []
+    (violation,) = sim.take_violations()
+    assert f"Content-Type '{content_type}'; Discord reads 'application/json'" in violation
+
+
+async def test_a_json_response_with_a_charset_is_read(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with endpoint(sim, message("hello"), content_type="application/json; charset=utf-8"):
+        ix = await sim.slash(s.alice, s.channel, "board")
+    assert ix.content == "hello"
+
+
+async def test_a_deferral_may_set_the_ephemeral_flag_and_no_other(sim: DiscordSim) -> None:
+    """A deferral may set EPHEMERAL and no other flag: "If you create a callback with the type
+    DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE the only valid message flag you may use is
+    EPHEMERAL", a components-v2 message being made by the edit of the original response
+    (discord-api-docs,
+    docs/interactions/receiving-and-responding.mdx, "Interaction Callback Data Structure")."""
+    s = sim.seed
+    flags = iter([64, 1 << 15, 64 | 1 << 2])
+
+    async def defer(interaction: dict[str, Any]) -> tuple[int, Any]:
+        return 200, {"type": 5, "data": {"flags": next(flags)}}
+
+    async with endpoint(sim, defer):
+        private = await sim.slash(s.alice, s.channel, "board")
+        layout = await sim.slash(s.alice, s.channel, "board")
+        suppressed = await sim.slash(s.alice, s.channel, "board")
+    assert private.rejected is None
+    assert private.message is not None
+    assert private.message.ephemeral
+    assert private.message.loading
+    assert (layout.rejected, layout.message) == ("invalid", None)
+    assert (suppressed.rejected, suppressed.message) == ("invalid", None)
+    violations = sim.take_violations()
+    assert len(violations) == 2
+    assert "may set no flag but EPHEMERAL (64); it set 32768" in violations[0]
+    assert "may set no flag but EPHEMERAL (64); it set 68" in violations[1]
 
 
 def worker(name: str) -> Answer:

@@ -96,9 +96,11 @@ HTTP mode (an application with an Interactions Endpoint URL)
     ``https://`` URL's certificate is checked against ``sim.interactions_ssl``: the system's
     authorities, or a test's own CA as an ``ssl.SSLContext``). The
     response's JSON is read as the interaction's callback, with every check above (3 s counted
-    to when the response was read, one answer, the callback types, components v2, limits) and
-    recorded in ``sim.requests`` as the callback route with ``http_response=True``. A status
-    other than 200 is no answer: the verb raises ``SimTimeout`` naming it. ``await
+    to when the response was read, one answer, the callback types, no flag but EPHEMERAL on
+    a deferral, components v2, limits) and recorded in ``sim.requests`` as the callback route
+    with ``http_response=True``. A status other than 200 is no answer: the verb raises
+    ``SimTimeout`` naming it; so is a response whose Content-Type is not ``application/json``
+    (charset aside), and a rule broken. ``await
     sim.post_signed(body, *, timestamp=None, signed_body=None, key=None, signature=None)
     -> HttpAnswer(status, body, content_type)`` sends any body (unsigned with
     ``signature=""``, signed over another body, with another key or timestamp) and records

@@ -129,7 +129,22 @@ class InteractionRestMixin(MessagesMixin):
             await self._dispatch_message_event("MESSAGE_CREATE", record.message)
             return self._callback_reply(record, call, 4, record.message)
         if cb_type == 5:
-            flags = FLAG_LOADING | int(data.get("flags") or 0) & FLAG_EPHEMERAL
+            # "If you create a callback with the type DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE the
+            # only valid message flag you may use is EPHEMERAL. If you'd like to create a
+            # component based message with IS_COMPONENTS_V2 you must do that with the edit
+            # original response endpoint" (discord-api-docs,
+            # docs/interactions/receiving-and-responding.mdx, "Interaction Callback Data").
+            sent_flags = int(data.get("flags") or 0)
+            if sent_flags & ~FLAG_EPHEMERAL:
+                record.rejected = "invalid"
+                return self._reject(
+                    context,
+                    [
+                        f"a deferred response (type 5) may set no flag but EPHEMERAL "
+                        f"({FLAG_EPHEMERAL}); it set {sent_flags}"
+                    ],
+                )
+            flags = FLAG_LOADING | sent_flags & FLAG_EPHEMERAL
             record.message = self._new_message(
                 record.channel, self.bot_user, {}, [], interaction=record, extra_flags=flags
             )

@@ -8,7 +8,8 @@ Discord signs it (Ed25519 over ``X-Signature-Timestamp`` and the raw body, with
 ``sim.signing_key``; ``sim.public_key`` is the application's public key), and the response's
 JSON is read as the interaction's callback, with the same checks (:meth:`_http_answer`): the
 3 s deadline counts to when the response was read. A response other than 200 is no answer, as
-for Discord: the verb raises ``SimTimeout`` saying what came back. ``post_signed`` sends any
+for Discord: the verb raises ``SimTimeout`` saying what came back; so is a 200 whose
+Content-Type is not ``application/json``, a rule broken as well. ``post_signed`` sends any
 body (signed or not, with any timestamp) and returns what the bot answered, ``ping`` a PING.
 """
 
@@ -50,6 +51,9 @@ from .wire import Session
 
 # Discord's requests to an Interactions Endpoint URL name it so.
 DISCORD_USER_AGENT = "Discord-Interactions/1.0 (+https://discord.com)"
+# The only Content-Type of a response the sim reads (its parameters, such as a charset, aside):
+# Discord also reads multipart/form-data, for a response with files, which no bot here sends.
+RESPONSE_CONTENT_TYPE = "application/json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +239,21 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
             raise SimTimeout(
                 f"the bot's endpoint answered {record.describe()} with HTTP {answer.status} "
                 f"{answer.body[:200]!r}: for Discord, no answer"
+            )
+        if answer.content_type != RESPONSE_CONTENT_TYPE:
+            # Discord reads a response by its Content-Type, as it reads a request: "You must
+            # provide a valid Content-Type when responding to PINGs" (discord-api-docs,
+            # docs/interactions/overview.mdx, "Acknowledging PING requests"), valid being
+            # application/json, x-www-form-urlencoded or multipart/form-data (docs/Reference.mdx,
+            # "HTTP API", "Content Type"). One it cannot read is no answer, and never one a bot
+            # means to send.
+            self._violation(
+                f"response to {record.describe()}: Content-Type {answer.content_type!r}; "
+                f"Discord reads {RESPONSE_CONTENT_TYPE!r}"
+            )
+            raise SimTimeout(
+                f"the bot's endpoint answered {record.describe()} with Content-Type "
+                f"{answer.content_type!r}: for Discord, no answer"
             )
         try:
             body = answer.json()
