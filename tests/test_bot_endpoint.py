@@ -38,10 +38,18 @@ from bot.health import MAX_REQUEST_BODY, REQUEST_PATIENCE
 from bot.metrics import Metrics
 from bot.service import Clicked, MoveResult
 from bot.storage.base import DatabaseUnavailableError
-from tests.bot_harness import BotHarness, board_out_of_time, cell_id, http_only, is_live
+from tests.bot_harness import (
+    BotHarness,
+    board_out_of_time,
+    cell_id,
+    free_cells,
+    http_only,
+    is_live,
+    text_of,
+)
 from tests.bot_processes import started
-from tests.discord_sim import DiscordSim, SimTimeout
-from tests.discord_sim.models import JSON
+from tests.discord_sim import DiscordSim, InteractionRecord, SimTimeout
+from tests.discord_sim.models import FLAG_COMPONENTS_V2, FLAG_EPHEMERAL, JSON
 from tests.postgres_cluster import free_port
 
 KEY = "0b" * 32
@@ -338,6 +346,61 @@ async def test_a_compressed_body_is_read_as_sent_never_inflated(
     assert started.response_type == 4
     assert callbacks(sim) == 1
     assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
+
+
+def flags(ix: InteractionRecord) -> object:
+    """The flags of an interaction's first answer (its response's ``data.flags``)."""
+    return (ix.response_data or {}).get("flags")
+
+
+@http_only
+async def test_each_response_carries_only_the_flags_discord_allows_in_its_type(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Discord allows each callback type its own flags (discord-api-docs,
+    docs/interactions/receiving-and-responding.mdx, "Interaction Callback Data Structure"): a
+    message (4) may be EPHEMERAL or IS_COMPONENTS_V2, a deferral (5) EPHEMERAL alone ("If you'd
+    like to create a component based message with IS_COMPONENTS_V2 you must do that with the
+    edit original response endpoint"), and an update (7) keeps a components-v2 message's flag
+    (docs/components/reference: it "can't be removed"). The 5x5 board is such a message; a
+    board drawn with a server's emoji is deferred in the response (bot.answers), so a 5x5 one
+    goes out as a deferral without flags and then as the original response's edit. A new
+    message's id is asked of Discord with ``GET @original`` ("Returns the initial Interaction
+    response", ibid., "Get Original Interaction Response"), which the sim answers 404 until it
+    has read the response, as Discord has no message before."""
+    s = sim.seed
+    cross = sim.add_emoji(s.guild, "cross")
+    async with harness.running():
+        private = await sim.slash(s.carol, s.channel, "ttt help")
+        board = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random", size=5)
+        assert board.message is not None
+        clicked = await sim.click(s.alice, board.message, cell_id(board.message, "C3"))
+        await sim.slash(s.owner, s.channel, "ttt-settings marks", x=cross.text)
+        marked = await sim.slash(s.bob, s.other_channel, "ttt vs-ai", difficulty="random", size=5)
+        await marked.wait_done(timeout=5)
+        assert marked.message is not None
+        moved = await sim.click(s.bob, marked.message, cell_id(marked.message, "C3"))
+        await moved.wait_done(timeout=5)
+    assert (private.response_type, flags(private)) == (4, FLAG_EPHEMERAL)
+    assert (board.response_type, flags(board)) == (4, FLAG_COMPONENTS_V2)
+    assert (clicked.response_type, flags(clicked)) == (7, FLAG_COMPONENTS_V2)
+    assert board.message.flags & FLAG_COMPONENTS_V2
+    assert "Last move: C3." in text_of(board.message)
+    # The deferrals carry no data at all, so no flag; the boards came through @original.
+    assert (marked.response_type, marked.response_data) == (5, {})
+    assert marked.original_edits == 1
+    assert marked.message.flags & FLAG_COMPONENTS_V2
+    assert not marked.message.loading
+    assert cross.text in text_of(marked.message)
+    assert (moved.response_type, moved.response_data) == (6, {})
+    assert moved.original_edits == 1
+    assert "C3" not in free_cells(marked.message)
+    # Each message the bot made with a response, it then asked Discord the id of.
+    made = [ix for ix in (private, board) if ix.message is not None]
+    for ix in made:
+        asked = [r for r in sim.requests if r.method == "GET" and ix.token in r.path]
+        assert [r.status for r in asked][-1:] == [200], asked
+        assert all(r.path.endswith("/messages/@original") for r in asked)
 
 
 @http_only
