@@ -282,8 +282,12 @@ async def test_a_request_that_comes_while_the_bot_starts_waits_for_it() -> None:
 
 @http_only
 async def test_a_ping_gets_a_pong(sim: DiscordSim, harness: BotHarness) -> None:
+    """Discord's check of the URL (sim.verify_endpoint): a PING answered 200 with a PONG under
+    a valid Content-Type, a wrongly signed one 401 (discord-api-docs,
+    docs/interactions/overview.mdx, "Setting Up an Endpoint")."""
     async with harness.running():
         pong = await sim.ping()
+        assert await sim.verify_endpoint() == []
     assert pong.status == 200
     assert pong.content_type == "application/json"
     assert pong.json() == {"type": 1}

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+import nacl.exceptions
 import nacl.signing
 import orjson
 import pytest
@@ -82,7 +83,10 @@ def _endpoint_app(
         body = await request.read()
         signature = request.headers["X-Signature-Ed25519"]
         timestamp = request.headers["X-Signature-Timestamp"]
-        key.verify(timestamp.encode() + body, bytes.fromhex(signature))  # raises if forged
+        try:
+            key.verify(timestamp.encode() + body, bytes.fromhex(signature))
+        except nacl.exceptions.BadSignatureError:
+            return web.Response(status=401, text="invalid request signature")
         headers.append({"signature": signature, "timestamp": timestamp})
         status, reply = await answer(orjson.loads(body))
         return web.Response(
@@ -228,6 +232,50 @@ async def test_a_deferral_may_set_the_ephemeral_flag_and_no_other(sim: DiscordSi
     assert len(violations) == 2
     assert "may set no flag but EPHEMERAL (64); it set 32768" in violations[0]
     assert "may set no flag but EPHEMERAL (64); it set 68" in violations[1]
+
+
+async def pong(interaction: dict[str, Any]) -> tuple[int, Any]:
+    return 200, {"type": 1} if interaction["type"] == 1 else {"type": 4, "data": {"content": "!"}}
+
+
+async def test_discord_saves_the_url_of_an_endpoint_that_pongs_and_refuses_forgeries(
+    sim: DiscordSim,
+) -> None:
+    """When the URL is saved, and from time to time after, Discord sends a PING, which must be
+    answered 200 with a PONG under a valid Content-Type, and requests whose signature fails,
+    which must be answered 401 (discord-api-docs, docs/interactions/overview.mdx, "Setting Up
+    an Endpoint")."""
+    async with endpoint(sim, pong):
+        assert await sim.verify_endpoint() == []
+    assert sim.take_violations() == []
+    async with endpoint(sim, message("hello")):
+        assert await sim.verify_endpoint() == [
+            "a PING was answered with {'type': 4, 'data': {'content': 'hello'}}, not a PONG"
+        ]
+    async with endpoint(sim, pong, content_type="text/plain"):
+        assert await sim.verify_endpoint() == ["a PING's answer has Content-Type 'text/plain'"]
+    (message_violation, label_violation) = sim.take_violations()
+    assert "Interactions Endpoint URL http://127.0.0.1:" in message_violation
+    assert label_violation.endswith("a PING's answer has Content-Type 'text/plain'")
+
+
+async def test_an_endpoint_that_takes_forgeries_fails_discords_check(sim: DiscordSim) -> None:
+    async def anything(request: web.Request) -> web.Response:
+        return web.json_response({"type": 1})
+
+    app = web.Application()
+    app.router.add_post("/interactions", anything)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        url = f"http://127.0.0.1:{runner.addresses[0][1]}/interactions"
+        problems = await sim.verify_endpoint(url)
+    finally:
+        await runner.cleanup()
+    assert problems == ["a PING with a signature that fails was answered 200"]
+    (violation,) = sim.take_violations()
+    assert violation.endswith(problems[0])
 
 
 def worker(name: str) -> Answer:

@@ -104,8 +104,11 @@ HTTP mode (an application with an Interactions Endpoint URL)
     sim.post_signed(body, *, timestamp=None, signed_body=None, key=None, signature=None)
     -> HttpAnswer(status, body, content_type)`` sends any body (unsigned with
     ``signature=""``, signed over another body, with another key or timestamp) and records
-    nothing; ``await sim.ping()`` sends a PING; ``sim.command_interaction(user, channel,
-    "group sub", **opts)`` builds the payload ``slash`` would send without sending it.
+    nothing; ``await sim.ping()`` sends a PING; ``await sim.verify_endpoint()`` checks what
+    Discord checks when the URL is saved (a PING answered 200 with a PONG labelled JSON, a
+    wrongly signed one 401), each failure a violation, and returns the failures;
+    ``sim.command_interaction(user, channel, "group sub", **opts)`` builds the payload
+    ``slash`` would send without sending it.
     ``sim.spread_over(urls, order="round robin" | "random", seed=0)`` spreads the
     interactions over several workers' endpoints, as a load balancer would: in turn, or at
     random from ``seed`` (reproducible); each record's ``endpoint`` says where it went, and

@@ -10,7 +10,8 @@ JSON is read as the interaction's callback, with the same checks (:meth:`_http_a
 3 s deadline counts to when the response was read. A response other than 200 is no answer, as
 for Discord: the verb raises ``SimTimeout`` saying what came back; so is a 200 whose
 Content-Type is not ``application/json``, a rule broken as well. ``post_signed`` sends any
-body (signed or not, with any timestamp) and returns what the bot answered, ``ping`` a PING.
+body (signed or not, with any timestamp) and returns what the bot answered, ``ping`` a PING,
+``verify_endpoint`` what Discord checks when the URL is saved (a PONG, a forgery refused).
 """
 
 # ruff: noqa: ASYNC109 -- ``timeout=`` on the verbs is the documented test API.
@@ -212,6 +213,35 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
         """A PING, as Discord sends when the endpoint URL is saved."""
         body = orjson.dumps({"id": str(self.snowflakes.next()), "type": 1, "version": 1})
         return await self.post_signed(body)
+
+    async def verify_endpoint(self, url: str | None = None) -> list[str]:
+        """What Discord checks of an endpoint when its URL is saved, and again from time to
+        time (discord-api-docs, docs/interactions/overview.mdx, "Setting Up an Endpoint"): a
+        PING acknowledged with a 200 whose valid Content-Type labels a PONG (``{"type": 1}``),
+        and a request whose signature fails validation answered 401 ("we will remove your
+        interactions URL" otherwise). Each failure is a violation; returns them."""
+        if url is None:
+            url = self.next_endpoint()
+        problems: list[str] = []
+        ping = orjson.dumps({"id": str(self.snowflakes.next()), "type": 1, "version": 1})
+        pong = await self.post_signed(ping, url=url)
+        if pong.status != 200:
+            problems.append(f"a PING was answered with HTTP {pong.status}, not 200")
+        elif pong.content_type != RESPONSE_CONTENT_TYPE:
+            problems.append(f"a PING's answer has Content-Type {pong.content_type!r}")
+        else:
+            try:
+                answer = pong.json()
+            except orjson.JSONDecodeError:
+                answer = pong.body.decode(errors="replace")
+            if not isinstance(answer, dict) or answer.get("type") != 1:
+                problems.append(f"a PING was answered with {answer!r}, not a PONG")
+        forged = await self.post_signed(ping, key=nacl.signing.SigningKey.generate(), url=url)
+        if forged.status != 401:
+            problems.append(f"a PING with a signature that fails was answered {forged.status}")
+        for problem in problems:
+            self._violation(f"the Interactions Endpoint URL {url}: {problem}")
+        return problems
 
     async def close_http_client(self) -> None:
         if self._http_client is not None:
