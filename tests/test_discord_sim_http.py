@@ -199,6 +199,29 @@ async def test_a_response_discord_would_not_read_as_json_is_no_answer(
     assert f"Content-Type '{content_type}'; Discord reads 'application/json'" in violation
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [{"type": 1}, {"type": 6}, {"type": 8, "data": {"choices": []}}, {"data": {}}, "ok", None],
+)
+async def test_a_200_that_is_no_interaction_response_for_the_interaction_shows_nothing(
+    sim: DiscordSim, reply: Any
+) -> None:
+    """The response is an Interaction Response, of a callback type valid for the interaction:
+    a PONG only for a PING, 6 and 7 for components, 8 for autocomplete (discord-api-docs,
+    docs/interactions/receiving-and-responding.mdx, "Interaction Callback Type")."""
+    s = sim.seed
+
+    async def answer(interaction: dict[str, Any]) -> tuple[int, Any]:
+        return 200, reply
+
+    async with endpoint(sim, answer):
+        ix = await sim.slash(s.alice, s.channel, "board")
+    assert (ix.rejected, ix.message) == ("invalid", None)
+    assert sim.messages(s.channel) == []
+    violations = sim.take_violations()
+    assert "is not valid for interaction type 2" in violations[0]
+
+
 async def test_a_json_response_with_a_charset_is_read(sim: DiscordSim) -> None:
     s = sim.seed
     async with endpoint(sim, message("hello"), content_type="application/json; charset=utf-8"):
