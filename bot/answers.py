@@ -68,6 +68,9 @@ ANSWER_TIMEOUT = aiohttp.ClientTimeout(total=10)
 # its id right after may come too soon. The first wait before asking again, doubled each time.
 ORIGINAL_RETRY_AFTER = 0.05
 ORIGINAL_TRIES = 5
+# The longest wait a 429 to that question is waited out for, each time: the handler (and the
+# game it answers for) is held meanwhile.
+ORIGINAL_LIMIT_PATIENCE = 2.0
 
 
 class Kind(enum.IntEnum):
@@ -516,13 +519,18 @@ class Answers:
         """The id of the message an HTTP response made, as Discord says once it has made it."""
         route = f"/webhooks/{self._application_id}/{state.token}/messages/@original"
         wait = ORIGINAL_RETRY_AFTER
-        for _ in range(ORIGINAL_TRIES):
+        for tries_left in reversed(range(ORIGINAL_TRIES)):
             reply = await self._request("GET", discord.http.Route.BASE + route)
             if reply.status == 200:
                 return reply.message_id("id")
-            if reply.status is not None and reply.status != 404:
+            # Asked again: not made yet (404), asked too often (429: after the wait Discord
+            # gives, if longer), Discord failing or out of reach. Any other answer is final.
+            status = reply.status
+            if status is not None and status not in (404, 429) and status < 500:
                 break
-            await asyncio.sleep(wait)
+            if not tries_left or (status == 429 and reply.retry_after > ORIGINAL_LIMIT_PATIENCE):
+                break
+            await asyncio.sleep(max(wait, reply.retry_after) if status == 429 else wait)
             wait *= 2
         log.warning(
             "Discord did not say which message answered interaction %s: %s",

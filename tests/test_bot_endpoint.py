@@ -31,7 +31,7 @@ from discord.webhook.async_ import AsyncWebhookAdapter, async_context
 
 from bot import endpoint
 from bot.__main__ import arguments, main
-from bot.answers import DEFER_AFTER, Answers
+from bot.answers import DEFER_AFTER, ORIGINAL_RETRY_AFTER, ORIGINAL_TRIES, Answers
 from bot.config import ConfigError, Settings, require_serving
 from bot.domain import Actor
 from bot.health import MAX_REQUEST_BODY, REQUEST_PATIENCE
@@ -278,6 +278,43 @@ async def test_a_request_that_comes_while_the_bot_starts_waits_for_it() -> None:
             assert status == 503
             assert took < patience * 2 / 3
     assert len(seen) == 1
+
+
+@http_only
+async def test_a_new_board_s_id_is_asked_again_after_a_429_and_not_after_the_last_try(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A message an HTTP response made has its id asked of Discord (GET @original), to adopt
+    it as the game's board: a 429 is waited out and the question asked again; one never
+    answered stops at its last try, with a WARNING, without a wait after it that only held
+    the handler (and its game) up."""
+    s = sim.seed
+    original = "GET /webhooks/{id}/{token}/messages/@original"
+
+    def asked() -> int:
+        return sum(1 for call in sim.requests if call.path.endswith("/@original"))
+
+    async with harness.running() as bot:
+        sim.faults.add(original, rate_limit=0.1, count=1)
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert started.message is not None
+        game = await bot.service.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert game.message_id == started.message.id
+        assert asked() == 2
+        sim.faults.add(original, status=404, count=None)
+        before = asked()
+        loop = asyncio.get_running_loop()
+        await sim.slash(s.bob, s.other_channel, "ttt vs-ai", difficulty="minimax")
+        answered_at = loop.time()
+        assert await bot.in_flight.wait_idle(patience=5)
+        held = loop.time() - answered_at
+    assert asked() - before == ORIGINAL_TRIES
+    waits = sum(ORIGINAL_RETRY_AFTER * 2**n for n in range(ORIGINAL_TRIES - 1))
+    assert held < waits + ORIGINAL_RETRY_AFTER * 2 ** (ORIGINAL_TRIES - 1) * 0.6, held
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert [line for line in warned if "did not say which message" in line] != []
 
 
 @http_only
