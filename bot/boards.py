@@ -265,16 +265,32 @@ class Boards:
         handler has surely given up on it; show what ran out of time on its message (or,
         where no token reaches it, at the next interaction there)."""
         unshown = await self.unshown()
+        # Another worker's sweep may post the same item meanwhile (this one held past its
+        # lease's end): the first message recorded stays, and a later one is taken back.
         for game in unshown.games:
             message_id = await self._post(game.channel_id, render.board_message(game))
-            if message_id is not None:
-                await self._storage.set_game_message(game.id, message_id)
+            if message_id is not None and not await self._storage.first_game_message(
+                game.id, message_id
+            ):
+                await self._take_back(game.channel_id, message_id)
         for challenge in unshown.challenges:
             message = render.challenge_message(challenge)
             message_id = await self._post(challenge.channel_id, message)
-            if message_id is not None:
-                await self._storage.set_challenge_message(challenge.id, message_id)
+            if message_id is not None and not await self._storage.first_challenge_message(
+                challenge.id, message_id
+            ):
+                await self._take_back(challenge.channel_id, message_id)
         await self.show_ended(settled.games, settled.challenges)
+
+    async def _take_back(self, channel_id: int, message_id: int) -> None:
+        """Delete a message the bot just posted for something another process showed first."""
+        log.info("message %s in channel %s was posted twice: deleting it", message_id, channel_id)
+        try:
+            await self._client.http.delete_message(channel_id, message_id)
+        except ANSWER_FAILURES as error:
+            log.warning(
+                "could not delete message %s in channel %s: %s", message_id, channel_id, error
+            )
 
     async def show_ended(
         self,

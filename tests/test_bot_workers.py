@@ -15,11 +15,13 @@ from typing import Any
 import orjson
 import pytest
 
-from bot.client import TTTBot
+from bot import render
+from bot.boards import UNSHOWN_GRACE
+from bot.client import SWEEPER_LEASE_SWEEPS, TTTBot
 from bot.components import CHALLENGE_ID, GAME_ACTION_ID, PICK_ID
 from bot.domain import Actor
 from bot.endpoint import SEEN_KEPT
-from bot.service import Clicked, MoveResult
+from bot.service import DAY, Clicked, MoveResult
 from bot.storage.base import GameRecord, NewGame
 from bot.threads import CLAIM_SECONDS, SUSPECTS_KEPT_SECONDS
 from game.variants import ULTIMATE_SIZE
@@ -669,3 +671,52 @@ async def wait_until_claimed(
             return
         await asyncio.sleep(0.01)
     raise AssertionError(f"thread {thread_id} never claimed")
+
+
+async def test_a_sweep_that_lost_its_lease_midway_posts_no_board_the_next_holder_posted(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A game saved without its message is posted by the sweeper. The holder of the lease is
+    held (stopped, slow) just before it posts one, past its lease's end: the other worker
+    takes the lease and posts it. The first, resumed, posts it too, finds the game shown by
+    the other's board and deletes its own: one board stays, the one the game names."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        holder, other = (first, second) if first.holds_sweeper_lease else (second, first)
+        now = harness.clock.now()
+        game = await holder.storage.create_game(
+            NewGame(
+                guild_id=s.guild.id,
+                channel_id=s.channel.id,
+                x_id=s.alice.id,
+                x_name=s.alice.name,
+                o_id=s.bob.id,
+                o_name=s.bob.name,
+                deadline=now + 30 * DAY,  # not timed out by the jumps below
+                created_at=now,
+            )
+        )
+        harness.clock.advance(UNSHOWN_GRACE + 1)
+        posting, held = asyncio.Event(), asyncio.Event()
+        post = holder.boards._post
+
+        async def when_let_go(channel_id: int, message: render.Message) -> int | None:
+            posting.set()
+            await held.wait()
+            return await post(channel_id, message)
+
+        holder.boards._post = when_let_go  # type: ignore[method-assign]
+        sweeping = asyncio.ensure_future(holder.sweep())
+        await posting.wait()
+        harness.clock.advance(SWEEPER_LEASE_SWEEPS * holder.sweep_interval + 1)
+        await other.sweep()
+        assert other.holds_sweeper_lease
+        (shown,) = sim.messages(s.channel)
+        held.set()
+        await sweeping
+        shown_again = [message for message in sim.messages(s.channel) if message is not shown]
+        assert [message.deleted for message in shown_again] == [True]
+        stored = await other.storage.get_game(game.id)
+        assert stored is not None
+        assert stored.message_id == shown.id
+        assert cell_buttons(sim.message(shown.id))
