@@ -202,7 +202,9 @@ class Boards:
         route = await self._storage.reply_route(channel_id)
         if route is None or route.unseen_game_id is None:
             return
-        await self._storage.set_unseen_game(channel_id, None)  # shown from now on
+        # Shown from now on, by this interaction alone: another there at once finds it taken.
+        if not await self._storage.take_unseen_game(channel_id, route.unseen_game_id):
+            return
         game = await self._storage.get_game(route.unseen_game_id)
         if game is None or game.id in answer.state.shown_games:
             return

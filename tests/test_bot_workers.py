@@ -22,7 +22,7 @@ from bot.components import CHALLENGE_ID, GAME_ACTION_ID, PICK_ID
 from bot.domain import Actor
 from bot.endpoint import SEEN_KEPT
 from bot.service import DAY, Clicked, MoveResult
-from bot.storage.base import GameRecord, NewGame
+from bot.storage.base import GameRecord, NewGame, ReplyRoute
 from bot.threads import CLAIM_SECONDS, SUSPECTS_KEPT_SECONDS
 from game.variants import ULTIMATE_SIZE
 from tests.bot_harness import (
@@ -720,3 +720,52 @@ async def test_a_sweep_that_lost_its_lease_midway_posts_no_board_the_next_holder
         assert stored is not None
         assert stored.message_id == shown.id
         assert cell_buttons(sim.message(shown.id))
+
+
+async def test_a_game_settled_unseen_is_shown_once_when_two_workers_answer_there_at_once(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """In a group DM the bot is not in, a turn ran out when no token was left to edit the
+    board: the next interaction there shows the result. Two come at once, one to each
+    worker, both reading the channel's unseen game before either clears it: one shows it."""
+    s = sim.seed
+    group = sim.group_dm("friends", s.alice, s.bob)
+    sim.install_for_user(s.alice)
+    # A turn longer than a token lives: when it runs out, no token can edit the board.
+    async with (
+        harness.running(turn_timeout=1200) as first,
+        harness.running(turn_timeout=1200) as second,
+    ):
+        to(sim, first)
+        board = await start_member_game(sim, group)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        assert await first.in_flight.wait_idle(patience=5)
+        harness.clock.advance(1201)
+        sim.advance_clock(1201)
+        await sweep_once(first, second)
+        assert is_live(board)  # nothing could show it
+        both_read = asyncio.Barrier(2)
+        for worker in (first, second):
+            read = worker.storage.reply_route
+
+            async def once_both_read(channel_id: int, read: Any = read) -> ReplyRoute | None:
+                route: ReplyRoute | None = await read(channel_id)
+                if route is not None and route.unseen_game_id is not None:
+                    await asyncio.wait_for(both_read.wait(), 5)
+                return route
+
+            worker.storage.reply_route = once_both_read  # type: ignore[method-assign]
+        asked = [
+            await sent_to(sim, worker, sim.slash(s.alice, group, "ttt stats"))
+            for worker in (first, second)
+        ]
+        answered = await asyncio.gather(*asked)
+        assert await first.in_flight.wait_idle(patience=5)
+        assert await second.in_flight.wait_idle(patience=5)
+        shown = [
+            text_of(message)
+            for ix in answered
+            for message in ix.followups
+            if "⭕ **bob** ran out of time: ❌ **alice** wins." in text_of(message)
+        ]
+        assert len(shown) == 1

@@ -1702,8 +1702,13 @@ async def test_a_reply_route_is_kept_per_channel_and_hides_its_channel_from_the_
         channel_id=CHANNEL, token="t2", expires_at=T0 + 1000, message_id=SNOWFLAKE + 1
     )
     await storage.save_reply_route(second)
-    # A new token keeps the unseen game: only showing it clears it.
+    # A new token keeps the unseen game: only showing it clears it, once.
     assert await storage.reply_route(CHANNEL) == replace(second, unseen_game_id=game.id)
+    assert not await storage.take_unseen_game(CHANNEL, game.id + 1)
+    assert await storage.take_unseen_game(CHANNEL, game.id)
+    assert not await storage.take_unseen_game(CHANNEL, game.id)
+    assert await storage.reply_route(CHANNEL) == second
+    await storage.set_unseen_game(CHANNEL, game.id)
     await storage.set_unseen_game(CHANNEL, None)
     assert await storage.reply_route(CHANNEL) == second
     assert await storage.unshown_games(T0) == []

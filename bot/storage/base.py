@@ -687,6 +687,11 @@ class Storage(Protocol):
         """Note (or, with None, clear) a game settled in a routed channel but not shown."""
         ...
 
+    async def take_unseen_game(self, channel_id: int, game_id: int) -> bool:
+        """Clear the channel's unseen game if it is still ``game_id``: whether it was, so that
+        of two interactions there at once, one shows it."""
+        ...
+
     # -- stats ---------------------------------------------------------------------------
 
     async def player_stats(

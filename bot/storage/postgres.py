@@ -537,6 +537,9 @@ class PostgresStorage:
     async def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
         await self._pool.execute(SQL.set_unseen_game, game_id, channel_id)
 
+    async def take_unseen_game(self, channel_id: int, game_id: int) -> bool:
+        return await self._pool.fetchval(SQL.take_unseen_game, channel_id, game_id) is not None
+
     # -- members' data -------------------------------------------------------------------
 
     async def member_data(self, user_id: int) -> MemberData:

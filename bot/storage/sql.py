@@ -346,6 +346,10 @@ class Statements:
         self.set_unseen_game = spell(
             "UPDATE reply_routes SET unseen_game_id = ? WHERE channel_id = ?"
         )
+        self.take_unseen_game = spell(
+            "UPDATE reply_routes SET unseen_game_id = NULL"
+            " WHERE channel_id = ? AND unseen_game_id = ? RETURNING channel_id"
+        )
         self.live_games_of = spell(
             "SELECT count(*) AS live FROM games WHERE guild_id = ? AND status = 'active'"
             " AND ? IN (x_id, o_id)"

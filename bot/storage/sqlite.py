@@ -398,6 +398,10 @@ class _Database:
     def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
         self._write(lambda db: db.execute(SQL.set_unseen_game, (game_id, channel_id)))
 
+    def take_unseen_game(self, channel_id: int, game_id: int) -> bool:
+        statement = SQL.take_unseen_game
+        return bool(self._write(lambda db: db.execute(statement, (channel_id, game_id)).fetchall()))
+
     # -- members' data -------------------------------------------------------------------
 
     def member_data(self, user_id: int) -> MemberData:
@@ -966,6 +970,9 @@ class SqliteStorage:
 
     async def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
         await self._run(self._database.set_unseen_game, channel_id, game_id)
+
+    async def take_unseen_game(self, channel_id: int, game_id: int) -> bool:
+        return await self._run(self._database.take_unseen_game, channel_id, game_id)
 
     # -- members' data -------------------------------------------------------------------
 
