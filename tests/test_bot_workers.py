@@ -31,12 +31,14 @@ from tests.bot_harness import (
     button_id,
     cell_buttons,
     cell_id,
+    edits_by_rest,
     final_answer,
     http_only,
     is_live,
     refused,
     start_member_game,
     text_of,
+    told_privately,
 )
 from tests.discord_sim import DiscordSim, InteractionRecord
 from tests.test_bot_server_settings import (
@@ -769,3 +771,85 @@ async def test_a_game_settled_unseen_is_shown_once_when_two_workers_answer_there
             if "⭕ **bob** ran out of time: ❌ **alice** wins." in text_of(message)
         ]
         assert len(shown) == 1
+
+
+async def test_a_click_the_sweeper_times_out_on_another_worker_meanwhile_plays_nothing(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Bob's move is read in time on one worker and held before it is saved while the holder
+    of the sweeper lease times his turn out: the save is refused by the game's version, the
+    click is tried on the stored game, over, and shows it. The game ends once, by timeout,
+    and the board shows that, edited once by the sweeper."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        holder, other = (first, second) if first.holds_sweeper_lease else (second, first)
+        to(sim, other)
+        board = await start_member_game(sim)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        assert await other.in_flight.wait_idle(patience=5)
+        saving, held = asyncio.Event(), asyncio.Event()
+        save = other.storage.save_game
+
+        async def when_let_go(game: GameRecord) -> GameRecord | None:
+            saving.set()
+            await held.wait()
+            return await save(game)
+
+        other.storage.save_game = when_let_go  # type: ignore[method-assign]
+        clicking = await sent_to(sim, other, sim.click(s.bob, board, cell_id(board, "A1")))
+        await saving.wait()
+        harness.clock.advance(301)
+        (timed_out,) = (await holder.sweep()).games
+        held.set()
+        late = await clicking
+        assert await other.in_flight.wait_idle(patience=5)
+        assert await holder.in_flight.wait_idle(patience=5)
+        assert "This game is over" in (told_privately(late) or "")
+        stored = await holder.storage.get_game(timed_out.id)
+        assert stored == timed_out
+        assert stored.moves == (4,)
+        assert "⭕ **bob** ran out of time: ❌ **alice** wins." in text_of(sim.message(board.id))
+        assert not is_live(sim.message(board.id))
+        assert edits_by_rest(sim, board) == 1
+
+
+async def test_a_challenge_accepted_as_the_other_worker_expires_it_starts_no_game(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Bob's accept is read in time on one worker and held before it closes the challenge
+    while the holder of the sweeper lease expires it: the close is refused (the challenge is
+    no longer pending), no game starts, and the message shows the challenge expired."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        holder, other = (first, second) if first.holds_sweeper_lease else (second, first)
+        to(sim, other)
+        challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        message = challenge.message
+        assert message is not None
+        assert await other.in_flight.wait_idle(patience=5)
+        closing, held = asyncio.Event(), asyncio.Event()
+        close = other.storage.close_challenge
+
+        async def when_let_go(*args: Any, **kwargs: Any) -> Any:
+            closing.set()
+            await held.wait()
+            return await close(*args, **kwargs)
+
+        other.storage.close_challenge = when_let_go  # type: ignore[method-assign]
+        accept = button_id(message, CHALLENGE_ID, action="accept")
+        accepting = await sent_to(sim, other, sim.click(s.bob, message, accept))
+        await closing.wait()
+        harness.clock.advance(121)
+        (expired,) = (await holder.sweep()).challenges
+        held.set()
+        late = await accepting
+        assert await other.in_flight.wait_idle(patience=5)
+        assert await holder.in_flight.wait_idle(patience=5)
+        refused(late, "This challenge was answered a moment ago.")
+        assert await holder.storage.live_game_in_channel(s.channel.id) is None
+        assert "expired" in (sim.message(message.id).content or "")
+        assert sim.message(message.id).buttons() == []
+        assert edits_by_rest(sim, message) == 1
+        assert [shown for shown in sim.messages(s.channel) if not shown.ephemeral] == [message]
+        stored = await holder.storage.get_challenge(expired.id)
+        assert stored == expired
