@@ -9,18 +9,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 import orjson
 import pytest
 
-from bot import render
 from bot.boards import UNSHOWN_GRACE
 from bot.client import SWEEPER_LEASE_SWEEPS, TTTBot
+from bot.clock import ManualClock
 from bot.components import CHALLENGE_ID, GAME_ACTION_ID, PICK_ID
 from bot.domain import Actor
 from bot.endpoint import SEEN_KEPT
+from bot.ladder import SEASON_SETTLES
 from bot.service import DAY, Clicked, MoveResult
 from bot.storage.base import GameRecord, NewGame, ReplyRoute
 from bot.threads import CLAIM_SECONDS, SUSPECTS_KEPT_SECONDS
@@ -41,6 +43,7 @@ from tests.bot_harness import (
     told_privately,
 )
 from tests.discord_sim import DiscordSim, InteractionRecord
+from tests.test_bot_seasons import announcements, at, beats, ranking, set_announcements
 from tests.test_bot_server_settings import (
     THREAD_UNSURE,
     THREADS_ROUTE,
@@ -70,6 +73,21 @@ async def sent_to(
     task = asyncio.ensure_future(verb)
     await asyncio.sleep(0)
     return task
+
+
+def hold(owner: object, name: str) -> tuple[asyncio.Event, asyncio.Event]:
+    """Hold every call of ``owner``'s method ``name`` until the second event is set; the first
+    is set once a call waits there."""
+    reached, let_go = asyncio.Event(), asyncio.Event()
+    method = getattr(owner, name)
+
+    async def when_let_go(*args: Any, **kwargs: Any) -> Any:
+        reached.set()
+        await let_go.wait()
+        return await method(*args, **kwargs)
+
+    setattr(owner, name, when_let_go)
+    return reached, let_go
 
 
 def given(bot: TTTBot, ix: InteractionRecord) -> bool:
@@ -699,15 +717,7 @@ async def test_a_sweep_that_lost_its_lease_midway_posts_no_board_the_next_holder
             )
         )
         harness.clock.advance(UNSHOWN_GRACE + 1)
-        posting, held = asyncio.Event(), asyncio.Event()
-        post = holder.boards._post
-
-        async def when_let_go(channel_id: int, message: render.Message) -> int | None:
-            posting.set()
-            await held.wait()
-            return await post(channel_id, message)
-
-        holder.boards._post = when_let_go  # type: ignore[method-assign]
+        posting, held = hold(holder.boards, "_post")
         sweeping = asyncio.ensure_future(holder.sweep())
         await posting.wait()
         harness.clock.advance(SWEEPER_LEASE_SWEEPS * holder.sweep_interval + 1)
@@ -787,15 +797,7 @@ async def test_a_click_the_sweeper_times_out_on_another_worker_meanwhile_plays_n
         board = await start_member_game(sim)
         await sim.click(s.alice, board, cell_id(board, "B2"))
         assert await other.in_flight.wait_idle(patience=5)
-        saving, held = asyncio.Event(), asyncio.Event()
-        save = other.storage.save_game
-
-        async def when_let_go(game: GameRecord) -> GameRecord | None:
-            saving.set()
-            await held.wait()
-            return await save(game)
-
-        other.storage.save_game = when_let_go  # type: ignore[method-assign]
+        saving, held = hold(other.storage, "save_game")
         clicking = await sent_to(sim, other, sim.click(s.bob, board, cell_id(board, "A1")))
         await saving.wait()
         harness.clock.advance(301)
@@ -827,15 +829,7 @@ async def test_a_challenge_accepted_as_the_other_worker_expires_it_starts_no_gam
         message = challenge.message
         assert message is not None
         assert await other.in_flight.wait_idle(patience=5)
-        closing, held = asyncio.Event(), asyncio.Event()
-        close = other.storage.close_challenge
-
-        async def when_let_go(*args: Any, **kwargs: Any) -> Any:
-            closing.set()
-            await held.wait()
-            return await close(*args, **kwargs)
-
-        other.storage.close_challenge = when_let_go  # type: ignore[method-assign]
+        closing, held = hold(other.storage, "close_challenge")
         accept = button_id(message, CHALLENGE_ID, action="accept")
         accepting = await sent_to(sim, other, sim.click(s.bob, message, accept))
         await closing.wait()
@@ -853,3 +847,39 @@ async def test_a_challenge_accepted_as_the_other_worker_expires_it_starts_no_gam
         assert [shown for shown in sim.messages(s.channel) if not shown.ephemeral] == [message]
         stored = await holder.storage.get_challenge(expired.id)
         assert stored == expired
+
+
+async def test_a_seasons_end_is_announced_with_a_game_whose_save_was_under_way_at_the_end(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Carol beats alice in November's last second on one worker, whose save is still under
+    way (held) when the month ends and the holder of the sweeper lease sweeps: November's
+    announcement waits until the games of its end are in, and names the same podium as
+    November's table."""
+    s = sim.seed
+    news = sim.add_channel(s.guild, "news")
+    harness.clock = ManualClock(at(2026, 11, 30, 23) + 3600 - 60)
+    async with harness.running() as first, harness.running() as second:
+        holder, other = (first, second) if first.holds_sweeper_lease else (second, first)
+        to(sim, other)
+        await set_announcements(sim, news)
+        await beats(sim, s.alice, s.bob)
+        board = await start_member_game(sim, x=s.carol, o=s.alice)
+        harness.clock.advance(59)  # 23:59:59
+        saving, held = hold(other.storage, "save_game")
+        resign = button_id(board, GAME_ACTION_ID, action="resign")
+        resigning = await sent_to(sim, other, sim.click(s.alice, board, resign))
+        await saving.wait()
+        harness.clock.advance(2)  # December
+        await holder.sweep()
+        held.set()
+        await final_answer(await resigning)
+        assert await other.in_flight.wait_idle(patience=5)
+        for _ in range(2):
+            harness.clock.advance(SEASON_SETTLES)
+            await holder.sweep()
+        (november,) = announcements(sim)
+        table = await sim.slash(s.bob, s.channel, "ttt leaderboard", season="2026-11")
+    announced = [int(user) for user in re.findall(r"<@([0-9]+)>", november)]
+    assert announced == [user for user, _, _ in ranking(table)][:3]
+    assert s.carol.id in announced
