@@ -125,10 +125,13 @@ class Boards:
 
     async def _post_in_thread(self, game: GameRecord, message: render.Message) -> None:
         """Post a new game's board in the thread the bot opened for it (if that fails, the
-        sweeper posts it later: the game has no board message yet)."""
+        sweeper posts it later: the game has no board message yet). A post that came after
+        the sweeper's (held past its grace) is taken back."""
         message_id = await self._post(game.channel_id, message)
-        if message_id is not None:
-            await self._storage.set_game_message(game.id, message_id)
+        if message_id is not None and not await self._storage.first_game_message(
+            game.id, message_id
+        ):
+            await self._take_back(game.channel_id, message_id)
 
     async def post_in_own_thread(self, game: GameRecord) -> None:
         """Post the board of a game started outside an interaction (a tournament's round) in

@@ -19,7 +19,7 @@ import pytest
 from bot.boards import UNSHOWN_GRACE
 from bot.client import SWEEPER_LEASE_SWEEPS, TTTBot
 from bot.clock import ManualClock
-from bot.components import CHALLENGE_ID, GAME_ACTION_ID, PICK_ID
+from bot.components import CHALLENGE_ID, GAME_ACTION_ID, PICK_ID, TOURNAMENT_ID
 from bot.domain import Actor
 from bot.endpoint import SEEN_KEPT
 from bot.ladder import SEASON_SETTLES
@@ -883,3 +883,38 @@ async def test_a_seasons_end_is_announced_with_a_game_whose_save_was_under_way_a
     announced = [int(user) for user in re.findall(r"<@([0-9]+)>", november)]
     assert announced == [user for user, _, _ in ranking(table)][:3]
     assert s.carol.id in announced
+
+
+async def test_a_tournament_board_posted_late_gives_way_to_the_one_the_sweeper_posted(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A round's game is stored on one worker, whose posts are then held past the moment the
+    sweeper posts what was saved without its message: the holder of the lease posts its
+    board in the game's thread, and the first worker's, posted late, is deleted. One board
+    stays, the one the game names."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        holder, other = (first, second) if first.holds_sweeper_lease else (second, first)
+        to(sim, other)
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Late")
+        assert created.message is not None
+        join = button_id(created.message, TOURNAMENT_ID, action="join")
+        for player in (s.alice, s.bob):
+            await sim.click(player, created.message, join)
+        posting, held = hold(other.boards, "_post")
+        starting = await sent_to(sim, other, sim.slash(s.owner, s.channel, "ttt tournament start"))
+        await posting.wait()
+        (game,) = await round_games(holder, await current(holder, sim))
+        assert game.message_id is None
+        harness.clock.advance(UNSHOWN_GRACE + 1)
+        await holder.sweep()
+        (shown,) = sim.messages(game.channel_id)
+        held.set()
+        await final_answer(await starting)
+        assert await other.in_flight.wait_idle(patience=5)
+        boards = [message for message in sim.messages(game.channel_id) if is_live(message)]
+        assert [message.deleted for message in boards] == [False, True]
+        assert boards[0] is shown
+        stored = await holder.storage.get_game(game.id)
+        assert stored is not None
+        assert stored.message_id == shown.id
