@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 import pytest
 
-from bot.boards import UNSHOWN_GRACE
+from bot.boards import LATE_ANSWER, UNSHOWN_GRACE
 from bot.client import SWEEPER_LEASE_SWEEPS, TTTBot
 from bot.clock import ManualClock
 from bot.components import CHALLENGE_ID, GAME_ACTION_ID, PICK_ID, TOURNAMENT_ID
@@ -38,6 +38,8 @@ from tests.bot_harness import (
     http_only,
     is_live,
     refused,
+    refused_showing_the_game,
+    shown_board,
     start_member_game,
     text_of,
     told_privately,
@@ -918,3 +920,42 @@ async def test_a_tournament_board_posted_late_gives_way_to_the_one_the_sweeper_p
         stored = await holder.storage.get_game(game.id)
         assert stored is not None
         assert stored.message_id == shown.id
+
+
+async def test_a_move_answered_late_shows_the_move_another_worker_saved_since(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Alice's move is saved on one worker, whose answer is then held; bob clicks the board
+    meanwhile, behind, on the other worker, which redraws it with alice's move, and plays
+    his. Alice's answer, late, shows the game as stored (bob's move in, her turn), not the
+    board of her move alone over it, which would tell her to wait for bob."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        to(sim, second)
+        board = await start_member_game(sim)
+        saved, held = asyncio.Event(), asyncio.Event()
+        save = first.storage.save_game
+
+        async def saved_then_held(game: GameRecord) -> GameRecord | None:
+            stored = await save(game)
+            saved.set()
+            await held.wait()
+            return stored
+
+        first.storage.save_game = saved_then_held  # type: ignore[method-assign]
+        alices = await sent_to(sim, first, sim.click(s.alice, board, cell_id(board, "B2")))
+        await saved.wait()
+        to(sim, second)
+        behind = await sim.click(s.bob, board, cell_id(board, "A1"))
+        await refused_showing_the_game(behind, "The board changed while you were moving")
+        assert shown_board(sim.message(board.id)) == ".../.X./..."
+        bobs = await sim.click(s.bob, board, cell_id(sim.message(board.id), "A1"))
+        assert bobs.response_type == 7, bobs.content
+        assert shown_board(sim.message(board.id)) == "O../.X./..."
+        harness.clock.advance(LATE_ANSWER)
+        held.set()
+        late = await alices
+        assert late.response_type == 7, late.content
+        assert await first.in_flight.wait_idle(patience=5)
+        assert shown_board(sim.message(board.id)) == "O../.X./..."
+        assert "❌ **alice** to move" in text_of(sim.message(board.id))
