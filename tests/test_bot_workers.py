@@ -701,7 +701,8 @@ async def test_a_sweep_that_lost_its_lease_midway_posts_no_board_the_next_holder
     """A game saved without its message is posted by the sweeper. The holder of the lease is
     held (stopped, slow) just before it posts one, past its lease's end: the other worker
     takes the lease and posts it. The first, resumed, posts it too, finds the game shown by
-    the other's board and deletes its own: one board stays, the one the game names."""
+    the other's board and deletes its own: one board stays, the one the game names. It sweeps
+    no more after that."""
     s = sim.seed
     async with harness.running() as first, harness.running() as second:
         holder, other = (first, second) if first.holds_sweeper_lease else (second, first)
@@ -734,6 +735,13 @@ async def test_a_sweep_that_lost_its_lease_midway_posts_no_board_the_next_holder
         assert stored is not None
         assert stored.message_id == shown.id
         assert cell_buttons(sim.message(shown.id))
+        # Resumed, the first worker sweeps no more: the lease is the other's.
+        harness.clock.advance(holder.sweep_interval)
+        await other.sweep()
+        assert other.holds_sweeper_lease
+        swept = await holder.sweep()
+        assert not holder.holds_sweeper_lease
+        assert (swept.games, swept.challenges) == ([], [])
 
 
 async def test_a_game_settled_unseen_is_shown_once_when_two_workers_answer_there_at_once(
