@@ -967,3 +967,39 @@ async def test_a_move_answered_late_shows_the_move_another_worker_saved_since(
         assert await first.in_flight.wait_idle(patience=5)
         assert shown_board(sim.message(board.id)) == "O../.X./..."
         assert "❌ **alice** to move" in text_of(sim.message(board.id))
+
+
+async def test_two_members_joining_a_tournament_at_once_on_two_workers_are_both_shown(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Alice's join is saved on one worker, whose answer is held while bob's join is saved
+    and answered on the other: alice's answer, late, shows both players, not alice alone
+    over bob's."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Rush")
+        announcement = created.message
+        assert announcement is not None
+        join = button_id(announcement, TOURNAMENT_ID, action="join")
+        saved, held = asyncio.Event(), asyncio.Event()
+        save = first.storage.save_tournament
+
+        async def saved_then_held(*args: Any, **kwargs: Any) -> Any:
+            stored = await save(*args, **kwargs)
+            saved.set()
+            await held.wait()
+            return stored
+
+        first.storage.save_tournament = saved_then_held  # type: ignore[method-assign]
+        alices = await sent_to(sim, first, sim.click(s.alice, announcement, join))
+        await saved.wait()
+        to(sim, second)
+        bobs = await sim.click(s.bob, announcement, join)
+        assert bobs.response_type == 7, bobs.content
+        assert "Players (2 of 32)" in text_of(sim.message(announcement.id))
+        harness.clock.advance(LATE_ANSWER)
+        held.set()
+        await final_answer(await alices)
+        assert await first.in_flight.wait_idle(patience=5)
+        assert "Players (2 of 32)" in text_of(sim.message(announcement.id))

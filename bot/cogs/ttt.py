@@ -859,6 +859,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
                 changed = await self.tournaments.join(tournament_id, guild_id, user)
             else:
                 changed = await self.tournaments.leave(tournament_id, guild_id, user)
+            changed = await self.rounds.as_stored_if_late(changed)
             if not await answer.update(self.rounds.message(changed)):
                 await self.rounds.show(changed)
 

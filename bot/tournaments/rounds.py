@@ -19,7 +19,7 @@ import discord
 
 from bot import render
 from bot.answers import ANSWER_FAILURES
-from bot.boards import Boards
+from bot.boards import LATE_ANSWER, Boards
 from bot.clock import Clock
 from bot.domain import Actor
 from bot.i18n import language
@@ -30,7 +30,7 @@ from bot.render.tournaments import (
     tournament_message,
 )
 from bot.service import GameService
-from bot.storage.base import ShardSlice, Storage, TournamentStatus
+from bot.storage.base import ShardSlice, Storage, StorageError, TournamentStatus
 from bot.threads import AUTO_ARCHIVE_MINUTES
 from bot.tournaments.service import Tournament, TournamentService
 from bot.tournaments.state import Table
@@ -88,12 +88,29 @@ class TournamentRounds:
 
     async def show(self, tournament: Tournament) -> None:
         """Bring the tournament's message up to date (logged if it cannot be)."""
+        tournament = await self.as_stored_if_late(tournament)
         message_id = tournament.state.announcement_id
         if message_id is None:
             return
         await self._boards.edit(
             tournament.record.channel_id, message_id, self.message(tournament), reaches=True
         )
+
+    async def as_stored_if_late(self, tournament: Tournament) -> Tournament:
+        """``tournament``, to show just after a change was saved; past
+        :data:`~bot.boards.LATE_ANSWER`, as stored if another worker changed it meanwhile (a
+        member's join answered there), so that its message does not go back to an older
+        state. A database failing here shows ``tournament``."""
+        if self._clock.now() - tournament.record.updated_at < LATE_ANSWER:
+            return tournament
+        try:
+            stored = await self._service.get(tournament.id)
+        except StorageError as error:
+            log.info("could not read tournament %s again: %r", tournament.id, error)
+            return tournament
+        if stored is None or stored.record.version <= tournament.record.version:
+            return tournament
+        return stored
 
     def message(self, tournament: Tournament) -> render.Message:
         state = tournament.state
