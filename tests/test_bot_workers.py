@@ -973,8 +973,8 @@ async def test_two_members_joining_a_tournament_at_once_on_two_workers_are_both_
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     """Alice's join is saved on one worker, whose answer is held while bob's join is saved
-    and answered on the other: alice's answer, late, shows both players, not alice alone
-    over bob's."""
+    and answered on the other: alice's answer, after bob's, showed alice alone over it; the
+    message is then edited again to the tournament as stored, both players in."""
     s = sim.seed
     async with harness.running() as first, harness.running() as second:
         to(sim, first)
@@ -982,6 +982,7 @@ async def test_two_members_joining_a_tournament_at_once_on_two_workers_are_both_
         announcement = created.message
         assert announcement is not None
         join = button_id(announcement, TOURNAMENT_ID, action="join")
+        assert await first.in_flight.wait_idle(patience=5)  # its message noted
         saved, held = asyncio.Event(), asyncio.Event()
         save = first.storage.save_tournament
 
@@ -998,7 +999,6 @@ async def test_two_members_joining_a_tournament_at_once_on_two_workers_are_both_
         bobs = await sim.click(s.bob, announcement, join)
         assert bobs.response_type == 7, bobs.content
         assert "Players (2 of 32)" in text_of(sim.message(announcement.id))
-        harness.clock.advance(LATE_ANSWER)
         held.set()
         await final_answer(await alices)
         assert await first.in_flight.wait_idle(patience=5)
