@@ -34,6 +34,7 @@ from bot.storage.base import (
     ReplyRoute,
     ShardSlice,
     Storage,
+    StorageError,
 )
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,12 @@ ROUTE_REFRESH_AFTER = 5 * 60
 # How long a game or challenge may go without its message before the sweeper posts it: its
 # handler, deferred if slow, has long finished by then.
 UNSHOWN_GRACE = 30.0
+# How long after a game's change was saved an answer shows it without reading it again. Later,
+# another worker may have saved a newer move meanwhile (the other player saw this change in a
+# board another worker redrew, and answered it), and the older board would be put back over
+# it, showing the wrong player to move: the game is read again and shown as stored. Sooner,
+# nobody can have answered the change yet: a round trip through Discord and a click.
+LATE_ANSWER = 0.25
 
 
 def may_write(allowed: discord.Permissions, *, in_thread: bool) -> bool:
@@ -92,6 +99,7 @@ class Boards:
         """Reply with the board as a new message, which becomes the game's live board. If the
         reply fails, the saved state shows on the game's board message as it is (or, without
         one, the sweeper posts it)."""
+        game, note = await self.as_stored_if_late(game, note)
         message = render.board_message(game, note)
         answer.state.shown_games.add(game.id)
         if game.channel_id != answer.interaction.channel_id:  # a thread of its own
@@ -109,6 +117,7 @@ class Boards:
         """Edit the clicked board in place; it is (or becomes) the game's live board. If the
         answer fails, the board is edited through the channel, so it shows what was saved."""
         channel_id, message_id = _clicked(answer)
+        game, note = await self.as_stored_if_late(game, note)
         message = render.board_message(game, note)
         answer.state.shown_games.add(game.id)
         if game.channel_id != channel_id:  # an accepted challenge, played in its own thread
@@ -123,12 +132,33 @@ class Boards:
             await self._adopt_shown(answer, game, message_id)
         await self.close_thread(game)
 
+    async def as_stored_if_late(
+        self, game: GameRecord, note: str | None
+    ) -> tuple[GameRecord, str | None]:
+        """``game`` and its ``note``, to show just after a change was saved; past
+        :data:`LATE_ANSWER`, the game as stored if another worker moved it on meanwhile (with
+        no note: it told of this change). A database failing here shows ``game``."""
+        if self._clock.now() - game.updated_at < LATE_ANSWER:
+            return game, note
+        try:
+            stored = await self._storage.get_game(game.id)
+        except StorageError as error:
+            log.info("could not read game %s again before showing it: %r", game.id, error)
+            return game, note
+        if stored is None or stored.version <= game.version:
+            return game, note
+        log.info("game %s moved on to version %s while answering", game.id, stored.version)
+        return stored, None
+
     async def _post_in_thread(self, game: GameRecord, message: render.Message) -> None:
         """Post a new game's board in the thread the bot opened for it (if that fails, the
-        sweeper posts it later: the game has no board message yet)."""
+        sweeper posts it later: the game has no board message yet). A post that came after
+        the sweeper's (held past its grace) is taken back."""
         message_id = await self._post(game.channel_id, message)
-        if message_id is not None:
-            await self._storage.set_game_message(game.id, message_id)
+        if message_id is not None and not await self._storage.first_game_message(
+            game.id, message_id
+        ):
+            await self._take_back(game.channel_id, message_id)
 
     async def post_in_own_thread(self, game: GameRecord) -> None:
         """Post the board of a game started outside an interaction (a tournament's round) in
@@ -202,7 +232,9 @@ class Boards:
         route = await self._storage.reply_route(channel_id)
         if route is None or route.unseen_game_id is None:
             return
-        await self._storage.set_unseen_game(channel_id, None)  # shown from now on
+        # Shown from now on, by this interaction alone: another there at once finds it taken.
+        if not await self._storage.take_unseen_game(channel_id, route.unseen_game_id):
+            return
         game = await self._storage.get_game(route.unseen_game_id)
         if game is None or game.id in answer.state.shown_games:
             return
@@ -265,16 +297,32 @@ class Boards:
         handler has surely given up on it; show what ran out of time on its message (or,
         where no token reaches it, at the next interaction there)."""
         unshown = await self.unshown()
+        # Another worker's sweep may post the same item meanwhile (this one held past its
+        # lease's end): the first message recorded stays, and a later one is taken back.
         for game in unshown.games:
             message_id = await self._post(game.channel_id, render.board_message(game))
-            if message_id is not None:
-                await self._storage.set_game_message(game.id, message_id)
+            if message_id is not None and not await self._storage.first_game_message(
+                game.id, message_id
+            ):
+                await self._take_back(game.channel_id, message_id)
         for challenge in unshown.challenges:
             message = render.challenge_message(challenge)
             message_id = await self._post(challenge.channel_id, message)
-            if message_id is not None:
-                await self._storage.set_challenge_message(challenge.id, message_id)
+            if message_id is not None and not await self._storage.first_challenge_message(
+                challenge.id, message_id
+            ):
+                await self._take_back(challenge.channel_id, message_id)
         await self.show_ended(settled.games, settled.challenges)
+
+    async def _take_back(self, channel_id: int, message_id: int) -> None:
+        """Delete a message the bot just posted for something another process showed first."""
+        log.info("message %s in channel %s was posted twice: deleting it", message_id, channel_id)
+        try:
+            await self._client.http.delete_message(channel_id, message_id)
+        except ANSWER_FAILURES as error:
+            log.warning(
+                "could not delete message %s in channel %s: %s", message_id, channel_id, error
+            )
 
     async def show_ended(
         self,

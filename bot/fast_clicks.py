@@ -235,8 +235,9 @@ class FastClicks:
             if not work.done() or work.cancelled() or work.exception() is not None:
                 await self._hand_on(state, data)
                 return
+            assert self._boards is not None
             try:
-                game, note = _shown(work.result())
+                game, note = await self._boards.as_stored_if_late(*_shown(work.result()))
                 message = render.board_message(game, note)
             except Exception:  # the handler draws it again, and reports what fails
                 await self._hand_on(state, data)
@@ -257,7 +258,6 @@ class FastClicks:
                 # nothing, the game stays without a board until the sweeper posts one.
                 log.warning("interaction %s was answered without a message", click.interaction_id)
                 return
-            assert self._boards is not None
             try:
                 await self._boards.adopt_board(game, message_id, reaches=True)
                 await self._boards.close_thread(game)

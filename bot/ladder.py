@@ -29,6 +29,12 @@ MAX_OFFERED = 24
 # read each, for the seasons that had rated games only.
 MAX_LOOKED_AT = 240
 PODIUM = 3
+# How long after a season's end the sweeper announces it: a game finished in its last moments
+# is stamped with the time its move was made, and its save may still be under way at the end
+# (behind a SQLite file's write lock, 10 s at most; a statement's 5 s on PostgreSQL), or it
+# was stamped by a worker whose clock is a few seconds behind. By then it is in the season's
+# table, and in the podium.
+SEASON_SETTLES = 60.0
 # What a member may type for all time, besides picking it from the list.
 ALL_TIME_NAMES = frozenset({ALL_TIME, "all time", "all"})
 
@@ -128,7 +134,7 @@ class Ladder:
         one, after a restart) announces it again. A server whose channel was set after the
         season ended, or that turned seasons off, has nothing announced."""
         now = self._clock.now()
-        season = Season.at(now).previous
+        season = Season.at(now - SEASON_SETTLES).previous
         guilds = await self._storage.unannounced_guilds(
             season.name, season.end, Setting.ANNOUNCEMENTS.value, self._shards
         )

@@ -11,6 +11,7 @@ import re
 from bot.clock import ManualClock
 from bot.components import GAME_ACTION_ID
 from bot.domain import size_name
+from bot.ladder import SEASON_SETTLES
 from tests.bot_harness import (
     BotHarness,
     both_engines,
@@ -139,6 +140,9 @@ async def test_a_seasons_end_is_announced_once_across_sweeps_and_restarts(
         await bot.sweep()
         assert announcements(sim) == []  # November is still going
         harness.clock.advance(at(2026, 12, 1, 0) + 5 - harness.clock.now())
+        await bot.sweep()
+        assert announcements(sim) == []  # its last games' saves may still be under way
+        harness.clock.advance(SEASON_SETTLES)
         await bot.sweep()
         await bot.sweep()
         await beats(sim, s.bob, s.carol)  # December's, announced when it ends

@@ -9,18 +9,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 import orjson
 import pytest
 
-from bot.client import TTTBot
-from bot.components import CHALLENGE_ID, GAME_ACTION_ID, PICK_ID
+from bot.boards import LATE_ANSWER, UNSHOWN_GRACE
+from bot.client import SWEEPER_LEASE_SWEEPS, TTTBot
+from bot.clock import ManualClock
+from bot.components import CHALLENGE_ID, GAME_ACTION_ID, PICK_ID, TOURNAMENT_ID
 from bot.domain import Actor
 from bot.endpoint import SEEN_KEPT
-from bot.service import Clicked, MoveResult
-from bot.storage.base import GameRecord, NewGame
+from bot.ladder import SEASON_SETTLES
+from bot.service import DAY, Clicked, MoveResult
+from bot.storage.base import GameRecord, NewGame, ReplyRoute
 from bot.threads import CLAIM_SECONDS, SUSPECTS_KEPT_SECONDS
 from game.variants import ULTIMATE_SIZE
 from tests.bot_harness import (
@@ -29,14 +33,19 @@ from tests.bot_harness import (
     button_id,
     cell_buttons,
     cell_id,
+    edits_by_rest,
     final_answer,
     http_only,
     is_live,
     refused,
+    refused_showing_the_game,
+    shown_board,
     start_member_game,
     text_of,
+    told_privately,
 )
 from tests.discord_sim import DiscordSim, InteractionRecord
+from tests.test_bot_seasons import announcements, at, beats, ranking, set_announcements
 from tests.test_bot_server_settings import (
     THREAD_UNSURE,
     THREADS_ROUTE,
@@ -66,6 +75,21 @@ async def sent_to(
     task = asyncio.ensure_future(verb)
     await asyncio.sleep(0)
     return task
+
+
+def hold(owner: object, name: str) -> tuple[asyncio.Event, asyncio.Event]:
+    """Hold every call of ``owner``'s method ``name`` until the second event is set; the first
+    is set once a call waits there."""
+    reached, let_go = asyncio.Event(), asyncio.Event()
+    method = getattr(owner, name)
+
+    async def when_let_go(*args: Any, **kwargs: Any) -> Any:
+        reached.set()
+        await let_go.wait()
+        return await method(*args, **kwargs)
+
+    setattr(owner, name, when_let_go)
+    return reached, let_go
 
 
 def given(bot: TTTBot, ix: InteractionRecord) -> bool:
@@ -669,3 +693,313 @@ async def wait_until_claimed(
             return
         await asyncio.sleep(0.01)
     raise AssertionError(f"thread {thread_id} never claimed")
+
+
+async def test_a_sweep_that_lost_its_lease_midway_posts_no_board_the_next_holder_posted(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A game saved without its message is posted by the sweeper. The holder of the lease is
+    held (stopped, slow) just before it posts one, past its lease's end: the other worker
+    takes the lease and posts it. The first, resumed, posts it too, finds the game shown by
+    the other's board and deletes its own: one board stays, the one the game names. It sweeps
+    no more after that."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        holder, other = (first, second) if first.holds_sweeper_lease else (second, first)
+        now = harness.clock.now()
+        game = await holder.storage.create_game(
+            NewGame(
+                guild_id=s.guild.id,
+                channel_id=s.channel.id,
+                x_id=s.alice.id,
+                x_name=s.alice.name,
+                o_id=s.bob.id,
+                o_name=s.bob.name,
+                deadline=now + 30 * DAY,  # not timed out by the jumps below
+                created_at=now,
+            )
+        )
+        harness.clock.advance(UNSHOWN_GRACE + 1)
+        posting, held = hold(holder.boards, "_post")
+        sweeping = asyncio.ensure_future(holder.sweep())
+        await posting.wait()
+        harness.clock.advance(SWEEPER_LEASE_SWEEPS * holder.sweep_interval + 1)
+        await other.sweep()
+        assert other.holds_sweeper_lease
+        (shown,) = sim.messages(s.channel)
+        held.set()
+        await sweeping
+        shown_again = [message for message in sim.messages(s.channel) if message is not shown]
+        assert [message.deleted for message in shown_again] == [True]
+        stored = await other.storage.get_game(game.id)
+        assert stored is not None
+        assert stored.message_id == shown.id
+        assert cell_buttons(sim.message(shown.id))
+        # Resumed, the first worker sweeps no more: the lease is the other's.
+        harness.clock.advance(holder.sweep_interval)
+        await other.sweep()
+        assert other.holds_sweeper_lease
+        swept = await holder.sweep()
+        assert not holder.holds_sweeper_lease
+        assert (swept.games, swept.challenges) == ([], [])
+
+
+async def test_a_game_settled_unseen_is_shown_once_when_two_workers_answer_there_at_once(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """In a group DM the bot is not in, a turn ran out when no token was left to edit the
+    board: the next interaction there shows the result. Two come at once, one to each
+    worker, both reading the channel's unseen game before either clears it: one shows it."""
+    s = sim.seed
+    group = sim.group_dm("friends", s.alice, s.bob)
+    sim.install_for_user(s.alice)
+    # A turn longer than a token lives: when it runs out, no token can edit the board.
+    async with (
+        harness.running(turn_timeout=1200) as first,
+        harness.running(turn_timeout=1200) as second,
+    ):
+        to(sim, first)
+        board = await start_member_game(sim, group)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        assert await first.in_flight.wait_idle(patience=5)
+        harness.clock.advance(1201)
+        sim.advance_clock(1201)
+        await sweep_once(first, second)
+        assert is_live(board)  # nothing could show it
+        both_read = asyncio.Barrier(2)
+        for worker in (first, second):
+            read = worker.storage.reply_route
+
+            async def once_both_read(channel_id: int, read: Any = read) -> ReplyRoute | None:
+                route: ReplyRoute | None = await read(channel_id)
+                if route is not None and route.unseen_game_id is not None:
+                    await asyncio.wait_for(both_read.wait(), 5)
+                return route
+
+            worker.storage.reply_route = once_both_read  # type: ignore[method-assign]
+        asked = [
+            await sent_to(sim, worker, sim.slash(s.alice, group, "ttt stats"))
+            for worker in (first, second)
+        ]
+        answered = await asyncio.gather(*asked)
+        assert await first.in_flight.wait_idle(patience=5)
+        assert await second.in_flight.wait_idle(patience=5)
+        shown = [
+            text_of(message)
+            for ix in answered
+            for message in ix.followups
+            if "⭕ **bob** ran out of time: ❌ **alice** wins." in text_of(message)
+        ]
+        assert len(shown) == 1
+
+
+async def test_a_click_the_sweeper_times_out_on_another_worker_meanwhile_plays_nothing(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Bob's move is read in time on one worker and held before it is saved while the holder
+    of the sweeper lease times his turn out: the save is refused by the game's version, the
+    click is tried on the stored game, over, and shows it. The game ends once, by timeout,
+    and the board shows that, edited once by the sweeper."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        holder, other = (first, second) if first.holds_sweeper_lease else (second, first)
+        to(sim, other)
+        board = await start_member_game(sim)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        assert await other.in_flight.wait_idle(patience=5)
+        saving, held = hold(other.storage, "save_game")
+        clicking = await sent_to(sim, other, sim.click(s.bob, board, cell_id(board, "A1")))
+        await saving.wait()
+        harness.clock.advance(301)
+        (timed_out,) = (await holder.sweep()).games
+        held.set()
+        late = await clicking
+        assert await other.in_flight.wait_idle(patience=5)
+        assert await holder.in_flight.wait_idle(patience=5)
+        assert "This game is over" in (told_privately(late) or "")
+        stored = await holder.storage.get_game(timed_out.id)
+        assert stored == timed_out
+        assert stored.moves == (4,)
+        assert "⭕ **bob** ran out of time: ❌ **alice** wins." in text_of(sim.message(board.id))
+        assert not is_live(sim.message(board.id))
+        assert edits_by_rest(sim, board) == 1
+
+
+async def test_a_challenge_accepted_as_the_other_worker_expires_it_starts_no_game(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Bob's accept is read in time on one worker and held before it closes the challenge
+    while the holder of the sweeper lease expires it: the close is refused (the challenge is
+    no longer pending), no game starts, and the message shows the challenge expired."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        holder, other = (first, second) if first.holds_sweeper_lease else (second, first)
+        to(sim, other)
+        challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        message = challenge.message
+        assert message is not None
+        assert await other.in_flight.wait_idle(patience=5)
+        closing, held = hold(other.storage, "close_challenge")
+        accept = button_id(message, CHALLENGE_ID, action="accept")
+        accepting = await sent_to(sim, other, sim.click(s.bob, message, accept))
+        await closing.wait()
+        harness.clock.advance(121)
+        (expired,) = (await holder.sweep()).challenges
+        held.set()
+        late = await accepting
+        assert await other.in_flight.wait_idle(patience=5)
+        assert await holder.in_flight.wait_idle(patience=5)
+        refused(late, "This challenge was answered a moment ago.")
+        assert await holder.storage.live_game_in_channel(s.channel.id) is None
+        assert "expired" in (sim.message(message.id).content or "")
+        assert sim.message(message.id).buttons() == []
+        assert edits_by_rest(sim, message) == 1
+        assert [shown for shown in sim.messages(s.channel) if not shown.ephemeral] == [message]
+        stored = await holder.storage.get_challenge(expired.id)
+        assert stored == expired
+
+
+async def test_a_seasons_end_is_announced_with_a_game_whose_save_was_under_way_at_the_end(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Carol beats alice in November's last second on one worker, whose save is still under
+    way (held) when the month ends and the holder of the sweeper lease sweeps: November's
+    announcement waits until the games of its end are in, and names the same podium as
+    November's table."""
+    s = sim.seed
+    news = sim.add_channel(s.guild, "news")
+    harness.clock = ManualClock(at(2026, 11, 30, 23) + 3600 - 60)
+    async with harness.running() as first, harness.running() as second:
+        holder, other = (first, second) if first.holds_sweeper_lease else (second, first)
+        to(sim, other)
+        await set_announcements(sim, news)
+        await beats(sim, s.alice, s.bob)
+        board = await start_member_game(sim, x=s.carol, o=s.alice)
+        harness.clock.advance(59)  # 23:59:59
+        saving, held = hold(other.storage, "save_game")
+        resign = button_id(board, GAME_ACTION_ID, action="resign")
+        resigning = await sent_to(sim, other, sim.click(s.alice, board, resign))
+        await saving.wait()
+        harness.clock.advance(2)  # December
+        await holder.sweep()
+        held.set()
+        await final_answer(await resigning)
+        assert await other.in_flight.wait_idle(patience=5)
+        for _ in range(2):
+            harness.clock.advance(SEASON_SETTLES)
+            await holder.sweep()
+        (november,) = announcements(sim)
+        table = await sim.slash(s.bob, s.channel, "ttt leaderboard", season="2026-11")
+    announced = [int(user) for user in re.findall(r"<@([0-9]+)>", november)]
+    assert announced == [user for user, _, _ in ranking(table)][:3]
+    assert s.carol.id in announced
+
+
+async def test_a_tournament_board_posted_late_gives_way_to_the_one_the_sweeper_posted(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A round's game is stored on one worker, whose posts are then held past the moment the
+    sweeper posts what was saved without its message: the holder of the lease posts its
+    board in the game's thread, and the first worker's, posted late, is deleted. One board
+    stays, the one the game names."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        holder, other = (first, second) if first.holds_sweeper_lease else (second, first)
+        to(sim, other)
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Late")
+        assert created.message is not None
+        join = button_id(created.message, TOURNAMENT_ID, action="join")
+        for player in (s.alice, s.bob):
+            await sim.click(player, created.message, join)
+        posting, held = hold(other.boards, "_post")
+        starting = await sent_to(sim, other, sim.slash(s.owner, s.channel, "ttt tournament start"))
+        await posting.wait()
+        (game,) = await round_games(holder, await current(holder, sim))
+        assert game.message_id is None
+        harness.clock.advance(UNSHOWN_GRACE + 1)
+        await holder.sweep()
+        (shown,) = sim.messages(game.channel_id)
+        held.set()
+        await final_answer(await starting)
+        assert await other.in_flight.wait_idle(patience=5)
+        boards = [message for message in sim.messages(game.channel_id) if is_live(message)]
+        assert [message.deleted for message in boards] == [False, True]
+        assert boards[0] is shown
+        stored = await holder.storage.get_game(game.id)
+        assert stored is not None
+        assert stored.message_id == shown.id
+
+
+async def test_a_move_answered_late_shows_the_move_another_worker_saved_since(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Alice's move is saved on one worker, whose answer is then held; bob clicks the board
+    meanwhile, behind, on the other worker, which redraws it with alice's move, and plays
+    his. Alice's answer, late, shows the game as stored (bob's move in, her turn), not the
+    board of her move alone over it, which would tell her to wait for bob."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        to(sim, second)
+        board = await start_member_game(sim)
+        saved, held = asyncio.Event(), asyncio.Event()
+        save = first.storage.save_game
+
+        async def saved_then_held(game: GameRecord) -> GameRecord | None:
+            stored = await save(game)
+            saved.set()
+            await held.wait()
+            return stored
+
+        first.storage.save_game = saved_then_held  # type: ignore[method-assign]
+        alices = await sent_to(sim, first, sim.click(s.alice, board, cell_id(board, "B2")))
+        await saved.wait()
+        to(sim, second)
+        behind = await sim.click(s.bob, board, cell_id(board, "A1"))
+        await refused_showing_the_game(behind, "The board changed while you were moving")
+        assert shown_board(sim.message(board.id)) == ".../.X./..."
+        bobs = await sim.click(s.bob, board, cell_id(sim.message(board.id), "A1"))
+        assert bobs.response_type == 7, bobs.content
+        assert shown_board(sim.message(board.id)) == "O../.X./..."
+        harness.clock.advance(LATE_ANSWER)
+        held.set()
+        late = await alices
+        assert late.response_type == 7, late.content
+        assert await first.in_flight.wait_idle(patience=5)
+        assert shown_board(sim.message(board.id)) == "O../.X./..."
+        assert "❌ **alice** to move" in text_of(sim.message(board.id))
+
+
+async def test_two_members_joining_a_tournament_at_once_on_two_workers_are_both_shown(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Alice's join is saved on one worker, whose answer is held while bob's join is saved
+    and answered on the other: alice's answer, after bob's, showed alice alone over it; the
+    message is then edited again to the tournament as stored, both players in."""
+    s = sim.seed
+    async with harness.running() as first, harness.running() as second:
+        to(sim, first)
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Rush")
+        announcement = created.message
+        assert announcement is not None
+        join = button_id(announcement, TOURNAMENT_ID, action="join")
+        assert await first.in_flight.wait_idle(patience=5)  # its message noted
+        saved, held = asyncio.Event(), asyncio.Event()
+        save = first.storage.save_tournament
+
+        async def saved_then_held(*args: Any, **kwargs: Any) -> Any:
+            stored = await save(*args, **kwargs)
+            saved.set()
+            await held.wait()
+            return stored
+
+        first.storage.save_tournament = saved_then_held  # type: ignore[method-assign]
+        alices = await sent_to(sim, first, sim.click(s.alice, announcement, join))
+        await saved.wait()
+        to(sim, second)
+        bobs = await sim.click(s.bob, announcement, join)
+        assert bobs.response_type == 7, bobs.content
+        assert "Players (2 of 32)" in text_of(sim.message(announcement.id))
+        held.set()
+        await final_answer(await alices)
+        assert await first.in_flight.wait_idle(patience=5)
+        assert "Players (2 of 32)" in text_of(sim.message(announcement.id))

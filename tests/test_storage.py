@@ -1311,6 +1311,23 @@ async def test_close_challenge_rejects_nonsense(storage: Storage) -> None:
     assert await storage.live_game_in_channel(CHANNEL) is None
 
 
+async def test_a_first_message_is_recorded_only_where_there_is_none(storage: Storage) -> None:
+    """Two sweeps posting one unshown game or challenge: the first message recorded stays."""
+    game = await storage.create_game(new_game())
+    challenge = await storage.create_challenge(new_challenge(2))
+    assert await storage.first_game_message(game.id, 555)
+    assert not await storage.first_game_message(game.id, 556)
+    assert await storage.first_challenge_message(challenge.id, 777)
+    assert not await storage.first_challenge_message(challenge.id, 778)
+    stored_game = await storage.get_game(game.id)
+    stored_challenge = await storage.get_challenge(challenge.id)
+    assert stored_game is not None
+    assert stored_challenge is not None
+    assert (stored_game.message_id, stored_game.version) == (555, 1)
+    assert stored_challenge.message_id == 777
+    assert not await storage.first_game_message(12345, 1)
+
+
 async def test_closing_an_unknown_challenge(storage: Storage) -> None:
     assert await storage.close_challenge(12345, ChallengeStatus.EXPIRED) is None
 
@@ -1685,8 +1702,13 @@ async def test_a_reply_route_is_kept_per_channel_and_hides_its_channel_from_the_
         channel_id=CHANNEL, token="t2", expires_at=T0 + 1000, message_id=SNOWFLAKE + 1
     )
     await storage.save_reply_route(second)
-    # A new token keeps the unseen game: only showing it clears it.
+    # A new token keeps the unseen game: only showing it clears it, once.
     assert await storage.reply_route(CHANNEL) == replace(second, unseen_game_id=game.id)
+    assert not await storage.take_unseen_game(CHANNEL, game.id + 1)
+    assert await storage.take_unseen_game(CHANNEL, game.id)
+    assert not await storage.take_unseen_game(CHANNEL, game.id)
+    assert await storage.reply_route(CHANNEL) == second
+    await storage.set_unseen_game(CHANNEL, game.id)
     await storage.set_unseen_game(CHANNEL, None)
     assert await storage.reply_route(CHANNEL) == second
     assert await storage.unshown_games(T0) == []

@@ -859,7 +859,9 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
                 changed = await self.tournaments.join(tournament_id, guild_id, user)
             else:
                 changed = await self.tournaments.leave(tournament_id, guild_id, user)
-            if not await answer.update(self.rounds.message(changed)):
+            if await answer.update(self.rounds.message(changed)):
+                await self.rounds.show_if_changed(changed)
+            else:
                 await self.rounds.show(changed)
 
     async def _organiser_acts(

@@ -594,6 +594,11 @@ class Storage(Protocol):
         """Record the live board message (does not bump the version)."""
         ...
 
+    async def first_game_message(self, game_id: int, message_id: int) -> bool:
+        """Record the board message of a game that has none yet; False if it has one (another
+        process posted it meanwhile), which stays."""
+        ...
+
     async def use_default_marks(self, game_id: int) -> None:
         """Show the game with the bot's own marks from now on: its ``mark_x`` and ``mark_o``
         set to None (does not bump the version: a move saved meanwhile keeps them so)."""
@@ -634,6 +639,10 @@ class Storage(Protocol):
     async def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None: ...
 
     async def set_challenge_message(self, challenge_id: int, message_id: int) -> None: ...
+
+    async def first_challenge_message(self, challenge_id: int, message_id: int) -> bool:
+        """As :meth:`first_game_message`, for a challenge."""
+        ...
 
     async def close_challenge(
         self,
@@ -676,6 +685,11 @@ class Storage(Protocol):
 
     async def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
         """Note (or, with None, clear) a game settled in a routed channel but not shown."""
+        ...
+
+    async def take_unseen_game(self, channel_id: int, game_id: int) -> bool:
+        """Clear the channel's unseen game if it is still ``game_id``: whether it was, so that
+        of two interactions there at once, one shows it."""
         ...
 
     # -- stats ---------------------------------------------------------------------------

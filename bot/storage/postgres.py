@@ -317,6 +317,9 @@ class PostgresStorage:
     async def set_game_message(self, game_id: int, message_id: int) -> None:
         await self._pool.execute(SQL.set_game_message, message_id, game_id)
 
+    async def first_game_message(self, game_id: int, message_id: int) -> bool:
+        return await self._pool.fetchval(SQL.first_game_message, message_id, game_id) is not None
+
     async def use_default_marks(self, game_id: int) -> None:
         await self._pool.execute(SQL.use_default_marks, game_id)
 
@@ -360,6 +363,10 @@ class PostgresStorage:
 
     async def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
         await self._pool.execute(SQL.set_challenge_message, message_id, challenge_id)
+
+    async def first_challenge_message(self, challenge_id: int, message_id: int) -> bool:
+        statement = SQL.first_challenge_message
+        return await self._pool.fetchval(statement, message_id, challenge_id) is not None
 
     async def close_challenge(
         self,
@@ -529,6 +536,9 @@ class PostgresStorage:
 
     async def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
         await self._pool.execute(SQL.set_unseen_game, game_id, channel_id)
+
+    async def take_unseen_game(self, channel_id: int, game_id: int) -> bool:
+        return await self._pool.fetchval(SQL.take_unseen_game, channel_id, game_id) is not None
 
     # -- members' data -------------------------------------------------------------------
 

@@ -205,6 +205,9 @@ class Statements:
         )
         self.save_game = spell(SAVE_GAME)
         self.set_game_message = spell("UPDATE games SET message_id = ? WHERE id = ?")
+        self.first_game_message = spell(
+            "UPDATE games SET message_id = ? WHERE id = ? AND message_id IS NULL RETURNING id"
+        )
         self.use_default_marks = spell("UPDATE games SET mark_x = NULL, mark_o = NULL WHERE id = ?")
         # -- challenges
         self.challenge = spell(f"{_CHALLENGES} id = ?")
@@ -224,6 +227,9 @@ class Statements:
             f"UPDATE challenges SET game_id = ? WHERE id = ? RETURNING {CHALLENGE_COLUMNS}"
         )
         self.set_challenge_message = spell("UPDATE challenges SET message_id = ? WHERE id = ?")
+        self.first_challenge_message = spell(
+            "UPDATE challenges SET message_id = ? WHERE id = ? AND message_id IS NULL RETURNING id"
+        )
         # -- stats: rows in codec.record_rows' and codec.rating_rows' order
         self.add_record = spell(add_records("VALUES (?, ?, ?, ?, ?, ?, ?)"))
         # The ratings a finished game is rated from: its guild, size, and two players.
@@ -339,6 +345,10 @@ class Statements:
         self.reply_route = spell("SELECT * FROM reply_routes WHERE channel_id = ?")
         self.set_unseen_game = spell(
             "UPDATE reply_routes SET unseen_game_id = ? WHERE channel_id = ?"
+        )
+        self.take_unseen_game = spell(
+            "UPDATE reply_routes SET unseen_game_id = NULL"
+            " WHERE channel_id = ? AND unseen_game_id = ? RETURNING channel_id"
         )
         self.live_games_of = spell(
             "SELECT count(*) AS live FROM games WHERE guild_id = ? AND status = 'active'"

@@ -222,6 +222,10 @@ class _Database:
     def set_game_message(self, game_id: int, message_id: int) -> None:
         self._write(lambda db: db.execute(SQL.set_game_message, (message_id, game_id)))
 
+    def first_game_message(self, game_id: int, message_id: int) -> bool:
+        statement = SQL.first_game_message
+        return bool(self._write(lambda db: db.execute(statement, (message_id, game_id)).fetchall()))
+
     def use_default_marks(self, game_id: int) -> None:
         self._write(lambda db: db.execute(SQL.use_default_marks, (game_id,)))
 
@@ -249,6 +253,11 @@ class _Database:
 
     def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
         self._write(lambda db: db.execute(SQL.set_challenge_message, (message_id, challenge_id)))
+
+    def first_challenge_message(self, challenge_id: int, message_id: int) -> bool:
+        statement = SQL.first_challenge_message
+        values = (message_id, challenge_id)
+        return bool(self._write(lambda db: db.execute(statement, values).fetchall()))
 
     def close_challenge(
         self,
@@ -388,6 +397,10 @@ class _Database:
 
     def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
         self._write(lambda db: db.execute(SQL.set_unseen_game, (game_id, channel_id)))
+
+    def take_unseen_game(self, channel_id: int, game_id: int) -> bool:
+        statement = SQL.take_unseen_game
+        return bool(self._write(lambda db: db.execute(statement, (channel_id, game_id)).fetchall()))
 
     # -- members' data -------------------------------------------------------------------
 
@@ -791,6 +804,9 @@ class SqliteStorage:
     async def set_game_message(self, game_id: int, message_id: int) -> None:
         await self._run(self._database.set_game_message, game_id, message_id)
 
+    async def first_game_message(self, game_id: int, message_id: int) -> bool:
+        return await self._run(self._database.first_game_message, game_id, message_id)
+
     async def use_default_marks(self, game_id: int) -> None:
         await self._run(self._database.use_default_marks, game_id)
 
@@ -824,6 +840,9 @@ class SqliteStorage:
 
     async def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
         await self._run(self._database.set_challenge_message, challenge_id, message_id)
+
+    async def first_challenge_message(self, challenge_id: int, message_id: int) -> bool:
+        return await self._run(self._database.first_challenge_message, challenge_id, message_id)
 
     async def close_challenge(
         self,
@@ -951,6 +970,9 @@ class SqliteStorage:
 
     async def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
         await self._run(self._database.set_unseen_game, channel_id, game_id)
+
+    async def take_unseen_game(self, channel_id: int, game_id: int) -> bool:
+        return await self._run(self._database.take_unseen_game, channel_id, game_id)
 
     # -- members' data -------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from bot.render.tournaments import (
     tournament_message,
 )
 from bot.service import GameService
-from bot.storage.base import ShardSlice, Storage, TournamentStatus
+from bot.storage.base import ShardSlice, Storage, StorageError, TournamentStatus
 from bot.threads import AUTO_ARCHIVE_MINUTES
 from bot.tournaments.service import Tournament, TournamentService
 from bot.tournaments.state import Table
@@ -40,6 +40,9 @@ log = logging.getLogger(__name__)
 # How long a tournament whose thread Discord refused waits before the next try (a deleted host
 # channel, a permission taken away): one warning, not one every sweep.
 THREAD_RETRY_SECONDS = 60.0
+# How many times in a row the tournament's message is edited to catch up with changes other
+# workers save meanwhile: each of them edits it after its own change too.
+SHOW_TRIES = 3
 
 
 class TournamentRounds:
@@ -87,13 +90,40 @@ class TournamentRounds:
             await self._post_final(after)
 
     async def show(self, tournament: Tournament) -> None:
-        """Bring the tournament's message up to date (logged if it cannot be)."""
-        message_id = tournament.state.announcement_id
-        if message_id is None:
-            return
-        await self._boards.edit(
-            tournament.record.channel_id, message_id, self.message(tournament), reaches=True
-        )
+        """Bring the tournament's message up to date (logged if it cannot be): to
+        ``tournament``, then to what another worker saved meanwhile, if anything, so that the
+        last edit to arrive is never of an older state than the stored one."""
+        for _ in range(SHOW_TRIES):
+            message_id = tournament.state.announcement_id
+            if message_id is None:
+                return
+            await self._boards.edit(
+                tournament.record.channel_id, message_id, self.message(tournament), reaches=True
+            )
+            newer = await self._newer(tournament)
+            if newer is None:
+                return
+            tournament = newer
+
+    async def show_if_changed(self, tournament: Tournament) -> None:
+        """An answer just showed ``tournament``: edit its message again if another worker
+        saved a change meanwhile (a member's join answered there before this answer), which
+        this answer may have put an older state over."""
+        newer = await self._newer(tournament)
+        if newer is not None:
+            await self.show(newer)
+
+    async def _newer(self, tournament: Tournament) -> Tournament | None:
+        """The tournament as stored if a change was saved since ``tournament``; None if not,
+        or if the database fails here (its message stays as shown)."""
+        try:
+            stored = await self._service.get(tournament.id)
+        except StorageError as error:
+            log.info("could not read tournament %s again: %r", tournament.id, error)
+            return None
+        if stored is None or stored.record.version <= tournament.record.version:
+            return None
+        return stored
 
     def message(self, tournament: Tournament) -> render.Message:
         state = tournament.state
