@@ -511,7 +511,7 @@ class Answers:
         self._taken(state, kind)
         if deferred:
             return Failure.ANSWERED
-        if kind is Kind.MESSAGE:
+        if kind is Kind.MESSAGE and not ephemeral:  # a private message is never edited later
             state.message_id = await self._original_id(state)
         return None
 
@@ -639,22 +639,35 @@ class Answer:
             # message as it is until the answer edits it.
             await self._answers.first(state, Kind.THINKING if command else Kind.DEFERRED)
 
-    async def post(self, message: render.Message, *, ephemeral: bool = False) -> int | None:
-        """Answer with a new message (public: a board, a challenge, stats; or for the user
-        alone); the id of the message shown, or None if it could not be shown (logged:
-        whatever it shows is already saved, and the caller or the sweeper shows it another
-        way)."""
+    async def post(self, message: render.Message) -> int | None:
+        """Answer with a new public message (a board, a challenge, stats): its id, or None if
+        it could not be shown or its id is not known (logged: whatever it shows is already
+        saved, and the caller or the sweeper shows it another way)."""
+        shown, message_id = await self._new_message(message, ephemeral=False)
+        return message_id if shown else None
+
+    async def whisper(self, message: render.Message) -> bool:
+        """Answer with a new message for the user alone: whether it was shown (logged if
+        not). Its id is not asked for: nothing edits a private message later, and over HTTP
+        asking would cost a request to Discord."""
+        shown, _ = await self._new_message(message, ephemeral=True)
+        return shown
+
+    async def _new_message(
+        self, message: render.Message, *, ephemeral: bool
+    ) -> tuple[bool, int | None]:
+        """Whether ``message`` was shown as a new message, and its id if known."""
         state, interaction = self.state, self.interaction
         async with state.lock:
             first = await self._answers.first(state, Kind.MESSAGE, message, ephemeral=ephemeral)
             if first is not False:
-                return state.message_id if first else None
+                return bool(first), state.message_id
             try:
                 if state.first is First.THINKING:
                     if not ephemeral:
                         edited = await self._sent(message, self._edit_original)
                         state.first = First.SHOWN
-                        return edited.id
+                        return True, edited.id
                     # Discord fills a deferred command's public "thinking..." with its first
                     # follow-up, ephemeral or not: it goes first, so the answer stays private.
                     await interaction.delete_original_response()
@@ -667,8 +680,8 @@ class Answer:
                 )
             except ANSWER_FAILURES as error:
                 log.warning("could not answer interaction %s: %s", state.interaction_id, error)
-                return None
-            return sent.id
+                return False, None
+            return True, sent.id
 
     async def update(self, message: render.Message) -> bool:
         """Answer a click by editing the message it is on; False if that failed (logged)."""
@@ -695,6 +708,6 @@ class Answer:
     async def _edit_original(self, message: render.Message) -> discord.InteractionMessage:
         return await self.interaction.edit_original_response(**message.edit_kwargs())
 
-    async def tell(self, sentence: str) -> int | None:
-        """``sentence`` for the user alone; the id of its message, or None if not shown."""
-        return await self.post(render.plain_text(sentence), ephemeral=True)
+    async def tell(self, sentence: str) -> bool:
+        """``sentence`` for the user alone; whether it was shown."""
+        return await self.whisper(render.plain_text(sentence))

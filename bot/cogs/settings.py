@@ -158,7 +158,7 @@ class SettingsCog(commands.Cog, name="Settings"):
             challenge_timeout=config.challenge_timeout,
             saved=saved,
         )
-        await answer.post(message, ephemeral=True)
+        await answer.whisper(message)
 
     async def cog_app_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
@@ -417,7 +417,7 @@ class SettingsCog(commands.Cog, name="Settings"):
                 raise UserError("Only members who can manage this server can delete its data.")
             asked_at = int(self.bot.clock.now())
             question = render.erase_server_confirmation(guild_id, asked_at, answer.private_language)
-            await answer.post(question, ephemeral=True)
+            await answer.whisper(question)
 
     # -- checks through Discord ----------------------------------------------------------------
 

@@ -384,7 +384,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             _, channel_id = place(interaction)
             hint = await self.service.hint_in_channel(channel_id, actor(interaction.user))
             message = render.hint_message(hint, answer.private_language)
-            if await answer.post(message, ephemeral=True) is None:
+            if not await answer.whisper(message):
                 await self.service.unseen_hint(hint)
                 return
             game = hint.game
@@ -410,7 +410,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             _, channel_id = place(interaction)
             review = await self.service.review(channel_id, game)
             message = render.review_message(review, answer.private_language, interaction.user.id)
-            await answer.post(message, ephemeral=True)
+            await answer.whisper(message)
 
     # -- the daily puzzle and drills (see bot.practice) -------------------------------------
 
@@ -428,7 +428,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     async def puzzle_today(self, interaction: discord.Interaction[Any]) -> None:
         async with self._handling(interaction) as answer:
             view = await self.practice.puzzle(interaction.user.id)
-            await answer.post(render.puzzle_message(view, answer.private_language), ephemeral=True)
+            await answer.whisper(render.puzzle_message(view, answer.private_language))
 
     @puzzle.command(
         name=locale_str("stats"),
@@ -452,7 +452,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     async def drill(self, interaction: discord.Interaction[Any]) -> None:
         async with self._handling(interaction) as answer:
             view = await self.practice.next_drill(interaction.user.id)
-            await answer.post(render.drill_message(view, answer.private_language), ephemeral=True)
+            await answer.whisper(render.drill_message(view, answer.private_language))
 
     async def puzzle_clicked(
         self,
@@ -504,14 +504,14 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             # A message of its own, not an edit: the next drill may be on a board of another
             # size, and a classic message cannot become a components-v2 one (or back).
             message = render.drill_message(view, answer.private_language)
-            await answer.post(message, ephemeral=True)
+            await answer.whisper(message)
 
     async def practise_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         async with self._handling(interaction) as answer:
             _, channel_id = place(interaction)
             review = await self.service.review_to_practise(channel_id, game_id)
             view = await self.practice.practise(review, interaction.user.id)
-            await answer.post(render.drill_message(view, answer.private_language), ephemeral=True)
+            await answer.whisper(render.drill_message(view, answer.private_language))
 
     # -- stats -----------------------------------------------------------------------------
 
@@ -587,7 +587,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             guild_id = interaction.guild_id or OUTSIDE_SERVERS
             size = (await self.service.server_settings.of(guild_id)).size or DEFAULT_SIZE
             message = render.help_message(answer.private_language, size)
-            await answer.post(message, ephemeral=True)
+            await answer.whisper(message)
 
     # -- members' data (see bot.privacy) ----------------------------------------------------
 
@@ -601,7 +601,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             message = render.member_data_message(
                 data, interaction.guild_id, DIFFICULTIES, answer.private_language
             )
-            await answer.post(message, ephemeral=True)
+            await answer.whisper(message)
 
     @ttt.command(
         name=locale_str("forget-me"),
@@ -612,7 +612,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             data = await self.members_data.to_forget(interaction.user.id)
             asked = int(self.bot.clock.now())
             message = render.forget_confirmation(data, asked, answer.private_language)
-            await answer.post(message, ephemeral=True)
+            await answer.whisper(message)
 
     async def forget_clicked(
         self, interaction: discord.Interaction[Any], member_id: int, asked_at: int, action: str
@@ -739,7 +739,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             clicked = _on_board(interaction, game_id)
             review = await self.service.review(clicked.channel_id, game_id)
             message = render.review_message(review, answer.private_language, interaction.user.id)
-            await answer.post(message, ephemeral=True)
+            await answer.whisper(message)
 
     async def challenge_clicked(
         self, interaction: discord.Interaction[Any], challenge_id: int, action: str
@@ -874,7 +874,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             guild_id, channel_id = place(interaction)
             here = await self.tournaments.here(guild_id, channel_id)
             changed = await act(here.id, guild_id, member(interaction))
-            await answer.post(render.plain_text(answer.private_language._(done)), ephemeral=True)
+            await answer.whisper(render.plain_text(answer.private_language._(done)))
             await self.rounds.show(changed)
             await self.rounds.run(changed.id)
 
@@ -962,7 +962,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             guild_id, channel_id = place(interaction)
             here = await self.tournaments.here(guild_id, channel_id)
             changed = await self.tournaments.leave(here.id, guild_id, member(interaction))
-            await answer.post(render.plain_text(answer.private_language._(LEFT)), ephemeral=True)
+            await answer.whisper(render.plain_text(answer.private_language._(LEFT)))
             await self.rounds.show(changed)
             await self.rounds.run(changed.id)
 
@@ -978,7 +978,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             message = render.tournament_standings(
                 here.state, here.state.standings(), interaction.user.id, answer.private_language
             )
-            await answer.post(message, ephemeral=True)
+            await answer.whisper(message)
 
     @tournament.command(
         name=locale_str("my-game"), description=locale_str("Where your game of this round is")
@@ -992,7 +992,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             message = render.tournament_my_game(
                 here.state, table, guild_id, answer.private_language
             )
-            await answer.post(message, ephemeral=True)
+            await answer.whisper(message)
 
 
 if TYPE_CHECKING:
