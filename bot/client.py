@@ -728,8 +728,7 @@ class TTTBot(commands.AutoShardedBot):
         :data:`LIVE_GAMES_INTERVAL` seconds in the background (a count at each scrape held
         every scrape behind the database's queue, and a hung database hung the scrape)."""
         metrics = self.metrics
-        # Under serve, none: the shard settings mean nothing to it.
-        expected = [] if self.over_http else list(self.shard_ids or range(self.shard_count or 0))
+        expected = list(self.shard_ids or range(self.shard_count or 0))  # under serve, none
         metrics.shards.set(len(expected))
         shards = [self.get_shard(shard_id) for shard_id in expected]
         metrics.shards_connected.set(
