@@ -257,6 +257,14 @@ def _http_host(env: Mapping[str, str]) -> str:
     return raw
 
 
+def http_url(host: str, port: int, path: str) -> str:
+    """``path`` on the HTTP port at ``host``:``port`` (TTT_HTTP_HOST, TTT_HTTP_PORT), as a
+    URL: an IPv6 address goes in brackets."""
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}{path}"
+
+
 def _url(env: Mapping[str, str], name: str, schemes: tuple[str, ...]) -> str | None:
     raw = env.get(name, "").strip()
     if not raw:

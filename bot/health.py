@@ -26,7 +26,7 @@ from aiohttp import web
 from aiohttp.http import HttpProcessingError
 from aiohttp.typedefs import Middleware
 
-from bot.config import ConfigError
+from bot.config import ConfigError, http_url
 from bot.metrics import CONTENT_TYPE
 
 log = logging.getLogger(__name__)
@@ -173,9 +173,8 @@ class HealthServer:
         await self.runner.cleanup()
 
     def url(self, path: str) -> str:
-        """Where ``path`` is served, as a URL (an IPv6 address in brackets)."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}{path}"
+        """Where ``path`` is served, as a URL."""
+        return http_url(self.host, self.port, path)
 
     async def _livez(self, request: web.Request) -> web.Response:
         return web.Response(text="live\n")

@@ -21,7 +21,7 @@ from pathlib import Path
 from dotenv import load_dotenv
 
 from bot.clock import SystemClock
-from bot.config import ConfigError, Settings
+from bot.config import ConfigError, Settings, http_url
 
 # Four missed beats: a reconnect or a busy moment is not yet "unhealthy".
 STALE_AFTER = 60.0
@@ -56,10 +56,7 @@ def check(path: str | None, now: float) -> tuple[bool, str]:
 
 
 def readyz_url(host: str, port: int) -> str:
-    host = _ANY_ADDRESS.get(host, host)
-    if ":" in host:  # an IPv6 address goes in brackets
-        host = f"[{host}]"
-    return f"http://{host}:{port}/readyz"
+    return http_url(_ANY_ADDRESS.get(host, host), port, "/readyz")
 
 
 def ask_ready(url: str) -> tuple[bool, str]:
