@@ -154,11 +154,7 @@ class Boards:
         """Post a new game's board in the thread the bot opened for it (if that fails, the
         sweeper posts it later: the game has no board message yet). A post that came after
         the sweeper's (held past its grace) is taken back."""
-        message_id = await self._post(game.channel_id, message)
-        if message_id is not None and not await self._storage.first_game_message(
-            game.id, message_id
-        ):
-            await self._take_back(game.channel_id, message_id)
+        await self._post_first(game.channel_id, message, game.id, self._storage.first_game_message)
 
     async def post_in_own_thread(self, game: GameRecord) -> None:
         """Post the board of a game started outside an interaction (a tournament's round) in
@@ -300,19 +296,29 @@ class Boards:
         # Another worker's sweep may post the same item meanwhile (this one held past its
         # lease's end): the first message recorded stays, and a later one is taken back.
         for game in unshown.games:
-            message_id = await self._post(game.channel_id, render.board_message(game))
-            if message_id is not None and not await self._storage.first_game_message(
-                game.id, message_id
-            ):
-                await self._take_back(game.channel_id, message_id)
+            message = render.board_message(game)
+            await self._post_first(
+                game.channel_id, message, game.id, self._storage.first_game_message
+            )
         for challenge in unshown.challenges:
             message = render.challenge_message(challenge)
-            message_id = await self._post(challenge.channel_id, message)
-            if message_id is not None and not await self._storage.first_challenge_message(
-                challenge.id, message_id
-            ):
-                await self._take_back(challenge.channel_id, message_id)
+            record = self._storage.first_challenge_message
+            await self._post_first(challenge.channel_id, message, challenge.id, record)
         await self.show_ended(settled.games, settled.challenges)
+
+    async def _post_first(
+        self,
+        channel_id: int,
+        message: render.Message,
+        item_id: int,
+        record: Callable[[int, int], Awaitable[bool]],
+    ) -> None:
+        """Post the first message of a game or challenge (``item_id``), and ``record`` it
+        (``first_game_message`` or ``first_challenge_message``); if another process recorded
+        one meanwhile, that one stays and this one is taken back."""
+        message_id = await self._post(channel_id, message)
+        if message_id is not None and not await record(item_id, message_id):
+            await self._take_back(channel_id, message_id)
 
     async def _take_back(self, channel_id: int, message_id: int) -> None:
         """Delete a message the bot just posted for something another process showed first."""
