@@ -35,7 +35,7 @@ from bot.boards import Boards, reaches_channel
 from bot.clock import Clock, SystemClock
 from bot.components import DYNAMIC_ITEMS
 from bot.config import Settings, require_public_key, require_serving
-from bot.cycles import release_response
+from bot.cycles import release_interaction
 from bot.domain import Actor, UserError
 from bot.endpoint import PATH, InteractionsEndpoint
 from bot.errors import Reporter
@@ -184,10 +184,11 @@ class TTTCommandTree(app_commands.CommandTree["TTTBot"]):
             return True
         log.info("refused /%s from user %s: %s", data.get("name"), interaction.user.id, refusal)
         if interaction.type is discord.InteractionType.autocomplete:
+            # Released by _call, once it has counted the answer (by its response's state).
             await interaction.response.autocomplete([])
         else:
             await self.client.refuse(interaction, refusal)
-        release_response(interaction)  # discord.py answers nothing more for a refusal
+            release_interaction(interaction)  # discord.py answers nothing more for a refusal
         return False
 
     async def _call(self, interaction: discord.Interaction[TTTBot]) -> None:
@@ -201,6 +202,7 @@ class TTTCommandTree(app_commands.CommandTree["TTTBot"]):
             await super()._call(interaction)
         finally:
             self.client.autocompleted(interaction)
+            release_interaction(interaction)  # discord.py has answered it, or never will
 
     async def on_error(
         self, interaction: discord.Interaction[TTTBot], error: app_commands.AppCommandError
@@ -212,7 +214,7 @@ class TTTCommandTree(app_commands.CommandTree["TTTBot"]):
             if not isinstance(getattr(interaction.command, "binding", None), commands.Cog):
                 await self.client.refuse(interaction, error)
         finally:
-            release_response(interaction)
+            release_interaction(interaction)
 
 
 # The bot never joins voice: discord.py's warnings about missing voice libraries are noise.
@@ -431,7 +433,7 @@ class TTTBot(commands.AutoShardedBot):
         self, interaction: discord.Interaction[TTTBot], command: object
     ) -> None:
         # Dispatched once a command has returned without an error: it is answered.
-        release_response(interaction)
+        release_interaction(interaction)
 
     async def login(self, token: str) -> None:
         # Pointed here rather than in __init__: these are process-wide, and login is the

@@ -17,7 +17,7 @@ from typing import Any, Protocol, Self, cast
 import discord
 from discord.ext import commands
 
-from bot.cycles import empty_view, release_response
+from bot.cycles import empty_view, release_interaction
 
 PREFIX = "ttt"
 ROW_ID = r"[0-9]{1,20}"  # a game's or a challenge's id
@@ -254,7 +254,7 @@ def _drop_cycles(item: discord.ui.Item[Any], interaction: discord.Interaction[An
     raised."""
     if item.view is not None:
         empty_view(item.view)
-    release_response(interaction)
+    release_interaction(interaction)
 
 
 class CellButton(_Routed, template=CELL_ID.template):

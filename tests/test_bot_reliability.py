@@ -102,6 +102,39 @@ async def test_an_opponent_that_names_nobody_is_refused(
         assert await bot.service.storage.pending_challenge_in_channel(s.channel.id) is None
 
 
+async def test_an_autocomplete_with_a_forged_option_is_refused_and_counted_so(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    # Discord only sends a number for /ttt leaderboard's size: a word there is hand-made.
+    s = sim.seed
+    async with harness.running() as bot:
+        offered = await sim.autocomplete(
+            s.carol,
+            s.channel,
+            "ttt leaderboard",
+            focused="season",
+            season="",
+            size=4,
+            tamper=option_value("size", "four"),
+        )
+        assert offered == []
+        # Counted once discord.py's answer has gone, which over the gateway is after the sim
+        # has it.
+        outcomes = {"answered": 0.0, "refused": 0.0, "failed": 0.0}
+        for _ in range(200):
+            outcomes = {
+                outcome: bot.metrics.registry.get_sample_value(
+                    "tttbot_interactions_total", {"kind": "autocomplete", "outcome": outcome}
+                )
+                or 0.0
+                for outcome in outcomes
+            }
+            if any(outcomes.values()):
+                break
+            await asyncio.sleep(0.01)
+        assert outcomes == {"answered": 0.0, "refused": 1.0, "failed": 0.0}
+
+
 async def test_an_unknown_first_player_is_refused(sim: DiscordSim, harness: BotHarness) -> None:
     s = sim.seed
     async with harness.running() as bot:

@@ -453,12 +453,16 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
         focused: str,
         options: Mapping[str, Any] | None = None,
         timeout: float | None = None,
+        tamper: Callable[[JSON], None] | None = None,
         **kwargs: Any,
     ) -> list[JSON]:
         """Ask the bot for autocomplete choices of option ``focused`` while the user has
-        typed ``kwargs[focused]``; returns the choices (``[{"name", "value"}]``)."""
+        typed ``kwargs[focused]``; returns the choices (``[{"name", "value"}]``). ``tamper``
+        edits the interaction's ``data`` before it is sent, as ``slash``'s does."""
         values = {**(options or {}), **kwargs}
         record = self._command_payload(4, user, channel, command, values, focused)
+        if tamper is not None:
+            tamper(record.payload["data"])
         await self._send_interaction(record, timeout)
         return list(record.choices or [])
 
