@@ -48,7 +48,7 @@ from bot.practice import PracticeService
 from bot.privacy import MembersData
 from bot.service import GameService, Swept
 from bot.stalls import watch_stalls
-from bot.storage.base import EVERY_GUILD, ShardSlice, Storage
+from bot.storage.base import EVERY_GUILD, DatabaseUnavailableError, ShardSlice, Storage
 from bot.storage.connect import open_storage
 from bot.tournaments.rounds import TournamentRounds
 from bot.tournaments.service import TournamentService
@@ -987,6 +987,14 @@ class TTTBot(commands.AutoShardedBot):
             self._wake.clear()
             try:
                 await self.sweep()
+            except DatabaseUnavailableError as error:
+                # An outage, not a bug: one line a sweep, no traceback (/readyz says it too).
+                log.warning(
+                    "sweeping timeouts failed, the database is unavailable (%s); trying again"
+                    " in %g s",
+                    error,
+                    self.sweep_interval,
+                )
             except Exception:
                 log.exception("sweeping timeouts failed; trying again later")
             with contextlib.suppress(TimeoutError):

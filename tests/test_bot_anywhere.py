@@ -16,6 +16,7 @@ import pytest
 from tests.bot_harness import (
     BotHarness,
     both_engines,
+    both_front_doors,
     cell_id,
     is_live,
     refused,
@@ -61,6 +62,7 @@ async def play_a_win_for_alice(sim: DiscordSim, board: SimMessage) -> SimMessage
     return final.message
 
 
+@both_front_doors
 @both_engines
 async def test_two_members_play_a_whole_game_in_a_group_dm(
     sim: DiscordSim, harness: BotHarness
@@ -84,6 +86,7 @@ async def test_two_members_play_a_whole_game_in_a_group_dm(
     assert sim.take_violations() == []
 
 
+@both_front_doors
 async def test_a_game_against_the_bot_in_its_own_dm(sim: DiscordSim, harness: BotHarness) -> None:
     s = sim.seed
     dm = sim.dm_channel(s.carol)
@@ -101,6 +104,7 @@ async def test_a_game_against_the_bot_in_its_own_dm(sim: DiscordSim, harness: Bo
     assert sim.take_violations() == []
 
 
+@both_front_doors
 async def test_a_timeout_in_the_bots_own_dm(sim: DiscordSim, harness: BotHarness) -> None:
     """The bot is in its DM: it edits the board there itself, as in a server channel."""
     s = sim.seed
@@ -119,6 +123,7 @@ async def test_a_timeout_in_the_bots_own_dm(sim: DiscordSim, harness: BotHarness
     assert [call.split(" -> ")[1] for call in channel_route_calls(sim, dm)] == ["200"]
 
 
+@both_front_doors
 @both_engines
 async def test_a_timeout_in_a_group_dm_edits_the_board_through_the_latest_token(
     sim: DiscordSim, harness: BotHarness
@@ -139,6 +144,7 @@ async def test_a_timeout_in_a_group_dm_edits_the_board_through_the_latest_token(
     assert sim.take_violations() == []
 
 
+@both_front_doors
 @both_engines
 @pytest.mark.parametrize("next_command", ["ttt stats", "ttt move"])
 async def test_a_timeout_with_no_token_left_is_shown_by_the_next_interaction_there(
@@ -175,6 +181,7 @@ async def test_a_timeout_with_no_token_left_is_shown_by_the_next_interaction_the
     assert sim.take_violations() == []
 
 
+@both_front_doors
 @both_engines
 async def test_a_server_that_never_added_the_bot(sim: DiscordSim, harness: BotHarness) -> None:
     s = sim.seed

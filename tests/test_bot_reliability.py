@@ -504,6 +504,7 @@ async def test_a_command_while_the_database_is_locked_is_deferred_then_shown(
         assert moved.response_type == 7  # the deferred answer became the live board
 
 
+@both_front_doors
 async def test_a_database_locked_past_its_patience_is_a_sentence_and_a_warning(
     sim: DiscordSim,
     harness: BotHarness,

@@ -28,6 +28,7 @@ from tests.bot_harness import (
     BotHarness,
     board_of,
     both_engines,
+    both_front_doors,
     button_id,
     cell_buttons,
     cell_id,
@@ -124,6 +125,7 @@ async def play_member_game(
 # -- the levels ---------------------------------------------------------------------------------
 
 
+@both_front_doors
 async def test_the_levels_are_offered_weakest_first_with_their_descriptions(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -156,6 +158,7 @@ async def test_the_levels_are_offered_weakest_first_with_their_descriptions(
 # -- reviews ------------------------------------------------------------------------------------
 
 
+@both_front_doors
 @both_engines
 async def test_a_blunder_reviewed_word_for_word_from_the_button_and_the_command(
     sim: DiscordSim, harness: BotHarness
@@ -183,6 +186,7 @@ async def test_a_blunder_reviewed_word_for_word_from_the_button_and_the_command(
     assert answers[0].embeds[0]["footer"]["text"] == "Every move is judged against perfect play."
 
 
+@both_front_doors
 async def test_a_missed_win_and_a_perfect_draw_reviewed_by_number_and_the_last_one(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -204,6 +208,7 @@ async def test_a_missed_win_and_a_perfect_draw_reviewed_by_number_and_the_last_o
     )
 
 
+@both_front_doors
 @both_engines
 async def test_a_game_is_reviewed_after_a_restart_from_its_old_board(
     sim: DiscordSim, harness: BotHarness
@@ -219,6 +224,7 @@ async def test_a_game_is_reviewed_after_a_restart_from_its_old_board(
         assert (await review_of(ix))[2] == PERFECT_DRAW_REVIEW
 
 
+@both_front_doors
 async def test_a_whole_5x5_game_is_reviewed_within_discords_limits(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -240,6 +246,7 @@ async def test_a_whole_5x5_game_is_reviewed_within_discords_limits(
     assert embed["footer"]["text"] == "Every move is judged against perfect play."
 
 
+@both_front_doors
 @pytest.mark.parametrize("size", [3, 4, 5])
 async def test_only_a_finished_board_offers_review_at_every_size(
     sim: DiscordSim, harness: BotHarness, size: int
@@ -278,6 +285,7 @@ async def test_only_a_finished_board_offers_review_at_every_size(
     assert lines == [move.sentence for move in review_game(moves, size)]
 
 
+@both_front_doors
 async def test_what_cannot_be_reviewed_is_refused_with_a_sentence(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -314,6 +322,7 @@ async def test_what_cannot_be_reviewed_is_refused_with_a_sentence(
 DAY = 86_400
 
 
+@both_front_doors
 @both_engines
 async def test_games_older_than_kept_are_removed_and_their_reviews_and_drills_say_so(
     sim: DiscordSim, harness: BotHarness
@@ -379,6 +388,7 @@ async def test_games_older_than_kept_are_removed_and_their_reviews_and_drills_sa
     )
 
 
+@both_front_doors
 async def test_the_sweeper_removes_old_games_a_small_batch_at_a_time(
     sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -409,6 +419,7 @@ async def test_the_sweeper_removes_old_games_a_small_batch_at_a_time(
     assert kept == [None] * 5
 
 
+@both_front_doors
 async def test_games_are_kept_for_good_unless_the_operator_sets_a_retention(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -428,6 +439,7 @@ def public(sim: DiscordSim, channel: SimChannel) -> list[SimMessage]:
     return [m for m in sim.messages(channel) if not m.ephemeral]
 
 
+@both_front_doors
 @both_engines
 async def test_a_hint_is_private_marks_the_game_assisted_and_it_counts_for_nobody(
     sim: DiscordSim, harness: BotHarness
@@ -469,6 +481,7 @@ async def test_a_hint_is_private_marks_the_game_assisted_and_it_counts_for_nobod
     assert "Against the bot (minimax): 0 W · 1 L · 0 D" in stats
 
 
+@both_front_doors
 async def test_a_5x5_hint_is_the_searchs_move(sim: DiscordSim, harness: BotHarness) -> None:
     s = sim.seed
     async with harness.running() as bot:
@@ -483,6 +496,7 @@ async def test_a_5x5_hint_is_the_searchs_move(sim: DiscordSim, harness: BotHarne
         assert board.flags & FLAG_COMPONENTS_V2
 
 
+@both_front_doors
 async def test_a_hint_is_refused_outside_ones_own_game_against_the_bot(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -510,6 +524,7 @@ async def test_a_hint_is_refused_outside_ones_own_game_against_the_bot(
     assert "Against the bot (casual): 0 W · 1 L · 0 D" in stats
 
 
+@both_front_doors
 async def test_a_5x5_review_and_hint_run_off_the_event_loop_and_answer_privately_in_time(
     sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:

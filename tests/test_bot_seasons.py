@@ -15,6 +15,7 @@ from bot.ladder import SEASON_SETTLES
 from tests.bot_harness import (
     BotHarness,
     both_engines,
+    both_front_doors,
     button_id,
     refused,
     start_member_game,
@@ -61,6 +62,7 @@ def announcements(sim: DiscordSim) -> list[str]:
     ]
 
 
+@both_front_doors
 async def test_the_current_season_a_past_one_by_name_and_all_time(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -126,6 +128,7 @@ async def set_announcements(sim: DiscordSim, channel: SimChannel) -> None:
     assert f"Where a season's top three are announced: <#{channel.id}>" in text_of(saved)
 
 
+@both_front_doors
 async def test_a_seasons_end_is_announced_once_across_sweeps_and_restarts(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -170,6 +173,7 @@ async def test_a_seasons_end_is_announced_once_across_sweeps_and_restarts(
     assert [user for user, _, _ in ranking(november_table)] == [s.alice.id, s.carol.id, s.bob.id]
 
 
+@both_front_doors
 async def test_nothing_is_announced_without_the_channel_setting(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -192,6 +196,7 @@ async def test_nothing_is_announced_without_the_channel_setting(
     assert announcements(sim) == []
 
 
+@both_front_doors
 async def test_with_seasons_off_the_leaderboard_is_all_time_and_nothing_is_announced(
     sim: DiscordSim, harness: BotHarness
 ) -> None:

@@ -24,7 +24,15 @@ from bot.storage.connect import open_storage
 from bot.tournaments.rounds import TournamentRounds
 from bot.tournaments.service import Tournament, TournamentService
 from game import Board, parse_cell
-from tests.bot_harness import BotHarness, both_engines, button_id, cell_id, refused, text_of
+from tests.bot_harness import (
+    BotHarness,
+    both_engines,
+    both_front_doors,
+    button_id,
+    cell_id,
+    refused,
+    text_of,
+)
 from tests.bot_processes import ROOT
 from tests.discord_sim import DiscordSim, SimMessage, SimUser
 
@@ -92,6 +100,7 @@ async def play(sim: DiscordSim, bot: TTTBot, game_id: int, cells: tuple[str, ...
     return game
 
 
+@both_front_doors
 @both_engines
 async def test_a_swiss_of_five_over_three_rounds_with_a_bye_a_draw_a_timeout_and_a_restart(
     sim: DiscordSim, harness: BotHarness
@@ -190,6 +199,7 @@ async def test_a_swiss_of_five_over_three_rounds_with_a_bye_a_draw_a_timeout_and
     assert "Finished after 3 rounds." in shown
 
 
+@both_front_doors
 async def test_a_round_robin_of_four_with_a_player_removed(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -244,6 +254,7 @@ async def test_a_round_robin_of_four_with_a_player_removed(
     assert "removed" in [action.action for action in state.log]
 
 
+@both_front_doors
 async def test_bad_input_is_a_sentence_and_changes_nothing(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -324,6 +335,7 @@ async def joined_and_started(sim: DiscordSim, bot: TTTBot, players: list[SimUser
     return await current(bot, sim)
 
 
+@both_front_doors
 @pytest.mark.parametrize(
     "harness", [pytest.param(POSTGRESQL, marks=pytest.mark.postgres)], indirect=True
 )
@@ -408,6 +420,7 @@ def game_threads(sim: DiscordSim) -> list[object]:
     return [c for c in sim.channels.values() if c.is_thread and c is not sim.seed.thread]
 
 
+@both_front_doors
 @both_engines
 async def test_forget_me_withdraws_the_member_and_leaves_no_trace_of_them(
     sim: DiscordSim, harness: BotHarness
@@ -442,6 +455,7 @@ async def test_forget_me_withdraws_the_member_and_leaves_no_trace_of_them(
     assert "alice" not in text_of(sim.message(after.state.announcement_id or 0))
 
 
+@both_front_doors
 @both_engines
 async def test_the_organiser_pauses_resumes_and_awards_and_players_find_their_game(
     sim: DiscordSim, harness: BotHarness
@@ -514,6 +528,7 @@ async def test_the_organiser_pauses_resumes_and_awards_and_players_find_their_ga
         assert carols.decided
 
 
+@both_front_doors
 @pytest.mark.slow  # a second process, started and killed
 @pytest.mark.parametrize(
     "harness", [pytest.param(POSTGRESQL, marks=pytest.mark.postgres)], indirect=True
@@ -554,6 +569,7 @@ async def test_a_process_killed_while_pairing_a_round_loses_nothing(
     assert len([key for key in paired.record.games if key[0] == 2]) == 2
 
 
+@both_front_doors
 async def test_a_refused_thread_is_one_warning_and_tried_again_a_minute_later(
     sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
 ) -> None:

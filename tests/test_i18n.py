@@ -25,7 +25,7 @@ from bot.cogs.ttt import TicTacToeCog
 from bot.config import Settings, parse_database_url
 from game import Board
 from game.review import Verdict, review_game
-from tests.bot_harness import BotHarness, cell_id, text_of
+from tests.bot_harness import BotHarness, both_front_doors, cell_id, text_of
 from tests.discord_sim import DiscordSim
 
 REPO = Path(__file__).resolve().parent.parent
@@ -140,6 +140,7 @@ def test_every_covered_discord_locale_reads_its_catalogue() -> None:
     assert i18n.for_locale(None).code == i18n.ENGLISH
 
 
+@both_front_doors
 async def test_each_member_reads_their_language_and_the_board_the_servers(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -197,6 +198,7 @@ def test_the_bots_review_sentences_in_english_are_the_engines_word_for_word() ->
     assert {verdict for verdict, _, _ in seen} == set(Verdict)
 
 
+@both_front_doors
 @pytest.mark.parametrize("scope", ["global", "guild"])
 async def test_the_commands_registered_are_what_discord_py_would_sync(
     sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch, scope: str
@@ -226,6 +228,7 @@ async def test_the_commands_registered_are_what_discord_py_would_sync(
     assert [c["name"] for c in sim.commands(guild_id)] == [c["name"] for c in expected]
 
 
+@both_front_doors
 async def test_a_definition_discord_refuses_is_a_command_sync_failure(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
