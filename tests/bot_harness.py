@@ -339,10 +339,19 @@ PAST_THE_WINDOW = 1.0
 
 @contextmanager
 def first_answers_lost(sim: DiscordSim) -> Iterator[None]:
-    """While the block runs, every first answer's connection is reset before Discord takes it:
-    the bot sends it again until its window closes, asks Discord whether one arrived, and
-    gives up on it. Inside the block, wait past the window (a ``SimTimeout`` of
-    :data:`PAST_THE_WINDOW`, with ``harness.last_try_after = SHORT_WINDOW``)."""
+    """While the block runs, every first answer is lost before Discord takes it. Over the
+    gateway its connection is reset: the bot sends it again until its window closes, asks
+    Discord whether one arrived, and gives up on it. Inside the block, wait past the window
+    (a ``SimTimeout`` of :data:`PAST_THE_WINDOW`, with ``harness.last_try_after =
+    SHORT_WINDOW``). Over HTTP the response is lost on its way back, after the bot wrote it
+    (``sim.lose_http_answers``): the bot cannot know, and sends nothing again."""
+    if sim.interactions_url is not None:
+        sim.lose_http_answers = True
+        try:
+            yield
+        finally:
+            sim.lose_http_answers = False
+        return
     fault = sim.faults.add(CALLBACK, reset="before", count=None)
     try:
         yield

@@ -34,6 +34,7 @@ from tests.bot_harness import (
     cell_id,
     drop_resolved_users,
     first_answers_lost,
+    http_only,
     refused,
     refused_showing_the_game,
     shown_board,
@@ -50,6 +51,7 @@ BUSY = (
 )
 
 
+@both_front_doors
 @both_engines
 async def test_start_and_vs_ai_at_once_leave_one_challenge_or_one_game(
     sim: DiscordSim, harness: BotHarness
@@ -87,6 +89,7 @@ def option_value(name: str, value: object) -> Callable[[JSON], None]:
     return tamper
 
 
+@both_front_doors
 @pytest.mark.parametrize(
     "tamper",
     [option_value("opponent", "not-an-id"), option_value("opponent", "12"), drop_resolved_users],
@@ -102,6 +105,7 @@ async def test_an_opponent_that_names_nobody_is_refused(
         assert await bot.service.storage.pending_challenge_in_channel(s.channel.id) is None
 
 
+@both_front_doors
 async def test_an_autocomplete_with_a_forged_option_is_refused_and_counted_so(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -135,6 +139,7 @@ async def test_an_autocomplete_with_a_forged_option_is_refused_and_counted_so(
         assert outcomes == {"answered": 0.0, "refused": 1.0, "failed": 0.0}
 
 
+@both_front_doors
 async def test_an_unknown_first_player_is_refused(sim: DiscordSim, harness: BotHarness) -> None:
     s = sim.seed
     async with harness.running() as bot:
@@ -150,6 +155,7 @@ async def test_an_unknown_first_player_is_refused(sim: DiscordSim, harness: BotH
         assert await bot.service.storage.live_game_in_channel(s.channel.id) is None
 
 
+@both_front_doors
 @pytest.mark.parametrize(
     "value", ["abc", "12", 12.5, True], ids=["a-word", "a-numeral", "a-fraction", "a-flag"]
 )
@@ -166,6 +172,7 @@ async def test_a_game_number_that_is_no_whole_number_is_refused(
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
+@both_front_doors
 async def test_a_cell_off_the_board_on_a_hand_made_button_changes_nothing(
     sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -246,6 +253,7 @@ async def test_an_event_that_cannot_be_read_is_dropped_and_the_bot_plays_on(
         assert (await sim.click(s.alice, other, cell_id(other, "A1"))).response_type == 7
 
 
+@both_front_doors
 async def test_a_cell_with_a_line_break_is_quoted_whole(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -260,6 +268,7 @@ async def test_a_cell_with_a_line_break_is_quoted_whole(
         assert ix.message.pinged == []
 
 
+@both_front_doors
 @pytest.mark.parametrize("custom_id", ["ttt:bogus:1", "hello", "ttt:cell:1:999"])
 async def test_a_button_that_matches_no_template_gets_an_answer(
     sim: DiscordSim, harness: BotHarness, custom_id: str
@@ -272,6 +281,7 @@ async def test_a_button_that_matches_no_template_gets_an_answer(
         assert shown_board(sim.message(board.id)) == ".../.../..."
 
 
+@both_front_doors
 async def test_a_challenge_id_out_of_range_is_a_clean_answer(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -284,6 +294,7 @@ async def test_a_challenge_id_out_of_range_is_a_clean_answer(
         refused(ix, "That challenge no longer exists.")
 
 
+@both_front_doors
 async def test_a_cell_button_forged_onto_another_channel_s_message_changes_nothing(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -312,6 +323,7 @@ async def test_a_cell_button_forged_onto_another_channel_s_message_changes_nothi
 CHANGED = "The board changed while you were moving: look again and retry."
 
 
+@both_front_doors
 @both_engines
 async def test_a_burst_of_clicks_on_an_outdated_board_plays_one_move(
     sim: DiscordSim, harness: BotHarness
@@ -354,6 +366,7 @@ async def test_a_board_left_behind_its_game_is_redrawn_by_the_next_click_on_it(
         assert shown_board(board) == "X../.O./..."
 
 
+@both_front_doors
 @both_engines
 async def test_clicks_at_one_ply_racing_the_redraw_apply_one(
     sim: DiscordSim, harness: BotHarness
@@ -379,6 +392,7 @@ async def test_clicks_at_one_ply_racing_the_redraw_apply_one(
         assert len(game.moves) == 2
 
 
+@both_front_doors
 @both_engines
 async def test_boards_drawn_before_cells_named_their_ply_still_play(
     sim: DiscordSim, harness: BotHarness
@@ -472,6 +486,7 @@ async def _postgres_tables_locked(url: str, seconds: float) -> AsyncIterator[Non
         await db.close()
 
 
+@both_front_doors
 @both_engines
 async def test_a_click_while_the_database_is_locked_is_deferred_then_shown(
     sim: DiscordSim, harness: BotHarness
@@ -487,6 +502,7 @@ async def test_a_click_while_the_database_is_locked_is_deferred_then_shown(
         assert shown_board(sim.message(board.id)) == ".../.X./..."
 
 
+@both_front_doors
 @both_engines
 async def test_a_command_while_the_database_is_locked_is_deferred_then_shown(
     sim: DiscordSim, harness: BotHarness
@@ -532,6 +548,7 @@ async def test_a_database_locked_past_its_patience_is_a_sentence_and_a_warning(
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
+@both_front_doors
 async def test_a_slow_answer_that_is_a_mistake_stays_private(
     sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -560,6 +577,7 @@ async def test_a_slow_answer_that_is_a_mistake_stays_private(
 # -- state saved without its message heals itself -------------------------------------------------
 
 
+@both_front_doors
 @both_engines
 async def test_board_shows_an_open_challenge_again_at_the_bottom(
     sim: DiscordSim, harness: BotHarness
@@ -582,6 +600,7 @@ async def test_board_shows_an_open_challenge_again_at_the_bottom(
         assert "❌ **alice** vs ⭕ **bob**" in text_of(accepted.message)
 
 
+@both_front_doors
 @both_engines
 async def test_a_challenge_whose_answer_never_arrived_is_shown_again(
     sim: DiscordSim, harness: BotHarness
@@ -610,6 +629,7 @@ async def test_a_challenge_whose_answer_never_arrived_is_shown_again(
         assert shown.message_id == again.message.id
 
 
+@both_front_doors
 @both_engines
 async def test_the_sweeper_posts_what_was_saved_without_its_message(
     sim: DiscordSim, harness: BotHarness
@@ -728,6 +748,30 @@ async def test_a_move_whose_answer_was_lost_still_shows_on_the_board(
         assert moved.response_type == 7
 
 
+@http_only
+async def test_over_http_a_move_whose_response_was_lost_shows_at_the_next_click(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Over HTTP the bot cannot know that a response it wrote whole was lost on its way: the
+    move is saved, the board still shows the turn before it, and the next click on it (here
+    the opponent's, whose turn it now is) redraws it as stored and says why."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        with first_answers_lost(sim), pytest.raises(SimTimeout):
+            await sim.click(s.alice, board, cell_id(board, "B2"))
+        assert shown_board(board) == ".../.../..."
+        game = await bot.service.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert game.moves == (4,)
+        clicked = await sim.click(s.bob, board, cell_id(board, "A1"))
+        await refused_showing_the_game(clicked, CHANGED)
+        assert shown_board(board) == ".../.X./..."
+        await sim.click(s.bob, board, cell_id(board, "A1"))
+        assert shown_board(board) == "O../.X./..."
+
+
+@both_front_doors
 @both_engines
 async def test_a_resign_whose_answer_was_lost_is_shown_and_counted(
     sim: DiscordSim, harness: BotHarness

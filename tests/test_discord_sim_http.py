@@ -180,6 +180,26 @@ async def test_a_status_other_than_200_is_no_answer(sim: DiscordSim) -> None:
     assert sim.messages(s.channel) == []
 
 
+async def test_a_response_lost_on_its_way_is_no_answer_and_its_token_knows_none(
+    sim: DiscordSim,
+) -> None:
+    s = sim.seed
+    async with endpoint(sim, message("lost")) as requests:
+        sim.lose_http_answers = True
+        with pytest.raises(SimTimeout, match="was lost on its way"):
+            await sim.slash(s.alice, s.channel, "board")
+        sim.lose_http_answers = False
+        (ix,) = sim.interactions
+        url = f"{sim.api_base_url}/webhooks/{sim.application_id}/{ix.token}/messages/@original"
+        async with aiohttp.ClientSession() as http, http.get(url) as original:
+            assert original.status == 404
+        shown = await sim.slash(s.alice, s.channel, "board")
+    assert len(requests) == 2  # the endpoint wrote both responses
+    assert not ix.answered
+    assert shown.content == "lost"
+    assert sim.messages(s.channel) == [shown.message]
+
+
 @pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded"])
 async def test_a_response_discord_would_not_read_as_json_is_no_answer(
     sim: DiscordSim, content_type: str

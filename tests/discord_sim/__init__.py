@@ -113,6 +113,9 @@ HTTP mode (an application with an Interactions Endpoint URL)
     interactions over several workers' endpoints, as a load balancer would: in turn, or at
     random from ``seed`` (reproducible); each record's ``endpoint`` says where it went, and
     ``interactions_url`` is then the first (setting it goes back to one endpoint).
+    ``sim.lose_http_answers = True`` loses every response on its way back, as a broken
+    connection between Discord and the bot would after the bot wrote it: the verb raises
+    ``SimTimeout`` and the interaction stays unanswered (its token knows no first answer).
 
 Delivery (what Discord does with events while the bot's socket is down)
     An interaction goes to the session covering its guild, a connected one first. If that

@@ -108,6 +108,11 @@ class SimCore:
         self._endpoints: list[str] = []
         self._spread_at_random: random.Random | None = None
         self._next_endpoint = 0
+        # While set, each response the endpoint writes is lost on its way (a proxy between
+        # Discord and the bot broke the connection after the bot wrote it): for Discord, the
+        # interaction got no answer. HTTP mode's counterpart of a callback reset before
+        # Discord took it.
+        self.lose_http_answers = False
         self.signing_key = nacl.signing.SigningKey.generate()
         self._http_client: aiohttp.ClientSession | None = None
         # What an https endpoint's certificate is checked against: True, the system's

@@ -265,6 +265,11 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
                 f"the bot's endpoint did not answer {record.describe()} within {limit} s"
             ) from None
         arrived = time.monotonic()
+        if self.lose_http_answers:
+            raise SimTimeout(
+                f"the bot's response to {record.describe()} was lost on its way "
+                "(sim.lose_http_answers): for Discord, no answer"
+            )
         if answer.status != 200:
             raise SimTimeout(
                 f"the bot's endpoint answered {record.describe()} with HTTP {answer.status} "
