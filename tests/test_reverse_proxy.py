@@ -218,6 +218,10 @@ async def test_a_signed_interaction_over_https_through_the_proxy_is_answered_by_
         started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
         assert started.response_type == 4
         assert started.message is not None
+        # What the workers run is not told to the internet: their Server header is dropped.
+        async with http.post(f"{base}/interactions", data=b"{}", ssl=trusted) as response:
+            assert response.status == 401
+            assert response.headers.getall("Server", []) == []
         # The workers' other endpoints are not let out.
         for path in ("/metrics", "/readyz", "/livez"):
             async with http.get(f"{base}{path}", ssl=trusted) as response:
