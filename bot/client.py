@@ -519,6 +519,7 @@ class TTTBot(commands.AutoShardedBot):
                     self.settings.http_port,
                     readiness=self.readiness,
                     scrape=self.scrape,
+                    idle_timeout=self.settings.http_idle_timeout,
                 )
                 await self._health.start()
             await self.login(token)
@@ -582,6 +583,7 @@ class TTTBot(commands.AutoShardedBot):
             readiness=self.readiness,
             scrape=self.scrape,
             interactions=self.endpoint.handle,
+            idle_timeout=self.settings.http_idle_timeout,
         )
 
     async def start_answering(self, token: str) -> None:

@@ -257,6 +257,25 @@ def _http_host(env: Mapping[str, str]) -> str:
     return raw
 
 
+# How long the HTTP port keeps an idle connection (TTT_HTTP_IDLE_TIMEOUT), by default and at
+# most (aiohttp's own default is an hour).
+DEFAULT_HTTP_IDLE_TIMEOUT = 5.0
+MAX_HTTP_IDLE_TIMEOUT = 3600.0
+
+
+def _http_idle_timeout(env: Mapping[str, str]) -> float:
+    """``TTT_HTTP_IDLE_TIMEOUT``: seconds the HTTP port keeps a connection with nothing to do,
+    which is also how long a client has to send a whole request."""
+    raw = env.get("TTT_HTTP_IDLE_TIMEOUT", "").strip()
+    if not raw:
+        return DEFAULT_HTTP_IDLE_TIMEOUT
+    if not _SECONDS.fullmatch(raw) or not 1 <= float(raw) <= MAX_HTTP_IDLE_TIMEOUT:
+        raise ConfigError(
+            f"TTT_HTTP_IDLE_TIMEOUT must be a number of seconds from 1 to 3600, like 5, not {raw!r}"
+        )
+    return float(raw)
+
+
 def http_url(host: str, port: int, path: str) -> str:
     """``path`` on the HTTP port at ``host``:``port`` (TTT_HTTP_HOST, TTT_HTTP_PORT), as a
     URL: an IPv6 address goes in brackets."""
@@ -338,6 +357,8 @@ class Settings:
     # Where /livez, /readyz and /metrics are served (bot/health.py); None: not at all.
     http_port: int | None = None
     http_host: str = DEFAULT_HTTP_HOST
+    # How long that port keeps an idle connection (and gives a client to send a request).
+    http_idle_timeout: float = DEFAULT_HTTP_IDLE_TIMEOUT
     # Days a finished game is kept after it ended, then removed by the sweeper; None: for good.
     keep_finished_games_days: int | None = None
     # The application's Ed25519 public key, in hex: `python -m bot serve` checks each request
@@ -382,6 +403,7 @@ class Settings:
             log_format=_log_format(env),
             http_port=_http_port(env),
             http_host=_http_host(env),
+            http_idle_timeout=_http_idle_timeout(env),
             keep_finished_games_days=_whole_number(
                 env, "TTT_KEEP_FINISHED_GAMES_DAYS", MAX_KEEP_DAYS, " of days"
             ),

@@ -10,8 +10,9 @@ interactions, ``POST /interactions`` (:mod:`bot.endpoint`).
 
 Anyone who can reach the port can send it anything: a request aiohttp cannot parse gets its
 400 and one DEBUG line (not aiohttp's ERROR with a traceback), and a client gets
-:data:`REQUEST_PATIENCE` seconds to send a whole request (a slow one is closed after it), and
-as long to take each answer (on Linux: one that reads none is closed after it too).
+``TTT_HTTP_IDLE_TIMEOUT`` (5 s) to send a whole request (a slow one is closed after it), and
+:data:`REQUEST_PATIENCE` to send its body and to take each answer (on Linux: one that reads
+none is closed after it too).
 """
 
 from __future__ import annotations
@@ -26,17 +27,14 @@ from aiohttp import web
 from aiohttp.http import HttpProcessingError
 from aiohttp.typedefs import Middleware
 
-from bot.config import ConfigError, http_url
+from bot.config import DEFAULT_HTTP_IDLE_TIMEOUT, ConfigError, http_url
 from bot.metrics import CONTENT_TYPE
 
 log = logging.getLogger(__name__)
 # What aiohttp logs about the port's connections and requests.
 server_log = logging.getLogger(f"{__name__}.server")
 
-# How long a client has to send a whole request, from connecting or from its last answer; an
-# idle connection is closed after it too. aiohttp's timer for that starts when a connection
-# opens and is not reset by what arrives, so a client that sends part of a request and then
-# trickles or stalls ("slowloris") is closed after this: aiohttp's own default is an hour.
+# How long a client has to send a request's body, and to take each answer.
 REQUEST_PATIENCE = 5.0
 
 # The largest request body read (only POST /interactions reads one): aiohttp refuses a larger
@@ -103,9 +101,14 @@ def _answers_taken_within(patience: float) -> Middleware:
 
 class HealthServer:
     """Serves the three endpoints on ``host``:``port`` between :meth:`start` and :meth:`close`,
-    and ``POST /interactions`` with ``interactions`` if given; a client has
-    ``request_patience`` seconds to send each request. Port 0 picks a free one
-    (:attr:`port` says which once started)."""
+    and ``POST /interactions`` with ``interactions`` if given. Port 0 picks a free one
+    (:attr:`port` says which once started).
+
+    A connection idle for ``idle_timeout`` seconds is closed. aiohttp's timer for that starts
+    when a connection opens or answers, and is not reset by what arrives, so it is also how
+    long a client has to send a whole request: one that sends part of a request and then
+    trickles or stalls ("slowloris") is closed after it (aiohttp's own default is an hour).
+    A client has ``request_patience`` to send a body and to take each answer."""
 
     def __init__(
         self,
@@ -115,6 +118,7 @@ class HealthServer:
         readiness: Readiness,
         scrape: Scrape,
         interactions: Handler | None = None,
+        idle_timeout: float = DEFAULT_HTTP_IDLE_TIMEOUT,
         request_patience: float = REQUEST_PATIENCE,
     ) -> None:
         self.host = host
@@ -137,7 +141,7 @@ class HealthServer:
             access_log=None,
             handle_signals=False,
             logger=server_log,
-            keepalive_timeout=request_patience,
+            keepalive_timeout=idle_timeout,
             # A request's unread body is read and dropped for as long, then the connection is
             # closed (these endpoints read none).
             lingering_time=request_patience,

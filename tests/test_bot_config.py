@@ -40,6 +40,7 @@ def test_defaults() -> None:
     assert loaded.challenge_timeout == 120
     assert loaded.log_level == logging.INFO
     assert loaded.discord_log_level == logging.INFO
+    assert loaded.http_idle_timeout == 5
 
 
 def test_every_setting_is_read() -> None:
@@ -52,6 +53,7 @@ def test_every_setting_is_read() -> None:
         TTT_CHALLENGE_TIMEOUT="30.5",
         LOG_LEVEL="debug",
         DISCORD_LOG_LEVEL="warning",
+        TTT_HTTP_IDLE_TIMEOUT="620",
     )
     assert loaded.database.path == "data/games.sqlite3"
     assert loaded.api_base_url == "http://127.0.0.1:8080/api/v10"
@@ -61,6 +63,7 @@ def test_every_setting_is_read() -> None:
     assert loaded.challenge_timeout == 30.5
     assert loaded.log_level == logging.DEBUG
     assert loaded.discord_log_level == logging.WARNING
+    assert loaded.http_idle_timeout == 620
 
 
 def test_the_token_never_shows_in_a_repr() -> None:
@@ -90,6 +93,9 @@ def test_a_missing_token_is_named(token: str) -> None:
         ({"DISCORD_TOKEN": "abc def"}, "DISCORD_TOKEN contains spaces, line breaks"),
         ({"DISCORD_API_BASE_URL": "127.0.0.1:8080"}, "DISCORD_API_BASE_URL must be a http"),
         ({"DISCORD_GATEWAY_URL": "http://127.0.0.1/"}, "DISCORD_GATEWAY_URL must be a ws"),
+        ({"TTT_HTTP_IDLE_TIMEOUT": "forever"}, "TTT_HTTP_IDLE_TIMEOUT must be a number of sec"),
+        ({"TTT_HTTP_IDLE_TIMEOUT": "0.5"}, "TTT_HTTP_IDLE_TIMEOUT must be a number of sec"),
+        ({"TTT_HTTP_IDLE_TIMEOUT": "3601"}, "TTT_HTTP_IDLE_TIMEOUT must be a number of sec"),
     ],
 )
 def test_malformed_settings_are_named(env: dict[str, str], message: str) -> None:

@@ -32,7 +32,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bot import logs
 from bot.client import LIVE_GAMES_INTERVAL, TTTBot
-from bot.config import ConfigError, Settings
+from bot.config import DEFAULT_HTTP_IDLE_TIMEOUT, ConfigError, Settings
 from bot.errors import APOLOGY, DATABASE_DOWN
 from bot.health import REQUEST_PATIENCE, HealthServer
 from bot.metrics import OPERATIONS, Metrics
@@ -551,33 +551,47 @@ async def test_a_port_already_taken_is_one_line_and_a_failure(
     assert sim.identifies == 0  # stopped before logging in
 
 
+async def always_ready() -> None:
+    return None
+
+
+async def nothing_to_scrape() -> bytes:
+    return b""
+
+
+def health_server(
+    port: int,
+    idle_timeout: float = DEFAULT_HTTP_IDLE_TIMEOUT,
+    request_patience: float = REQUEST_PATIENCE,
+) -> HealthServer:
+    """The port's server on 127.0.0.1, always ready, with nothing to scrape."""
+    return HealthServer(
+        "127.0.0.1",
+        port,
+        readiness=always_ready,
+        scrape=nothing_to_scrape,
+        idle_timeout=idle_timeout,
+        request_patience=request_patience,
+    )
+
+
 @pytest.mark.parametrize("host", ["192.0.2.1", "[::1]", "no.such.host.invalid"])
 async def test_an_address_the_port_cannot_listen_on_names_ttt_http_host(host: str) -> None:
     """An address no interface of this host has (TEST-NET-1), one in brackets, a name that
     does not resolve: the host is what to fix, and the line named TTT_HTTP_PORT."""
 
-    async def ready() -> None:
-        return None
-
-    async def scrape() -> bytes:
-        return b""
-
     port = free_port()
-    server = HealthServer(host, port, readiness=ready, scrape=scrape)
+    server = HealthServer(host, port, readiness=always_ready, scrape=nothing_to_scrape)
     with pytest.raises(ConfigError) as refused:
         await server.start()
     assert str(refused.value).startswith(f"TTT_HTTP_HOST {host}: cannot listen on {host}:{port}: ")
 
 
 def test_the_port_s_urls_put_an_ipv6_address_in_brackets() -> None:
-    async def ready() -> None:
-        return None
-
-    async def scrape() -> bytes:
-        return b""
-
     def url(host: str) -> str:
-        return HealthServer(host, 8080, readiness=ready, scrape=scrape).url("/interactions")
+        return HealthServer(host, 8080, readiness=always_ready, scrape=nothing_to_scrape).url(
+            "/interactions"
+        )
 
     assert url("::") == "http://[::]:8080/interactions"
     assert url("fe80::1") == "http://[fe80::1]:8080/interactions"
@@ -622,15 +636,8 @@ async def test_malformed_and_slow_requests_get_a_400_or_are_closed_and_log_no_er
 ) -> None:
     """aiohttp logged each malformed request at ERROR with a traceback, and kept a request
     left unfinished open for an hour."""
-
-    async def ready() -> None:
-        return None
-
-    async def scrape() -> bytes:
-        return b""
-
     port = free_port()
-    server = HealthServer("127.0.0.1", port, readiness=ready, scrape=scrape, request_patience=0.5)
+    server = health_server(port, idle_timeout=0.5, request_patience=0.5)
     caplog.set_level(logging.DEBUG, logger="bot.health")
     await server.start()
     try:
@@ -669,6 +676,30 @@ async def test_malformed_and_slow_requests_get_a_400_or_are_closed_and_log_no_er
     assert all("\n" not in line for line in refused)
 
 
+async def test_an_idle_connection_is_kept_for_the_idle_timeout_and_then_closed() -> None:
+    """TTT_HTTP_IDLE_TIMEOUT: behind a load balancer that keeps its connections to the bot
+    longer than the bot's 5 s and cannot be told otherwise, the bot keeps them as long (one
+    sent a request on a connection the bot was closing: a 502, for Discord a failed
+    interaction)."""
+    port = free_port()
+    server = health_server(port, idle_timeout=2.0, request_patience=0.5)
+    await server.start()
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        for _ in range(2):
+            writer.write(b"GET /livez HTTP/1.1\r\nHost: tttbot\r\n\r\n")
+            answer = await asyncio.wait_for(reader.readuntil(b"live\n"), 5)
+            assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
+            answered = time.monotonic()
+            await asyncio.sleep(0.8)  # idle past the request patience, within the timeout
+        assert await asyncio.wait_for(reader.read(), 5) == b""  # closed by the bot
+        idle = time.monotonic() - answered
+        writer.close()
+    finally:
+        await server.close()
+    assert 1.5 < idle < 4, idle
+
+
 async def test_a_body_that_would_not_inflate_is_dropped_unread_and_logs_nothing(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -677,14 +708,8 @@ async def test_a_body_that_would_not_inflate_is_dropped_unread_and_logs_nothing(
     a traceback at ERROR, for anyone. Bodies are read as sent (``POST /interactions`` too:
     ``tests/test_bot_endpoint.py``)."""
 
-    async def ready() -> None:
-        return None
-
-    async def scrape() -> bytes:
-        return b""
-
     port = free_port()
-    server = HealthServer("127.0.0.1", port, readiness=ready, scrape=scrape)
+    server = health_server(port)
     caplog.set_level(logging.DEBUG, logger="bot.health")
     await server.start()
     try:
@@ -711,14 +736,13 @@ async def test_a_client_that_reads_none_of_its_answers_is_closed_after_the_patie
     and the connection stayed open for good. The kernel now closes a connection whose
     answers nobody takes for the port's patience (TCP_USER_TIMEOUT)."""
 
-    async def ready() -> None:
-        return None
-
     async def scrape() -> bytes:
         return b"# a large scrape\n" * 2000
 
     port = free_port()
-    server = HealthServer("127.0.0.1", port, readiness=ready, scrape=scrape, request_patience=0.5)
+    server = HealthServer(
+        "127.0.0.1", port, readiness=always_ready, scrape=scrape, request_patience=0.5
+    )
     caplog.set_level(logging.DEBUG, logger="bot.health")
     await server.start()
     serving = server.runner.server

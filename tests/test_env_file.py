@@ -93,6 +93,7 @@ def test_the_example_names_every_setting_and_an_empty_one_means_its_default() ->
         "TTT_HEARTBEAT_FILE",
         "TTT_HTTP_PORT",
         "TTT_HTTP_HOST",
+        "TTT_HTTP_IDLE_TIMEOUT",
         "POSTGRES_PASSWORD",
     } <= named
     token = {"DISCORD_TOKEN": "a-token"}

@@ -22,7 +22,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from bot.health import REQUEST_PATIENCE
+from bot.config import DEFAULT_HTTP_IDLE_TIMEOUT
 from tests.bot_harness import HTTP
 from tests.bot_processes import serving_process, terminate
 from tests.discord_sim import DiscordSim
@@ -115,7 +115,7 @@ def test_the_proxy_lets_out_only_interactions_to_the_workers_port(tmp_path: Path
     # Caddy closes an idle connection to the workers before they do: never an interaction
     # sent on one that a worker is closing.
     idle_ns = proxied["transport"]["keep_alive"]["idle_timeout"]
-    assert 0 < idle_ns < REQUEST_PATIENCE * 1e9
+    assert 0 < idle_ns < DEFAULT_HTTP_IDLE_TIMEOUT * 1e9
     refused = subroute["routes"][1]["handle"][0]["routes"][0]["handle"][0]
     assert (refused["handler"], refused["status_code"]) == ("static_response", 404)
     workers = services["workers"]
