@@ -181,10 +181,10 @@ class Boards:
         message_id = await answer.post(render.challenge_message(challenge))
         if message_id is None or message_id == challenge.message_id:
             return
-        await self._storage.set_challenge_message(challenge.id, message_id)
-        if challenge.message_id is not None:
+        previous = await self._storage.set_challenge_message(challenge.id, message_id)
+        if previous is not None and previous != message_id:
             retired = render.retired_challenge_message(challenge)
-            await self._edit_beside(answer, challenge.channel_id, challenge.message_id, retired)
+            await self._edit_beside(answer, challenge.channel_id, previous, retired)
         await self._remember_route(answer, challenge.channel_id, message_id)
 
     async def update_challenge(self, answer: Answer, challenge: ChallengeRecord) -> None:
@@ -247,11 +247,12 @@ class Boards:
         one, so that only one board of a game can be clicked. A click on an older board (a
         client that has not caught up) adopts that board in the same way. ``reaches``: the
         bot can post and edit in the game's channel (:func:`reaches_channel`)."""
-        previous = game.message_id
-        if previous == message_id:
+        if game.message_id == message_id:
             return
-        await self._storage.set_game_message(game.id, message_id)
-        if previous is not None:
+        # The board recorded before this one, as stored: another post recorded at the same
+        # time (two /ttt board at once) is retired by whichever of the two comes second.
+        previous = await self._storage.set_game_message(game.id, message_id)
+        if previous is not None and previous != message_id:
             retired = render.retired_board_message(game)
             await self.edit(game.channel_id, previous, retired, reaches=reaches)
 

@@ -35,6 +35,7 @@ from tests.bot_harness import (
     drop_resolved_users,
     first_answers_lost,
     http_only,
+    is_live,
     refused,
     refused_showing_the_game,
     shown_board,
@@ -575,6 +576,32 @@ async def test_a_slow_answer_that_is_a_mistake_stays_private(
 
 
 # -- state saved without its message heals itself -------------------------------------------------
+
+
+@both_front_doors
+@both_engines
+async def test_two_boards_asked_for_at_once_leave_one_live_board(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Each /ttt board posts the board again and retires the one before it: two at once both
+    read the same board as the one before theirs, and the first of their two posts stayed
+    live beside the second (clickable, a second board of one game)."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        asked = await asyncio.gather(
+            sim.slash(s.alice, s.channel, "ttt board"), sim.slash(s.bob, s.channel, "ttt board")
+        )
+        assert await bot.in_flight.wait_idle(patience=5)
+        posted = [ix.message for ix in asked]
+        game = await bot.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert game.message_id in [message.id for message in posted if message is not None]
+        await sim.wait_for(
+            lambda: [m.id for m in sim.messages(s.channel) if is_live(m)] == [game.message_id],
+            what="one live board",
+        )
+        assert not is_live(board)
 
 
 @both_front_doors

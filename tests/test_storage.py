@@ -508,7 +508,7 @@ async def test_save_is_refused_on_a_finished_game(storage: Storage) -> None:
 
 async def test_set_game_message_keeps_the_version(storage: Storage) -> None:
     game = await storage.create_game(new_game())
-    await storage.set_game_message(game.id, 555)
+    assert await storage.set_game_message(game.id, 555) is None  # it had none
     stored = await storage.get_game(game.id)
     assert stored is not None
     assert (stored.message_id, stored.version) == (555, 1)
@@ -1334,9 +1334,11 @@ async def test_closing_an_unknown_challenge(storage: Storage) -> None:
 
 async def test_set_challenge_message(storage: Storage) -> None:
     challenge = await storage.create_challenge(new_challenge())
-    await storage.set_challenge_message(challenge.id, 777)
+    assert await storage.set_challenge_message(challenge.id, 777) is None
+    assert await storage.set_challenge_message(challenge.id, 778) == 777
     stored = await storage.get_challenge(challenge.id)
-    assert stored == replace(challenge, message_id=777)
+    assert stored == replace(challenge, message_id=778)
+    assert await storage.set_challenge_message(12345, 779) is None  # no such challenge
 
 
 async def test_overdue_challenges_boundary(storage: Storage) -> None:
@@ -1587,6 +1589,41 @@ async def test_connections_racing_for_one_members_last_game_start_one(
             ), results
             assert await one.live_games_of(GUILD, ALICE) == limit
             assert await two.live_games_of(GUILD, BOB) == limit
+
+
+async def test_messages_recorded_at_once_each_learn_the_one_before(
+    shared_backend: Backend, request: pytest.FixtureRequest
+) -> None:
+    """Two processes recording a game's new board at once, over and over (two /ttt board at
+    the same moment), and a challenge's: each learns the message it replaced, and no message
+    is replaced twice, so every message but the one stored last is retired by one of them."""
+    async with (
+        shared_backend.database(request) as open_storage,
+        opened(open_storage) as one,
+        opened(open_storage) as two,
+    ):
+        game = await one.create_game(new_game())
+        challenge = await one.create_challenge(new_challenge(OTHER_CHANNEL))
+        recorded = range(1000, 1012)
+        games = (one.set_game_message, two.set_game_message)
+        challenges = (one.set_challenge_message, two.set_challenge_message)
+        replaced = (
+            await asyncio.gather(
+                *(games[n % 2](game.id, message) for n, message in enumerate(recorded))
+            ),
+            await asyncio.gather(
+                *(challenges[n % 2](challenge.id, message) for n, message in enumerate(recorded))
+            ),
+        )
+        stored_game = await two.get_game(game.id)
+        stored_challenge = await two.get_challenge(challenge.id)
+    assert stored_game is not None
+    assert stored_challenge is not None
+    for chain, last in zip(
+        replaced, (stored_game.message_id, stored_challenge.message_id), strict=True
+    ):
+        assert len(set(chain)) == len(chain), chain
+        assert set(chain) | {last} == {None, *recorded}
 
 
 async def test_a_members_last_challenge_is_found_per_server(storage: Storage) -> None:

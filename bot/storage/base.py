@@ -590,8 +590,10 @@ class Storage(Protocol):
         """
         ...
 
-    async def set_game_message(self, game_id: int, message_id: int) -> None:
-        """Record the live board message (does not bump the version)."""
+    async def set_game_message(self, game_id: int, message_id: int) -> int | None:
+        """Record the live board message (does not bump the version); return the one it
+        replaced (None if none), read in the same transaction: of two boards recorded at
+        once, each learns the board before it, so that every board but the last is retired."""
         ...
 
     async def first_game_message(self, game_id: int, message_id: int) -> bool:
@@ -638,7 +640,9 @@ class Storage(Protocol):
 
     async def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None: ...
 
-    async def set_challenge_message(self, challenge_id: int, message_id: int) -> None: ...
+    async def set_challenge_message(self, challenge_id: int, message_id: int) -> int | None:
+        """As :meth:`set_game_message`, for a challenge."""
+        ...
 
     async def first_challenge_message(self, challenge_id: int, message_id: int) -> bool:
         """As :meth:`first_game_message`, for a challenge."""

@@ -314,8 +314,9 @@ class PostgresStorage:
         )
         return None if row is None else codec.game(row)
 
-    async def set_game_message(self, game_id: int, message_id: int) -> None:
-        await self._pool.execute(SQL.set_game_message, message_id, game_id)
+    async def set_game_message(self, game_id: int, message_id: int) -> int | None:
+        previous: int | None = await self._pool.fetchval(_REPLACE_GAME_MESSAGE, message_id, game_id)
+        return previous
 
     async def first_game_message(self, game_id: int, message_id: int) -> bool:
         return await self._pool.fetchval(SQL.first_game_message, message_id, game_id) is not None
@@ -361,8 +362,11 @@ class PostgresStorage:
     async def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None:
         return codec.first(await self._challenges(SQL.pending_challenge, channel_id))
 
-    async def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
-        await self._pool.execute(SQL.set_challenge_message, message_id, challenge_id)
+    async def set_challenge_message(self, challenge_id: int, message_id: int) -> int | None:
+        previous: int | None = await self._pool.fetchval(
+            _REPLACE_CHALLENGE_MESSAGE, message_id, challenge_id
+        )
+        return previous
 
     async def first_challenge_message(self, challenge_id: int, message_id: int) -> bool:
         statement = SQL.first_challenge_message
@@ -945,3 +949,19 @@ _SAVE_UNRATED_FINISH = sql.numbered(
     )
     + f") SELECT {codec.GAME_COLUMNS} FROM saved"
 )
+
+
+def _replace_message(table: str) -> str:
+    """A row's new message ($1, of row $2), returning the one it replaces, one round trip:
+    the row is locked as it is read, so of two replacing it at once, the second reads the
+    first's. (Read in the update's FROM, before it: a subquery of RETURNING would run after
+    the update, and FOR UPDATE skips a row its own statement changed.)"""
+    return (
+        f"WITH before AS (SELECT message_id FROM {table} WHERE id = $2 FOR UPDATE)"
+        f" UPDATE {table} SET message_id = $1 FROM before WHERE {table}.id = $2"
+        " RETURNING before.message_id"
+    )
+
+
+_REPLACE_GAME_MESSAGE = _replace_message("games")
+_REPLACE_CHALLENGE_MESSAGE = _replace_message("challenges")

@@ -204,6 +204,7 @@ class Statements:
             f" RETURNING {GAME_COLUMNS}"
         )
         self.save_game = spell(SAVE_GAME)
+        self.game_message = spell("SELECT message_id FROM games WHERE id = ?")
         self.set_game_message = spell("UPDATE games SET message_id = ? WHERE id = ?")
         self.first_game_message = spell(
             "UPDATE games SET message_id = ? WHERE id = ? AND message_id IS NULL RETURNING id"
@@ -226,6 +227,7 @@ class Statements:
         self.start_challenge_game = spell(
             f"UPDATE challenges SET game_id = ? WHERE id = ? RETURNING {CHALLENGE_COLUMNS}"
         )
+        self.challenge_message = spell("SELECT message_id FROM challenges WHERE id = ?")
         self.set_challenge_message = spell("UPDATE challenges SET message_id = ? WHERE id = ?")
         self.first_challenge_message = spell(
             "UPDATE challenges SET message_id = ? WHERE id = ? AND message_id IS NULL RETURNING id"

@@ -219,8 +219,12 @@ class _Database:
     def save_game(self, game: GameRecord) -> GameRecord | None:
         return self._write(lambda db: _save_game(db, game))
 
-    def set_game_message(self, game_id: int, message_id: int) -> None:
-        self._write(lambda db: db.execute(SQL.set_game_message, (message_id, game_id)))
+    def set_game_message(self, game_id: int, message_id: int) -> int | None:
+        return self._write(
+            functools.partial(
+                _replace_message, SQL.game_message, SQL.set_game_message, game_id, message_id
+            )
+        )
 
     def first_game_message(self, game_id: int, message_id: int) -> bool:
         statement = SQL.first_game_message
@@ -251,8 +255,16 @@ class _Database:
     def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None:
         return codec.first(self._challenges(SQL.pending_challenge, channel_id))
 
-    def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
-        self._write(lambda db: db.execute(SQL.set_challenge_message, (message_id, challenge_id)))
+    def set_challenge_message(self, challenge_id: int, message_id: int) -> int | None:
+        return self._write(
+            functools.partial(
+                _replace_message,
+                SQL.challenge_message,
+                SQL.set_challenge_message,
+                challenge_id,
+                message_id,
+            )
+        )
 
     def first_challenge_message(self, challenge_id: int, message_id: int) -> bool:
         statement = SQL.first_challenge_message
@@ -801,8 +813,8 @@ class SqliteStorage:
     async def save_game(self, game: GameRecord) -> GameRecord | None:
         return await self._run(self._database.save_game, game)
 
-    async def set_game_message(self, game_id: int, message_id: int) -> None:
-        await self._run(self._database.set_game_message, game_id, message_id)
+    async def set_game_message(self, game_id: int, message_id: int) -> int | None:
+        return await self._run(self._database.set_game_message, game_id, message_id)
 
     async def first_game_message(self, game_id: int, message_id: int) -> bool:
         return await self._run(self._database.first_game_message, game_id, message_id)
@@ -838,8 +850,8 @@ class SqliteStorage:
     async def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None:
         return await self._run(self._database.pending_challenge_in_channel, channel_id)
 
-    async def set_challenge_message(self, challenge_id: int, message_id: int) -> None:
-        await self._run(self._database.set_challenge_message, challenge_id, message_id)
+    async def set_challenge_message(self, challenge_id: int, message_id: int) -> int | None:
+        return await self._run(self._database.set_challenge_message, challenge_id, message_id)
 
     async def first_challenge_message(self, challenge_id: int, message_id: int) -> bool:
         return await self._run(self._database.first_challenge_message, challenge_id, message_id)
@@ -1123,6 +1135,18 @@ def _save_game(db: sqlite3.Connection, game: GameRecord) -> GameRecord | None:
     if saved.status is GameStatus.FINISHED:
         _write_tally(db, saved)
     return saved
+
+
+def _replace_message(
+    read: str, write: str, row_id: int, message_id: int, db: sqlite3.Connection
+) -> int | None:
+    """Inside the write lock: the message ``row_id`` had, then ``message_id`` in its place."""
+    before = db.execute(read, (row_id,)).fetchone()
+    db.execute(write, (message_id, row_id))
+    if before is None:
+        return None
+    previous: int | None = before[0]
+    return previous
 
 
 def _note_interactions(
