@@ -98,6 +98,22 @@ def _endpoint_app(
     return app
 
 
+@asynccontextmanager
+async def raw_endpoint(
+    handle: Callable[[web.Request], Awaitable[web.Response]],
+) -> AsyncIterator[str]:
+    """An endpoint that hands each request to ``handle`` as it comes, signed or not; its URL."""
+    app = web.Application()
+    app.router.add_post("/interactions", handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}/interactions"
+    finally:
+        await runner.cleanup()
+
+
 def message(content: str) -> Answer:
     async def answer(interaction: dict[str, Any]) -> tuple[int, Any]:
         return 200, {"type": 4, "data": {"content": content}}
@@ -177,6 +193,36 @@ async def test_a_status_other_than_200_is_no_answer(sim: DiscordSim) -> None:
             await sim.slash(s.alice, s.channel, "board")
     (ix,) = sim.interactions
     assert not ix.answered
+    assert sim.messages(s.channel) == []
+
+
+async def test_a_connection_the_endpoint_drops_or_refuses_is_no_answer_and_says_which(
+    sim: DiscordSim,
+) -> None:
+    """A worker killed while it holds the request (the connection closed with no response),
+    and a port nobody listens on (every worker down): no answer, and the record says why."""
+    s = sim.seed
+
+    async def hang_up(request: web.Request) -> web.Response:
+        await request.read()
+        assert request.transport is not None
+        request.transport.abort()
+        return web.json_response({"type": 4, "data": {"content": "never read"}})
+
+    async with sim.running(DemoClient()):
+        pass
+    async with raw_endpoint(hang_up) as url:
+        sim.interactions_url = url
+        with pytest.raises(aiohttp.ServerDisconnectedError):
+            await sim.slash(s.alice, s.channel, "board")
+    with pytest.raises(aiohttp.ClientConnectorError):
+        await sim.slash(s.alice, s.channel, "board")
+    sim.interactions_url = None
+    dropped, refused = sim.interactions
+    assert not dropped.answered
+    assert not refused.answered
+    assert (dropped.dropped or "").startswith("ServerDisconnectedError: ")
+    assert (refused.dropped or "").startswith("ClientConnectorError: ")
     assert sim.messages(s.channel) == []
 
 
@@ -286,16 +332,8 @@ async def test_an_endpoint_that_takes_forgeries_fails_discords_check(sim: Discor
     async def anything(request: web.Request) -> web.Response:
         return web.json_response({"type": 1})
 
-    app = web.Application()
-    app.router.add_post("/interactions", anything)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        url = f"http://127.0.0.1:{runner.addresses[0][1]}/interactions"
+    async with raw_endpoint(anything) as url:
         problems = await sim.verify_endpoint(url)
-    finally:
-        await runner.cleanup()
     assert problems == ["a PING with a signature that fails was answered 200"]
     (violation,) = sim.take_violations()
     assert violation.endswith(problems[0])
