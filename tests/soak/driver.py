@@ -835,6 +835,7 @@ class Soak:
         turn may run out meanwhile: the sweeper settling it frees the channel just as well.)"""
         where = f"#{channel.name}"
         alice = self.members[0]
+        last: InteractionRecord | None = None  # the click that should have freed the channel
         view = read_channel(self.runner.db_path, channel.id)
         if view.game is not None:
             game = view.game
@@ -858,7 +859,9 @@ class Soak:
                 assert enabled(shown.message, resign), (
                     f"{where}: /ttt board did not show game {game['id']}: {shown.content}"
                 )
-                await self.must(f"{where}: resign", self.click(player, shown.message, resign))
+                last = await self.must(
+                    f"{where}: resign", self.click(player, shown.message, resign)
+                )
             elif view.challenge is not None:
                 challenge = view.challenge
                 challenger = self.by_id[challenge["challenger_id"]]
@@ -867,12 +870,14 @@ class Soak:
                 assert enabled(shown.message, withdraw), (
                     f"{where}: /ttt board did not show challenge {challenge['id']}: {shown.content}"
                 )
-                await self.must(
+                last = await self.must(
                     f"{where}: withdraw", self.click(challenger, shown.message, withdraw)
                 )
         view = read_channel(self.runner.db_path, channel.id)
-        assert view.game is None, f"{where} is still held: {view}"
-        assert view.challenge is None, f"{where} is still held: {view}"
+        said = None if last is None else last.content
+        held = f"{where} is still held (the last click answered {said!r}): {view}"
+        assert view.game is None, held
+        assert view.challenge is None, held
         started = await self.must(
             f"{where}: /ttt vs-ai", self.slash(alice, channel, "ttt vs-ai", difficulty="random")
         )
