@@ -226,6 +226,30 @@ async def test_a_connection_the_endpoint_drops_or_refuses_is_no_answer_and_says_
     assert sim.messages(s.channel) == []
 
 
+@pytest.mark.parametrize("keep_alive", [True, False])
+async def test_interactions_share_a_kept_alive_connection_or_each_has_its_own(
+    sim: DiscordSim, keep_alive: bool
+) -> None:
+    s = sim.seed
+    peers: list[object] = []
+
+    async def answer(request: web.Request) -> web.Response:
+        assert request.transport is not None
+        peers.append(request.transport.get_extra_info("peername"))
+        return web.json_response({"type": 4, "data": {"content": "hi"}})
+
+    async with sim.running(DemoClient()):
+        pass
+    sim.interactions_keep_alive = keep_alive
+    async with raw_endpoint(answer) as url:
+        sim.interactions_url = url
+        for _ in range(3):
+            await sim.slash(s.alice, s.channel, "board")
+    sim.interactions_url = None
+    assert len(peers) == 3
+    assert len(set(peers)) == (1 if keep_alive else 3)
+
+
 @pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded"])
 async def test_a_response_discord_would_not_read_as_json_is_no_answer(
     sim: DiscordSim, content_type: str

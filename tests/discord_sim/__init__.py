@@ -114,6 +114,9 @@ HTTP mode (an application with an Interactions Endpoint URL)
     interactions over several workers' endpoints, as a load balancer would: in turn, or at
     random from ``seed`` (reproducible); each record's ``endpoint`` says where it went, and
     ``interactions_url`` is then the first (setting it goes back to one endpoint).
+    ``sim.interactions_keep_alive = False`` (before the first interaction) sends each one on a
+    connection of its own, so that workers sharing one port share them: a kept-alive
+    connection stays with the worker that accepted it.
 
 Delivery (what Discord does with events while the bot's socket is down)
     An interaction goes to the session covering its guild, a connected one first. If that

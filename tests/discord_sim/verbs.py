@@ -203,7 +203,9 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
         limit = self.interaction_timeout if timeout is None else timeout
         if self._http_client is None or self._http_client.closed:
             self._http_client = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(ssl=self.interactions_ssl)
+                connector=aiohttp.TCPConnector(
+                    ssl=self.interactions_ssl, force_close=not self.interactions_keep_alive
+                )
             )
         async with self._http_client.post(
             url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=limit)

@@ -251,9 +251,11 @@ class WorkersRunner(BotRunner):
     """gunicorn running :data:`WORKERS` ``python -m bot serve`` workers on one port and one
     database file (docs/operating.md's command, ``tests.bot_processes.GUNICORN``), the sim
     POSTing every interaction to that port. The interactions go through gunicorn's one port,
-    not spread over the workers by the sim: that is how the workers are run, the kernel hands
-    each connection to whichever worker accepts it first, and a worker killed or replaced
-    needs no one to learn its new address. :meth:`kill` takes the whole set (its process group,
+    not spread over the workers by the sim: that is how the workers are run, a worker killed
+    or replaced needs no one to learn its new address, and the kernel hands each connection
+    to whichever worker accepts it first. Each interaction has a connection of its own
+    (``sim.interactions_keep_alive``): kept alive, nearly all of them stayed with the worker
+    first up after a restart. :meth:`kill` takes the whole set (its process group,
     master and workers, in one SIGKILL), :meth:`kill_one` one worker, which gunicorn replaces.
     """
 
@@ -262,6 +264,7 @@ class WorkersRunner(BotRunner):
     def __init__(self, sim: DiscordSim, tmp_path: Path) -> None:
         super().__init__(sim, tmp_path)
         self.env["DISCORD_PUBLIC_KEY"] = sim.public_key
+        sim.interactions_keep_alive = False
         self.port = free_port()
         self.workers: dict[int, str] = {}  # the live workers' pids and sweeper ids
         self.killed_workers: set[int] = set()
