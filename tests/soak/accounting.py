@@ -1,7 +1,8 @@
 """The soak's accounting: every interaction the sim sent must have its answer, or be
 accounted for by a kill, by a fault injected on its callback, or by a session Discord
 invalidated; a Discord rule broken only because of an injected fault is excused, any other is
-a failure.
+a failure. Over HTTP a kill accounts only for a request whose connection it dropped or
+refused: there is no callback to fault and no session to lose.
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
 import random
 import re
@@ -66,7 +65,6 @@ from tests.soak.oracle import (
 )
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
 # discord.py colours its log lines whenever it believes the stream is a terminal.
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 # A log line's level, in either of the bot's text formats (bot/logs.py), colours taken out:
@@ -314,8 +312,10 @@ class WorkersRunner(BotRunner):
         return code
 
     async def cleanup(self) -> None:
-        if self.process is not None and self.process.returncode is None:
-            os.killpg(self.process.pid, signal.SIGKILL)
+        if self.process is not None:
+            # The whole group, even with its master gone: no worker may outlive the test.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
             await self.process.wait()
         self.sim.interactions_url = None
 
