@@ -209,6 +209,12 @@ NO_GAME = N_("There is no game in this channel. Start one with `/ttt start` or `
 CHANGED = N_("The board changed while you were moving: look again and retry.")
 # A button no board of the bot's has (a hand-made one): nothing to do with it.
 NO_SUCH_BUTTON = N_("That button does nothing: use the buttons on the newest board.")
+# Over HTTP the message a response made is adopted (its id stored) a round trip after the
+# response (bot/answers.py asks Discord for it): a click on a challenge's newest message may
+# come before. It waits for the adoption this long at most (the id asked again for about
+# 0.75 s when Discord fails), well before the answer's deferral is due.
+ADOPTION_PATIENCE = 1.0
+ADOPTION_POLL = 0.05
 NOT_HERE = N_("That button doesn't belong to this message: use the buttons on the newest board.")
 NOT_AN_ULTIMATE_CELL = N_(
     "{} is not a cell: use a column letter A-I and a row number 1-9, like E5 (the board is "
@@ -457,10 +463,31 @@ class GameService:
             raise UserError("Only {} can withdraw this challenge.", challenge.challenger_name)
         return await self._close(challenge_id, ChallengeStatus.WITHDRAWN)
 
+    async def _adopted(self, challenge: ChallengeRecord, clicked: Clicked) -> ChallengeRecord:
+        """``challenge`` as stored once the message clicked is its message, if the click came
+        on a newer message of its channel while its id was not yet stored; as it was, after
+        :data:`ADOPTION_PATIENCE`, if the message is not adopted by then."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + ADOPTION_PATIENCE
+        while (
+            challenge.channel_id == clicked.channel_id
+            and challenge.message_id is not None
+            and challenge.message_id < clicked.message_id  # snowflakes grow with time
+            and challenge.status is ChallengeStatus.PENDING
+            and loop.time() < deadline
+        ):
+            await asyncio.sleep(ADOPTION_POLL)
+            stored = await self.storage.get_challenge(challenge.id)
+            if stored is None:
+                break
+            challenge = stored
+        return challenge
+
     async def _pending_challenge(self, challenge_id: int, clicked: Clicked) -> ChallengeRecord:
         challenge = await self.storage.get_challenge(challenge_id)
         if challenge is None:
             raise UserError("That challenge no longer exists.")
+        challenge = await self._adopted(challenge, clicked)
         if challenge.channel_id != clicked.channel_id or challenge.message_id not in (
             None,
             clicked.message_id,

@@ -155,6 +155,34 @@ GUNICORN = (
 )
 
 
+async def spawn_gunicorn(
+    env: Mapping[str, str],
+    cwd: Path,
+    port: int,
+    workers: int,
+    log_path: Path,
+    *,
+    own_group: bool = False,
+) -> asyncio.subprocess.Process:
+    """gunicorn running ``workers`` bot workers on ``port``, with ``env`` as its whole
+    environment, its output to ``log_path``; in a process group of its own with
+    ``own_group`` (one signal to the group then reaches master and workers at once)."""
+    with log_path.open("wb") as log_file:  # a file, not a pipe nobody reads
+        return await asyncio.create_subprocess_exec(
+            sys.executable,
+            *GUNICORN,
+            "--workers",
+            str(workers),
+            "--bind",
+            f"127.0.0.1:{port}",
+            env=env,
+            cwd=cwd,
+            stdout=log_file,
+            stderr=log_file,
+            start_new_session=own_group,
+        )
+
+
 @asynccontextmanager
 async def gunicorn_workers(
     sim: DiscordSim,
@@ -168,19 +196,8 @@ async def gunicorn_workers(
     waits); SIGTERM at the end (a gunicorn that ignores it fails its test, and is killed with
     its workers)."""
     log_path = tmp_path / f"gunicorn-{next(_log_numbers)}.log"
-    with log_path.open("wb") as log_file:
-        process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            *GUNICORN,
-            "--workers",
-            str(workers),
-            "--bind",
-            f"127.0.0.1:{port}",
-            env=bot_env(sim, tmp_path, **{"DISCORD_PUBLIC_KEY": sim.public_key, **(env or {})}),
-            cwd=tmp_path,
-            stdout=log_file,
-            stderr=log_file,
-        )
+    settings = bot_env(sim, tmp_path, **{"DISCORD_PUBLIC_KEY": sim.public_key, **(env or {})})
+    process = await spawn_gunicorn(settings, tmp_path, port, workers, log_path)
     running = BotProcess(process, log_path)
     sim.interactions_url = f"http://127.0.0.1:{port}/interactions"
     try:
@@ -197,10 +214,10 @@ def worker_pids(master: int) -> list[int]:
         children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
     except FileNotFoundError:  # the master is gone
         return []
-    return [int(pid) for pid in children if _is_running(int(pid))]
+    return [int(pid) for pid in children if is_running(int(pid))]
 
 
-def _is_running(pid: int) -> bool:
+def is_running(pid: int) -> bool:
     try:
         # The state follows the command's closing parenthesis: Z for a zombie.
         stat = Path(f"/proc/{pid}/stat").read_text()

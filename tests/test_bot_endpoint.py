@@ -32,6 +32,7 @@ from discord.webhook.async_ import AsyncWebhookAdapter, async_context
 from bot import endpoint
 from bot.__main__ import arguments, main
 from bot.answers import DEFER_AFTER, ORIGINAL_RETRY_AFTER, ORIGINAL_TRIES, Answers
+from bot.components import CHALLENGE_ID
 from bot.config import ConfigError, Settings, require_serving
 from bot.domain import Actor
 from bot.health import MAX_REQUEST_BODY, REQUEST_PATIENCE
@@ -48,7 +49,7 @@ from tests.bot_harness import (
     text_of,
 )
 from tests.bot_processes import started
-from tests.discord_sim import DiscordSim, InteractionRecord, SimTimeout
+from tests.discord_sim import DiscordSim, InteractionRecord, SimMessage, SimTimeout
 from tests.discord_sim.models import FLAG_COMPONENTS_V2, FLAG_EPHEMERAL, JSON
 from tests.postgres_cluster import free_port
 
@@ -315,6 +316,49 @@ async def test_a_new_board_s_id_is_asked_again_after_a_429_and_not_after_the_las
     assert held < waits + ORIGINAL_RETRY_AFTER * 2 ** (ORIGINAL_TRIES - 1) * 0.6, held
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert [line for line in warned if "did not say which message" in line] != []
+
+
+@http_only
+async def test_a_challenge_s_new_message_clicked_before_its_id_is_learnt_is_its_message(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Found by the soak over HTTP (seed 5): ``/ttt board`` shows a pending challenge in a new
+    message, whose id the bot learns a round trip after its response (GET @original). The
+    challenger's Withdraw on that message, clicked before, was refused with "That button
+    doesn't belong to this message: use the buttons on the newest board.", on the newest
+    board. The click now waits for the message's adoption (bot.service.ADOPTION_PATIENCE);
+    one on the message before it is still refused."""
+    s = sim.seed
+    async with harness.running() as bot:
+        made = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        assert made.message is not None
+        assert await bot.in_flight.wait_idle(patience=5)
+        # The id learnt only after the click below has come.
+        sim.faults.add("GET /webhooks/{id}/{token}/messages/@original", reply_delay=0.3, count=1)
+        shown = await sim.slash(s.carol, s.channel, "ttt board")
+        assert shown.message is not None
+        assert shown.message.id != made.message.id
+        withdraw = CHALLENGE_ID.build(challenge=challenge_id_of(shown.message), action="withdraw")
+        withdrawn = await sim.click(s.alice, shown.message, withdraw)
+        assert withdrawn.response_type == 7, withdrawn.content
+        assert "**alice** withdrew the challenge." in (withdrawn.content or "")
+        assert sim.faults.injected  # the click did come before the id was learnt
+        # A message older than the challenge's is no board of it any more.
+        again = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        assert again.message is not None
+        assert await bot.in_flight.wait_idle(patience=5)
+        stale = CHALLENGE_ID.build(challenge=challenge_id_of(again.message), action="withdraw")
+        refused = await sim.click(s.alice, made.message, stale, forged=True)
+        assert refused.ephemeral
+        assert "doesn't belong to this message" in (refused.content or "")
+
+
+def challenge_id_of(message: SimMessage) -> int:
+    for button in message.buttons():
+        fields = CHALLENGE_ID.parse(button["custom_id"])
+        if fields is not None:
+            return int(fields["challenge"])
+    raise AssertionError(f"no challenge: {message.buttons()}")
 
 
 @http_only

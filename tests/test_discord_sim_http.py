@@ -98,6 +98,22 @@ def _endpoint_app(
     return app
 
 
+@asynccontextmanager
+async def raw_endpoint(
+    handle: Callable[[web.Request], Awaitable[web.Response]],
+) -> AsyncIterator[str]:
+    """An endpoint that hands each request to ``handle`` as it comes, signed or not; its URL."""
+    app = web.Application()
+    app.router.add_post("/interactions", handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}/interactions"
+    finally:
+        await runner.cleanup()
+
+
 def message(content: str) -> Answer:
     async def answer(interaction: dict[str, Any]) -> tuple[int, Any]:
         return 200, {"type": 4, "data": {"content": content}}
@@ -198,6 +214,60 @@ async def test_a_response_lost_on_its_way_is_no_answer_and_its_token_knows_none(
     assert not ix.answered
     assert shown.content == "lost"
     assert sim.messages(s.channel) == [shown.message]
+
+
+async def test_a_connection_the_endpoint_drops_or_refuses_is_no_answer_and_says_which(
+    sim: DiscordSim,
+) -> None:
+    """A worker killed while it holds the request (the connection closed with no response),
+    and a port nobody listens on (every worker down): no answer, and the record says why."""
+    s = sim.seed
+
+    async def hang_up(request: web.Request) -> web.Response:
+        await request.read()
+        assert request.transport is not None
+        request.transport.abort()
+        return web.json_response({"type": 4, "data": {"content": "never read"}})
+
+    async with sim.running(DemoClient()):
+        pass
+    async with raw_endpoint(hang_up) as url:
+        sim.interactions_url = url
+        with pytest.raises(aiohttp.ServerDisconnectedError):
+            await sim.slash(s.alice, s.channel, "board")
+    with pytest.raises(aiohttp.ClientConnectorError):
+        await sim.slash(s.alice, s.channel, "board")
+    sim.interactions_url = None
+    dropped, refused = sim.interactions
+    assert not dropped.answered
+    assert not refused.answered
+    assert (dropped.dropped or "").startswith("ServerDisconnectedError: ")
+    assert (refused.dropped or "").startswith("ClientConnectorError: ")
+    assert sim.messages(s.channel) == []
+
+
+@pytest.mark.parametrize("keep_alive", [True, False])
+async def test_interactions_share_a_kept_alive_connection_or_each_has_its_own(
+    sim: DiscordSim, keep_alive: bool
+) -> None:
+    s = sim.seed
+    peers: list[object] = []
+
+    async def answer(request: web.Request) -> web.Response:
+        assert request.transport is not None
+        peers.append(request.transport.get_extra_info("peername"))
+        return web.json_response({"type": 4, "data": {"content": "hi"}})
+
+    async with sim.running(DemoClient()):
+        pass
+    sim.interactions_keep_alive = keep_alive
+    async with raw_endpoint(answer) as url:
+        sim.interactions_url = url
+        for _ in range(3):
+            await sim.slash(s.alice, s.channel, "board")
+    sim.interactions_url = None
+    assert len(peers) == 3
+    assert len(set(peers)) == (1 if keep_alive else 3)
 
 
 @pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded"])
@@ -306,16 +376,8 @@ async def test_an_endpoint_that_takes_forgeries_fails_discords_check(sim: Discor
     async def anything(request: web.Request) -> web.Response:
         return web.json_response({"type": 1})
 
-    app = web.Application()
-    app.router.add_post("/interactions", anything)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    try:
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        url = f"http://127.0.0.1:{runner.addresses[0][1]}/interactions"
+    async with raw_endpoint(anything) as url:
         problems = await sim.verify_endpoint(url)
-    finally:
-        await runner.cleanup()
     assert problems == ["a PING with a signature that fails was answered 200"]
     (violation,) = sim.take_violations()
     assert violation.endswith(problems[0])

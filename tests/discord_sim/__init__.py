@@ -100,7 +100,8 @@ HTTP mode (an application with an Interactions Endpoint URL)
     a deferral, components v2, limits) and recorded in ``sim.requests`` as the callback route
     with ``http_response=True``. A status other than 200 is no answer: the verb raises
     ``SimTimeout`` naming it; so is a response whose Content-Type is not ``application/json``
-    (charset aside), and a rule broken. ``await
+    (charset aside), and a rule broken. A connection the endpoint refuses or drops (a worker
+    killed holding the request) raises aiohttp's error, named in the record's ``dropped``. ``await
     sim.post_signed(body, *, timestamp=None, signed_body=None, key=None, signature=None)
     -> HttpAnswer(status, body, content_type)`` sends any body (unsigned with
     ``signature=""``, signed over another body, with another key or timestamp) and records
@@ -116,6 +117,9 @@ HTTP mode (an application with an Interactions Endpoint URL)
     ``sim.lose_http_answers = True`` loses every response on its way back, as a broken
     connection between Discord and the bot would after the bot wrote it: the verb raises
     ``SimTimeout`` and the interaction stays unanswered (its token knows no first answer).
+    ``sim.interactions_keep_alive = False`` (before the first interaction) sends each one on a
+    connection of its own, so that workers sharing one port share them: a kept-alive
+    connection stays with the worker that accepted it.
 
 Delivery (what Discord does with events while the bot's socket is down)
     An interaction goes to the session covering its guild, a connected one first. If that
@@ -132,10 +136,10 @@ Records and state
     response_data, rejected (None, "late" or "invalid"), ephemeral, content, embeds,
     components, message (the SimMessage the response created or updated), followups
     (list[SimMessage]; after a type 5 defer ``followups[0] is message``), choices, modal,
-    original_edits, callbacks, shard_id, session_id, seq, lost, latency, done``; ``latency``
-    runs from the dispatch to the callback's arrival; ``await ix.wait_done()`` (True
-    at once for 4/7/8/9, when the thinking message is filled for 5, after an @original edit
-    or a followup for 6), ``await ix.wait_followups(n)``.
+    original_edits, callbacks, shard_id, session_id, seq, lost, endpoint, dropped, latency,
+    done``; ``latency`` runs from the dispatch to the callback's arrival; ``await
+    ix.wait_done()`` (True at once for 4/7/8/9, when the thinking message is filled for 5,
+    after an @original edit or a followup for 6), ``await ix.wait_followups(n)``.
     ``SimMessage``: ``id, channel, author, content, embeds, components (raw JSON), flags,
     ephemeral, loading, edits (list[MessageVersion] before each edit), edited_at, deleted,
     allowed_mentions (as last sent), pinged (user ids notified), interaction_user (whom an

@@ -118,6 +118,11 @@ class SimCore:
         # What an https endpoint's certificate is checked against: True, the system's
         # authorities (Discord checks it against the public ones); a test's own CA, as a context.
         self.interactions_ssl: ssl.SSLContext | bool = True
+        # False: each interaction on a connection of its own, closed after its response. Workers
+        # sharing one port (gunicorn) then share the interactions, each connection going to
+        # whichever worker accepts it first; kept alive, a connection stays with the worker that
+        # accepted it, and one worker (the first up after a restart) may get nearly all of them.
+        self.interactions_keep_alive = True
         self._seed: Seed | None = None
         self._messages: dict[int, SimMessage] = {}
         self._channel_messages: dict[int, list[SimMessage]] = {}

@@ -687,6 +687,9 @@ class InteractionRecord:
     seq: int | None = field(default=None, repr=False)
     # Queued for a session that was invalidated instead of resumed: it never reaches the bot.
     lost: bool = False
+    # In HTTP mode, why its POST got no response at all: the endpoint refused the connection
+    # or dropped it (a worker killed while it held the request), as "ErrorName: text".
+    dropped: str | None = None
     # authorizing_integration_owners: the installations that authorized it ("0" guild, "1"
     # user), set when the payload is built.
     owners: dict[str, str] | None = field(default=None, repr=False)

@@ -9,7 +9,9 @@ Discord signs it (Ed25519 over ``X-Signature-Timestamp`` and the raw body, with
 JSON is read as the interaction's callback, with the same checks (:meth:`_http_answer`): the
 3 s deadline counts to when the response was read. A response other than 200 is no answer, as
 for Discord: the verb raises ``SimTimeout`` saying what came back; so is a 200 whose
-Content-Type is not ``application/json``, a rule broken as well. ``post_signed`` sends any
+Content-Type is not ``application/json``, a rule broken as well. A connection the endpoint
+refuses or drops (its worker killed) is no answer either: the verb raises aiohttp's error, and
+the record's ``dropped`` names it. ``post_signed`` sends any
 body (signed or not, with any timestamp) and returns what the bot answered, ``ping`` a PING,
 ``verify_endpoint`` what Discord checks when the URL is saved (a PONG, a forgery refused).
 """
@@ -201,7 +203,9 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
         limit = self.interaction_timeout if timeout is None else timeout
         if self._http_client is None or self._http_client.closed:
             self._http_client = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(ssl=self.interactions_ssl)
+                connector=aiohttp.TCPConnector(
+                    ssl=self.interactions_ssl, force_close=not self.interactions_keep_alive
+                )
             )
         async with self._http_client.post(
             url, data=body, headers=headers, timeout=aiohttp.ClientTimeout(total=limit)
@@ -264,6 +268,12 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
             raise SimTimeout(
                 f"the bot's endpoint did not answer {record.describe()} within {limit} s"
             ) from None
+        except aiohttp.ClientError as error:
+            # Discord gets nothing to read either and shows the member that it failed; the
+            # error goes on to the caller, which may want to tell a refusal from a drop.
+            record.dropped = f"{type(error).__name__}: {error}"
+            self._notify()
+            raise
         arrived = time.monotonic()
         if self.lose_http_answers:
             raise SimTimeout(

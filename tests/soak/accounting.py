@@ -1,7 +1,8 @@
 """The soak's accounting: every interaction the sim sent must have its answer, or be
 accounted for by a kill, by a fault injected on its callback, or by a session Discord
 invalidated; a Discord rule broken only because of an injected fault is excused, any other is
-a failure.
+a failure. Over HTTP a kill accounts only for a request whose connection it dropped or
+refused: there is no callback to fault and no session to lose.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from tests.discord_sim.faults import Injected
 @dataclass(frozen=True)
 class Kill:
     at: float  # time.monotonic() of the SIGKILL
-    back: float  # when the restarted bot had IDENTIFYed
+    # When the restarted bot had IDENTIFYed; over HTTP, when every worker answered again.
+    back: float
+    worker: int | None = None  # over HTTP, the one worker killed (gunicorn replaced it)
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,15 @@ def account(
     for record in records:
         sent = record.sent_at or 0.0
         hit = faulted.get(record.id, Faulted())
-        killed = any(kill.at - kill_window <= sent <= kill.back for kill in kills)
+        # Over HTTP, an interaction a kill took is one whose request the endpoint dropped (its
+        # worker died holding it) or refused (no worker left): an interaction a live worker
+        # answered with an error, or never, is no kill's doing, even inside the window; nor
+        # is one sent while one worker was down, which the other must answer.
+        killed = any(
+            kill.at - kill_window <= sent <= kill.back
+            and (record.endpoint is None or record.dropped is not None)
+            for kill in kills
+        )
         # Replayed after a RESUME, an interaction's 3 s count from when it was queued.
         closed = any(close.at <= sent <= close.done + sim.response_deadline for close in closes)
         refused = not record.answered and any(not fault.applied for fault in hit.callback)
@@ -85,6 +96,8 @@ def account(
             category = ""
         elif refused:
             category = "unanswered: callback refused by a fault"
+        elif killed and record.endpoint is not None:
+            category = "unanswered: its worker killed (connection dropped or refused)"
         elif killed:
             category = "unanswered: bot killed"
         elif record.lost:

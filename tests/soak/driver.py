@@ -1,7 +1,9 @@
-"""The soak's driver: ``python -m bot`` as a process on one database (:class:`BotRunner`,
-SIGKILLed and started again), and the players (:class:`Soak`): members playing in several
-channels at once, one driver task each, and a chaos task injecting REST faults, closing the
-gateway and killing the bot. ``TTT_SOAK_SEED``, ``TTT_SOAK_SECONDS`` and
+"""The soak's driver: the bot as processes on one database, SIGKILLed and started again,
+behind either front door: ``python -m bot`` over the gateway (:class:`BotRunner`), or gunicorn
+running two ``python -m bot serve`` workers on one port (:class:`WorkersRunner`); and the
+players (:class:`Soak`): members playing in several channels at once, one driver task each, and
+a chaos task injecting REST faults, closing the gateway (over HTTP: killing one worker, which
+gunicorn replaces) and killing the bot. ``TTT_SOAK_SEED``, ``TTT_SOAK_SECONDS`` and
 ``TTT_SOAK_MAX_INTERACTIONS`` are read here.
 """
 
@@ -21,10 +23,20 @@ from collections.abc import Awaitable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
+import aiohttp
+
 from bot.components import CELL_ID, CHALLENGE_ID, GAME_ACTION_ID
 from bot.service import DIFFICULTIES
 from game import Board, cell_name
-from tests.bot_processes import bot_env
+from tests.bot_harness import GATEWAY, HTTP
+from tests.bot_processes import (
+    BotProcess,
+    answering_workers,
+    bot_env,
+    is_running,
+    spawn_gunicorn,
+    worker_pids,
+)
 from tests.discord_sim import (
     DiscordSim,
     InteractionRecord,
@@ -36,6 +48,7 @@ from tests.discord_sim import (
 )
 from tests.discord_sim.faults import Fault
 from tests.discord_sim.models import JSON
+from tests.postgres_cluster import free_port
 from tests.soak.accounting import Accounting, GatewayClose, Kill
 from tests.soak.oracle import (
     CHALLENGE_TIMEOUT,
@@ -54,8 +67,14 @@ from tests.soak.oracle import (
 T = TypeVar("T")
 # discord.py colours its log lines whenever it believes the stream is a terminal.
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# A log line's level, in either of the bot's text formats (bot/logs.py), colours taken out:
+# "[2026-11-29 12:00:00] [ERROR   ] name: ..." in a file, "2026-11-29 12:00:00 ERROR    name
+# ..." on a terminal.
+LEVEL = re.compile(r"\[?\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\]? \[?([A-Z]+)\b")
 
-DEFAULT_SECONDS = 50.0
+# Of play, by front door: over HTTP each restart starts three processes (gunicorn and two
+# workers), and both soaks together must keep the suite within its budget.
+DEFAULT_SECONDS = {GATEWAY: 50.0, HTTP: 35.0}
 # Longer than Discord's 3 s and the bot's deferral at 1.5 s: a verb still waiting this long
 # got no answer at all.
 VERB_TIMEOUT = 6.0
@@ -64,6 +83,13 @@ KILL_EVERY = (10.0, 20.0)
 # turn it into hours of kills or of discord.py's 5 s waits after an invalidated session.
 DEFAULT_MAX_INTERACTIONS = 3000
 MAX_KILLS = 8
+# Over HTTP, the chaos task's share of gateway closes kills one worker instead.
+MAX_WORKER_KILLS = 8
+# gunicorn's workers, as docs/operating.md runs them on one port and one database.
+WORKERS = 2
+# A member whose interaction failed (every worker down) clicks again after a moment, not at
+# once: nor does the soak send a burst of them to a port nobody listens on.
+AFTER_A_FAILURE = 0.5
 MAX_INVALIDATIONS = 2
 MAX_PENDING_FAULTS = 3
 # A fault on a route the bot seldom uses (the sweeper's posts) would wait there for minutes and
@@ -78,6 +104,17 @@ ROUTES = {
     "followup": "POST /webhooks/{id}/{token}",
 }
 ROUTE_WEIGHTS = {"callback": 6.0, "edit": 3.0, "original": 1.0, "followup": 1.0, "post": 0.5}
+# Over HTTP no first answer takes the callback route (it is the response to Discord's
+# request), so a fault there would never fire. What serve alone asks for takes its place: the
+# id of a public message its response made, read back with GET @original.
+HTTP_ROUTES = {
+    **{name: route for name, route in ROUTES.items() if name != "callback"},
+    "read original": "GET /webhooks/{id}/{token}/messages/@original",
+}
+HTTP_ROUTE_WEIGHTS = {
+    **{name: weight for name, weight in ROUTE_WEIGHTS.items() if name != "callback"},
+    "read original": 3.0,
+}
 FAULT_WEIGHTS = {"rate_limit": 3.0, "status": 3.0, "reset": 2.0, "delay": 3.0}
 
 
@@ -86,8 +123,9 @@ def soak_seed() -> int:
     return int(configured) if configured else random.SystemRandom().randrange(2**32)
 
 
-def soak_seconds() -> float:
-    return float(os.environ.get("TTT_SOAK_SECONDS", "").strip() or DEFAULT_SECONDS)
+def soak_seconds(front_door: str) -> float:
+    configured = os.environ.get("TTT_SOAK_SECONDS", "").strip()
+    return float(configured) if configured else DEFAULT_SECONDS[front_door]
 
 
 def soak_max_interactions() -> int:
@@ -105,6 +143,8 @@ def pick(rng: random.Random, weights: Mapping[str, float]) -> str:
 
 class BotRunner:
     """``python -m bot`` on one database file, started again after each SIGKILL."""
+
+    front_door = GATEWAY
 
     def __init__(self, sim: DiscordSim, tmp_path: Path) -> None:
         self.sim = sim
@@ -177,9 +217,10 @@ class BotRunner:
         found: list[str] = []
         previous, tracing = "", False
         for line in (ANSI.sub("", raw) for raw in self.log_text().splitlines()):
-            words = line.split()
-            if len(words) > 2 and words[2] in ("ERROR", "CRITICAL"):
-                found.append(line)
+            level = LEVEL.match(line)
+            if level is not None and level.group(1) in ("ERROR", "CRITICAL"):
+                if not self.expected(line):
+                    found.append(line)
             elif line.startswith("Traceback"):
                 tracing = True
                 if not found or found[-1] != previous:
@@ -190,10 +231,97 @@ class BotRunner:
             previous = line
         return found
 
+    def expected(self, line: str) -> bool:
+        """Whether an ERROR line is the soak's own doing rather than the bot's."""
+        return False
+
     def log_tail(self, lines: int = 40) -> str:
         if not self.logs or not self.logs[-1].exists():
             return "(no log)"
         return "\n".join(self.logs[-1].read_text(errors="replace").splitlines()[-lines:])
+
+
+# What gunicorn's master logs, at ERROR, of a worker that died of SIGKILL.
+WORKER_KILLED = re.compile(r"gunicorn\.error: Worker \(pid:(\d+)\) was sent SIGKILL!")
+
+
+class WorkersRunner(BotRunner):
+    """gunicorn running :data:`WORKERS` ``python -m bot serve`` workers on one port and one
+    database file (docs/operating.md's command, ``tests.bot_processes.GUNICORN``), the sim
+    POSTing every interaction to that port. The interactions go through gunicorn's one port,
+    not spread over the workers by the sim: that is how the workers are run, a worker killed
+    or replaced needs no one to learn its new address, and the kernel hands each connection
+    to whichever worker accepts it first. Each interaction has a connection of its own
+    (``sim.interactions_keep_alive``): kept alive, nearly all of them stayed with the worker
+    first up after a restart. :meth:`kill` takes the whole set (its process group,
+    master and workers, in one SIGKILL), :meth:`kill_one` one worker, which gunicorn replaces.
+    """
+
+    front_door = HTTP
+
+    def __init__(self, sim: DiscordSim, tmp_path: Path) -> None:
+        super().__init__(sim, tmp_path)
+        self.env["DISCORD_PUBLIC_KEY"] = sim.public_key
+        sim.interactions_keep_alive = False
+        self.port = free_port()
+        self.workers: dict[int, str] = {}  # the live workers' pids and sweeper ids
+        self.killed_workers: set[int] = set()
+
+    async def start(self) -> None:
+        log_path = self.tmp_path / f"gunicorn-{len(self.logs)}.log"
+        self.logs.append(log_path)
+        # Its own process group: one SIGKILL takes master and workers at once, as a machine or
+        # container dying would, with no worker left to notice its master gone and shut down
+        # gently.
+        process = await spawn_gunicorn(
+            self.env, self.tmp_path, self.port, WORKERS, log_path, own_group=True
+        )
+        self.process = process
+        self.sim.interactions_url = f"http://127.0.0.1:{self.port}/interactions"
+        self.workers = await answering_workers(BotProcess(process, log_path), WORKERS)
+
+    async def kill(self) -> None:
+        process = self.running()
+        workers = worker_pids(process.pid)
+        os.killpg(process.pid, signal.SIGKILL)
+        await process.wait()
+        # Orphaned in the kill, the workers are reaped by init: they are gone once /proc says
+        # so, and only then is the database theirs no more.
+        deadline = time.monotonic() + 10
+        while any(is_running(pid) for pid in workers):
+            assert time.monotonic() < deadline, f"workers {workers} outlived their SIGKILL"
+            await asyncio.sleep(0.02)
+
+    async def kill_one(self, rng: random.Random) -> int:
+        """SIGKILL one worker, chosen by ``rng``; back once gunicorn's replacement answers."""
+        process = self.running()
+        pid = rng.choice(sorted(self.workers))
+        self.killed_workers.add(pid)
+        os.kill(pid, signal.SIGKILL)
+        while True:
+            workers = await answering_workers(BotProcess(process, self.logs[-1]), WORKERS)
+            if pid not in workers:
+                break
+            await asyncio.sleep(0.05)
+        self.workers = workers
+        return pid
+
+    async def stop(self) -> int:
+        code = await super().stop()
+        self.sim.interactions_url = None
+        return code
+
+    async def cleanup(self) -> None:
+        if self.process is not None:
+            # The whole group, even with its master gone: no worker may outlive the test.
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            await self.process.wait()
+        self.sim.interactions_url = None
+
+    def expected(self, line: str) -> bool:
+        killed = WORKER_KILLED.search(line)
+        return killed is not None and int(killed.group(1)) in self.killed_workers
 
 
 def buttons_in(components: Iterable[JSON]) -> Iterator[JSON]:
@@ -261,6 +389,10 @@ class Soak:
             return None
         except SimTimeout:
             self.outcomes["timed out"] += 1
+            return None
+        except aiohttp.ClientError:  # over HTTP: the connection refused, or dropped by a kill
+            self.outcomes["connection refused or dropped"] += 1
+            await self.pause(AFTER_A_FAILURE)
             return None
         self.outcomes["answered"] += 1
         return result
@@ -590,11 +722,15 @@ class Soak:
             await self.pause(rng.uniform(0.3, 1.0))
             if self.stop.is_set():
                 return
-            if time.monotonic() >= next_kill and len(self.kills) < MAX_KILLS:
+            if time.monotonic() >= next_kill and self.whole_kills() < MAX_KILLS:
                 await self.kill_and_restart()
                 next_kill = time.monotonic() + rng.uniform(*KILL_EVERY)
             elif rng.random() < 0.05:
-                await self.close_gateway(rng)
+                # No gateway over HTTP: what comes and goes under the bot there is a worker.
+                if isinstance(self.runner, WorkersRunner):
+                    await self.kill_worker(self.runner, rng)
+                else:
+                    await self.close_gateway(rng)
             else:
                 now = time.monotonic()
                 for fault, armed_at in self.armed:
@@ -606,8 +742,9 @@ class Soak:
                     self.armed.append((self.add_fault(rng), now))
 
     def add_fault(self, rng: random.Random) -> Fault:
-        where = pick(rng, ROUTE_WEIGHTS)
-        route = ROUTES[where]
+        http = self.runner.front_door == HTTP
+        where = pick(rng, HTTP_ROUTE_WEIGHTS if http else ROUTE_WEIGHTS)
+        route = (HTTP_ROUTES if http else ROUTES)[where]
         kind = pick(rng, FAULT_WEIGHTS)
         faults = self.sim.faults
         if kind == "rate_limit":
@@ -637,17 +774,33 @@ class Soak:
             self.problems.append(f"the bot did not reconnect after a gateway close: {error}")
         self.closes.append(GatewayClose(at, time.monotonic(), resumable))
 
+    def whole_kills(self) -> int:
+        return sum(1 for kill in self.kills if kill.worker is None)
+
     async def kill_and_restart(self) -> None:
         at = time.monotonic()
         await self.runner.kill()
         # Whatever the kill interrupted, the database must be consistent right now.
-        members = set(self.by_id)
-        self.problems += [
-            f"after SIGKILL {len(self.kills) + 1}: {problem}"
-            for problem in database_problems(self.sim, self.runner.db_path, members)
-        ]
+        self.check(f"after SIGKILL {self.whole_kills() + 1}")
         await self.runner.start()
         self.kills.append(Kill(at, time.monotonic()))
+
+    async def kill_worker(self, runner: WorkersRunner, rng: random.Random) -> None:
+        if len(self.kills) - self.whole_kills() >= MAX_WORKER_KILLS:
+            return
+        at = time.monotonic()
+        pid = await runner.kill_one(rng)
+        self.kills.append(Kill(at, time.monotonic(), worker=pid))
+        # The other worker plays on meanwhile: what the killed one interrupted must still
+        # leave the database consistent, as of one read transaction.
+        self.check(f"after the SIGKILL of worker {pid}")
+
+    def check(self, when: str) -> None:
+        members = set(self.by_id)
+        self.problems += [
+            f"{when}: {problem}"
+            for problem in database_problems(self.sim, self.runner.db_path, members)
+        ]
 
     async def run(self, seconds: float) -> None:
         self.play_until = time.monotonic() + seconds
@@ -685,6 +838,7 @@ class Soak:
         turn may run out meanwhile: the sweeper settling it frees the channel just as well.)"""
         where = f"#{channel.name}"
         alice = self.members[0]
+        last: InteractionRecord | None = None  # the click that should have freed the channel
         view = read_channel(self.runner.db_path, channel.id)
         if view.game is not None:
             game = view.game
@@ -708,7 +862,9 @@ class Soak:
                 assert enabled(shown.message, resign), (
                     f"{where}: /ttt board did not show game {game['id']}: {shown.content}"
                 )
-                await self.must(f"{where}: resign", self.click(player, shown.message, resign))
+                last = await self.must(
+                    f"{where}: resign", self.click(player, shown.message, resign)
+                )
             elif view.challenge is not None:
                 challenge = view.challenge
                 challenger = self.by_id[challenge["challenger_id"]]
@@ -717,12 +873,14 @@ class Soak:
                 assert enabled(shown.message, withdraw), (
                     f"{where}: /ttt board did not show challenge {challenge['id']}: {shown.content}"
                 )
-                await self.must(
+                last = await self.must(
                     f"{where}: withdraw", self.click(challenger, shown.message, withdraw)
                 )
         view = read_channel(self.runner.db_path, channel.id)
-        assert view.game is None, f"{where} is still held: {view}"
-        assert view.challenge is None, f"{where} is still held: {view}"
+        said = None if last is None else last.content
+        held = f"{where} is still held (the last click answered {said!r}): {view}"
+        assert view.game is None, held
+        assert view.challenge is None, held
         started = await self.must(
             f"{where}: /ttt vs-ai", self.slash(alice, channel, "ttt vs-ai", difficulty="random")
         )
@@ -750,7 +908,8 @@ class Soak:
             f"    {'finished by':<38} {dict(sorted(finished.items()))}",
             f"  {'challenges':<40} {len(tables.challenges):>5}",
             f"    {'by status':<38} {dict(sorted(challenges.items()))}",
-            f"  {'SIGKILLs (last one after play)':<40} {len(self.kills):>5}",
+            f"  {'SIGKILLs (last one after play)':<40} {self.whole_kills():>5}",
+            f"  {'SIGKILLs of one worker':<40} {len(self.kills) - self.whole_kills():>5}",
             f"  {'gateway closes (resumable)':<40} {len(self.closes):>5}"
             f"   ({sum(c.resumable for c in self.closes)})",
             f"  {'REST faults injected':<40} {sum(faults.values()) - faults['gateway']:>5}"
