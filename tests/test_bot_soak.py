@@ -101,7 +101,9 @@ async def test_soak_members_play_through_faults_and_kills(
         f"the bot's logs: {', '.join(map(str, runner.logs))}"
     )
     assert code == 0, f"{replay}: SIGTERM ended the bot with {code}:\n{runner.log_tail()}"
-    problems = soak.problems + database_problems(sim, runner.db_path, set(soak.by_id))
+    problems = soak.problems + database_problems(
+        sim, runner.db_path, set(soak.by_id), runner.sweep_slack
+    )
     tables = Tables.read(runner.db_path)
     if any(game["status"] == "active" for game in tables.games) or any(
         challenge["status"] == "pending" for challenge in tables.challenges

@@ -52,6 +52,8 @@ from tests.postgres_cluster import free_port
 from tests.soak.accounting import Accounting, GatewayClose, Kill
 from tests.soak.oracle import (
     CHALLENGE_TIMEOUT,
+    LEASED_SWEEP_SLACK,
+    SWEEP_SLACK,
     TURN_TIMEOUT,
     ChannelView,
     Row,
@@ -145,6 +147,8 @@ class BotRunner:
     """``python -m bot`` on one database file, started again after each SIGKILL."""
 
     front_door = GATEWAY
+    # How late past its due time the sweeper may settle something (soak.oracle).
+    sweep_slack = SWEEP_SLACK
 
     def __init__(self, sim: DiscordSim, tmp_path: Path) -> None:
         self.sim = sim
@@ -258,6 +262,7 @@ class WorkersRunner(BotRunner):
     """
 
     front_door = HTTP
+    sweep_slack = LEASED_SWEEP_SLACK
 
     def __init__(self, sim: DiscordSim, tmp_path: Path) -> None:
         super().__init__(sim, tmp_path)
@@ -799,7 +804,9 @@ class Soak:
         members = set(self.by_id)
         self.problems += [
             f"{when}: {problem}"
-            for problem in database_problems(self.sim, self.runner.db_path, members)
+            for problem in database_problems(
+                self.sim, self.runner.db_path, members, self.runner.sweep_slack
+            )
         ]
 
     async def run(self, seconds: float) -> None:

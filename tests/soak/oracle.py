@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.boards import UNSHOWN_GRACE
+from bot.client import SWEEPER_LEASE_SWEEPS
 from bot.components import CELL_ID, CHALLENGE_ID, GAME_ACTION_ID
 from bot.results import Standing, play
 from bot.service import DIFFICULTIES
@@ -44,6 +45,10 @@ SWEEP_INTERVAL = 5.0
 # Beyond its due time, how long the sweeper may take to settle a game or challenge, or to post
 # one saved without its message: a sweep or two, a restart, a retried REST call.
 SWEEP_SLACK = 3 * SWEEP_INTERVAL
+# Over HTTP, a worker killed while it held the sweeper lease leaves nobody sweeping until its
+# lease runs out (bot.client.SWEEPER_LEASE_SWEEPS sweeps, from its last renewal): by then the
+# next holder's sweep comes as late again.
+LEASED_SWEEP_SLACK = SWEEP_SLACK + SWEEPER_LEASE_SWEEPS * SWEEP_INTERVAL
 
 
 # -- the database, read directly -----------------------------------------------------------------
@@ -295,10 +300,10 @@ def challenge_problems(tables: Tables, members: set[int]) -> list[str]:
 # -- 2. no channel is blocked ---------------------------------------------------------------------
 
 
-def channel_problems(tables: Tables, now: float) -> list[str]:
+def channel_problems(tables: Tables, now: float, slack: float = SWEEP_SLACK) -> list[str]:
     """One occupant per channel, as ``channel_occupants`` says; each live game or pending
     challenge shown in a message, or saved recently enough that the sweeper will still post it;
-    nothing left overdue that the sweeper should have settled."""
+    nothing left overdue, by more than ``slack``, that the sweeper should have settled."""
     problems: list[str] = []
     expected: dict[int, tuple[str, int]] = {}
     for kind, table, status in (
@@ -315,13 +320,13 @@ def channel_problems(tables: Tables, now: float) -> list[str]:
                 )
             expected[channel] = (kind, row["id"])
             saved = row["updated_at"] if kind == "game" else row["created_at"]
-            if row["message_id"] is None and now - saved > UNSHOWN_GRACE + SWEEP_SLACK:
+            if row["message_id"] is None and now - saved > UNSHOWN_GRACE + slack:
                 problems.append(
                     f"{kind} {row['id']} in channel {channel} has had no message for "
                     f"{now - saved:.0f} s: the sweeper should have posted it"
                 )
             due = row["deadline"] if kind == "game" else row["expires_at"]
-            if due is not None and now - due > SWEEP_SLACK:
+            if due is not None and now - due > slack:
                 problems.append(
                     f"{kind} {row['id']} in channel {channel} ran out {now - due:.0f} s ago and "
                     "is still live: the sweeper should have settled it"
@@ -452,20 +457,25 @@ def count_problems(tables: Tables) -> list[str]:
 RATING_COLUMNS = ("rating", "deviation", "games", "wins", "losses", "draws")
 
 
-def table_problems(tables: Tables, bot_id: int, members: set[int], now: float) -> list[str]:
+def table_problems(
+    tables: Tables, bot_id: int, members: set[int], now: float, slack: float = SWEEP_SLACK
+) -> list[str]:
     games = {game["id"]: game for game in tables.games}
     problems = [
         problem for game in tables.games for problem in game_problems(game, games, bot_id, members)
     ]
     problems += challenge_problems(tables, members)
-    problems += channel_problems(tables, now)
+    problems += channel_problems(tables, now, slack)
     problems += count_problems(tables)
     return problems
 
 
-def database_problems(sim: DiscordSim, path: Path, members: set[int]) -> list[str]:
+def database_problems(
+    sim: DiscordSim, path: Path, members: set[int], slack: float = SWEEP_SLACK
+) -> list[str]:
     tables = Tables.read(path)
-    return table_problems(tables, sim.bot_user.id, members, time.time()) + shown_problems(
+    now = time.time()
+    return table_problems(tables, sim.bot_user.id, members, now, slack) + shown_problems(
         sim, tables
     )
 
