@@ -343,6 +343,7 @@ class TTTBot(commands.AutoShardedBot):
         self._heartbeat: asyncio.Task[None] | None = None
         self._stall_watch: asyncio.Task[None] | None = None
         self._live_games_count: asyncio.Task[None] | None = None
+        self._process_sample: asyncio.Task[None] | None = None
         self._ping: asyncio.Task[str | None] | None = None
         self._health: HealthServer | None = None
         # Under `python -m bot serve` (over_http): the endpoint Discord POSTs interactions to,
@@ -506,6 +507,10 @@ class TTTBot(commands.AutoShardedBot):
             self._live_games_count = asyncio.create_task(
                 self._count_live_games_forever(), name="ttt-live-games"
             )
+        if self.metrics.multiprocess:
+            self._process_sample = asyncio.create_task(
+                self.metrics.sample_process_forever(), name="ttt-process-sample"
+            )
 
     async def serve(self, token: str, stop: asyncio.Event) -> None:
         """Log in and answer interactions until ``stop`` is set (SIGTERM) or the gateway ends,
@@ -646,6 +651,7 @@ class TTTBot(commands.AutoShardedBot):
                 self._heartbeat,
                 self._stall_watch,
                 self._live_games_count,
+                self._process_sample,
                 self._ping,
             ):
                 if task is not None:

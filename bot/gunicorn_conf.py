@@ -14,21 +14,58 @@ master before it binds the port or starts a worker:
   boot (a token Discord rejects, Discord out of reach) the first says why and gunicorn stops
   with its own two lines, without the traceback it writes when two fail together.
 
+- ``/metrics`` reports every worker, whichever is scraped: prometheus_client's multiprocess
+  mode, its directory (``PROMETHEUS_MULTIPROC_DIR``) made fresh here for each start, before
+  any worker forks, and removed when gunicorn exits (``on_exit``); the operator's own, if the
+  variable is set, emptied of prometheus_client's files instead, and kept. A worker that exits
+  is marked dead (``child_exit``): its gauges go, its counts stay (:mod:`bot.metrics`).
+
 gunicorn reads only the names of its settings here; the others are this module's own.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
+
+# Before the imports below: prometheus_client chooses how it keeps values when first imported
+# (the bot imports it), in files of this directory only if the variable is set by then.
+METRICS_DIRECTORY_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
+OPERATORS_METRICS_DIRECTORY = os.environ.get(METRICS_DIRECTORY_VARIABLE)
+if OPERATORS_METRICS_DIRECTORY:
+    # Files of an earlier start would be read as workers of this one (prometheus_client's
+    # documentation: wiped between runs). Only its own files go: the directory may hold more.
+    Path(OPERATORS_METRICS_DIRECTORY).mkdir(parents=True, exist_ok=True)
+    for _stale in Path(OPERATORS_METRICS_DIRECTORY).glob("*.db"):
+        _stale.unlink()
+    METRICS_DIRECTORY = OPERATORS_METRICS_DIRECTORY
+else:
+    METRICS_DIRECTORY = os.environ[METRICS_DIRECTORY_VARIABLE] = tempfile.mkdtemp(
+        prefix="tttbot-metrics-"
+    )
+
+from prometheus_client import multiprocess
 
 from bot import logs
 from bot.__main__ import fail
 from bot.config import ConfigError
 from bot.gunicorn_app import BOOT_FAILURES, read_settings
+from bot.metrics import multiprocess_mode
+
+
+def remove_metrics_directory() -> None:
+    """The directory made for this start goes with it; the operator's stays."""
+    if not OPERATORS_METRICS_DIRECTORY:
+        shutil.rmtree(METRICS_DIRECTORY, ignore_errors=True)
+
 
 try:
     _settings = read_settings()
 except ConfigError as _error:
+    remove_metrics_directory()
     # gunicorn lets SystemExit through its reading of this module: the process ends here,
     # with this line only.
     raise SystemExit(fail(str(_error), 2)) from None
@@ -46,7 +83,26 @@ def on_starting(server: Any) -> None:
     for address in server.cfg.address:
         if isinstance(address, tuple) and not 0 <= address[1] <= MAX_PORT:
             host, port = address
+            remove_metrics_directory()
             raise SystemExit(
                 fail(f"--bind {host}:{port}: the port must be a number from 0 to {MAX_PORT}", 2)
             )
+    if not multiprocess_mode():
+        # prometheus_client was imported before this module set the variable (gunicorn run
+        # from a program that imports it): each worker would report only itself.
+        remove_metrics_directory()
+        raise SystemExit(
+            fail(f"{METRICS_DIRECTORY_VARIABLE} was not set before prometheus_client loaded", 2)
+        )
     BOOT_FAILURES.share()
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    """In the master, a worker gone (stopped, or killed): its live gauges go from /metrics,
+    its counts stay, so that no counter goes back when gunicorn replaces it."""
+    multiprocess.mark_process_dead(worker.pid, METRICS_DIRECTORY)  # type: ignore[no-untyped-call]
+
+
+def on_exit(server: Any) -> None:
+    """In the master, as gunicorn stops."""
+    remove_metrics_directory()

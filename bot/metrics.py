@@ -16,6 +16,15 @@ counted in the background (:meth:`bot.client.TTTBot.scrape` says why).
 
 A scrape's text is made in a worker thread, and shared by the scrapes of the next second
 (:meth:`Metrics.scraped`): some 800 series take prometheus_client 15-20 ms of CPU to write.
+
+Under gunicorn (:mod:`bot.gunicorn_conf`) the workers share one port, and a scrape reaches
+whichever worker accepts it: there prometheus_client's multiprocess mode is on
+(``PROMETHEUS_MULTIPROC_DIR``, which it reads when first imported), each worker's values are
+kept in files of that directory, and whichever worker is scraped reports them all: counters
+and histograms summed over every worker that ran since gunicorn started (so nothing goes
+backwards when one is replaced), each gauge combined as its own ``multiprocess_mode`` says,
+and the process' memory, CPU and files as gauges with a ``pid`` label, one series a live
+worker (prometheus_client's process collector reads its own process only).
 """
 
 from __future__ import annotations
@@ -40,8 +49,10 @@ from prometheus_client import (
     ProcessCollector,
     disable_created_metrics,
     generate_latest,
+    values,
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client.multiprocess import MultiProcessCollector
 
 from bot.storage.base import (
     ChallengeRecord,
@@ -68,6 +79,20 @@ STALL_BUCKETS = (0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 VS_MEMBERS = "members"  # the level label of a game between members
 # A scrape within this many seconds of the one whose text was made last gets that text.
 EXPOSITION_REUSE = 1.0
+# In multiprocess mode, how often each worker writes its process' memory, CPU and files.
+PROCESS_SAMPLE_INTERVAL = 5.0
+
+# The process collector's series, as a multiprocess worker writes them: gauges, one series a
+# worker (``pid``), gone with it. CPU seconds stay ``_total``: a worker's series only grows, so
+# ``rate()`` reads it as the counter it is in one process.
+PROCESS_GAUGES = {
+    "process_cpu_seconds_total": "Total user and system CPU time spent in seconds.",
+    "process_resident_memory_bytes": "Resident memory size in bytes.",
+    "process_virtual_memory_bytes": "Virtual memory size in bytes.",
+    "process_start_time_seconds": "Start time of the process since unix epoch in seconds.",
+    "process_open_fds": "Number of open file descriptors.",
+    "process_max_fds": "Maximum number of open file descriptors.",
+}
 
 # No ``_created`` series beside each counter and histogram (the Unix time each was made):
 # no panel reads them, and they were an eighth of what each scrape writes.
@@ -105,6 +130,12 @@ def level_of(game: GameSetup) -> str:
     return game.ai_difficulty or VS_MEMBERS
 
 
+def multiprocess_mode() -> bool:
+    """Whether prometheus_client keeps this process's values in ``PROMETHEUS_MULTIPROC_DIR``:
+    decided when it was first imported, by that variable (see the module)."""
+    return values.ValueClass is not values.MutexValue
+
+
 class Metrics:
     """This process's metrics (see the module); a scrape's text is reused for ``reuse``
     seconds."""
@@ -114,7 +145,20 @@ class Metrics:
         self._scraped: asyncio.Future[bytes] | None = None
         self._scraped_at = -math.inf
         self.registry = registry = CollectorRegistry()
-        ProcessCollector(registry=registry)  # CPU seconds, resident memory, open files
+        self.multiprocess = multiprocess_mode()
+        # What a scrape reports: this registry, or in multiprocess mode every worker's files.
+        self._exposed = registry
+        self._process = ProcessCollector(registry=None)  # CPU seconds, memory, open files
+        self._process_gauges: dict[str, Gauge] = {}
+        if self.multiprocess:
+            self._exposed = CollectorRegistry()
+            MultiProcessCollector(self._exposed)  # type: ignore[no-untyped-call]
+            self._process_gauges = {
+                name: Gauge(name, text, registry=registry, multiprocess_mode="liveall")
+                for name, text in PROCESS_GAUGES.items()
+            }
+        else:
+            registry.register(self._process)
         self.interactions = Counter(
             "tttbot_interactions",
             "Interactions handled, by kind and by how they ended.",
@@ -150,22 +194,34 @@ class Metrics:
             ["size", "level"],
             registry=registry,
         )
+        # Each gauge's multiprocess_mode says how the workers' values combine (one process
+        # ignores it): the live games, counted by every worker in the one database, are the
+        # latest count of a live worker; shards are summed over the live workers, and a
+        # shard's latency is its one process's (under gunicorn no worker runs a shard).
         self.live_games = Gauge(
             "tttbot_live_games",
             "Games being played, in the whole database (every process sees the same count).",
             registry=registry,
+            multiprocess_mode="livemostrecent",
         )
-        self.shards = Gauge("tttbot_shards", "Gateway shards this process runs.", registry=registry)
+        self.shards = Gauge(
+            "tttbot_shards",
+            "Gateway shards this process runs.",
+            registry=registry,
+            multiprocess_mode="livesum",
+        )
         self.shards_connected = Gauge(
             "tttbot_shards_connected",
             "Gateway shards of this process whose connection is open.",
             registry=registry,
+            multiprocess_mode="livesum",
         )
         self.gateway_latency = Gauge(
             "tttbot_gateway_latency_seconds",
             "Time between a gateway heartbeat and its acknowledgement, by shard.",
             ["shard"],
             registry=registry,
+            multiprocess_mode="livemax",
         )
         self.stalls = Histogram(
             "tttbot_event_loop_stall_seconds",
@@ -193,8 +249,29 @@ class Metrics:
         }
 
     def exposition(self) -> bytes:
-        """Every metric in Prometheus' text format."""
-        return generate_latest(self.registry)
+        """Every metric in Prometheus' text format: this process's, or in multiprocess mode
+        every worker's."""
+        self.sample_process()
+        return generate_latest(self._exposed)
+
+    def sample_process(self) -> None:
+        """In multiprocess mode, this process's memory, CPU and files written for whichever
+        worker is scraped next (:meth:`sample_process_forever` keeps them current); in one
+        process the collector reads them at each scrape, and this does nothing."""
+        if not self.multiprocess:
+            return
+        for family in self._process.collect():
+            for sample in family.samples:
+                gauge = self._process_gauges.get(sample.name)
+                if gauge is not None:
+                    gauge.set(sample.value)
+
+    async def sample_process_forever(self) -> None:
+        """:meth:`sample_process` every :data:`PROCESS_SAMPLE_INTERVAL` seconds: a worker is
+        scraped only now and then, and the others must still report theirs."""
+        while True:
+            self.sample_process()
+            await asyncio.sleep(PROCESS_SAMPLE_INTERVAL)
 
     async def scraped(self) -> bytes:
         """:meth:`exposition` as a scrape gets it: made in a worker thread (on the event loop

@@ -8,21 +8,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import random
+import re
 import signal
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import aiohttp
 import orjson
 import pytest
+from prometheus_client.mmap_dict import MmapedDict, mmap_key
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.parser import text_string_to_metric_families
 
 from bot.client import TTTBot
 from bot.clock import SystemClock
 from bot.components import CELL_ID
 from bot.config import DatabaseUrl
+from bot.metrics import EXPOSITION_REUSE
 from bot.storage.base import GameRecord
 from bot.storage.connect import open_storage
 from game import Mark, cell_name
@@ -39,9 +45,10 @@ from tests.bot_harness import (
     start_member_game,
     text_of,
 )
-from tests.bot_processes import answering_workers, gunicorn_workers
+from tests.bot_processes import BotProcess, answering_workers, gunicorn_workers
 from tests.discord_sim import DiscordSim, SimMessage, SimTimeout, SimUser
 from tests.postgres_cluster import free_port
+from tests.test_deployment import dashboard_queries
 
 ORDERS = pytest.mark.parametrize("order", ["round robin", "random"])
 
@@ -382,3 +389,221 @@ async def test_gunicorn_with_json_logs_writes_every_line_as_one_json_object(
     assert ("gunicorn.error", "Shutting down: Master") in said
     assert any(entry.get("command") == "/ttt stats" for entry in entries)
     assert not [entry for entry in entries if entry["level"] in ("ERROR", "CRITICAL")]
+
+
+# -- /metrics over the workers (prometheus_client's multiprocess mode, bot.gunicorn_conf) -----
+
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+async def scrape(port: int) -> Samples:
+    """One scrape of gunicorn's ``/metrics``, on a connection of its own (so that scrapes
+    reach whichever worker accepts them), by sample name and labels."""
+    connector = aiohttp.TCPConnector(force_close=True)
+    async with (
+        aiohttp.ClientSession(connector=connector) as session,
+        session.get(f"http://127.0.0.1:{port}/metrics") as response,
+    ):
+        assert response.status == 200, await response.text()
+        text = await response.text()
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def total(samples: Samples, name: str) -> float:
+    return sum(value for (sample, _), value in samples.items() if sample == name)
+
+
+def pids_of(samples: Samples, name: str) -> set[int]:
+    """The workers a per-worker gauge (``pid`` label) has a series of."""
+    return {int(dict(labels)["pid"]) for sample, labels in samples if sample == name}
+
+
+def counts_by_worker(directory: Path) -> dict[int, float]:
+    """Each worker's own interactions, read from its counter file in the metrics directory
+    (prometheus_client's own reading of one file)."""
+    counts = {}
+    for path in directory.glob("counter_*.db"):
+        pid = int(path.stem.removeprefix("counter_"))
+        merged = MultiProcessCollector.merge([str(path)])  # type: ignore[no-untyped-call]
+        counts[pid] = sum(
+            sample.value
+            for family in merged
+            for sample in family.samples
+            if sample.name == "tttbot_interactions_total"
+        )
+    return counts
+
+
+async def scraped_with(
+    port: int, done: Callable[[Samples], bool], what: str, patience: float = 15
+) -> Samples:
+    """Scrapes until one satisfies ``done`` (an interaction is counted when its handling ends,
+    after Discord took its answer; process figures are written every few seconds)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + patience
+    while not done(samples := await scrape(port)):
+        counted = total(samples, "tttbot_interactions_total")
+        memory = pids_of(samples, "process_resident_memory_bytes")
+        assert loop.time() < deadline, f"{what}: {counted} counted, memory of {memory}"
+        await asyncio.sleep(EXPOSITION_REUSE)
+    return samples
+
+
+def never_lower(before: Samples, after: Samples) -> list[str]:
+    """Every counter and histogram sample of ``before`` at least as high in ``after``."""
+    return [
+        f"{name}{dict(labels)}: {value} -> {after.get((name, labels))}"
+        for (name, labels), value in before.items()
+        if name.endswith(("_total", "_bucket", "_count", "_sum"))
+        and not name.startswith("process_")
+        and after.get((name, labels), -1.0) < value
+    ]
+
+
+async def replaced(running: BotProcess, killed: int, patience: float = 30) -> set[int]:
+    """The two workers answering once the killed one is gone (a signal takes a moment)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + patience
+    while killed in (now := set(await answering_workers(running, 2, patience))):
+        assert loop.time() < deadline, f"worker {killed} still runs"
+        await asyncio.sleep(0.1)
+    return now
+
+
+async def play_a_game_against_the_bot(sim: DiscordSim, seed: int) -> None:
+    s = sim.seed
+    started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+    assert started.message is not None
+    final, _ = await play_against_bot(sim, s.alice, started.message, random.Random(seed))
+    assert not is_live(final)
+
+
+@pytest.mark.slow
+async def test_metrics_through_gunicorn_report_every_worker_whichever_is_scraped(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    """Each scrape counts every worker's interactions (it read one worker's, and successive
+    scrapes looked like counter resets), never fewer than the scrape before, in the
+    operator's own metrics directory, emptied of an earlier start's files."""
+    directory = tmp_path / "metrics"
+    directory.mkdir()
+    # An earlier start's file, which must not count: a thousand interactions of a worker
+    # long gone.
+    stale = MmapedDict(str(directory / "counter_1.db"))  # type: ignore[no-untyped-call]
+    stale.write_value(  # type: ignore[no-untyped-call]
+        mmap_key(
+            "tttbot_interactions",
+            "tttbot_interactions_total",
+            ["kind", "outcome"],
+            ["command", "answered"],
+            "Interactions handled, by kind and by how they ended.",
+        ),
+        1000.0,
+        0.0,
+    )
+    stale.close()  # type: ignore[no-untyped-call]
+    sim.interactions_keep_alive = False  # each interaction to whichever worker accepts it
+    port = free_port()
+    env = {"PROMETHEUS_MULTIPROC_DIR": str(directory)}
+    async with gunicorn_workers(sim, tmp_path, port, env=env) as running:
+        workers = await answering_workers(running, 2)
+        await play_member_game(sim)
+        for seed in range(3):
+            await play_a_game_against_the_bot(sim, seed)
+        handled = len(sim.interactions)
+        first = await scraped_with(
+            port,
+            lambda samples: total(samples, "tttbot_interactions_total") == handled,
+            f"{handled} interactions counted",
+        )
+        # Both workers answered some, so one worker's count alone is never the total.
+        by_worker = counts_by_worker(directory)
+        assert set(by_worker) == set(workers), by_worker
+        assert all(count > 0 for count in by_worker.values()), by_worker
+        assert sum(by_worker.values()) == handled
+        scrapes = [first]
+        for _ in range(6):
+            # Apart by more than the exposition's reuse, so each text is made anew.
+            await asyncio.sleep(EXPOSITION_REUSE + 0.1)
+            scrapes.append(await scrape(port))
+        for before, after in itertools.pairwise(scrapes):
+            assert total(after, "tttbot_interactions_total") == handled
+            assert never_lower(before, after) == []
+        last = await scraped_with(
+            port,
+            lambda samples: pids_of(samples, "process_resident_memory_bytes") == set(workers),
+            "every worker's memory",
+        )
+        # Each worker's memory and CPU, one series a worker; the live games, one series.
+        assert pids_of(last, "process_cpu_seconds_total") == set(workers)
+        assert ("tttbot_live_games", ()) in last
+        # Every metric the dashboard reads is served (but the gateway's latency: no shard
+        # runs under gunicorn).
+        served = {name for name, _ in last}
+        queried = {
+            name
+            for expr in dashboard_queries()
+            for name in re.findall(r"\b((?:tttbot|process)_[a-z_]+)\b", expr)
+        }
+        assert queried - served == {"tttbot_gateway_latency_seconds"}
+    assert running.process.returncode == 0, running.log
+    # The operator's directory is kept, with this start's files.
+    assert not (directory / "counter_1.db").exists()
+    assert {path.name for path in directory.iterdir()} >= {f"counter_{pid}.db" for pid in workers}
+
+
+@pytest.mark.slow
+async def test_a_worker_killed_its_counts_stay_on_metrics_and_its_gauges_go(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    """gunicorn's own metrics directory (made in its temporary folder, removed at its exit);
+    a worker SIGKILLed and replaced: what it counted stays in every later scrape, its memory
+    and CPU series go, the replacement's come."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    sim.interactions_keep_alive = False
+    port = free_port()
+    async with gunicorn_workers(sim, tmp_path, port, env={"TMPDIR": str(temporary)}) as running:
+        workers = await answering_workers(running, 2)
+        (directory,) = temporary.glob("tttbot-metrics-*")
+        for seed in range(3):
+            await play_a_game_against_the_bot(sim, seed)
+        handled = len(sim.interactions)
+        before = await scraped_with(
+            port,
+            lambda samples: (
+                total(samples, "tttbot_interactions_total") == handled
+                and pids_of(samples, "process_resident_memory_bytes") == set(workers)
+            ),
+            f"{handled} interactions counted, every worker's memory",
+        )
+        # The worker that counted most: its counts are what must stay.
+        by_worker = counts_by_worker(directory)
+        killed = max(by_worker, key=lambda pid: by_worker[pid])
+        assert by_worker[killed] > 0, by_worker
+        os.kill(killed, signal.SIGKILL)
+        now = await replaced(running, killed)
+        after = await scraped_with(
+            port,
+            lambda samples: pids_of(samples, "process_resident_memory_bytes") == now,
+            "the killed worker's memory gone, its replacement's there",
+        )
+        assert total(after, "tttbot_interactions_total") == handled
+        assert never_lower(before, after) == []
+        assert pids_of(after, "process_cpu_seconds_total") == now
+        assert ("tttbot_live_games", ()) in after
+        # Counting goes on over the replacement, from the total.
+        await play_a_game_against_the_bot(sim, 3)
+        handled = len(sim.interactions)
+        later = await scraped_with(
+            port,
+            lambda samples: total(samples, "tttbot_interactions_total") == handled,
+            f"{handled} interactions counted",
+        )
+        assert never_lower(after, later) == []
+    assert running.process.returncode == 0, running.log
+    assert not directory.exists()
