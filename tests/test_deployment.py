@@ -59,9 +59,14 @@ def test_the_memory_and_cpu_panel_shows_both_each_in_its_unit() -> None:
     dashboard = json.loads((DEPLOY / "grafana/dashboards/tttbot.json").read_text())
     (panel,) = [panel for panel in dashboard["panels"] if panel["title"] == "Memory and CPU"]
     memory, cpu = panel["targets"]
-    assert memory["expr"] == 'process_resident_memory_bytes{job="tttbot"}'
-    # A counter of seconds: its rate is the share of a core the process used.
-    assert cpu["expr"] == 'rate(process_cpu_seconds_total{job="tttbot"}[$__rate_interval])'
+    # Summed by target: a gateway process has one series, gunicorn's workers one each (a pid
+    # label: bot.metrics), which together are what that target costs.
+    assert memory["expr"] == 'sum by (instance) (process_resident_memory_bytes{job="tttbot"})'
+    # A counter of seconds: its rate is the share of a core the process used. Summed after
+    # the rate, so that a worker replaced is not read as a counter reset.
+    assert cpu["expr"] == (
+        'sum by (instance) (rate(process_cpu_seconds_total{job="tttbot"}[$__rate_interval]))'
+    )
     assert "process_cpu_seconds_total" in exported_names()
     assert panel["fieldConfig"]["defaults"]["unit"] == "bytes"
     (override,) = panel["fieldConfig"]["overrides"]
@@ -78,16 +83,22 @@ def test_the_dashboard_reads_the_provisioned_data_source() -> None:
     assert source["url"] == "http://prometheus:9090"
 
 
-def test_prometheus_scrapes_the_port_compose_gives_the_bot() -> None:
+def test_prometheus_scrapes_the_ports_compose_gives_the_bot_and_the_workers() -> None:
     compose = load_yaml(REPO / "compose.yaml")
-    bot = compose["services"]["bot"]["environment"]
+    services = compose["services"]
+    bot = services["bot"]["environment"]
     prometheus = load_yaml(DEPLOY / "prometheus.yml")
-    (job,) = prometheus["scrape_configs"]
+    (job,) = prometheus["scrape_configs"]  # one job: the dashboard's queries read job="tttbot"
+    assert job["job_name"] == "tttbot"
     assert job["metrics_path"] == "/metrics"
     (targets,) = job["static_configs"]
-    assert targets["targets"] == [f"bot:{bot['TTT_HTTP_PORT']}"]
+    bind = services["workers"]["command"][services["workers"]["command"].index("--bind") + 1]
+    assert targets["targets"] == [f"bot:{bot['TTT_HTTP_PORT']}", f"workers:{bind.split(':')[1]}"]
     # Listening beyond the container's loopback, or Prometheus could not reach it.
     assert bot["TTT_HTTP_HOST"] == "0.0.0.0"
+    assert bind.startswith("0.0.0.0:")
+    # Prometheus starts with either front door, and starts neither.
+    assert "depends_on" not in services["prometheus"]
 
 
 def test_monitoring_is_a_profile_of_its_own_with_the_files_it_mounts() -> None:
