@@ -165,8 +165,9 @@ async def spawn_gunicorn(
     own_group: bool = False,
 ) -> asyncio.subprocess.Process:
     """gunicorn running ``workers`` bot workers on ``port``, with ``env`` as its whole
-    environment, its output to ``log_path``; in a process group of its own with
-    ``own_group`` (one signal to the group then reaches master and workers at once)."""
+    environment but for its temporary folder, ``cwd``; its output to ``log_path``; in a
+    process group of its own with ``own_group`` (one signal to the group then reaches master
+    and workers at once)."""
     with log_path.open("wb") as log_file:  # a file, not a pipe nobody reads
         return await asyncio.create_subprocess_exec(
             sys.executable,
@@ -175,7 +176,9 @@ async def spawn_gunicorn(
             str(workers),
             "--bind",
             f"127.0.0.1:{port}",
-            env=env,
+            # The metrics directory its master makes (bot.gunicorn_conf) goes with the test's
+            # folder, also when the test kills the master before it could remove it.
+            env={**env, "TMPDIR": str(cwd)},
             cwd=cwd,
             stdout=log_file,
             stderr=log_file,

@@ -464,6 +464,12 @@ def never_lower(before: Samples, after: Samples) -> list[str]:
     ]
 
 
+def gunicorns_metrics_directory(folder: Path) -> Path:
+    """The one directory bot.gunicorn_conf made in ``folder``, gunicorn's temporary folder."""
+    (directory,) = folder.glob("tttbot-metrics-*")
+    return directory
+
+
 async def replaced(running: BotProcess, killed: int, patience: float = 30) -> set[int]:
     """The two workers answering once the killed one is gone (a signal takes a moment)."""
     loop = asyncio.get_running_loop()
@@ -560,16 +566,14 @@ async def test_metrics_through_gunicorn_report_every_worker_whichever_is_scraped
 async def test_a_worker_killed_its_counts_stay_on_metrics_and_its_gauges_go(
     sim: DiscordSim, tmp_path: Path
 ) -> None:
-    """gunicorn's own metrics directory (made in its temporary folder, removed at its exit);
-    a worker SIGKILLed and replaced: what it counted stays in every later scrape, its memory
-    and CPU series go, the replacement's come."""
-    temporary = tmp_path / "tmp"
-    temporary.mkdir()
+    """gunicorn's own metrics directory (made in its temporary folder, the test's, removed
+    at its exit); a worker SIGKILLed and replaced: what it counted stays in every later
+    scrape, its memory and CPU series go, the replacement's come."""
     sim.interactions_keep_alive = False
     port = free_port()
-    async with gunicorn_workers(sim, tmp_path, port, env={"TMPDIR": str(temporary)}) as running:
+    async with gunicorn_workers(sim, tmp_path, port) as running:
         workers = await answering_workers(running, 2)
-        (directory,) = temporary.glob("tttbot-metrics-*")
+        directory = gunicorns_metrics_directory(tmp_path)
         for seed in range(3):
             await play_a_game_against_the_bot(sim, seed)
         handled = len(sim.interactions)
