@@ -14,6 +14,7 @@ import random
 import re
 import signal
 import sqlite3
+import sys
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -45,7 +46,15 @@ from tests.bot_harness import (
     start_member_game,
     text_of,
 )
-from tests.bot_processes import BotProcess, answering_workers, gunicorn_workers
+from tests.bot_processes import (
+    GUNICORN,
+    BotProcess,
+    answering_workers,
+    bot_env,
+    gunicorn_workers,
+    terminate,
+    worker_pids,
+)
 from tests.discord_sim import DiscordSim, SimMessage, SimTimeout, SimUser
 from tests.postgres_cluster import free_port
 from tests.test_deployment import dashboard_queries
@@ -326,6 +335,7 @@ async def test_gunicorn_with_a_setting_missing_stops_with_its_line_alone(
     (line,) = running.log.splitlines()
     assert line.startswith("tttbot: DISCORD_PUBLIC_KEY is not set"), line
     assert not sim.requests
+    assert metrics_directories(tmp_path) == []  # the one it had made for /metrics, removed
 
 
 async def test_gunicorn_bound_to_a_port_out_of_range_stops_with_one_line(
@@ -341,6 +351,7 @@ async def test_gunicorn_bound_to_a_port_out_of_range_stops_with_one_line(
     )
     assert "Traceback" not in running.log, running.log
     assert not sim.requests
+    assert metrics_directories(tmp_path) == []
 
 
 async def test_gunicorn_whose_workers_cannot_boot_stops_with_one_line_and_no_traceback(
@@ -464,9 +475,14 @@ def never_lower(before: Samples, after: Samples) -> list[str]:
     ]
 
 
+def metrics_directories(folder: Path) -> list[Path]:
+    """The directories bot.gunicorn_conf made in ``folder``, gunicorn's temporary folder
+    (tests.bot_processes.spawn_gunicorn)."""
+    return list(folder.glob("tttbot-metrics-*"))
+
+
 def gunicorns_metrics_directory(folder: Path) -> Path:
-    """The one directory bot.gunicorn_conf made in ``folder``, gunicorn's temporary folder."""
-    (directory,) = folder.glob("tttbot-metrics-*")
+    (directory,) = metrics_directories(folder)
     return directory
 
 
@@ -611,3 +627,45 @@ async def test_a_worker_killed_its_counts_stay_on_metrics_and_its_gauges_go(
         assert never_lower(after, later) == []
     assert running.process.returncode == 0, running.log
     assert not directory.exists()
+
+
+# gunicorn run from a program that had imported prometheus_client before gunicorn read its
+# configuration: too late for multiprocess mode.
+LOADED_FIRST = (
+    "import runpy, sys, prometheus_client; sys.argv[0] = 'gunicorn'; "
+    "runpy.run_module('gunicorn', run_name='__main__', alter_sys=True)"
+)
+
+
+async def test_gunicorn_with_prometheus_client_loaded_first_stops_with_one_line(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    """Its workers would each report only their own counters, as before multiprocess mode:
+    gunicorn stops in its master instead, before any worker starts, naming why."""
+    log_path = tmp_path / "gunicorn.log"
+    env = bot_env(sim, tmp_path, DISCORD_PUBLIC_KEY=sim.public_key, TMPDIR=str(tmp_path))
+    with log_path.open("wb") as log_file:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            LOADED_FIRST,
+            *GUNICORN[2:],
+            "--bind",
+            f"127.0.0.1:{free_port()}",
+            env=env,
+            cwd=tmp_path,
+            stdout=log_file,
+            stderr=log_file,
+        )
+    running = BotProcess(process, log_path)
+    try:
+        await asyncio.wait_for(process.wait(), 30)
+    finally:
+        await terminate(process, 20, children=lambda: worker_pids(process.pid))
+    assert process.returncode == 2, running.log
+    assert running.log.splitlines()[-1] == (
+        "tttbot: PROMETHEUS_MULTIPROC_DIR was not set before prometheus_client loaded"
+    )
+    assert "Booting worker" not in running.log, running.log
+    assert "Traceback" not in running.log, running.log
+    assert metrics_directories(tmp_path) == []
