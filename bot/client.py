@@ -354,6 +354,9 @@ class TTTBot(commands.AutoShardedBot):
         self.holds_sweeper_lease = False
         self.endpoint: InteractionsEndpoint | None = None
         self._serving = asyncio.Event()
+        # Set as setup_hook begins (the database opened, migrated): a stop asked for from then
+        # on waits for the set-up to end.
+        self._setting_up = False
         # Each gateway keep-alive's time of last send when the bot first saw it, and each
         # shard's last gateway latency known to be real (see gateway_latency).
         self._first_sends: weakref.WeakKeyDictionary[discord.gateway.KeepAliveHandler, float] = (
@@ -442,7 +445,28 @@ class TTTBot(commands.AutoShardedBot):
         point_at(self.settings)
         await super().login(token)
 
+    async def login_unless_stopped(self, token: str, stop: asyncio.Event) -> bool:
+        """:meth:`login` (which sets up: setup_hook), unless ``stop`` is set first; whether
+        the bot logged in. While Discord is still being asked who the bot is (a login that
+        Discord's outage makes slow, retried for half a minute by discord.py), a stop ends it
+        at once: nothing is open yet. Once set-up has begun (the database opened and
+        migrated), it is left to finish, then the bot stops."""
+        logging_in = asyncio.create_task(self.login(token), name="ttt-login")
+        stopping = asyncio.create_task(stop.wait(), name="ttt-stop")
+        try:
+            await asyncio.wait({logging_in, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopping.cancel()
+        if not logging_in.done() and not self._setting_up:
+            logging_in.cancel()
+            await asyncio.gather(logging_in, return_exceptions=True)
+            log.info("stopping before the bot logged in")
+            return False
+        await logging_in  # its failure goes to the caller, as a plain login's would
+        return not stop.is_set()
+
     async def setup_hook(self) -> None:
+        self._setting_up = True
         if self.over_http:
             invite.check_public_key(self.application, self.settings.public_key)
         invite.log_if_in_no_server(self.application)
@@ -527,7 +551,8 @@ class TTTBot(commands.AutoShardedBot):
                     idle_timeout=self.settings.http_idle_timeout,
                 )
                 await self._health.start()
-            await self.login(token)
+            if not await self.login_unless_stopped(token, stop):
+                return
             gateway = asyncio.create_task(self.connect(), name="ttt-gateway")
             stopping = asyncio.create_task(stop.wait(), name="ttt-stop")
             try:
@@ -562,7 +587,9 @@ class TTTBot(commands.AutoShardedBot):
         async with self:  # its exit runs close()
             self._health = self.http_front()
             await self._health.start()
-            await self.start_answering(token)
+            if not await self.login_unless_stopped(token, stop):
+                return
+            self.open_endpoint()
             log.info("answering interactions at %s", self._health.url(PATH))
             await stop.wait()
             await self.stop_answering()
@@ -595,8 +622,12 @@ class TTTBot(commands.AutoShardedBot):
         """Log in through REST, which runs setup_hook (storage, cogs, commands, the sweeper),
         then open the endpoint: from here interactions are answered and ``/readyz`` may say
         ready. Inside ``async with bot``."""
-        assert self.endpoint is not None, "http_front() makes the endpoint"
         await self.login(token)
+        self.open_endpoint()
+
+    def open_endpoint(self) -> None:
+        """Take interactions from now on (logged in and set up): ``/readyz`` may say ready."""
+        assert self.endpoint is not None, "http_front() makes the endpoint"
         self.endpoint.open()
         self._serving.set()
 

@@ -13,6 +13,8 @@ import pytest
 from bot.components import CHALLENGE_ID, GAME_ACTION_ID
 from game import Board, Mark
 from tests.bot_harness import (
+    GATEWAY,
+    HTTP,
     BotHarness,
     board_of,
     board_out_of_time,
@@ -167,6 +169,50 @@ async def test_a_restart_mid_game_keeps_the_old_buttons_working(
         assert second.service is not None
         commands_synced = [r for r in sim.requests if r.method == "PUT" and "/commands" in r.path]
     assert len(commands_synced) == 1  # the restart found the same definitions: no second sync
+
+
+async def test_a_bot_moved_from_the_gateway_to_http_and_back_plays_on(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """docs/operating.md: both front doors run on the same database, so switching is a matter
+    of the Endpoint URL and the command. What one left (a game half played, a challenge open)
+    the other plays on, settles and shows, and the stats add up across both."""
+    s = sim.seed
+    harness.front_door = GATEWAY
+    async with harness.running():
+        board = await start_member_game(sim)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        challenge = await sim.slash(s.carol, s.other_channel, "ttt start", opponent=s.alice)
+        assert challenge.message is not None
+    harness.front_door = HTTP
+    async with harness.running() as served:
+        moved = await sim.click(s.bob, board, cell_id(board, "A1"))
+        assert moved.response_type == 7, moved.content
+        accepted = await sim.click(
+            s.alice,
+            challenge.message,
+            button_id(challenge.message, CHALLENGE_ID, action="accept"),
+        )
+        assert accepted.response_type == 7, accepted.content
+        second = accepted.message
+        assert second is not None
+        played = await sim.click(s.carol, second, cell_id(second, "C3"))
+        assert played.response_type == 7, played.content
+        # Alice's turn runs out in both games, settled by the worker holding the lease.
+        harness.clock.advance(301)
+        await served.sweep()
+        assert served.holds_sweeper_lease
+        for shown in (board, second):
+            assert "**alice** ran out of time" in text_of(shown), text_of(shown)
+    harness.front_door = GATEWAY
+    async with harness.running():
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart")
+        assert started.message is not None
+        await sim.click(s.alice, started.message, cell_id(started.message, "B2"))
+        assert board_of(started.message).move_count == 2
+        stats = text_of(await sim.slash(s.alice, s.channel, "ttt stats"))
+    assert "Against members: 0 W · 2 L · 0 D" in stats, stats
+    assert sim.take_violations() == []
 
 
 @both_front_doors

@@ -39,6 +39,7 @@ from bot.metrics import OPERATIONS, Metrics
 from bot.stalls import IDLE_TICK
 from tests.bot_harness import (
     CALLBACK,
+    HTTP,
     both_front_doors,
     cell_id,
     final_answer,
@@ -188,6 +189,34 @@ def healthcheck(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         check=False,
         cwd=ROOT,
     )
+
+
+@pytest.mark.slow  # a real python -m bot process
+@both_front_doors
+async def test_sigterm_while_discord_is_slow_to_log_the_bot_in_stops_it_at_once(
+    sim: DiscordSim, tmp_path: Path, front_door: str
+) -> None:
+    """Discord slow to say who the bot is (an outage: discord.py retries for half a minute):
+    a SIGTERM waited for the login to end, past the 10 s a container platform gives before its
+    SIGKILL. Nothing is open yet (no database, no gateway): it now stops at once."""
+    port = free_port()
+    sim.faults.add("GET /users/@me", delay=20)
+    env = {"TTT_HTTP_PORT": str(port)}
+    if front_door == HTTP:
+        env["DISCORD_PUBLIC_KEY"] = sim.public_key
+    args = ("serve",) if front_door == HTTP else ()
+    async with started(sim, tmp_path, *args, **env) as bot, http_port(port) as http:
+        await http.status_until("/livez", 200)
+        await asyncio.sleep(0.5)  # inside the login, Discord holding its answer
+        asked = time.monotonic()
+        bot.process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(bot.process.wait(), 15) == 0, bot.log
+        took = time.monotonic() - asked
+    assert took < 3, took
+    assert "stopping before the bot logged in" in bot.log
+    assert "Traceback" not in bot.log
+    assert " ERROR " not in bot.log
+    assert not (tmp_path / "bot.sqlite3").exists()  # no database opened, none made
 
 
 @pytest.mark.slow  # a real python -m bot process

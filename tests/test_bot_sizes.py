@@ -23,6 +23,7 @@ from tests.bot_harness import (
     BotHarness,
     board_of,
     both_engines,
+    both_front_doors,
     button_id,
     cell_buttons,
     cell_id,
@@ -109,6 +110,7 @@ def the_control(message: SimMessage, action: str) -> str:
 # -- against the bot, at every size and difficulty ------------------------------------------------
 
 
+@both_front_doors
 @pytest.mark.parametrize("size", [3, 4, 5])
 @pytest.mark.parametrize("difficulty", ["random", "casual", "smart", "minimax"])
 async def test_a_full_game_at_each_size_against_each_difficulty(
@@ -159,6 +161,7 @@ async def challenge_and_accept(
     return challenge, message
 
 
+@both_front_doors
 @both_engines
 @pytest.mark.parametrize("size", [3, 4, 5])
 async def test_a_member_game_counts_on_its_size_and_its_rematch_keeps_it(
@@ -203,6 +206,7 @@ async def test_a_member_game_counts_on_its_size_and_its_rematch_keeps_it(
     assert f"Nobody is rated yet on {size_name(other)} boards" in ladder_other
 
 
+@both_front_doors
 async def test_games_against_the_bot_count_per_size_and_the_rematch_keeps_it(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -226,6 +230,7 @@ async def test_games_against_the_bot_count_per_size_and_the_rematch_keeps_it(
 # -- the 5x5 message -------------------------------------------------------------------------------
 
 
+@both_front_doors
 async def test_the_5x5_board_is_one_components_v2_message_within_discords_limits(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -263,6 +268,7 @@ async def test_the_5x5_board_is_one_components_v2_message_within_discords_limits
         )
 
 
+@both_front_doors
 async def test_a_5x5_turn_that_runs_out_is_settled_on_its_board(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -302,6 +308,7 @@ async def test_a_5x5_board_whose_answers_were_lost_is_posted_and_edited_in_its_f
         check_board(board, 5)
 
 
+@both_front_doors
 async def test_a_5x5_challenge_is_declined_withdrawn_and_shown_again_in_its_form(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -331,6 +338,7 @@ async def test_a_5x5_challenge_is_declined_withdrawn_and_shown_again_in_its_form
         assert "**carol** withdrew the challenge." in text_of(open_one.message)
 
 
+@both_front_doors
 async def test_the_5x5_search_runs_off_the_event_loop_and_is_answered_in_time(
     sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -381,6 +389,7 @@ async def test_the_5x5_search_runs_off_the_event_loop_and_is_answered_in_time(
 # -- typed moves and autocomplete per size ---------------------------------------------------------
 
 
+@both_front_doors
 async def test_typed_moves_and_autocomplete_follow_the_games_size(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -429,6 +438,7 @@ async def test_typed_moves_and_autocomplete_follow_the_games_size(
         )
 
 
+@both_front_doors
 async def test_the_size_options_are_the_documented_contract(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
