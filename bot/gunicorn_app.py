@@ -13,7 +13,9 @@ serve`` (:meth:`bot.client.TTTBot.http_front`, :meth:`~bot.client.TTTBot.start_a
 them, REST login and setup_hook (storage, cogs, commands, the sweeper, which takes the
 sweeper lease when free), ``POST /interactions`` beside ``/livez``, ``/readyz`` and
 ``/metrics``. gunicorn binds the port (``TTT_HTTP_PORT`` is not read) and hands its socket to
-every worker; the kernel spreads the connections among them. The database decides everything
+every worker; the kernel spreads the connections among them (and the port closes each after a
+hundred answers, so that a burst of connections one worker accepted spreads again:
+:mod:`bot.health`). The database decides everything
 a worker's memory could get wrong (docs/design.md, "Two front doors").
 
 A worker stops as ``python -m bot serve`` does on SIGTERM: the listening socket goes, the

@@ -17,15 +17,16 @@ none is closed after it too).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import logging
 import socket
+import weakref
 from collections.abc import Awaitable, Callable
 
-from aiohttp import web
+from aiohttp import hdrs, web
 from aiohttp.http import HttpProcessingError
-from aiohttp.typedefs import Middleware
 
 from bot.config import DEFAULT_HTTP_IDLE_TIMEOUT, ConfigError, http_url
 from bot.metrics import CONTENT_TYPE
@@ -36,6 +37,10 @@ server_log = logging.getLogger(f"{__name__}.server")
 
 # How long a client has to send a request's body, and to take each answer.
 REQUEST_PATIENCE = 5.0
+
+# How many answers a connection carries before the last of them closes it (see _Connections):
+# a client then opens one more connection every hundred requests, a few µs a request.
+REQUESTS_A_CONNECTION = 100
 
 # The largest request body read (only POST /interactions reads one): aiohttp refuses a larger
 # one with 413 before reading it whole. An interaction's JSON is a few kilobytes (a clicked
@@ -78,25 +83,50 @@ class _MalformedRequestsAreDebug(logging.Filter):
 server_log.addFilter(_MalformedRequestsAreDebug())
 
 
-def _answers_taken_within(patience: float) -> Middleware:
-    """A connection whose answers the client does not take (it reads none, and the buffers
-    between them are full) is closed by the kernel after ``patience``: aiohttp waits to write
-    with no limit of its own, and without one such a client holds its connection, and the
-    process's shutdown (aiohttp waits a minute for an answer being written), as long as it
-    likes. Set on each request's socket: gunicorn's workers accept on sockets it made."""
-    milliseconds = int(patience * 1000)
+class _Connections:
+    """What the port does with each connection, as an answer on it is about to be written
+    (``on_response_prepare``):
 
-    @web.middleware
-    async def answers_taken_within(request: web.Request, handler: Handler) -> web.StreamResponse:
+    - at its first answer, its answers must be taken within ``patience``: a connection whose
+      answers the client does not take (it reads none, and the buffers between them are full)
+      is closed by the kernel after it (``TCP_USER_TIMEOUT``, Linux). aiohttp waits to write
+      with no limit of its own, and without one such a client holds its connection, and the
+      process's shutdown (aiohttp waits a minute for an answer being written), as long as it
+      likes. Set on each connection's socket: gunicorn's workers accept on sockets it made.
+    - its ``requests``-th answer closes it (``Connection: close``). Under gunicorn the workers
+      share one port, and a kept-alive connection stays with the worker that accepted it;
+      connections opened at once (a proxy's pool filling in a burst) are often all accepted
+      by one worker, which asyncio lets accept a hundred in one go, and that worker then
+      carries them, and their load, for as long as they live. Closed now and then, each is
+      opened again towards whichever worker accepts it then, and the load spreads again."""
+
+    def __init__(self, patience: float, requests: int) -> None:
+        self._milliseconds = int(patience * 1000)
+        self._requests = requests
+        self._answered: weakref.WeakKeyDictionary[asyncio.BaseTransport, int] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    async def on_prepare(self, request: web.Request, response: web.StreamResponse) -> None:
         transport = request.transport
-        sock = transport.get_extra_info("socket") if transport is not None else None
+        if transport is None:
+            return
+        answered = self._answered.get(transport, 0) + 1
+        if answered == 1:
+            self._take_answers_within(transport)
+        if answered < self._requests:
+            self._answered[transport] = answered
+            return
+        self._answered.pop(transport, None)
+        response.force_close()
+        response.headers[hdrs.CONNECTION] = "close"
+
+    def _take_answers_within(self, transport: asyncio.BaseTransport) -> None:
+        sock = transport.get_extra_info("socket")
         if _USER_TIMEOUT is not None and sock is not None and sock.family in _TCP:
             # A connection closing meanwhile is no reason to fail its request.
             with contextlib.suppress(OSError):
-                sock.setsockopt(socket.IPPROTO_TCP, _USER_TIMEOUT, milliseconds)
-        return await handler(request)
-
-    return answers_taken_within
+                sock.setsockopt(socket.IPPROTO_TCP, _USER_TIMEOUT, self._milliseconds)
 
 
 class HealthServer:
@@ -108,7 +138,8 @@ class HealthServer:
     when a connection opens or answers, and is not reset by what arrives, so it is also how
     long a client has to send a whole request: one that sends part of a request and then
     trickles or stalls ("slowloris") is closed after it (aiohttp's own default is an hour).
-    A client has ``request_patience`` to send a body and to take each answer."""
+    A client has ``request_patience`` to send a body and to take each answer, and a connection
+    carries ``requests_a_connection`` answers at most (see ``_Connections``)."""
 
     def __init__(
         self,
@@ -120,13 +151,15 @@ class HealthServer:
         interactions: Handler | None = None,
         idle_timeout: float = DEFAULT_HTTP_IDLE_TIMEOUT,
         request_patience: float = REQUEST_PATIENCE,
+        requests_a_connection: int = REQUESTS_A_CONNECTION,
     ) -> None:
         self.host = host
         self.port = port
         self._readiness = readiness
         self._scrape = scrape
-        self.app = app = web.Application(
-            client_max_size=MAX_REQUEST_BODY, middlewares=[_answers_taken_within(request_patience)]
+        self.app = app = web.Application(client_max_size=MAX_REQUEST_BODY)
+        app.on_response_prepare.append(
+            _Connections(request_patience, requests_a_connection).on_prepare
         )
         if interactions is not None:
             app.router.add_post("/interactions", interactions)

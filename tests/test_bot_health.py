@@ -34,7 +34,7 @@ from bot import logs
 from bot.client import LIVE_GAMES_INTERVAL, TTTBot
 from bot.config import DEFAULT_HTTP_IDLE_TIMEOUT, ConfigError, Settings
 from bot.errors import APOLOGY, DATABASE_DOWN
-from bot.health import REQUEST_PATIENCE, HealthServer
+from bot.health import REQUEST_PATIENCE, REQUESTS_A_CONNECTION, HealthServer
 from bot.metrics import OPERATIONS, Metrics
 from bot.stalls import IDLE_TICK
 from tests.bot_harness import (
@@ -592,6 +592,7 @@ def health_server(
     port: int,
     idle_timeout: float = DEFAULT_HTTP_IDLE_TIMEOUT,
     request_patience: float = REQUEST_PATIENCE,
+    requests_a_connection: int = REQUESTS_A_CONNECTION,
 ) -> HealthServer:
     """The port's server on 127.0.0.1, always ready, with nothing to scrape."""
     return HealthServer(
@@ -601,6 +602,7 @@ def health_server(
         scrape=nothing_to_scrape,
         idle_timeout=idle_timeout,
         request_patience=request_patience,
+        requests_a_connection=requests_a_connection,
     )
 
 
@@ -727,6 +729,33 @@ async def test_an_idle_connection_is_kept_for_the_idle_timeout_and_then_closed()
     finally:
         await server.close()
     assert 1.5 < idle < 4, idle
+
+
+async def test_a_connection_is_closed_after_so_many_answers_and_says_so() -> None:
+    """Under gunicorn a kept-alive connection stays with the worker that accepted it, and
+    connections opened at once are often all accepted by one: each is closed after so many
+    answers (the last saying ``Connection: close``), so that the client opens it again towards
+    whichever worker accepts it then."""
+    port = free_port()
+    server = health_server(port, requests_a_connection=3)
+    await server.start()
+    try:
+        for _ in range(2):  # a connection's count starts again with the next one
+            reader, writer = await asyncio.open_connection("127.0.0.1", port)
+            answers = []
+            for _ in range(3):
+                writer.write(b"GET /livez HTTP/1.1\r\nHost: tttbot\r\n\r\n")
+                answers.append(await asyncio.wait_for(reader.readuntil(b"live\n"), 5))
+            closed = await asyncio.wait_for(reader.read(), 5) == b""
+            writer.close()
+            assert [b"Connection: close\r\n" in answer for answer in answers] == [
+                False,
+                False,
+                True,
+            ]
+            assert closed
+    finally:
+        await server.close()
 
 
 async def test_a_body_that_would_not_inflate_is_dropped_unread_and_logs_nothing(
