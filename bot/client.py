@@ -587,11 +587,11 @@ class TTTBot(commands.AutoShardedBot):
         async with self:  # its exit runs close()
             self._health = self.http_front()
             await self._health.start()
-            if not await self.login_unless_stopped(token, stop):
-                return
-            self.open_endpoint()
-            log.info("answering interactions at %s", self._health.url(PATH))
-            await stop.wait()
+            if await self.login_unless_stopped(token, stop):
+                self.open_endpoint()
+                log.info("answering interactions at %s", self._health.url(PATH))
+                await stop.wait()
+            # Also when stopped while starting: a request held for the start gets its 503 now.
             await self.stop_answering()
 
     def http_front(self) -> HealthServer:
