@@ -31,22 +31,35 @@ import logging
 import random
 import sqlite3
 import time
+from collections.abc import AsyncIterator
 from contextlib import closing
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 from bot.clock import ManualClock
+from bot.config import parse_database_url
 from bot.domain import Actor
 from bot.service import NOT_HERE, Clicked, GameService
-from bot.storage.sqlite import SqliteStorage
+from bot.storage.connect import open_storage
 from tests.bot_harness import GATEWAY, HTTP, BotHarness
 from tests.discord_sim import DiscordSim
 from tests.soak.accounting import account, unexcused_violations
-from tests.soak.driver import ANSI, BotRunner, Soak, WorkersRunner, soak_seconds, soak_seed
+from tests.soak.driver import (
+    ANSI,
+    BotRunner,
+    Soak,
+    WorkersRunner,
+    fresh_database,
+    soak_database_server,
+    soak_seconds,
+    soak_seed,
+)
 from tests.soak.oracle import (
     CHALLENGE_TIMEOUT,
     TURN_TIMEOUT,
+    Database,
     Tables,
     database_problems,
     table_problems,
@@ -70,19 +83,27 @@ def known_bug(failure: str) -> str:
     return failure + (f"\n  ^ {bug}" if bug else "")
 
 
+@pytest.fixture
+async def soak_database() -> AsyncIterator[str | None]:
+    """A fresh PostgreSQL database on ``TTT_SOAK_DATABASE_URL``'s server, or None (SQLite)."""
+    async with fresh_database(soak_database_server()) as url:
+        yield url
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("door", [GATEWAY, HTTP])
 async def test_soak_members_play_through_faults_and_kills(
-    sim: DiscordSim, tmp_path: Path, door: str
+    sim: DiscordSim, tmp_path: Path, door: str, soak_database: str | None
 ) -> None:
     began = time.monotonic()
     seed, seconds = soak_seed(), soak_seconds(door)
     # Printed first: pytest shows it with any failure, even one that ends the soak early.
-    print(f"soak seed {seed} (replay with TTT_SOAK_SEED={seed}), {seconds} s of play")
+    engine = "SQLite" if soak_database is None else "PostgreSQL"
+    print(f"soak seed {seed} (replay with TTT_SOAK_SEED={seed}), {seconds} s of play on {engine}")
     s = sim.seed
     channels = [s.channel, s.other_channel, s.thread, sim.add_channel(s.guild, "soak")]
     members = [s.alice, s.bob, s.carol, s.moderator]  # the moderator last: it may /ttt end
-    runner = BotRunner(sim, tmp_path) if door == GATEWAY else WorkersRunner(sim, tmp_path)
+    runner = (BotRunner if door == GATEWAY else WorkersRunner)(sim, tmp_path, soak_database)
     soak = Soak(sim, runner, seed, channels, members, s.other_bot)
     try:
         await runner.start()
@@ -101,10 +122,10 @@ async def test_soak_members_play_through_faults_and_kills(
         f"the bot's logs: {', '.join(map(str, runner.logs))}"
     )
     assert code == 0, f"{replay}: SIGTERM ended the bot with {code}:\n{runner.log_tail()}"
-    problems = soak.problems + database_problems(
-        sim, runner.db_path, set(soak.by_id), runner.sweep_slack
+    problems = soak.problems + await database_problems(
+        sim, runner.database, set(soak.by_id), runner.sweep_slack
     )
-    tables = Tables.read(runner.db_path)
+    tables = await Tables.read(runner.database)
     if any(game["status"] == "active" for game in tables.games) or any(
         challenge["status"] == "pending" for challenge in tables.challenges
     ):
@@ -118,7 +139,7 @@ async def test_soak_members_play_through_faults_and_kills(
     problems += [f"Discord rule broken, not by a fault: {line}" for line in violations]
     problems += [f"unknown route: {route}" for route in sim.unknown_routes]
     problems += [known_bug(f"the bot logged: {line}") for line in runner.errors_logged()]
-    summary = soak.summary(accounting, excused, time.monotonic() - began)
+    summary = await soak.summary(accounting, excused, time.monotonic() - began)
     print(summary)
     assert not problems, f"{replay}\n{summary}\n" + "\n".join(f"- {p}" for p in problems)
 
@@ -131,11 +152,12 @@ BOT_ID, GUILD = 9000, 1
 ALICE, BOB, CAROL, MODERATOR = 101, 102, 103, 104
 
 
-async def write_valid_database(path: Path) -> float:
-    """Games and challenges of every kind, written by the bot's own service and storage, as in
-    a real run; returns the time the checks must take as now."""
+async def write_valid_database(where: Database) -> float:
+    """Games and challenges of every kind, written by the bot's own service and storage (on
+    SQLite or PostgreSQL), as in a real run; returns the time the checks must take as now."""
     clock = ManualClock()
-    storage = await SqliteStorage.open(str(path), clock)
+    url = f"sqlite:///{where}" if isinstance(where, Path) else where
+    storage = await open_storage(parse_database_url(url), clock)
     service = GameService(
         storage,
         clock,
@@ -236,19 +258,43 @@ CORRUPTIONS = {
 }
 
 
+async def corrupt(where: Database, sql: str) -> int:
+    """Run ``sql`` past the schema's foreign keys; how many rows it changed."""
+    if isinstance(where, Path):
+        with closing(sqlite3.connect(where)) as sqlite:
+            sqlite.execute("PRAGMA foreign_keys = OFF")
+            changed: int = sqlite.execute(sql).rowcount
+            sqlite.commit()
+            return changed
+    db = await asyncpg.connect(where)
+    try:
+        # The test's superuser may turn off the triggers that enforce foreign keys.
+        await db.execute("SET session_replication_role = replica")
+        status = await db.execute(sql)  # "UPDATE 3", "INSERT 0 1"
+        return int(status.split()[-1])
+    finally:
+        await db.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def soak_checks_database(request: pytest.FixtureRequest, tmp_path: Path) -> Database:
+    """Where the checks read: the oracle reads either engine's tables the same."""
+    if request.param == "sqlite":
+        return tmp_path / "bot.sqlite3"
+    url: str = request.getfixturevalue("fresh_postgres_database")
+    return url
+
+
 @pytest.mark.parametrize("corruption", [None, *CORRUPTIONS])
 async def test_the_soak_checks_pass_what_the_bot_writes_and_catch_each_corruption(
-    tmp_path: Path, corruption: str | None
+    soak_checks_database: Database, corruption: str | None
 ) -> None:
-    path = tmp_path / "bot.sqlite3"
-    now = await write_valid_database(path)
+    where = soak_checks_database
+    now = await write_valid_database(where)
     if corruption is not None:
         sql, expected = CORRUPTIONS[corruption]
-        with closing(sqlite3.connect(path)) as db:
-            db.execute("PRAGMA foreign_keys = OFF")
-            assert db.execute(sql).rowcount > 0, sql
-            db.commit()
-    problems = table_problems(Tables.read(path), BOT_ID, {ALICE, BOB, CAROL, MODERATOR}, now)
+        assert await corrupt(where, sql) > 0, sql
+    problems = table_problems(await Tables.read(where), BOT_ID, {ALICE, BOB, CAROL, MODERATOR}, now)
     if corruption is None:
         assert problems == []
     else:

@@ -3,8 +3,8 @@ behind either front door: ``python -m bot`` over the gateway (:class:`BotRunner`
 running two ``python -m bot serve`` workers on one port (:class:`WorkersRunner`); and the
 players (:class:`Soak`): members playing in several channels at once, one driver task each, and
 a chaos task injecting REST faults, closing the gateway (over HTTP: killing one worker, which
-gunicorn replaces) and killing the bot. ``TTT_SOAK_SEED``, ``TTT_SOAK_SECONDS`` and
-``TTT_SOAK_MAX_INTERACTIONS`` are read here.
+gunicorn replaces) and killing the bot. ``TTT_SOAK_SEED``, ``TTT_SOAK_SECONDS``,
+``TTT_SOAK_MAX_INTERACTIONS`` and ``TTT_SOAK_DATABASE_URL`` are read here.
 """
 
 from __future__ import annotations
@@ -14,16 +14,19 @@ import contextlib
 import os
 import random
 import re
+import secrets
 import signal
 import sys
 import textwrap
 import time
 from collections import Counter
-from collections.abc import Awaitable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
+import asyncpg
 
 from bot.components import CELL_ID, CHALLENGE_ID, GAME_ACTION_ID
 from bot.service import DIFFICULTIES
@@ -56,6 +59,7 @@ from tests.soak.oracle import (
     SWEEP_SLACK,
     TURN_TIMEOUT,
     ChannelView,
+    Database,
     Row,
     Tables,
     database_problems,
@@ -135,6 +139,34 @@ def soak_max_interactions() -> int:
     return int(configured) if configured else DEFAULT_MAX_INTERACTIONS
 
 
+def soak_database_server() -> str | None:
+    """``TTT_SOAK_DATABASE_URL``: a PostgreSQL server (the URL of a database there its user
+    may create databases from) to soak on instead of a SQLite file, or None."""
+    return os.environ.get("TTT_SOAK_DATABASE_URL", "").strip() or None
+
+
+@contextlib.asynccontextmanager
+async def fresh_database(server_url: str | None) -> AsyncIterator[str | None]:
+    """The URL of a new, empty database on the server ``server_url`` logs in to, dropped
+    afterwards; None without a server. A database of its own: the oracle counts every game in
+    it, and a run must not count another's."""
+    if server_url is None:
+        yield None
+        return
+    name = f"tttbot_soak_{os.getpid()}_{secrets.token_hex(4)}"
+    admin = await asyncpg.connect(server_url)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield urlunsplit(urlsplit(server_url)._replace(path=f"/{name}"))
+        finally:
+            # FORCE: a bot SIGKILLed at the end may leave its connections for the server to
+            # notice.
+            await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
 def pick(rng: random.Random, weights: Mapping[str, float]) -> str:
     names = [name for name, weight in weights.items() if weight > 0]
     return rng.choices(names, [weights[name] for name in names])[0]
@@ -150,7 +182,7 @@ class BotRunner:
     # How late past its due time the sweeper may settle something (soak.oracle).
     sweep_slack = SWEEP_SLACK
 
-    def __init__(self, sim: DiscordSim, tmp_path: Path) -> None:
+    def __init__(self, sim: DiscordSim, tmp_path: Path, database_url: str | None = None) -> None:
         self.sim = sim
         self.tmp_path = tmp_path
         self.env = bot_env(
@@ -160,7 +192,10 @@ class BotRunner:
             TTT_TURN_TIMEOUT=str(TURN_TIMEOUT),
             TTT_CHALLENGE_TIMEOUT=str(CHALLENGE_TIMEOUT),
         )
-        self.db_path = tmp_path / "bot.sqlite3"
+        # The SQLite file bot_env names, or the PostgreSQL database given.
+        self.database: Database = tmp_path / "bot.sqlite3"
+        if database_url is not None:
+            self.env["DATABASE_URL"] = self.database = database_url
         self.process: asyncio.subprocess.Process | None = None
         self.logs: list[Path] = []
 
@@ -264,8 +299,8 @@ class WorkersRunner(BotRunner):
     front_door = HTTP
     sweep_slack = LEASED_SWEEP_SLACK
 
-    def __init__(self, sim: DiscordSim, tmp_path: Path) -> None:
-        super().__init__(sim, tmp_path)
+    def __init__(self, sim: DiscordSim, tmp_path: Path, database_url: str | None = None) -> None:
+        super().__init__(sim, tmp_path, database_url)
         self.env["DISCORD_PUBLIC_KEY"] = sim.public_key
         sim.interactions_keep_alive = False
         self.port = free_port()
@@ -443,7 +478,7 @@ class Soak:
             if len(self.sim.interactions) >= self.max_interactions:
                 self.stop.set()  # the chaos task and the other drivers stop with it
                 return
-            view = read_channel(self.runner.db_path, channel.id)
+            view = await read_channel(self.runner.database, channel.id)
             self.hold(channel, view)
             if view.game is not None:
                 await self.play(channel, view.game, rng)
@@ -786,7 +821,7 @@ class Soak:
         at = time.monotonic()
         await self.runner.kill()
         # Whatever the kill interrupted, the database must be consistent right now.
-        self.check(f"after SIGKILL {self.whole_kills() + 1}")
+        await self.check(f"after SIGKILL {self.whole_kills() + 1}")
         await self.runner.start()
         self.kills.append(Kill(at, time.monotonic()))
 
@@ -798,14 +833,14 @@ class Soak:
         self.kills.append(Kill(at, time.monotonic(), worker=pid))
         # The other worker plays on meanwhile: what the killed one interrupted must still
         # leave the database consistent, as of one read transaction.
-        self.check(f"after the SIGKILL of worker {pid}")
+        await self.check(f"after the SIGKILL of worker {pid}")
 
-    def check(self, when: str) -> None:
+    async def check(self, when: str) -> None:
         members = set(self.by_id)
         self.problems += [
             f"{when}: {problem}"
-            for problem in database_problems(
-                self.sim, self.runner.db_path, members, self.runner.sweep_slack
+            for problem in await database_problems(
+                self.sim, self.runner.database, members, self.runner.sweep_slack
             )
         ]
 
@@ -846,7 +881,7 @@ class Soak:
         where = f"#{channel.name}"
         alice = self.members[0]
         last: InteractionRecord | None = None  # the click that should have freed the channel
-        view = read_channel(self.runner.db_path, channel.id)
+        view = await read_channel(self.runner.database, channel.id)
         if view.game is not None:
             game = view.game
             board = Board.from_moves(moves_of(game))
@@ -860,7 +895,7 @@ class Soak:
                 )
         if view.game is not None or view.challenge is not None:
             shown = await self.must(f"{where}: /ttt board", self.slash(alice, channel, "ttt board"))
-            view = read_channel(self.runner.db_path, channel.id)
+            view = await read_channel(self.runner.database, channel.id)
             if view.game is not None:
                 game = view.game
                 player = self.by_id[side_id(game, human_marks(game)[0])]
@@ -883,7 +918,7 @@ class Soak:
                 last = await self.must(
                     f"{where}: withdraw", self.click(challenger, shown.message, withdraw)
                 )
-        view = read_channel(self.runner.db_path, channel.id)
+        view = await read_channel(self.runner.database, channel.id)
         said = None if last is None else last.content
         held = f"{where} is still held (the last click answered {said!r}): {view}"
         assert view.game is None, held
@@ -891,14 +926,14 @@ class Soak:
         started = await self.must(
             f"{where}: /ttt vs-ai", self.slash(alice, channel, "ttt vs-ai", difficulty="random")
         )
-        live = read_channel(self.runner.db_path, channel.id).game
+        live = (await read_channel(self.runner.database, channel.id)).game
         assert live is not None, f"{where}: /ttt vs-ai started no game: {started.content}"
         assert started.message is not None
         resign = GAME_ACTION_ID.build(action="resign", game=live["id"])
         await self.must(f"{where}: resign", self.click(alice, started.message, resign))
 
-    def summary(self, accounting: Accounting, excused: list[str], seconds: float) -> str:
-        tables = Tables.read(self.runner.db_path)
+    async def summary(self, accounting: Accounting, excused: list[str], seconds: float) -> str:
+        tables = await Tables.read(self.runner.database)
         finished = Counter(g["end_reason"] for g in tables.games if g["status"] == "finished")
         against = Counter(g["ai_difficulty"] or "member" for g in tables.games)
         challenges = Counter(c["status"] for c in tables.challenges)

@@ -1,5 +1,5 @@
-"""The soak's oracle: the checks on the bot's SQLite database, read directly, and on the
-messages the sim holds.
+"""The soak's oracle: the checks on the bot's database (SQLite or PostgreSQL), read directly,
+and on the messages the sim holds.
 
 1. Every game is valid: see :func:`game_problems` for the exact rule (and
    :func:`challenge_problems` for challenges).
@@ -22,6 +22,8 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import asyncpg
 
 from bot.boards import UNSHOWN_GRACE
 from bot.client import SWEEPER_LEASE_SWEEPS
@@ -53,6 +55,9 @@ LEASED_SWEEP_SLACK = SWEEP_SLACK + SWEEPER_LEASE_SWEEPS * SWEEP_INTERVAL
 
 # -- the database, read directly -----------------------------------------------------------------
 
+# Where the bot keeps its tables: a SQLite file, or a PostgreSQL database's URL.
+Database = Path | str
+
 
 def connect_ro(path: Path) -> sqlite3.Connection:
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
@@ -60,8 +65,24 @@ def connect_ro(path: Path) -> sqlite3.Connection:
     return db
 
 
-def rows(db: sqlite3.Connection, sql: str, *params: Any) -> list[Row]:
-    return [dict(row) for row in db.execute(sql, params).fetchall()]
+async def read_rows(where: Database, *queries: tuple[str, tuple[Any, ...]]) -> list[list[Row]]:
+    """Each query's rows, all in one read transaction: the tables as of one commit, even while
+    the bot writes. The queries number their parameters as PostgreSQL does (``$1``), which
+    SQLite reads as ``?1``."""
+    if isinstance(where, Path):
+        with closing(connect_ro(where)) as sqlite:
+            sqlite.execute("BEGIN")
+            return [
+                [dict(row) for row in sqlite.execute(sql.replace("$", "?"), params).fetchall()]
+                for sql, params in queries
+            ]
+    db = await asyncpg.connect(where)
+    try:
+        # REPEATABLE READ: every query sees the snapshot the first one took.
+        async with db.transaction(isolation="repeatable_read", readonly=True):
+            return [[dict(row) for row in await db.fetch(sql, *params)] for sql, params in queries]
+    finally:
+        await db.close()
 
 
 @dataclass(frozen=True)
@@ -73,17 +94,17 @@ class Tables:
     ratings: list[Row]
 
     @classmethod
-    def read(cls, path: Path) -> Tables:
-        with closing(connect_ro(path)) as db:
-            # One read transaction: the tables as of one commit, even while the bot writes.
-            db.execute("BEGIN")
-            return cls(
-                rows(db, "SELECT * FROM games ORDER BY id"),
-                rows(db, "SELECT * FROM challenges ORDER BY id"),
-                rows(db, "SELECT * FROM channel_occupants ORDER BY channel_id"),
-                rows(db, "SELECT * FROM player_stats"),
-                rows(db, "SELECT * FROM ratings"),
+    async def read(cls, where: Database) -> Tables:
+        return cls(
+            *await read_rows(
+                where,
+                ("SELECT * FROM games ORDER BY id", ()),
+                ("SELECT * FROM challenges ORDER BY id", ()),
+                ("SELECT * FROM channel_occupants ORDER BY channel_id", ()),
+                ("SELECT * FROM player_stats", ()),
+                ("SELECT * FROM ratings", ()),
             )
+        )
 
 
 @dataclass(frozen=True)
@@ -95,21 +116,17 @@ class ChannelView:
     last: Row | None  # its most recently finished game
 
 
-def read_channel(path: Path, channel_id: int) -> ChannelView:
-    with closing(connect_ro(path)) as db:
-        db.execute("BEGIN")
-        game = rows(
-            db, "SELECT * FROM games WHERE channel_id = ? AND status = 'active'", channel_id
-        )
-        challenge = rows(
-            db, "SELECT * FROM challenges WHERE channel_id = ? AND status = 'pending'", channel_id
-        )
-        last = rows(
-            db,
-            "SELECT * FROM games WHERE channel_id = ? AND status = 'finished'"
+async def read_channel(where: Database, channel_id: int) -> ChannelView:
+    game, challenge, last = await read_rows(
+        where,
+        ("SELECT * FROM games WHERE channel_id = $1 AND status = 'active'", (channel_id,)),
+        ("SELECT * FROM challenges WHERE channel_id = $1 AND status = 'pending'", (channel_id,)),
+        (
+            "SELECT * FROM games WHERE channel_id = $1 AND status = 'finished'"
             " ORDER BY updated_at DESC, id DESC LIMIT 1",
-            channel_id,
-        )
+            (channel_id,),
+        ),
+    )
     return ChannelView(
         game[0] if game else None, challenge[0] if challenge else None, last[0] if last else None
     )
@@ -470,10 +487,10 @@ def table_problems(
     return problems
 
 
-def database_problems(
-    sim: DiscordSim, path: Path, members: set[int], slack: float = SWEEP_SLACK
+async def database_problems(
+    sim: DiscordSim, where: Database, members: set[int], slack: float = SWEEP_SLACK
 ) -> list[str]:
-    tables = Tables.read(path)
+    tables = await Tables.read(where)
     now = time.time()
     return table_problems(tables, sim.bot_user.id, members, now, slack) + shown_problems(
         sim, tables
