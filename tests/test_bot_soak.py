@@ -7,8 +7,12 @@ closes one worker is SIGKILLed now and then (gunicorn starts another), and the w
 (master and workers) is SIGKILLed and started again as the gateway bot is. REST faults are the
 same but for the callback route, which no answer takes over HTTP: faults on reading a
 response's message back (``GET @original``, which only ``serve`` asks for) take its share.
+Over HTTP it runs a third time, shorter, on a fresh PostgreSQL database (``http-postgresql``,
+on the session's throwaway cluster): the workers on PostgreSQL are what docs/operating.md
+recommends for several processes, and they take code paths SQLite has not.
 
-Whenever the bot is down (after each SIGKILL) and at the end, the SQLite file is read directly:
+Whenever the bot is down (after each SIGKILL) and at the end, its tables are read directly
+(the SQLite file, or the PostgreSQL database, in one read transaction):
 every game must replay and agree with its status (see ``game_problems`` in
 ``tests/soak/oracle.py`` for the exact rule), no channel may be blocked, and the stats and
 ratings must be exactly what the finished games add up to. At the end every interaction the
@@ -20,8 +24,11 @@ accepted, any other fails the test (``tests/soak/accounting.py``).
 ``TTT_SOAK_SEED`` replays a run's choices (the seed is printed and named in every failure; the
 timing of a real process is not replayed, so a failure may take a few tries to come back) and
 ``TTT_SOAK_SECONDS`` sets the playing time (default 50 s over the gateway, for about a minute
-in all, and 35 s over HTTP, whose restarts take longer); ``TTT_SOAK_MAX_INTERACTIONS`` ends it
-sooner on a machine fast enough to send that many.
+in all, 35 s over HTTP, whose restarts take longer, and 17 s on PostgreSQL, for about 20 s
+in all); ``TTT_SOAK_MAX_INTERACTIONS`` ends it sooner on a machine fast enough to send that
+many. ``TTT_SOAK_DATABASE_URL``, the URL of a database on a PostgreSQL server whose user may
+create databases, runs the other two soaks on PostgreSQL as well, each on a database of its own
+made there for it and dropped after it (the gateway on PostgreSQL, or a longer run, by hand).
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ from tests.discord_sim import DiscordSim
 from tests.soak.accounting import account, unexcused_violations
 from tests.soak.driver import (
     ANSI,
+    DEFAULT_SECONDS,
     BotRunner,
     Soak,
     WorkersRunner,
@@ -83,20 +91,45 @@ def known_bug(failure: str) -> str:
     return failure + (f"\n  ^ {bug}" if bug else "")
 
 
+SQLITE, POSTGRESQL = "sqlite", "postgresql"
+# The soaks of the suite. On PostgreSQL, over HTTP: the workers are what several processes on
+# one database means (docs/operating.md), and they take the paths only PostgreSQL has (the
+# endpoint's batched notes, the sweeper lease between workers, FOR UPDATE replacements,
+# asyncpg's pool in a SIGKILLed process). Short, to keep the suite within its budget.
+POSTGRESQL_SECONDS = 17.0
+SOAKS = [
+    pytest.param(GATEWAY, SQLITE, DEFAULT_SECONDS[GATEWAY], id=GATEWAY),
+    pytest.param(HTTP, SQLITE, DEFAULT_SECONDS[HTTP], id=HTTP),
+    pytest.param(HTTP, POSTGRESQL, POSTGRESQL_SECONDS, id="http-postgresql"),
+]
+
+
 @pytest.fixture
-async def soak_database() -> AsyncIterator[str | None]:
-    """A fresh PostgreSQL database on ``TTT_SOAK_DATABASE_URL``'s server, or None (SQLite)."""
+async def soak_server_database() -> AsyncIterator[str | None]:
+    """A fresh PostgreSQL database on ``TTT_SOAK_DATABASE_URL``'s server, or None."""
     async with fresh_database(soak_database_server()) as url:
         yield url
 
 
+@pytest.fixture
+def soak_database(request: pytest.FixtureRequest) -> str | None:
+    """The URL of the soak's PostgreSQL database, or None for a SQLite file: the session's
+    cluster for the PostgreSQL soak; for the others, ``TTT_SOAK_DATABASE_URL``'s server when
+    it is set (to run any soak on PostgreSQL by hand)."""
+    fixture = "fresh_postgres_database" if request.param == POSTGRESQL else "soak_server_database"
+    url: str | None = request.getfixturevalue(fixture)
+    return url
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("door", [GATEWAY, HTTP])
+@pytest.mark.parametrize(
+    ("door", "soak_database", "default_seconds"), SOAKS, indirect=["soak_database"]
+)
 async def test_soak_members_play_through_faults_and_kills(
-    sim: DiscordSim, tmp_path: Path, door: str, soak_database: str | None
+    sim: DiscordSim, tmp_path: Path, door: str, soak_database: str | None, default_seconds: float
 ) -> None:
     began = time.monotonic()
-    seed, seconds = soak_seed(), soak_seconds(door)
+    seed, seconds = soak_seed(), soak_seconds(default_seconds)
     # Printed first: pytest shows it with any failure, even one that ends the soak early.
     engine = "SQLite" if soak_database is None else "PostgreSQL"
     print(f"soak seed {seed} (replay with TTT_SOAK_SEED={seed}), {seconds} s of play on {engine}")

@@ -129,9 +129,9 @@ def soak_seed() -> int:
     return int(configured) if configured else random.SystemRandom().randrange(2**32)
 
 
-def soak_seconds(front_door: str) -> float:
+def soak_seconds(default: float) -> float:
     configured = os.environ.get("TTT_SOAK_SECONDS", "").strip()
-    return float(configured) if configured else DEFAULT_SECONDS[front_door]
+    return float(configured) if configured else default
 
 
 def soak_max_interactions() -> int:
