@@ -821,7 +821,7 @@ class Soak:
         at = time.monotonic()
         await self.runner.kill()
         # Whatever the kill interrupted, the database must be consistent right now.
-        await self.check(f"after SIGKILL {self.whole_kills() + 1}")
+        self.check(f"after SIGKILL {self.whole_kills() + 1}")
         await self.runner.start()
         self.kills.append(Kill(at, time.monotonic()))
 
@@ -833,13 +833,13 @@ class Soak:
         self.kills.append(Kill(at, time.monotonic(), worker=pid))
         # The other worker plays on meanwhile: what the killed one interrupted must still
         # leave the database consistent, as of one read transaction.
-        await self.check(f"after the SIGKILL of worker {pid}")
+        self.check(f"after the SIGKILL of worker {pid}")
 
-    async def check(self, when: str) -> None:
+    def check(self, when: str) -> None:
         members = set(self.by_id)
         self.problems += [
             f"{when}: {problem}"
-            for problem in await database_problems(
+            for problem in database_problems(
                 self.sim, self.runner.database, members, self.runner.sweep_slack
             )
         ]
@@ -932,8 +932,8 @@ class Soak:
         resign = GAME_ACTION_ID.build(action="resign", game=live["id"])
         await self.must(f"{where}: resign", self.click(alice, started.message, resign))
 
-    async def summary(self, accounting: Accounting, excused: list[str], seconds: float) -> str:
-        tables = await Tables.read(self.runner.database)
+    def summary(self, accounting: Accounting, excused: list[str], seconds: float) -> str:
+        tables = Tables.read(self.runner.database)
         finished = Counter(g["end_reason"] for g in tables.games if g["status"] == "finished")
         against = Counter(g["ai_difficulty"] or "member" for g in tables.games)
         challenges = Counter(c["status"] for c in tables.challenges)

@@ -13,11 +13,13 @@ and on the messages the sim holds.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import sqlite3
 import time
 from collections import Counter
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,17 +96,22 @@ class Tables:
     ratings: list[Row]
 
     @classmethod
-    async def read(cls, where: Database) -> Tables:
-        return cls(
-            *await read_rows(
-                where,
-                ("SELECT * FROM games ORDER BY id", ()),
-                ("SELECT * FROM challenges ORDER BY id", ()),
-                ("SELECT * FROM channel_occupants ORDER BY channel_id", ()),
-                ("SELECT * FROM player_stats", ()),
-                ("SELECT * FROM ratings", ()),
-            )
+    def read(cls, where: Database) -> Tables:
+        """The tables, read while the caller's event loop waits (on PostgreSQL too, in a thread
+        of its own): the sim in that loop answers nothing meanwhile, so the messages it holds
+        are as of the tables' commit, which :func:`shown_problems` relies on. Awaited, a read
+        let a live worker's board replaced after the snapshot show as a live game whose
+        message no longer shows it."""
+        reading = read_rows(
+            where,
+            ("SELECT * FROM games ORDER BY id", ()),
+            ("SELECT * FROM challenges ORDER BY id", ()),
+            ("SELECT * FROM channel_occupants ORDER BY channel_id", ()),
+            ("SELECT * FROM player_stats", ()),
+            ("SELECT * FROM ratings", ()),
         )
+        with ThreadPoolExecutor(max_workers=1) as thread:
+            return cls(*thread.submit(asyncio.run, reading).result())
 
 
 @dataclass(frozen=True)
@@ -487,10 +494,10 @@ def table_problems(
     return problems
 
 
-async def database_problems(
+def database_problems(
     sim: DiscordSim, where: Database, members: set[int], slack: float = SWEEP_SLACK
 ) -> list[str]:
-    tables = await Tables.read(where)
+    tables = Tables.read(where)
     now = time.time()
     return table_problems(tables, sim.bot_user.id, members, now, slack) + shown_problems(
         sim, tables
