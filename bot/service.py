@@ -494,13 +494,27 @@ class GameService:
         ):
             raise UserError(NOT_HERE)
         if challenge.status is not ChallengeStatus.PENDING:
-            raise UserError(CLOSED_CHALLENGE[challenge.status])
+            raise UserError(
+                CLOSED_CHALLENGE[challenge.status], changed=await self._board_behind(challenge)
+            )
         if challenge.expires_at <= self.clock.now():
             closed = await self.storage.close_challenge(challenge_id, ChallengeStatus.EXPIRED)
             raise UserError(
                 "This challenge has expired.", changed=closed[0] if closed else challenge
             )
         return challenge
+
+    async def _board_behind(self, challenge: ChallengeRecord) -> GameRecord | None:
+        """The live game an accepted ``challenge`` started in its own message, which still
+        shows the challenge: the accept was saved and its answer never left (its process
+        killed in between), so the message kept its Accept button. A click on it shows the
+        game there, as a click on a board left behind its game redraws it."""
+        if challenge.status is not ChallengeStatus.ACCEPTED or challenge.game_id is None:
+            return None
+        game = await self.storage.get_game(challenge.game_id)
+        if game is None or not game.is_active or game.message_id != challenge.message_id:
+            return None
+        return game
 
     async def _close(self, challenge_id: int, status: ChallengeStatus) -> ChallengeRecord:
         closed = await self.storage.close_challenge(challenge_id, status)

@@ -20,6 +20,7 @@ from bot.components import CELL_ID, CHALLENGE_ID, LEGACY_CELL_ID
 from bot.config import POSTGRESQL
 from bot.domain import Actor
 from bot.errors import DATABASE_DOWN
+from bot.service import Clicked
 from bot.storage.base import GameRecord
 from tests.bot_harness import (
     CALLBACK,
@@ -365,6 +366,37 @@ async def test_a_board_left_behind_its_game_is_redrawn_by_the_next_click_on_it(
         assert game.moves == (0,)  # bob's click on the old board played nothing
         await sim.click(s.bob, board, cell_id(board, "B2"))
         assert shown_board(board) == "X../.O./..."
+
+
+@both_front_doors
+async def test_a_challenge_accepted_whose_answer_never_left_shows_the_game_at_the_next_click(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """An accept saved and its message adopted as the board, whose answer never showed (over
+    HTTP, a response lost on its way as its worker was killed: the soak on PostgreSQL found
+    one): the challenge's message kept its Accept button, and every click on it was refused
+    while the game it started went on unseen. The next click on it now shows the game
+    there, and tells its member why."""
+    s = sim.seed
+    async with harness.running() as bot:
+        ix = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        message = ix.message
+        assert message is not None
+        assert await bot.in_flight.wait_idle(patience=5)
+        challenge = await bot.storage.pending_challenge_in_channel(s.channel.id)
+        assert challenge is not None
+        # Accepted and adopted, past Discord: no answer shows it.
+        _, game = await bot.service.accept(
+            challenge.id, Actor(s.bob.id, "bob"), Clicked(s.channel.id, message.id)
+        )
+        await bot.storage.set_game_message(game.id, message.id)
+        accept = button_id(message, CHALLENGE_ID, action="accept")
+        clicked = await sim.click(s.bob, message, accept)
+        await refused_showing_the_game(clicked, "This challenge is closed: it was accepted.")
+        assert shown_board(message) == ".../.../..."
+        played = await sim.click(s.alice, message, cell_id(message, "B2"))
+        assert played.response_type == 7
+        assert shown_board(message) == ".../.X./..."
 
 
 @both_front_doors

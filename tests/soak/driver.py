@@ -840,7 +840,7 @@ class Soak:
         self.problems += [
             f"{when}: {problem}"
             for problem in database_problems(
-                self.sim, self.runner.database, members, self.runner.sweep_slack
+                self.sim, self.runner.database, members, self.runner.sweep_slack, after_a_kill=True
             )
         ]
 
