@@ -70,6 +70,7 @@ from tests.soak.oracle import (
     Database,
     Tables,
     database_problems,
+    shown_problems,
     table_problems,
 )
 
@@ -354,6 +355,30 @@ async def test_the_soak_reads_the_tables_while_the_sim_waits(
     assert (ran, len(tables.games)) == ([], 7)
     await answering
     assert ran == ["the sim"]
+
+
+async def test_just_after_a_kill_a_game_may_still_show_the_challenge_that_started_it(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """An accept saved and adopted whose answer died with its worker leaves the challenge on
+    the game's message until the next click on it: the checks just after a kill allow it,
+    the end of the soak does not."""
+    s = sim.seed
+    async with harness.running() as bot:
+        ix = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        assert ix.message is not None
+        assert await bot.in_flight.wait_idle(patience=5)
+        challenge = await bot.storage.pending_challenge_in_channel(s.channel.id)
+        assert challenge is not None
+        _, game = await bot.service.accept(
+            challenge.id, Actor(s.bob.id, "bob"), Clicked(s.channel.id, ix.message.id)
+        )
+        await bot.storage.set_game_message(game.id, ix.message.id)
+        tables = Tables.read(harness.db_path)
+    assert shown_problems(sim, tables, after_a_kill=True) == []
+    assert shown_problems(sim, tables) == [
+        f"game {game.id}: its message {ix.message.id} does not show it (buttons naming [0])"
+    ]
 
 
 LOG = """\
