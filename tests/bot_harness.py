@@ -45,6 +45,9 @@ from bot.client import TTTBot
 from bot.clock import ManualClock, SystemClock
 from bot.components import CELL_ID, CHALLENGE_ID, GAME_ACTION_ID, IdFormat
 from bot.config import POSTGRESQL, SQLITE, DatabaseUrl, Settings, parse_database_url
+from bot.domain import Actor
+from bot.service import Clicked
+from bot.storage.base import GameRecord
 from bot.storage.connect import open_storage
 from bot.storage.postgres import PostgresStorage
 from bot.storage.sqlite import SqliteStorage
@@ -305,6 +308,25 @@ async def board_out_of_time(sim: DiscordSim, harness: BotHarness, bot: TTTBot) -
     assert await bot.in_flight.wait_idle(patience=5)
     harness.clock.advance(301)
     return started.message
+
+
+async def accepted_unshown(sim: DiscordSim, bot: TTTBot) -> tuple[SimMessage, GameRecord]:
+    """alice challenges bob, then bob's accept is saved and the challenge's message adopted as
+    the game's board, past Discord: no answer shows it, as when the accept's response was lost
+    as its worker was killed. Returns that message, which still shows the challenge, and the
+    game."""
+    s = sim.seed
+    ix = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+    message = ix.message
+    assert message is not None
+    assert await bot.in_flight.wait_idle(patience=5)  # the challenge's message id stored
+    challenge = await bot.storage.pending_challenge_in_channel(s.channel.id)
+    assert challenge is not None
+    _, game = await bot.service.accept(
+        challenge.id, Actor(s.bob.id, "bob"), Clicked(s.channel.id, message.id)
+    )
+    await bot.storage.set_game_message(game.id, message.id)
+    return message, game
 
 
 async def start_member_game(

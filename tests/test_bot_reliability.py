@@ -20,13 +20,13 @@ from bot.components import CELL_ID, CHALLENGE_ID, LEGACY_CELL_ID
 from bot.config import POSTGRESQL
 from bot.domain import Actor
 from bot.errors import DATABASE_DOWN
-from bot.service import Clicked
 from bot.storage.base import GameRecord
 from tests.bot_harness import (
     CALLBACK,
     PAST_THE_WINDOW,
     SHORT_WINDOW,
     BotHarness,
+    accepted_unshown,
     board_out_of_time,
     both_engines,
     both_front_doors,
@@ -379,17 +379,7 @@ async def test_a_challenge_accepted_whose_answer_never_left_shows_the_game_at_th
     there, and tells its member why."""
     s = sim.seed
     async with harness.running() as bot:
-        ix = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
-        message = ix.message
-        assert message is not None
-        assert await bot.in_flight.wait_idle(patience=5)
-        challenge = await bot.storage.pending_challenge_in_channel(s.channel.id)
-        assert challenge is not None
-        # Accepted and adopted, past Discord: no answer shows it.
-        _, game = await bot.service.accept(
-            challenge.id, Actor(s.bob.id, "bob"), Clicked(s.channel.id, message.id)
-        )
-        await bot.storage.set_game_message(game.id, message.id)
+        message, _ = await accepted_unshown(sim, bot)
         accept = button_id(message, CHALLENGE_ID, action="accept")
         clicked = await sim.click(s.bob, message, accept)
         await refused_showing_the_game(clicked, "This challenge is closed: it was accepted.")

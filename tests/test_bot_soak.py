@@ -50,7 +50,7 @@ from bot.config import parse_database_url
 from bot.domain import Actor
 from bot.service import NOT_HERE, Clicked, GameService
 from bot.storage.connect import open_storage
-from tests.bot_harness import GATEWAY, HTTP, BotHarness
+from tests.bot_harness import GATEWAY, HTTP, BotHarness, accepted_unshown
 from tests.discord_sim import DiscordSim
 from tests.soak.accounting import account, unexcused_violations
 from tests.soak.driver import (
@@ -363,21 +363,12 @@ async def test_just_after_a_kill_a_game_may_still_show_the_challenge_that_starte
     """An accept saved and adopted whose answer died with its worker leaves the challenge on
     the game's message until the next click on it: the checks just after a kill allow it,
     the end of the soak does not."""
-    s = sim.seed
     async with harness.running() as bot:
-        ix = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
-        assert ix.message is not None
-        assert await bot.in_flight.wait_idle(patience=5)
-        challenge = await bot.storage.pending_challenge_in_channel(s.channel.id)
-        assert challenge is not None
-        _, game = await bot.service.accept(
-            challenge.id, Actor(s.bob.id, "bob"), Clicked(s.channel.id, ix.message.id)
-        )
-        await bot.storage.set_game_message(game.id, ix.message.id)
+        message, game = await accepted_unshown(sim, bot)
         tables = Tables.read(harness.db_path)
     assert shown_problems(sim, tables, after_a_kill=True) == []
     assert shown_problems(sim, tables) == [
-        f"game {game.id}: its message {ix.message.id} does not show it (buttons naming [0])"
+        f"game {game.id}: its message {message.id} does not show it (buttons naming [0])"
     ]
 
 
