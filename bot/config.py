@@ -136,19 +136,25 @@ MIN_TIMEOUT = 10.0
 MAX_TIMEOUT = 7 * 24 * 3600.0
 
 
-def _timeout(env: Mapping[str, str], name: str, default: float) -> float:
+def _seconds(
+    env: Mapping[str, str], name: str, default: float, span: tuple[float, float, str], like: str
+) -> float:
+    """Setting ``name``, a number of seconds within ``span`` (lowest, highest, and the two said
+    in words); ``default`` if unset."""
     raw = env.get(name, "").strip()
     if not raw:
         return default
     if not _SECONDS.fullmatch(raw):
-        raise ConfigError(f"{name} must be a number of seconds, like 300, not {raw!r}")
-    seconds = float(raw)
-    if not MIN_TIMEOUT <= seconds <= MAX_TIMEOUT:
-        raise ConfigError(
-            f"{name} must be between {MIN_TIMEOUT:.0f} seconds and 7 days "
-            f"({MAX_TIMEOUT:.0f}), not {raw}"
-        )
-    return seconds
+        raise ConfigError(f"{name} must be a number of seconds, like {like}, not {raw!r}")
+    lowest, highest, said = span
+    if not lowest <= float(raw) <= highest:
+        raise ConfigError(f"{name} must be between {said}, not {raw}")
+    return float(raw)
+
+
+def _timeout(env: Mapping[str, str], name: str, default: float) -> float:
+    span = (MIN_TIMEOUT, MAX_TIMEOUT, f"{MIN_TIMEOUT:.0f} seconds and 7 days ({MAX_TIMEOUT:.0f})")
+    return _seconds(env, name, default, span, like="300")
 
 
 _COUNT = re.compile(r"[0-9]+")
@@ -266,14 +272,8 @@ MAX_HTTP_IDLE_TIMEOUT = 3600.0
 def _http_idle_timeout(env: Mapping[str, str]) -> float:
     """``TTT_HTTP_IDLE_TIMEOUT``: seconds the HTTP port keeps a connection with nothing to do,
     which is also how long a client has to send a whole request."""
-    raw = env.get("TTT_HTTP_IDLE_TIMEOUT", "").strip()
-    if not raw:
-        return DEFAULT_HTTP_IDLE_TIMEOUT
-    if not _SECONDS.fullmatch(raw) or not 1 <= float(raw) <= MAX_HTTP_IDLE_TIMEOUT:
-        raise ConfigError(
-            f"TTT_HTTP_IDLE_TIMEOUT must be a number of seconds from 1 to 3600, like 5, not {raw!r}"
-        )
-    return float(raw)
+    span = (1.0, MAX_HTTP_IDLE_TIMEOUT, f"1 and {MAX_HTTP_IDLE_TIMEOUT:.0f} seconds")
+    return _seconds(env, "TTT_HTTP_IDLE_TIMEOUT", DEFAULT_HTTP_IDLE_TIMEOUT, span, like="5")
 
 
 def http_url(host: str, port: int, path: str) -> str:

@@ -94,8 +94,8 @@ def test_a_missing_token_is_named(token: str) -> None:
         ({"DISCORD_API_BASE_URL": "127.0.0.1:8080"}, "DISCORD_API_BASE_URL must be a http"),
         ({"DISCORD_GATEWAY_URL": "http://127.0.0.1/"}, "DISCORD_GATEWAY_URL must be a ws"),
         ({"TTT_HTTP_IDLE_TIMEOUT": "forever"}, "TTT_HTTP_IDLE_TIMEOUT must be a number of sec"),
-        ({"TTT_HTTP_IDLE_TIMEOUT": "0.5"}, "TTT_HTTP_IDLE_TIMEOUT must be a number of sec"),
-        ({"TTT_HTTP_IDLE_TIMEOUT": "3601"}, "TTT_HTTP_IDLE_TIMEOUT must be a number of sec"),
+        ({"TTT_HTTP_IDLE_TIMEOUT": "0.5"}, "TTT_HTTP_IDLE_TIMEOUT must be between 1 and 3600 sec"),
+        ({"TTT_HTTP_IDLE_TIMEOUT": "3601"}, "TTT_HTTP_IDLE_TIMEOUT must be between 1 and 3600 sec"),
     ],
 )
 def test_malformed_settings_are_named(env: dict[str, str], message: str) -> None:

@@ -204,8 +204,6 @@ class Statements:
             f" RETURNING {GAME_COLUMNS}"
         )
         self.save_game = spell(SAVE_GAME)
-        self.game_message = spell("SELECT message_id FROM games WHERE id = ?")
-        self.set_game_message = spell("UPDATE games SET message_id = ? WHERE id = ?")
         self.first_game_message = spell(
             "UPDATE games SET message_id = ? WHERE id = ? AND message_id IS NULL RETURNING id"
         )
@@ -227,8 +225,6 @@ class Statements:
         self.start_challenge_game = spell(
             f"UPDATE challenges SET game_id = ? WHERE id = ? RETURNING {CHALLENGE_COLUMNS}"
         )
-        self.challenge_message = spell("SELECT message_id FROM challenges WHERE id = ?")
-        self.set_challenge_message = spell("UPDATE challenges SET message_id = ? WHERE id = ?")
         self.first_challenge_message = spell(
             "UPDATE challenges SET message_id = ? WHERE id = ? AND message_id IS NULL RETURNING id"
         )
@@ -290,12 +286,6 @@ class Statements:
             " RETURNING holder"
         )
         self.release_lease = spell("DELETE FROM leases WHERE name = ? AND holder = ?")
-        # An interaction noted once: the insert of an id already noted inserts nothing, so
-        # of two workers given the same interaction, one gets a row back.
-        self.note_interaction = spell(
-            "INSERT INTO interactions_seen (id, signed_at) VALUES (?, ?)"
-            " ON CONFLICT (id) DO NOTHING RETURNING id"
-        )
         self.prune_interactions = spell("DELETE FROM interactions_seen WHERE signed_at < ?")
         # bot.threads' suspects and claims (migration 0016). A suspect is taken by deleting
         # it, so of two workers looking at once, each row goes to one.

@@ -220,11 +220,7 @@ class _Database:
         return self._write(lambda db: _save_game(db, game))
 
     def set_game_message(self, game_id: int, message_id: int) -> int | None:
-        return self._write(
-            functools.partial(
-                _replace_message, SQL.game_message, SQL.set_game_message, game_id, message_id
-            )
-        )
+        return self._write(functools.partial(_replace_message, "games", game_id, message_id))
 
     def first_game_message(self, game_id: int, message_id: int) -> bool:
         statement = SQL.first_game_message
@@ -257,13 +253,7 @@ class _Database:
 
     def set_challenge_message(self, challenge_id: int, message_id: int) -> int | None:
         return self._write(
-            functools.partial(
-                _replace_message,
-                SQL.challenge_message,
-                SQL.set_challenge_message,
-                challenge_id,
-                message_id,
-            )
+            functools.partial(_replace_message, "challenges", challenge_id, message_id)
         )
 
     def first_challenge_message(self, challenge_id: int, message_id: int) -> bool:
@@ -1138,15 +1128,25 @@ def _save_game(db: sqlite3.Connection, game: GameRecord) -> GameRecord | None:
 
 
 def _replace_message(
-    read: str, write: str, row_id: int, message_id: int, db: sqlite3.Connection
+    table: str, row_id: int, message_id: int, db: sqlite3.Connection
 ) -> int | None:
-    """Inside the write lock: the message ``row_id`` had, then ``message_id`` in its place."""
-    before = db.execute(read, (row_id,)).fetchone()
-    db.execute(write, (message_id, row_id))
+    """Inside the write lock: the message row ``row_id`` of ``table`` had, then ``message_id``
+    in its place (PostgreSQL's is one statement, as RETURNING there can read the row before)."""
+    before = db.execute(f"SELECT message_id FROM {table} WHERE id = ?", (row_id,)).fetchone()
+    db.execute(f"UPDATE {table} SET message_id = ? WHERE id = ?", (message_id, row_id))
     if before is None:
         return None
     previous: int | None = before[0]
     return previous
+
+
+# An interaction noted once: the insert of an id already noted inserts nothing, so of two
+# workers given the same interaction, one gets a row back. (PostgreSQL notes a batch in one
+# statement, bot.storage.postgres._NOTE_INTERACTIONS.)
+_NOTE_INTERACTION = (
+    "INSERT INTO interactions_seen (id, signed_at) VALUES (?, ?)"
+    " ON CONFLICT (id) DO NOTHING RETURNING id"
+)
 
 
 def _note_interactions(
@@ -1154,7 +1154,7 @@ def _note_interactions(
 ) -> frozenset[int]:
     # A statement each, in the caller's one transaction: its commit is the cost, not these.
     return frozenset(
-        row[0] for note in notes for row in db.execute(SQL.note_interaction, note).fetchall()
+        row[0] for note in notes for row in db.execute(_NOTE_INTERACTION, note).fetchall()
     )
 
 
