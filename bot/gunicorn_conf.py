@@ -18,13 +18,15 @@ master before it binds the port or starts a worker:
   mode, its directory (``PROMETHEUS_MULTIPROC_DIR``) made fresh here for each start, before
   any worker forks, and removed when gunicorn exits (``on_exit``); the operator's own, if the
   variable is set, emptied of prometheus_client's files instead, and kept. A worker that exits
-  is marked dead (``child_exit``): its gauges go, its counts stay (:mod:`bot.metrics`).
+  is marked dead (``child_exit``): its gauges go, its counts stay, folded into one file with
+  those of the workers gone before (:mod:`bot.metrics_files`).
 
 gunicorn reads only the names of its settings here; the others are this module's own.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -39,7 +41,7 @@ if OPERATORS_METRICS_DIRECTORY:
     # Files of an earlier start would be read as workers of this one (prometheus_client's
     # documentation: wiped between runs). Only its own files go: the directory may hold more.
     Path(OPERATORS_METRICS_DIRECTORY).mkdir(parents=True, exist_ok=True)
-    for _stale in Path(OPERATORS_METRICS_DIRECTORY).glob("*.db"):
+    for _stale in Path(OPERATORS_METRICS_DIRECTORY).glob("*.db*"):
         _stale.unlink()
     METRICS_DIRECTORY = OPERATORS_METRICS_DIRECTORY
 else:
@@ -54,6 +56,9 @@ from bot.__main__ import fail
 from bot.config import ConfigError
 from bot.gunicorn_app import BOOT_FAILURES, read_settings
 from bot.metrics import multiprocess_mode
+from bot.metrics_files import fold_exited_worker
+
+log = logging.getLogger(__name__)
 
 
 def remove_metrics_directory() -> None:
@@ -99,8 +104,14 @@ def on_starting(server: Any) -> None:
 
 def child_exit(server: Any, worker: Any) -> None:
     """In the master, a worker gone (stopped, or killed): its live gauges go from /metrics,
-    its counts stay, so that no counter goes back when gunicorn replaces it."""
+    its counts stay, so that no counter goes back when gunicorn replaces it, folded into the
+    files of the workers gone before (:mod:`bot.metrics_files`)."""
     multiprocess.mark_process_dead(worker.pid, METRICS_DIRECTORY)  # type: ignore[no-untyped-call]
+    try:
+        fold_exited_worker(Path(METRICS_DIRECTORY), worker.pid)
+    except OSError as error:
+        # Its files stay where they are, counted as before: only one more file a scrape.
+        log.warning("could not fold the counts of worker %s: %s", worker.pid, error)
 
 
 def on_exit(server: Any) -> None:

@@ -52,8 +52,8 @@ from prometheus_client import (
     values,
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
-from prometheus_client.multiprocess import MultiProcessCollector
 
+from bot.metrics_files import LockedMultiProcessCollector
 from bot.storage.base import (
     ChallengeRecord,
     Forgotten,
@@ -152,7 +152,7 @@ class Metrics:
         self._process_gauges: dict[str, Gauge] = {}
         if self.multiprocess:
             self._exposed = CollectorRegistry()
-            MultiProcessCollector(self._exposed)  # type: ignore[no-untyped-call]
+            LockedMultiProcessCollector(self._exposed)
             self._process_gauges = {
                 name: Gauge(name, text, registry=registry, multiprocess_mode="liveall")
                 for name, text in PROCESS_GAUGES.items()

@@ -30,6 +30,7 @@ from bot.clock import SystemClock
 from bot.components import CELL_ID
 from bot.config import DatabaseUrl
 from bot.metrics import EXPOSITION_REUSE
+from bot.metrics_files import FOLDED_KINDS, folded_file
 from bot.storage.base import GameRecord
 from bot.storage.connect import open_storage
 from game import Mark, cell_name
@@ -47,6 +48,7 @@ from tests.bot_harness import (
     text_of,
 )
 from tests.bot_processes import (
+    ANSWERING,
     GUNICORN,
     BotProcess,
     answering_workers,
@@ -434,19 +436,24 @@ def pids_of(samples: Samples, name: str) -> set[int]:
 
 
 def counts_by_worker(directory: Path) -> dict[int, float]:
-    """Each worker's own interactions, read from its counter file in the metrics directory
-    (prometheus_client's own reading of one file)."""
-    counts = {}
-    for path in directory.glob("counter_*.db"):
-        pid = int(path.stem.removeprefix("counter_"))
-        merged = MultiProcessCollector.merge([str(path)])  # type: ignore[no-untyped-call]
-        counts[pid] = sum(
-            sample.value
-            for family in merged
-            for sample in family.samples
-            if sample.name == "tttbot_interactions_total"
-        )
-    return counts
+    """Each live worker's own interactions, read from its counter file in the metrics
+    directory."""
+    return {
+        int(path.stem.removeprefix("counter_")): interactions_in(path)
+        for path in directory.glob("counter_*.db")
+        if path != folded_file(directory, "counter")  # the workers gone
+    }
+
+
+def interactions_in(path: Path) -> float:
+    """The interactions one counter file counts (prometheus_client's own reading of it)."""
+    merged = MultiProcessCollector.merge([str(path)])  # type: ignore[no-untyped-call]
+    return sum(
+        float(sample.value)
+        for family in merged
+        for sample in family.samples
+        if sample.name == "tttbot_interactions_total"
+    )
 
 
 async def scraped_with(
@@ -486,13 +493,14 @@ def gunicorns_metrics_directory(folder: Path) -> Path:
     return directory
 
 
-async def replaced(running: BotProcess, killed: int, patience: float = 30) -> set[int]:
-    """The two workers answering once the killed one is gone (a signal takes a moment)."""
+async def all_replaced(running: BotProcess, gone: set[int], patience: float = 30) -> set[int]:
+    """The two workers answering once none of ``gone`` runs (aiohttp's worker looks at its
+    count of requests once a second)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + patience
-    while killed in (now := set(await answering_workers(running, 2, patience))):
-        assert loop.time() < deadline, f"worker {killed} still runs"
-        await asyncio.sleep(0.1)
+    while gone & (now := set(await answering_workers(running, 2, patience))):
+        assert loop.time() < deadline, f"workers {gone & now} still run"
+        await asyncio.sleep(0.2)
     return now
 
 
@@ -573,9 +581,11 @@ async def test_metrics_through_gunicorn_report_every_worker_whichever_is_scraped
         }
         assert queried - served == {"tttbot_gateway_latency_seconds"}
     assert running.process.returncode == 0, running.log
-    # The operator's directory is kept, with this start's files.
+    # The operator's directory is kept, with this start's counts: the workers exited, folded
+    # into one file a kind (bot.metrics_files), the earlier start's file gone.
     assert not (directory / "counter_1.db").exists()
-    assert {path.name for path in directory.iterdir()} >= {f"counter_{pid}.db" for pid in workers}
+    assert files_of_counts(directory) == folded_files(directory)
+    assert interactions_in(folded_file(directory, "counter")) == handled
 
 
 @pytest.mark.slow
@@ -606,7 +616,7 @@ async def test_a_worker_killed_its_counts_stay_on_metrics_and_its_gauges_go(
         killed = max(by_worker, key=lambda pid: by_worker[pid])
         assert by_worker[killed] > 0, by_worker
         os.kill(killed, signal.SIGKILL)
-        now = await replaced(running, killed)
+        now = await all_replaced(running, {killed})
         after = await scraped_with(
             port,
             lambda samples: pids_of(samples, "process_resident_memory_bytes") == now,
@@ -615,6 +625,8 @@ async def test_a_worker_killed_its_counts_stay_on_metrics_and_its_gauges_go(
         assert total(after, "tttbot_interactions_total") == handled
         assert never_lower(before, after) == []
         assert pids_of(after, "process_cpu_seconds_total") == now
+        # Its counts were folded into one file a kind, its own files gone.
+        assert files_of_counts(directory) == own_files(directory, now) | folded_files(directory)
         assert ("tttbot_live_games", ()) in after
         # Counting goes on over the replacement, from the total.
         await play_a_game_against_the_bot(sim, 3)
@@ -627,6 +639,63 @@ async def test_a_worker_killed_its_counts_stay_on_metrics_and_its_gauges_go(
         assert never_lower(after, later) == []
     assert running.process.returncode == 0, running.log
     assert not directory.exists()
+
+
+# gunicorn's --max-requests in the test of workers replaced again and again: a worker answers
+# this many requests, then exits (aiohttp's gunicorn worker) and gunicorn starts another.
+RECYCLED_AFTER = 2
+# Games played until this many workers were replaced (the kernel gives each connection to
+# whichever worker accepts it first: not always in turn).
+REPLACED_AT_LEAST = 4
+GAMES_AT_MOST = 12
+
+
+def files_of_counts(directory: Path) -> set[Path]:
+    return {path for kind in FOLDED_KINDS for path in directory.glob(f"{kind}_*.db")}
+
+
+def own_files(directory: Path, workers: set[int]) -> set[Path]:
+    return {directory / f"{kind}_{pid}.db" for kind in FOLDED_KINDS for pid in workers}
+
+
+def folded_files(directory: Path) -> set[Path]:
+    return {folded_file(directory, kind) for kind in FOLDED_KINDS}
+
+
+@pytest.mark.slow
+async def test_workers_replaced_again_and_again_leave_one_file_a_kind_and_every_count(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    """gunicorn's --max-requests replaces each worker after a few interactions: a scrape
+    still counts every interaction, from the live workers' files and one file a kind for
+    all the workers gone (their own files would otherwise pile up, one pair a worker)."""
+    sim.interactions_keep_alive = False
+    port = free_port()
+    env = {"GUNICORN_CMD_ARGS": f"--max-requests {RECYCLED_AFTER}"}
+    async with gunicorn_workers(sim, tmp_path, port, env=env) as running:
+        await answering_workers(running, 2)
+        directory = gunicorns_metrics_directory(tmp_path)
+        for seed in range(GAMES_AT_MOST):
+            await play_a_game_against_the_bot(sim, seed)
+            # aiohttp's worker looks at its count of requests once a second.
+            await asyncio.sleep(1.5)
+            workers = set(await answering_workers(running, 2))
+            gone = {int(pid) for pid, _ in ANSWERING.findall(running.log)} - workers
+            if len(gone) >= REPLACED_AT_LEAST:
+                break
+        assert len(gone) >= REPLACED_AT_LEAST, running.log
+        assert running.log.count("Max requests, shutting down") >= len(gone)
+        handled = len(sim.interactions)
+        samples = await scraped_with(
+            port,
+            lambda samples: total(samples, "tttbot_interactions_total") == handled,
+            f"{handled} interactions counted",
+        )
+        assert total(samples, "tttbot_answer_latency_seconds_count") == handled
+        # The live workers' files, and one file a kind for all the others.
+        assert files_of_counts(directory) <= own_files(directory, workers) | folded_files(directory)
+        assert folded_files(directory) <= files_of_counts(directory)
+    assert running.process.returncode == 0, running.log
 
 
 # gunicorn run from a program that had imported prometheus_client before gunicorn read its
