@@ -1,13 +1,14 @@
 """The documentation holds together: every relative link in the README, ``docs/`` and the
 tests' and benchmarks' READMEs leads to a file of the repository (and to a heading there, when
-it names one), and every setting ``bot/config.py`` reads is in ``docs/operating.md``'s table
-and in ``.env.example``."""
+it names one), every setting ``bot/config.py`` reads is in ``docs/operating.md``'s table
+and in ``.env.example``, and every table the migrations make is in its "What the bot stores"."""
 
 from __future__ import annotations
 
 import ast
 import itertools
 import re
+import sqlite3
 import unicodedata
 from collections import Counter
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from bot.storage.migrations import migration_files
 from tests.test_env_file import named_settings
 
 REPO = Path(__file__).resolve().parent.parent
@@ -178,6 +180,38 @@ def test_every_setting_the_bot_reads_is_in_the_operators_table_and_the_example()
     assert read - table == set(), "read by bot/config.py, not in docs/operating.md's table"
     assert table - read == COMPOSE_ONLY, "in docs/operating.md's table, read by nobody"
     assert named_settings() == read | COMPOSE_ONLY, ".env.example names other settings"
+
+
+def section(page: Path, heading: str) -> str:
+    """The text of ``page``'s level-2 section ``heading``, its subsections included."""
+    text = page.read_text(encoding="utf-8")
+    start = text.index(f"\n## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end == -1 else text[start:end]
+
+
+def migrated_tables() -> set[str]:
+    """The tables SQLite's migrations leave (PostgreSQL's make the same: the storage contract
+    runs on both)."""
+    db = sqlite3.connect(":memory:")
+    try:
+        for _, script in migration_files("sqlite"):
+            db.executescript(script)
+        rows = db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'"
+        ).fetchall()
+    finally:
+        db.close()
+    return {name for (name,) in rows}
+
+
+def test_every_table_is_in_what_the_bot_stores() -> None:
+    """The page promises members every table and column that holds their data: a new table
+    must be named there, holding member data or not (``tournaments`` was left out once)."""
+    tables = migrated_tables()
+    assert {"games", "tournaments", "leases"} <= tables
+    named = set(re.findall(r"`([a-z_]+)`", section(OPERATING, "What the bot stores")))
+    assert tables - named == set(), "made by a migration, not in docs/operating.md's list"
 
 
 def test_the_readme_is_a_front_door() -> None:
