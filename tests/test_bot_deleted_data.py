@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.components import ERASE_ID
+from bot.components import ERASE_ID, TOURNAMENT_ID
 from bot.config import parse_database_url
 from bot.privacy import MAYBE_FORGOTTEN, NOT_ERASED, NOT_FORGOTTEN
 from bot.storage.base import DatabaseUnavailableError, Forgotten
@@ -92,6 +92,12 @@ async def test_a_forgotten_member_is_in_no_file_of_the_database_while_the_bot_ru
         await x_wins(sim, harness, s.other_channel, s.bob, s.alice, size=4)
         await start_member_game(sim, s.thread, s.carol, s.alice)
         await sim.slash(s.bob, sim.add_channel(s.guild, "pending"), "ttt start", opponent=s.alice)
+        # A tournament names her too, as an entrant (its document is rewritten, not deleted).
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Duel night")
+        assert created.message is not None
+        join = button_id(created.message, TOURNAMENT_ID, action="join")
+        for member in (s.alice, s.bob):
+            await sim.click(member, created.message, join)
         assert traces(
             harness.db_path, s.alice.name, s.alice.id
         )  # the test looks in the right place

@@ -455,6 +455,45 @@ async def test_forget_me_withdraws_the_member_and_leaves_no_trace_of_them(
     assert "alice" not in text_of(sim.message(after.state.announcement_id or 0))
 
 
+@both_engines
+async def test_a_member_only_in_tournaments_sees_them_and_can_forget_them(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The organiser of a tournament, and a member who joined one and played no game yet, are
+    named in it and nowhere else: /ttt my-data says so, and /ttt forget-me asks and forgets
+    (both were told nothing was stored, and could not be forgotten)."""
+    s = sim.seed
+    async with harness.running() as bot:
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Duel night")
+        announcement = created.message
+        assert announcement is not None
+        join = button_id(announcement, TOURNAMENT_ID, action="join")
+        await sim.click(s.alice, announcement, join)
+        tournament = await current(bot, sim)
+        for member in (s.alice, s.owner):
+            shown = await sim.slash(member, s.channel, "ttt my-data")
+            assert "1 tournament stored." in text_of(shown), text_of(shown)
+            asked = await sim.slash(member, s.channel, "ttt forget-me")
+            assert asked.message is not None, asked.content
+            assert "1 tournament" in text_of(asked), text_of(asked)
+            confirmed = await sim.click(
+                member, asked.message, button_id(asked.message, FORGET_ID, action="confirm")
+            )
+            assert confirmed.response_type == 7, confirmed.content
+            assert await bot.in_flight.wait_idle(patience=5)
+            after = await bot.tournaments.get(tournament.id)
+            assert after is not None
+            assert str(member.id) not in after.record.state
+            assert f'"name":"{member.name}"' not in after.record.state
+            nothing = await sim.slash(member, s.channel, "ttt my-data")
+            assert "I keep no data about you" in text_of(nothing), text_of(nothing)
+        # She had not played: her entry went; the organiser's place is the placeholder's.
+        last = await bot.tournaments.get(tournament.id)
+    assert last is not None
+    assert last.state.entries == ()
+    assert is_forgotten(last.state.organiser_id)
+
+
 @both_front_doors
 @both_engines
 async def test_the_organiser_pauses_resumes_and_awards_and_players_find_their_game(

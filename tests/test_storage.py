@@ -2443,6 +2443,29 @@ async def test_erasing_a_guild_takes_its_tournaments(storage: Storage) -> None:
     assert await storage.get_tournament(kept.id) is not None
 
 
+async def test_the_tournaments_naming_a_member_are_their_data(storage: Storage) -> None:
+    """A document names a member where a field holds their id (bot.tournaments.state writes
+    ids as JSON numbers): as organiser, entrant or actor; a longer number with their digits,
+    or their digits in a name, is not them."""
+    documents = (
+        f'{{"organiser_id":{ALICE},"entries":[]}}',
+        f'{{"organiser_id":{BOB},"entries":[{{"user_id":{CAROL},"name":"x"}}],"by":{ALICE}}}',
+        f'{{"organiser_id":{BOB},"entries":[{{"user_id":{ALICE}0,"name":"{ALICE}"}}]}}',
+    )
+    ids = []
+    for number, document in enumerate(documents):
+        created = await storage.create_tournament(new_tournament(CHANNEL + number))
+        ids.append(created.id)
+        await storage.save_tournament(
+            created, status=created.status, due_at=created.due_at, state=document, now=T0 + 1
+        )
+    assert await storage.tournaments_of_member(ALICE) == ids[:2]
+    assert (await storage.member_data(ALICE)).tournaments == 2
+    assert not (await storage.member_data(ALICE)).is_empty
+    assert (await storage.member_data(CAROL)).tournaments == 1
+    assert (await storage.member_data(DAVE)).is_empty
+
+
 # -- seasons (bot.seasons, bot.ladder) -------------------------------------------------------
 
 

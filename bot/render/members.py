@@ -102,6 +102,10 @@ def member_data_message(
     lines.append(
         lang.n_("{count} challenge stored.", "{count} challenges stored.", data.challenges)
     )
+    if data.tournaments:
+        lines.append(
+            lang.n_("{count} tournament stored.", "{count} tournaments stored.", data.tournaments)
+        )
     names = ", ".join(f"**{escape(name)}**" for name in data.names)
     lines.append(lang._("Names stored with your games and challenges: {names}", names=names))
     if data.puzzle_days or data.drills:
@@ -156,6 +160,7 @@ def forget_confirmation(data: MemberData, asked_at: int, lang: Language) -> Mess
             lang._(
                 "Your live games end first, counting for nobody, and your open challenges close."
             ),
+            *_tournaments_forgotten(data.tournaments, lang),
             lang._("Your daily puzzle results and your drills are deleted too."),
             "**" + lang._("This cannot be undone.") + "**",
         ]
@@ -166,6 +171,21 @@ def forget_confirmation(data: MemberData, asked_at: int, lang: Language) -> Mess
     )
     title = lang._("Delete your data?")
     return _question(title, text, (ids[0], ids[1]), (N_("Delete my data"), N_("Cancel")), lang)
+
+
+def _tournaments_forgotten(count: int, lang: Language) -> list[str]:
+    if not count:
+        return []
+    return [
+        lang.n_(
+            "In {count} tournament, *{placeholder}* takes your place; you leave it if it is "
+            "still going.",
+            "In {count} tournaments, *{placeholder}* takes your place; you leave those still "
+            "going.",
+            count,
+            placeholder=lang._(FORGOTTEN_MEMBER),
+        )
+    ]
 
 
 def forgotten_message(forgetting: Forgetting, lang: Language) -> Message:

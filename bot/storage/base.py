@@ -311,10 +311,19 @@ class MemberData:
     names: tuple[str, ...] = ()  # distinct, sorted
     puzzle_days: int = 0  # days with a daily puzzle answered
     drills: int = 0  # drills made from their games, learned or not
+    # Tournaments naming them: organised, entered, played in, or run (a pause, an award).
+    tournaments: int = 0
 
     @property
     def is_empty(self) -> bool:
-        return not (self.stats or self.games or self.challenges or self.puzzle_days or self.drills)
+        return not (
+            self.stats
+            or self.games
+            or self.challenges
+            or self.puzzle_days
+            or self.drills
+            or self.tournaments
+        )
 
     @property
     def guild_ids(self) -> tuple[int, ...]:
@@ -849,14 +858,18 @@ class Storage(Protocol):
         free afterwards."""
         ...
 
-    async def wipe_deleted(self) -> bool:
+    async def wipe_deleted(self, *, rewritten: bool = False) -> bool:
         """Make what :meth:`forget_member` and :meth:`erase_guild` deleted unreadable on disk
         where the engine can: SQLite keeps the old pages in its write-ahead log until a
         checkpoint, so each of those operations checkpoints and truncates the log once it has
         committed (freed pages are zeroed: ``secure_delete``). Another connection reading
         (a backup) blocks that without waiting for it; then this tries again. True when
         nothing deleted is left to wipe, False if it is still blocked. PostgreSQL: nothing to
-        do here (see docs/operating.md's "What deletion means on disk"), always True."""
+        do here (see docs/operating.md's "What deletion means on disk"), always True.
+
+        ``rewritten``: a member's data was overwritten since by other operations (their
+        tournaments' documents, rewritten without them after :meth:`forget_member`): the old
+        versions are wiped as a deletion's are."""
         ...
 
     async def prune_finished(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime
 from collections.abc import Iterable, Sequence
 from dataclasses import fields
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from bot import results
 from bot.storage.base import (
@@ -407,18 +407,26 @@ def _increments(score: results.Score) -> tuple[int, int, int]:
     return score.wins, score.losses, score.draws
 
 
+class MemberCounts(NamedTuple):
+    """What member_data counts of a member's: ``sql.Statements.member_challenges``'s count,
+    ``member_practice``'s row, ``member_tournaments``' count."""
+
+    challenges: int
+    practice: Row
+    tournaments: int
+
+
 def member_data(
     user_id: int,
     records: Iterable[Row],
     ratings: Iterable[Row],
     games: Iterable[Row],
-    challenges: int,
     names: Iterable[Row],
-    practice: Row,
+    counts: MemberCounts,
     now: float,
 ) -> MemberData:
     """A member's data from the rows ``sql.Statements.member_records``, ``member_ratings``,
-    ``member_games`` and ``member_names`` read, in guild and size order."""
+    ``member_games`` and ``member_names`` read, in guild and size order, and ``counts``."""
     by_place: dict[tuple[int, int], tuple[list[Row], Row | None]] = {}
     for row in records:
         by_place.setdefault((row["guild_id"], row["size"]), ([], None))[0].append(row)
@@ -437,10 +445,11 @@ def member_data(
                 key=lambda kept: (kept.guild_id, kept.size),
             )
         ),
-        challenges=challenges,
+        challenges=counts.challenges,
         names=tuple(sorted({str(row["name"]) for row in names})),
-        puzzle_days=int(practice["puzzle_days"]),
-        drills=int(practice["drills"]),
+        puzzle_days=int(counts.practice["puzzle_days"]),
+        drills=int(counts.practice["drills"]),
+        tournaments=counts.tournaments,
     )
 
 

@@ -555,9 +555,10 @@ class PostgresStorage:
             names = await db.fetch(SQL.member_names, *(user_id,) * 4)
             practice = await db.fetchrow(SQL.member_practice, user_id, user_id)
             assert practice is not None  # a SELECT of two counts is one row
-        return codec.member_data(
-            user_id, records, ratings, games, int(challenges), names, practice, self._clock.now()
-        )
+            patterns = codec.naming_patterns(user_id)
+            tournaments = await db.fetchval(SQL.member_tournaments, *patterns)
+        counts = codec.MemberCounts(int(challenges), practice, int(tournaments))
+        return codec.member_data(user_id, records, ratings, games, names, counts, self._clock.now())
 
     async def active_games_of(self, user_id: int) -> list[GameRecord]:
         return await self._games(SQL.active_games_of, user_id, user_id)
@@ -616,7 +617,7 @@ class PostgresStorage:
             drills,
         )
 
-    async def wipe_deleted(self) -> bool:
+    async def wipe_deleted(self, *, rewritten: bool = False) -> bool:
         # Nothing the bot can do: dead row versions stay in the table files until VACUUM
         # lets their space be reused, and in pg_wal until it is recycled (docs/operating.md's
         # "What deletion means on disk" says what an operator can do).

@@ -553,6 +553,9 @@ class Statements:
         self.tournaments_naming = spell(
             "SELECT id FROM tournaments WHERE state LIKE ? OR state LIKE ? ORDER BY id"
         )
+        self.member_tournaments = spell(
+            "SELECT COUNT(*) FROM tournaments WHERE state LIKE ? OR state LIKE ?"
+        )
         # A guild's erased: its tournaments' games first (SQLite does not cascade).
         self.delete_guild_tournaments = (
             spell(

@@ -416,11 +416,12 @@ class _Database:
             (challenges,) = self.db.execute(SQL.member_challenges, (user_id, user_id)).fetchone()
             names = self._rows(SQL.member_names, (user_id,) * 4)
             (practice,) = self._rows(SQL.member_practice, (user_id, user_id))
+            patterns = codec.naming_patterns(user_id)
+            (tournaments,) = self.db.execute(SQL.member_tournaments, patterns).fetchone()
         finally:
             self.db.execute("COMMIT")
-        return codec.member_data(
-            user_id, records, ratings, games, challenges, names, practice, self.clock.now()
-        )
+        counts = codec.MemberCounts(challenges, practice, tournaments)
+        return codec.member_data(user_id, records, ratings, games, names, counts, self.clock.now())
 
     def active_games_of(self, user_id: int) -> list[GameRecord]:
         return self._games(SQL.active_games_of, user_id, user_id)
@@ -437,15 +438,18 @@ class _Database:
         self.wipe_deleted()
         return erased
 
-    def wipe_deleted(self) -> bool:
+    def wipe_deleted(self, rewritten: bool = False) -> bool:
         """Checkpoint the write-ahead log into the file and truncate it, if it may still hold
-        something deleted: the log keeps every page version written since the last
-        checkpoint, rows deleted since included, until the last connection closes. Never
-        raises: the deletion it follows was committed, whatever happens here.
+        something deleted (or ``rewritten``, see :meth:`Storage.wipe_deleted`): the log keeps
+        every page version written since the last checkpoint, rows deleted since included,
+        until the last connection closes; and the file keeps the versions written at the last
+        checkpoint until the next. Never raises: the deletion it follows was committed,
+        whatever happens here.
 
         A connection of another process reading an older snapshot (a backup, the sqlite3
         shell) keeps the log: the checkpoint does not wait for it (it would hold up every
         operation queued behind it), and the sweeper tries again (:meth:`Storage.wipe_deleted`)."""
+        self.deleted_in_log = self.deleted_in_log or rewritten
         if not self.deleted_in_log:
             return True
         db = self.db
@@ -990,10 +994,10 @@ class SqliteStorage:
     async def erase_guild(self, guild_id: int) -> GuildErased:
         return await self._run(self._database.erase_guild, guild_id)
 
-    async def wipe_deleted(self) -> bool:
-        if not self._database.deleted_in_log:  # nothing to hand over to the thread
+    async def wipe_deleted(self, *, rewritten: bool = False) -> bool:
+        if not (rewritten or self._database.deleted_in_log):  # nothing to hand over to the thread
             return True
-        return await self._run(self._database.wipe_deleted)
+        return await self._run(self._database.wipe_deleted, rewritten)
 
     async def prune_finished(
         self, finished_before: float, limit: int, shards: ShardSlice = EVERY_GUILD

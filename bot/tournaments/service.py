@@ -304,6 +304,10 @@ class TournamentService:
             )
             if forgotten is not None:
                 changed.append(forgotten)
+        if changed:
+            # Their old documents, with the name, are still on disk (SQLite: in the log, and
+            # in the file as its last checkpoint wrote them).
+            await self.storage.wipe_deleted(rewritten=True)
         return changed
 
     def _forgotten(self, t: Tournament, user_id: int, placeholder: int) -> Change:
