@@ -29,6 +29,7 @@ import contextlib
 import fcntl
 import logging
 import os
+import time
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -45,6 +46,12 @@ LOCK_NAME = "tttbot-metrics.lock"
 # The kinds whose values are kept past a worker's exit, and so are folded.
 FOLDED_KINDS = ("counter", "histogram")
 FOLDED_OWNER = "folded"
+# How long a fold waits for the scrapes reading the files (each a few milliseconds), and a
+# scrape for a fold (one worker's files rewritten: a millisecond or so), before going on
+# without the lock; and how often the lock is tried meanwhile.
+FOLD_PATIENCE = 2.0
+SCRAPE_PATIENCE = 2.0
+LOCK_POLL = 0.005
 
 
 def folded_file(directory: Path, kind: str) -> Path:
@@ -53,11 +60,24 @@ def folded_file(directory: Path, kind: str) -> Path:
 
 
 @contextlib.contextmanager
-def _locked(directory: Path, operation: int) -> Iterator[None]:
+def _locked(directory: Path, operation: int, patience: float) -> Iterator[bool]:
+    """The lock taken (True), or not within ``patience`` seconds (False): its holder may be a
+    process stopped midway (SIGSTOP, a debugger), and gunicorn's master must not wait on one
+    of its workers for good, as it could no longer replace it."""
     descriptor = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        fcntl.flock(descriptor, operation)
-        yield
+        deadline = time.monotonic() + patience
+        while True:
+            try:
+                fcntl.flock(descriptor, operation | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    yield False
+                    return
+                time.sleep(LOCK_POLL)
+            else:
+                yield True
+                return
     finally:
         os.close(descriptor)  # and the lock with it
 
@@ -66,7 +86,11 @@ def fold_exited_worker(directory: Path, pid: int) -> None:
     """Add the counts of worker ``pid``, which exited, into the folded files, and delete its
     own (in gunicorn's master, as it reaps the worker: before a worker that could be given
     the same pid starts)."""
-    with _locked(directory, fcntl.LOCK_EX):
+    with _locked(directory, fcntl.LOCK_EX, FOLD_PATIENCE) as locked:
+        if not locked:
+            # Left as they are, its files are counted as before: one more pair a scrape.
+            log.warning("did not fold the counts of worker %s: a scrape held the lock", pid)
+            return
         for kind in FOLDED_KINDS:
             own = directory / f"{kind}_{pid}.db"
             if not own.exists():
@@ -108,7 +132,11 @@ class LockedMultiProcessCollector(MultiProcessCollector):
         super().__init__(registry, str(self._directory))  # type: ignore[no-untyped-call]
 
     def collect(self) -> Iterable[Metric]:
-        with _locked(self._directory, fcntl.LOCK_SH):
+        with _locked(self._directory, fcntl.LOCK_SH, SCRAPE_PATIENCE) as locked:
+            if not locked:
+                # gunicorn's master stopped midway through a fold: read the files as they are
+                # (a worker counted twice, or not at all, until it goes on) rather than never.
+                log.warning("read the workers' metrics files while a fold held the lock")
             # Read whole inside the lock: merge returns every metric already summed.
             collected: Iterable[Metric] = list(super().collect())  # type: ignore[no-untyped-call]
         return collected

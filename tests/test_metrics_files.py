@@ -15,6 +15,7 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.mmap_dict import MmapedDict, mmap_key
 
+from bot import metrics_files
 from bot.metrics_files import (
     DIRECTORY_VARIABLE,
     LOCK_NAME,
@@ -130,6 +131,31 @@ def test_a_scrape_waits_for_a_fold_in_progress(
         assert texts == []
     scrape.join()
     assert 'tttbot_interactions_total{kind="click",outcome="answered"} 5.0' in texts[0]
+
+
+def test_a_fold_kept_waiting_too_long_leaves_the_files_as_they_were(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A scrape's holder stopped midway (SIGSTOP) must not hold gunicorn's master for good:
+    unfolded, the worker's files are counted as before."""
+    write_counts(tmp_path, 101, answered=5, refused=1)
+    monkeypatch.setattr(metrics_files, "FOLD_PATIENCE", 0.05)
+    with holding(tmp_path, fcntl.LOCK_SH):
+        fold_exited_worker(tmp_path, 101)
+    assert (tmp_path / "counter_101.db").exists()
+    assert not folded_file(tmp_path, "counter").exists()
+    assert "did not fold the counts of worker 101" in caplog.text
+    assert 'outcome="answered"} 5.0' in scraped(tmp_path, monkeypatch)
+
+
+def test_a_scrape_kept_waiting_too_long_reads_the_files_as_they_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    write_counts(tmp_path, 101, answered=5, refused=1)
+    monkeypatch.setattr(metrics_files, "SCRAPE_PATIENCE", 0.05)
+    with holding(tmp_path, fcntl.LOCK_EX):
+        assert 'outcome="answered"} 5.0' in scraped(tmp_path, monkeypatch)
+    assert "while a fold held the lock" in caplog.text
 
 
 def test_scrapes_do_not_wait_for_each_other(
