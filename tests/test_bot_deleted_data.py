@@ -110,6 +110,22 @@ async def test_a_forgotten_member_is_in_no_file_of_the_database_while_the_bot_ru
         assert traces(harness.db_path, s.bob.name, s.bob.id, s.carol.name)
 
 
+async def test_an_admin_forgotten_for_their_settings_is_in_no_file_of_the_database(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Who changed a server's settings is kept by id: forgotten, that id is in no file."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, "ttt-settings timeouts", turn="1m")
+        await x_wins(sim, harness, s.channel, s.alice, s.bob)
+        assert traces(harness.db_path, s.owner.id)  # the test looks in the right place
+        done = await confirm(sim, s.owner, await ask_to_forget(sim, s.owner))
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert done.message is not None, done.content
+        assert traces(harness.db_path, s.owner.id) == {}
+        assert traces(harness.db_path, s.alice.name, s.alice.id, s.guild.id)
+
+
 async def test_an_erased_server_is_in_no_file_of_the_database_while_the_bot_runs(
     sim: DiscordSim, harness: BotHarness
 ) -> None:

@@ -2443,6 +2443,28 @@ async def test_erasing_a_guild_takes_its_tournaments(storage: Storage) -> None:
     assert await storage.get_tournament(kept.id) is not None
 
 
+async def test_the_settings_a_member_changed_last_are_their_data(storage: Storage) -> None:
+    """A setting keeps who changed it last, by id: that member's data, counted by
+    member_data (a member with nothing else is not "nothing stored") and by forget_member,
+    which puts the placeholder there; a later change by another takes it out of their data."""
+    await storage.change_guild_setting(GUILD, StoredSetting("turn_timeout", "60", ALICE, T0))
+    await storage.change_guild_setting(GUILD, StoredSetting("size", "4", ALICE, T0 + 1))
+    await storage.change_guild_setting(OTHER_GUILD, StoredSetting("size", "5", ALICE, T0 + 2))
+    await storage.change_guild_setting(OTHER_GUILD, StoredSetting("size", None, BOB, T0 + 3))
+    alice = await storage.member_data(ALICE)
+    assert alice.settings == 2
+    assert not alice.is_empty
+    assert (await storage.member_data(BOB)).settings == 1
+    assert (await storage.member_data(CAROL)).is_empty
+    forgotten = await storage.forget_member(ALICE, T0 + 4)
+    assert forgotten.settings == 2
+    assert (await storage.member_data(ALICE)).is_empty
+    assert [s.changed_by for s in await storage.guild_settings(GUILD)] == [
+        forgotten.placeholder_id
+    ] * 2
+    assert (await storage.forget_member(ALICE, T0 + 5)).settings == 0
+
+
 async def test_the_tournaments_naming_a_member_are_their_data(storage: Storage) -> None:
     """A document names a member where a field holds their id (bot.tournaments.state writes
     ids as JSON numbers): as organiser, entrant or actor; a longer number with their digits,

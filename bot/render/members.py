@@ -106,8 +106,17 @@ def member_data_message(
         lines.append(
             lang.n_("{count} tournament stored.", "{count} tournaments stored.", data.tournaments)
         )
-    names = ", ".join(f"**{escape(name)}**" for name in data.names)
-    lines.append(lang._("Names stored with your games and challenges: {names}", names=names))
+    if data.settings:
+        lines.append(
+            lang.n_(
+                "{count} server setting you changed last.",
+                "{count} server settings you changed last.",
+                data.settings,
+            )
+        )
+    if data.names:  # none with settings or tournaments alone
+        names = ", ".join(f"**{escape(name)}**" for name in data.names)
+        lines.append(lang._("Names stored with your games and challenges: {names}", names=names))
     if data.puzzle_days or data.drills:
         lines.append(
             lang.n_(
@@ -161,6 +170,7 @@ def forget_confirmation(data: MemberData, asked_at: int, lang: Language) -> Mess
                 "Your live games end first, counting for nobody, and your open challenges close."
             ),
             *_tournaments_forgotten(data.tournaments, lang),
+            *_settings_forgotten(data.settings, lang),
             lang._("Your daily puzzle results and your drills are deleted too."),
             "**" + lang._("This cannot be undone.") + "**",
         ]
@@ -188,11 +198,30 @@ def _tournaments_forgotten(count: int, lang: Language) -> list[str]:
     ]
 
 
+def _settings_forgotten(count: int, lang: Language) -> list[str]:
+    if not count:
+        return []
+    return [
+        lang.n_(
+            "In {count} server setting you changed last, *{placeholder}* is shown as who "
+            "changed it.",
+            "In {count} server settings you changed last, *{placeholder}* is shown as who "
+            "changed them.",
+            count,
+            placeholder=lang._(FORGOTTEN_MEMBER),
+        )
+    ]
+
+
 def forgotten_message(forgetting: Forgetting, lang: Language) -> Message:
     """What forgetting did, in place of the question."""
     forgotten = forgetting.forgotten
     if not (
-        forgotten.games or forgotten.challenges or forgotten.stats_rows or forgotten.practice_rows
+        forgotten.games
+        or forgotten.challenges
+        or forgotten.stats_rows
+        or forgotten.practice_rows
+        or forgotten.settings
     ):
         # A second click, or a member with nothing left: nothing changed.
         return plain_text(lang._("There was nothing left to delete: your data is already gone."))
@@ -208,6 +237,15 @@ def forgotten_message(forgetting: Forgetting, lang: Language) -> Message:
     ]
     if forgotten.practice_rows:
         lines.append(lang._("Your daily puzzle results and your drills are deleted."))
+    if forgotten.settings:
+        lines.append(
+            lang.n_(
+                "*{placeholder}* is now shown as who last changed {count} server setting.",
+                "*{placeholder}* is now shown as who last changed {count} server settings.",
+                forgotten.settings,
+                placeholder=lang._(FORGOTTEN_MEMBER),
+            )
+        )
     if forgetting.games:
         lines.append(
             lang.n_(

@@ -418,9 +418,10 @@ class _Database:
             (practice,) = self._rows(SQL.member_practice, (user_id, user_id))
             patterns = codec.naming_patterns(user_id)
             (tournaments,) = self.db.execute(SQL.member_tournaments, patterns).fetchone()
+            (settings,) = self.db.execute(SQL.member_settings, (user_id,)).fetchone()
         finally:
             self.db.execute("COMMIT")
-        counts = codec.MemberCounts(challenges, practice, tournaments)
+        counts = codec.MemberCounts(challenges, practice, tournaments, settings)
         return codec.member_data(user_id, records, ratings, games, names, counts, self.clock.now())
 
     def active_games_of(self, user_id: int) -> list[GameRecord]:
@@ -1238,7 +1239,7 @@ def _forget_member(db: sqlite3.Connection, user_id: int, now: float) -> Forgotte
     challenges = sum(
         len(db.execute(step, anonymised).fetchall()) for step in SQL.anonymise_challenges
     )
-    db.execute(SQL.anonymise_settings, (placeholder, user_id))
+    settings = len(db.execute(SQL.anonymise_settings, (placeholder, user_id)).fetchall())
     ended = db.execute(SQL.end_games_of, (now, placeholder, placeholder)).fetchall()
     closed = db.execute(SQL.close_challenges_of, (placeholder,) * 3).fetchall()
     stats_rows = sum(
@@ -1255,6 +1256,7 @@ def _forget_member(db: sqlite3.Connection, user_id: int, now: float) -> Forgotte
         challenges=challenges,
         stats_rows=stats_rows,
         practice_rows=practice_rows,
+        settings=settings,
     )
 
 
