@@ -480,6 +480,11 @@ async def test_a_member_only_in_tournaments_sees_them_and_can_forget_them(
                 member, asked.message, button_id(asked.message, FORGET_ID, action="confirm")
             )
             assert confirmed.response_type == 7, confirmed.content
+            # Told what became of it (not "nothing left to delete").
+            assert confirmed.message is not None
+            told = text_of(confirmed.message)
+            assert "*a deleted member* now takes your place in 1 tournament." in told, told
+            assert "nothing left" not in told
             assert await bot.in_flight.wait_idle(patience=5)
             after = await bot.tournaments.get(tournament.id)
             assert after is not None

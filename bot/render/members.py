@@ -213,11 +213,13 @@ def _settings_forgotten(count: int, lang: Language) -> list[str]:
     ]
 
 
-def forgotten_message(forgetting: Forgetting, lang: Language) -> Message:
-    """What forgetting did, in place of the question."""
+def forgotten_message(forgetting: Forgetting, tournaments: int, lang: Language) -> Message:
+    """What forgetting did, in place of the question; ``tournaments``: how many tournaments
+    the placeholder took the member's place in."""
     forgotten = forgetting.forgotten
     if not (
-        forgotten.games
+        tournaments
+        or forgotten.games
         or forgotten.challenges
         or forgotten.stats_rows
         or forgotten.practice_rows
@@ -237,6 +239,15 @@ def forgotten_message(forgetting: Forgetting, lang: Language) -> Message:
     ]
     if forgotten.practice_rows:
         lines.append(lang._("Your daily puzzle results and your drills are deleted."))
+    if tournaments:
+        lines.append(
+            lang.n_(
+                "*{placeholder}* now takes your place in {count} tournament.",
+                "*{placeholder}* now takes your place in {count} tournaments.",
+                tournaments,
+                placeholder=lang._(FORGOTTEN_MEMBER),
+            )
+        )
     if forgotten.settings:
         lines.append(
             lang.n_(
