@@ -134,6 +134,7 @@ async def test_an_erased_server_is_in_no_file_of_the_database_while_the_bot_runs
         await x_wins(sim, harness, s.channel, s.alice, s.bob)
         await start_member_game(sim, s.thread, s.carol, s.bob)
         await sim.slash(s.owner, s.channel, "ttt-settings timeouts", turn="1m")
+        await sim.slash(s.owner, s.other_channel, "ttt tournament create", name="Duel night")
         assert traces(harness.db_path, s.guild.id)
         done = await erase(sim)
         assert await bot.in_flight.wait_idle(patience=5)

@@ -2437,7 +2437,17 @@ async def test_erasing_a_guild_takes_its_tournaments(storage: Storage) -> None:
     game = await storage.start_tournament_game(tournament.id, 1, 1, new_game(CHANNEL + 5))
     assert game is not None
     kept = await storage.create_tournament(new_tournament(CHANNEL + 9, guild_id=OTHER_GUILD))
-    await storage.erase_guild(GUILD)
+    over = await storage.create_tournament(new_tournament(CHANNEL + 7))
+    await storage.save_tournament(
+        over, status=TournamentStatus.FINISHED, due_at=None, state=over.state, now=T0 + 1
+    )
+    erased = await storage.erase_guild(GUILD)
+    # Counted (a server with tournaments alone is not "no data"), and those still going
+    # handed back as they were, for their announcements.
+    assert erased.tournaments == 2
+    assert not erased.is_empty
+    assert [going.id for going in erased.live_tournaments] == [tournament.id]
+    assert erased.live_tournaments[0].state == tournament.state
     assert await storage.get_tournament(tournament.id) is None
     assert await storage.tournament_of_game(game.id) is None
     assert await storage.get_tournament(kept.id) is not None

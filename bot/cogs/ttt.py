@@ -658,6 +658,8 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             erased = await self.members_data.erase_guild(guild_id, asked_at)
             await answer.update(render.server_erased_message(erased, lang))
             await self.boards.show_erased(erased)
+            for going in erased.live_tournaments:
+                await self.rounds.show_erased(Tournament.of(going))
 
     # -- buttons (see bot.components) ---------------------------------------------------
 

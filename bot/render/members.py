@@ -289,8 +289,9 @@ def erase_server_confirmation(guild_id: int, asked_at: int, lang: Language) -> M
     text = "\n\n".join(
         [
             lang._(
-                "Every game, challenge, record and rating of this server goes, for every member, "
-                "and its settings too; live games and open challenges end."
+                "Every game, challenge, tournament, record and rating of this server goes, for "
+                "every member, and its settings too; live games, tournaments still going and open "
+                "challenges end."
             ),
             "**" + lang._("This cannot be undone.") + "**",
         ]
@@ -318,6 +319,12 @@ def server_erased_message(erased: GuildErased, lang: Language) -> Message:
         if erased.drills
         else ""
     )
+    if erased.tournaments:
+        drills += " " + lang.n_(
+            "{count} tournament was deleted too.",
+            "{count} tournaments were deleted too.",
+            erased.tournaments,
+        )
     return plain_text(
         "🗑️ "
         + lang._(
@@ -332,6 +339,13 @@ def server_erased_message(erased: GuildErased, lang: Language) -> Message:
         )
         + drills
     )
+
+
+def erased_tournament_message(lang: Language) -> Message:
+    """What a tournament's announcement shows once its server's data was deleted: no Join,
+    Leave or standings, a sentence, still a components-v2 message as it was posted."""
+    text = "🗑️ " + lang._("This tournament was deleted with the server's data.")
+    return Message(components=[text_display(text)], layout=True)
 
 
 def erased_message(shown: GameRecord | ChallengeRecord) -> Message:

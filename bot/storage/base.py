@@ -363,10 +363,15 @@ class GuildErased:
     challenges: int
     stats_rows: int  # player_stats, ratings and guild_settings rows
     drills: int = 0  # drills made from its games, deleted
+    tournaments: int = 0  # deleted, in any state
+    # Those still going, as they were (their announcements still show Join, Leave...).
+    live_tournaments: tuple[TournamentRecord, ...] = ()
 
     @property
     def is_empty(self) -> bool:
-        return not (self.games or self.challenges or self.stats_rows or self.drills)
+        return not (
+            self.games or self.challenges or self.stats_rows or self.drills or self.tournaments
+        )
 
 
 # The bot's own setting (:meth:`Storage.get_setting`) that holds the highest game id

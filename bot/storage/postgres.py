@@ -598,8 +598,12 @@ class PostgresStorage:
         async with self._deleting() as db:
             live = [codec.game(row) for row in await db.fetch(SQL.guild_live_games, guild_id)]
             pending = await db.fetch(SQL.guild_pending_challenges, guild_id)
-            for step in SQL.delete_guild_tournaments:
-                await db.fetch(step, guild_id)
+            going = [
+                codec.tournament(row) for row in await db.fetch(SQL.live_tournaments, guild_id)
+            ]
+            links, whole = SQL.delete_guild_tournaments
+            await db.fetch(links, guild_id)
+            tournaments = len(await db.fetch(whole, guild_id))
             await db.execute(SQL.free_guild_channels, guild_id, guild_id)
             await db.execute(SQL.drop_guild_routes, guild_id, guild_id)
             challenges = len(await db.fetch(SQL.delete_guild_challenges, guild_id))
@@ -617,6 +621,8 @@ class PostgresStorage:
             challenges,
             stats_rows,
             drills,
+            tournaments=tournaments,
+            live_tournaments=tuple(going),
         )
 
     async def wipe_deleted(self, *, rewritten: bool = False) -> bool:

@@ -559,7 +559,8 @@ class Statements:
         self.member_tournaments = spell(
             "SELECT COUNT(*) FROM tournaments WHERE state LIKE ? OR state LIKE ?"
         )
-        # A guild's erased: its tournaments' games first (SQLite does not cascade).
+        # A guild's erased: its tournaments' games first (SQLite does not cascade), then the
+        # tournaments (live_tournaments read first: the announcements to take buttons off).
         self.delete_guild_tournaments = (
             spell(
                 "DELETE FROM tournament_games WHERE tournament_id IN"

@@ -1266,8 +1266,10 @@ def _erase_guild(db: sqlite3.Connection, guild_id: int) -> GuildErased:
     pending = [
         codec.challenge(row) for row in db.execute(SQL.guild_pending_challenges, (guild_id,))
     ]
-    for step in SQL.delete_guild_tournaments:
-        db.execute(step, (guild_id,)).fetchall()
+    going = [codec.tournament(row) for row in db.execute(SQL.live_tournaments, (guild_id,))]
+    links, whole = SQL.delete_guild_tournaments
+    db.execute(links, (guild_id,)).fetchall()
+    tournaments = len(db.execute(whole, (guild_id,)).fetchall())
     db.execute(SQL.free_guild_channels, (guild_id, guild_id))
     db.execute(SQL.drop_guild_routes, (guild_id, guild_id))
     challenges = len(db.execute(SQL.delete_guild_challenges, (guild_id,)).fetchall())
@@ -1278,7 +1280,16 @@ def _erase_guild(db: sqlite3.Connection, guild_id: int) -> GuildErased:
     drills = len(db.execute(SQL.delete_guild_drills, (guild_id,)).fetchall())
     db.execute(SQL.unlink_guild_puzzles, (guild_id,))
     db.execute(SQL.delete_guild_seasons, (guild_id,))
-    return GuildErased(tuple(live), tuple(pending), games, challenges, stats_rows, drills)
+    return GuildErased(
+        tuple(live),
+        tuple(pending),
+        games,
+        challenges,
+        stats_rows,
+        drills,
+        tournaments=tournaments,
+        live_tournaments=tuple(going),
+    )
 
 
 def _prune_finished(
