@@ -105,7 +105,7 @@ async def test_my_data_shows_records_ratings_games_challenges_and_names(
     assert "  - Against the bot (random): 0 W · 1 L · 0 D" in text
     assert "- 4\N{MULTIPLICATION SIGN}4: 1 game stored" in text
     assert "2 challenges stored." in text
-    assert "Names stored with your games and challenges: **alice**" in text
+    assert "Names stored with your games, challenges and tournaments: **alice**" in text
     assert "bob" not in text  # nothing of the other players'
     # From a DM the server is named by its id, not as "this server".
     assert f"**Server {s.guild.id}**" in text_of(in_dm)

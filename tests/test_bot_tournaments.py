@@ -31,6 +31,7 @@ from tests.bot_harness import (
     button_id,
     cell_id,
     refused,
+    start_member_game,
     text_of,
 )
 from tests.bot_processes import ROOT
@@ -504,6 +505,32 @@ async def test_a_member_only_in_tournaments_sees_them_and_can_forget_them(
     assert last is not None
     assert last.state.entries == ()
     assert is_forgotten(last.state.organiser_id)
+
+
+@both_engines
+async def test_my_data_shows_the_name_a_tournament_keeps(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """An entry keeps the name the member had when they joined: /ttt my-data lists it among
+    the names stored (it listed only those of games and challenges), and forget-me takes it."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await start_member_game(sim, s.other_channel, s.alice, s.bob)
+        s.alice.global_name = "Alice the Bold"  # a display name of her own since that game
+        await joined_by_alice(sim)
+        shown = text_of(await sim.slash(s.alice, s.channel, "ttt my-data"))
+        asked = await sim.slash(s.alice, s.channel, "ttt forget-me")
+        assert asked.message is not None, asked.content
+        await sim.click(
+            s.alice, asked.message, button_id(asked.message, FORGET_ID, action="confirm")
+        )
+        assert await bot.in_flight.wait_idle(patience=5)
+        after = text_of(await sim.slash(s.alice, s.channel, "ttt my-data"))
+    assert (
+        "Names stored with your games, challenges and tournaments: **Alice the Bold**, **alice**"
+        in shown
+    ), shown
+    assert "Nothing: I keep no data about you." in after, after
 
 
 @both_engines

@@ -114,9 +114,11 @@ def member_data_message(
                 data.settings,
             )
         )
-    if data.names:  # none with settings or tournaments alone
+    if data.names:  # none with settings alone
         names = ", ".join(f"**{escape(name)}**" for name in data.names)
-        lines.append(lang._("Names stored with your games and challenges: {names}", names=names))
+        lines.append(
+            lang._("Names stored with your games, challenges and tournaments: {names}", names=names)
+        )
     if data.puzzle_days or data.drills:
         lines.append(
             lang.n_(
