@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.client import SWEEPER_LEASE
 from bot.components import ERASE_ID, TOURNAMENT_ID
 from bot.config import parse_database_url
 from bot.privacy import MAYBE_FORGOTTEN, NOT_ERASED, NOT_FORGOTTEN
@@ -29,6 +30,7 @@ from tests.bot_harness import (
     BotHarness,
     both_engines,
     button_id,
+    http_only,
     refused,
     start_member_game,
     text_of,
@@ -172,6 +174,34 @@ async def test_a_reader_keeps_the_log_until_a_later_sweep_wipes_it(
         logging.INFO,
         "deleted data wiped from the SQLite write-ahead log after 3 tries",
     )
+
+
+@http_only
+async def test_a_worker_without_the_sweeper_lease_still_wipes_what_a_reader_kept(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Under `serve`, the worker that forgot a member may not be the one sweeping (another
+    worker holds the sweeper lease), and the log it could not wipe is its own to wipe: its
+    sweeps try again all the same (they returned at once, and the name stayed in the -wal
+    file for as long as SQLite left it there)."""
+    s = sim.seed
+    caplog.set_level(logging.INFO, logger="bot.storage.sqlite")
+    async with harness.running() as bot:
+        await x_wins(sim, harness, s.channel, s.alice, s.bob)
+        # Another worker sweeps from now on, for longer than this test runs.
+        now = harness.clock.now()
+        await bot.storage.release_lease(SWEEPER_LEASE, bot.sweeper_id)
+        assert await bot.storage.take_lease(SWEEPER_LEASE, "another worker", now, now + 3600)
+        question = await ask_to_forget(sim, s.alice)
+        with reading(harness.db_path):
+            await confirm(sim, s.alice, question)
+            assert await bot.in_flight.wait_idle(patience=5)
+        # The reader is done, but nothing tried again yet.
+        assert traces(harness.db_path, s.alice.name, s.alice.id)
+        await bot.sweep()
+        assert not bot.holds_sweeper_lease  # the other worker's sweep was left alone
+        assert traces(harness.db_path, s.alice.name, s.alice.id) == {}
+    assert wal_warnings(caplog)[-1].getMessage().startswith("deleted data wiped")
 
 
 # -- a deletion the database fails -----------------------------------------------------------
