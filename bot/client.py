@@ -936,11 +936,14 @@ class TTTBot(commands.AutoShardedBot):
     async def sweep(self) -> Swept:
         """Settle what ran out of time and show it on the messages concerned; post what was
         saved without its message. Announce the seasons that ended. Then remove the finished
-        games older than the operator keeps them, and wipe from disk what a deletion left
-        there, if a reader kept it, and the games' threads' claims and suspects that no longer
-        matter. Under ``serve``, only while this worker holds the
+        games older than the operator keeps them, and the games' threads' claims and suspects
+        that no longer matter. Under ``serve``, only while this worker holds the
         sweeper lease (another worker's sweep is left alone), and forget the interactions
-        noted long enough ago that a replay of them is refused as stale anyway."""
+        noted long enough ago that a replay of them is refused as stale anyway. Every worker,
+        lease or not, wipes from disk what its own deletions left there, if a reader kept it."""
+        # Before the lease: what this worker's deletions left in the SQLite log is this
+        # worker's to wipe (the holder's sweep knows nothing of it).
+        await self.storage.wipe_deleted()
         if self.over_http and not await self._hold_sweeper_lease():
             return Swept(games=[], challenges=[])
         settled = await self.service.settle_overdue()
@@ -950,7 +953,6 @@ class TTTBot(commands.AutoShardedBot):
         for end in await self.ladder.ended_seasons():
             await self.announce_season(end)
         await self.service.prune_old_games()
-        await self.storage.wipe_deleted()
         await threads.forget_old(self.storage, self.clock.now())
         if self.endpoint is not None:
             await self.storage.prune_interactions(self.endpoint.forget_before())

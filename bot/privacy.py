@@ -30,6 +30,7 @@ server a second time deletes what is left, or nothing, and says which.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 
@@ -46,6 +47,7 @@ from bot.storage.base import (
     MemberData,
     Storage,
 )
+from bot.tournaments.state import loads
 
 log = logging.getLogger(__name__)
 
@@ -97,8 +99,18 @@ class MembersData:
         self.games = games
 
     async def of_member(self, user_id: int) -> MemberData:
-        """``/ttt my-data``: everything stored about the member."""
-        return await self.storage.member_data(user_id)
+        """``/ttt my-data``: everything stored about the member, with the names their
+        tournament entries keep beside those of their games and challenges."""
+        data = await self.storage.member_data(user_id)
+        if not data.tournaments:
+            return data
+        names = set(data.names)
+        for tournament_id in await self.storage.tournaments_of_member(user_id):
+            record = await self.storage.get_tournament(tournament_id)
+            entry = None if record is None else loads(record.state).entry(user_id)
+            if entry is not None:
+                names.add(entry.name)
+        return dataclasses.replace(data, names=tuple(sorted(names)))
 
     async def to_forget(self, user_id: int) -> MemberData:
         """``/ttt forget-me``: what would be forgotten; a UserError if nothing is stored."""

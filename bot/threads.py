@@ -237,9 +237,10 @@ class ChannelThreads:
                 raise UserError(THREADS_FULL) from None
             raise
         except NO_ANSWER as error:
+            # Not by its name: that is the players' names, which the logs never hold.
             log.warning(
-                "no answer from Discord to opening thread %r off channel %s (%r): looking for it",
-                name,
+                "no answer from Discord to opening a game's thread off channel %s (%r):"
+                " looking for it",
                 channel_id,
                 error,
             )
@@ -293,7 +294,7 @@ class ChannelThreads:
         except StorageError as error:
             log.warning(
                 "could not note thread %s off channel %s to look at again: %r",
-                thread_id if name is None else repr(name),
+                thread_id if name is None else "lost by its name",  # the players' names
                 self._channel_id,
                 error,
             )

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.client import SWEEPER_LEASE
 from bot.components import ERASE_ID, TOURNAMENT_ID
 from bot.config import parse_database_url
 from bot.privacy import MAYBE_FORGOTTEN, NOT_ERASED, NOT_FORGOTTEN
@@ -29,6 +30,7 @@ from tests.bot_harness import (
     BotHarness,
     both_engines,
     button_id,
+    http_only,
     refused,
     start_member_game,
     text_of,
@@ -110,6 +112,22 @@ async def test_a_forgotten_member_is_in_no_file_of_the_database_while_the_bot_ru
         assert traces(harness.db_path, s.bob.name, s.bob.id, s.carol.name)
 
 
+async def test_an_admin_forgotten_for_their_settings_is_in_no_file_of_the_database(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Who changed a server's settings is kept by id: forgotten, that id is in no file."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, "ttt-settings timeouts", turn="1m")
+        await x_wins(sim, harness, s.channel, s.alice, s.bob)
+        assert traces(harness.db_path, s.owner.id)  # the test looks in the right place
+        done = await confirm(sim, s.owner, await ask_to_forget(sim, s.owner))
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert done.message is not None, done.content
+        assert traces(harness.db_path, s.owner.id) == {}
+        assert traces(harness.db_path, s.alice.name, s.alice.id, s.guild.id)
+
+
 async def test_an_erased_server_is_in_no_file_of_the_database_while_the_bot_runs(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -118,6 +136,7 @@ async def test_an_erased_server_is_in_no_file_of_the_database_while_the_bot_runs
         await x_wins(sim, harness, s.channel, s.alice, s.bob)
         await start_member_game(sim, s.thread, s.carol, s.bob)
         await sim.slash(s.owner, s.channel, "ttt-settings timeouts", turn="1m")
+        await sim.slash(s.owner, s.other_channel, "ttt tournament create", name="Duel night")
         assert traces(harness.db_path, s.guild.id)
         done = await erase(sim)
         assert await bot.in_flight.wait_idle(patience=5)
@@ -155,6 +174,34 @@ async def test_a_reader_keeps_the_log_until_a_later_sweep_wipes_it(
         logging.INFO,
         "deleted data wiped from the SQLite write-ahead log after 3 tries",
     )
+
+
+@http_only
+async def test_a_worker_without_the_sweeper_lease_still_wipes_what_a_reader_kept(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Under `serve`, the worker that forgot a member may not be the one sweeping (another
+    worker holds the sweeper lease), and the log it could not wipe is its own to wipe: its
+    sweeps try again all the same (they returned at once, and the name stayed in the -wal
+    file for as long as SQLite left it there)."""
+    s = sim.seed
+    caplog.set_level(logging.INFO, logger="bot.storage.sqlite")
+    async with harness.running() as bot:
+        await x_wins(sim, harness, s.channel, s.alice, s.bob)
+        # Another worker sweeps from now on, for longer than this test runs.
+        now = harness.clock.now()
+        await bot.storage.release_lease(SWEEPER_LEASE, bot.sweeper_id)
+        assert await bot.storage.take_lease(SWEEPER_LEASE, "another worker", now, now + 3600)
+        question = await ask_to_forget(sim, s.alice)
+        with reading(harness.db_path):
+            await confirm(sim, s.alice, question)
+            assert await bot.in_flight.wait_idle(patience=5)
+        # The reader is done, but nothing tried again yet.
+        assert traces(harness.db_path, s.alice.name, s.alice.id)
+        await bot.sweep()
+        assert not bot.holds_sweeper_lease  # the other worker's sweep was left alone
+        assert traces(harness.db_path, s.alice.name, s.alice.id) == {}
+    assert wal_warnings(caplog)[-1].getMessage().startswith("deleted data wiped")
 
 
 # -- a deletion the database fails -----------------------------------------------------------

@@ -105,10 +105,50 @@ async def test_my_data_shows_records_ratings_games_challenges_and_names(
     assert "  - Against the bot (random): 0 W · 1 L · 0 D" in text
     assert "- 4\N{MULTIPLICATION SIGN}4: 1 game stored" in text
     assert "2 challenges stored." in text
-    assert "Names stored with your games and challenges: **alice**" in text
+    assert "Names stored with your games, challenges and tournaments: **alice**" in text
     assert "bob" not in text  # nothing of the other players'
     # From a DM the server is named by its id, not as "this server".
     assert f"**Server {s.guild.id}**" in text_of(in_dm)
+
+
+async def test_an_admin_who_only_changed_settings_sees_them_and_can_forget_them(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Who last changed each of a server's settings is kept by id: an admin who changed one
+    and never played is named there and nowhere else. They were told nothing was stored and
+    could not be forgotten; now /ttt my-data counts those settings, and /ttt forget-me asks,
+    puts the placeholder in their place, and says so."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, "ttt-settings timeouts", turn="1m")
+        await sim.slash(s.owner, s.channel, "ttt-settings limits", games=1)
+        shown = await sim.slash(s.owner, s.channel, "ttt my-data")
+        asked = await sim.slash(s.owner, s.channel, "ttt forget-me")
+        assert asked.message is not None, asked.content
+        question = text_of(asked.message)  # before the answer replaces it
+        done = await confirm(sim, s.owner, asked.message)
+        assert await bot.in_flight.wait_idle(patience=5)
+        after = await sim.slash(s.owner, s.channel, "ttt my-data")
+        settings = text_of(await sim.slash(s.owner, s.channel, "ttt-settings show"))
+        stored = await bot.storage.guild_settings(s.guild.id)
+    assert "2 server settings you changed last." in text_of(shown), text_of(shown)
+    assert "Names stored" not in text_of(shown)  # no name is kept with a setting
+    assert (
+        "In 2 server settings you changed last, *a deleted member* is shown as who changed them."
+        in question
+    )
+    assert done.message is not None, done.content
+    told = text_of(done.message)
+    assert "*a deleted member* is now shown as who last changed 2 server settings." in told, told
+    assert "nothing left to delete" not in told
+    assert "Nothing: I keep no data about you." in text_of(after)
+    assert len(stored) == 2
+    assert all(setting.changed_by < 0 for setting in stored)
+    # The changes stay, shown as made by the placeholder, not as a broken mention.
+    assert "Time for a move: 1 minute" in settings
+    assert "changed by *a deleted member*" in settings
+    assert str(s.owner.id) not in settings
+    assert "<@-" not in settings
 
 
 # -- /ttt forget-me --------------------------------------------------------------------------

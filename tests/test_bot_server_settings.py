@@ -829,6 +829,35 @@ async def thread_lost_to_a_dropped_connection(sim: DiscordSim) -> SimChannel:
     return bobs
 
 
+async def test_a_lost_thread_is_logged_without_the_players_names(
+    sim: DiscordSim,
+    harness: BotHarness,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A thread's name is its players' names, which the bot's logs must not hold (the
+    database keeps its digest only): the WARNING about a thread lost to a dropped connection,
+    and the one when it cannot be noted to look at again, say where, and name nobody."""
+    s = sim.seed
+    caplog.set_level(logging.INFO)
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} threads", enabled=True)
+        await thread_lost_to_a_dropped_connection(sim)
+        database_down_for(monkeypatch, bot.storage, "suspect_thread")
+        sim.faults.add(THREADS_ROUTE, reset="after")
+        # Bob's lost thread is looked for first, then carol's: neither list can be read.
+        sim.faults.add(f"GET /guilds/{s.guild.id}/threads/active", reset="before", count=4)
+        await sim.slash(s.carol, s.channel, "ttt vs-ai", difficulty="random")
+        monkeypatch.undo()
+        assert await bot.in_flight.wait_idle(patience=5)
+    warnings = [record.getMessage() for record in thread_warnings(caplog)]
+    assert any("could not note thread" in warning for warning in warnings), warnings
+    assert any(f"off channel {s.channel.id}" in warning for warning in warnings), warnings
+    logged = [r.getMessage() for r in caplog.records if r.name.startswith(("bot", "discord"))]
+    for name in (s.bob.name, s.carol.name):
+        assert not [line for line in logged if name in line], name
+
+
 def database_down_for(
     monkeypatch: pytest.MonkeyPatch, storage: object, operation: str, *about: int
 ) -> None:

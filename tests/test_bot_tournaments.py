@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from bot.client import TTTBot
-from bot.components import FORGET_ID, TOURNAMENT_ID
+from bot.components import ERASE_ID, FORGET_ID, TOURNAMENT_ID
 from bot.config import POSTGRESQL
 from bot.domain import Actor
 from bot.server_settings import SettingsService
@@ -31,6 +31,7 @@ from tests.bot_harness import (
     button_id,
     cell_id,
     refused,
+    start_member_game,
     text_of,
 )
 from tests.bot_processes import ROOT
@@ -62,6 +63,17 @@ def members(sim: DiscordSim, *names: str) -> list[SimUser]:
 
 async def current(bot: TTTBot, sim: DiscordSim) -> Tournament:
     return await bot.tournaments.here(sim.seed.guild.id, sim.seed.channel.id)
+
+
+async def joined_by_alice(sim: DiscordSim) -> SimMessage:
+    """The owner's tournament in the seed's channel, taking entries, with alice entered: its
+    announcement."""
+    s = sim.seed
+    created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Duel night")
+    announcement = created.message
+    assert announcement is not None
+    await sim.click(s.alice, announcement, button_id(announcement, TOURNAMENT_ID, action="join"))
+    return announcement
 
 
 async def round_games(bot: TTTBot, tournament: Tournament) -> list[GameRecord]:
@@ -464,11 +476,7 @@ async def test_a_member_only_in_tournaments_sees_them_and_can_forget_them(
     (both were told nothing was stored, and could not be forgotten)."""
     s = sim.seed
     async with harness.running() as bot:
-        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Duel night")
-        announcement = created.message
-        assert announcement is not None
-        join = button_id(announcement, TOURNAMENT_ID, action="join")
-        await sim.click(s.alice, announcement, join)
+        await joined_by_alice(sim)
         tournament = await current(bot, sim)
         for member in (s.alice, s.owner):
             shown = await sim.slash(member, s.channel, "ttt my-data")
@@ -480,6 +488,11 @@ async def test_a_member_only_in_tournaments_sees_them_and_can_forget_them(
                 member, asked.message, button_id(asked.message, FORGET_ID, action="confirm")
             )
             assert confirmed.response_type == 7, confirmed.content
+            # Told what became of it (not "nothing left to delete").
+            assert confirmed.message is not None
+            told = text_of(confirmed.message)
+            assert "*a deleted member* now takes your place in 1 tournament." in told, told
+            assert "nothing left" not in told
             assert await bot.in_flight.wait_idle(patience=5)
             after = await bot.tournaments.get(tournament.id)
             assert after is not None
@@ -492,6 +505,59 @@ async def test_a_member_only_in_tournaments_sees_them_and_can_forget_them(
     assert last is not None
     assert last.state.entries == ()
     assert is_forgotten(last.state.organiser_id)
+
+
+@both_engines
+async def test_my_data_shows_the_name_a_tournament_keeps(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """An entry keeps the name the member had when they joined: /ttt my-data lists it among
+    the names stored (it listed only those of games and challenges), and forget-me takes it."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await start_member_game(sim, s.other_channel, s.alice, s.bob)
+        s.alice.global_name = "Alice the Bold"  # a display name of her own since that game
+        await joined_by_alice(sim)
+        shown = text_of(await sim.slash(s.alice, s.channel, "ttt my-data"))
+        asked = await sim.slash(s.alice, s.channel, "ttt forget-me")
+        assert asked.message is not None, asked.content
+        await sim.click(
+            s.alice, asked.message, button_id(asked.message, FORGET_ID, action="confirm")
+        )
+        assert await bot.in_flight.wait_idle(patience=5)
+        after = text_of(await sim.slash(s.alice, s.channel, "ttt my-data"))
+    assert (
+        "Names stored with your games, challenges and tournaments: **Alice the Bold**, **alice**"
+        in shown
+    ), shown
+    assert "Nothing: I keep no data about you." in after, after
+
+
+@both_engines
+async def test_a_servers_erase_says_its_tournaments_went_and_takes_their_buttons_off(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A server whose only data is a tournament taking entries: the erase asks about it, says
+    it went (it said there was no data of this server to delete), and the announcement loses
+    its Join and Leave buttons, saying why."""
+    s = sim.seed
+    async with harness.running() as bot:
+        announcement = await joined_by_alice(sim)
+        asked = await sim.slash(s.owner, s.channel, "ttt-settings erase-data")
+        assert asked.message is not None, asked.content
+        question = text_of(asked.message)  # before the answer replaces it
+        done = await sim.click(
+            s.owner, asked.message, button_id(asked.message, ERASE_ID, action="confirm")
+        )
+        assert await bot.in_flight.wait_idle(patience=5)
+    assert "tournaments still going" in question, question
+    assert done.message is not None, done.content
+    told = text_of(done.message)
+    assert "no data of this server" not in told, told
+    assert "1 tournament" in told, told
+    shown = sim.message(announcement.id)
+    assert shown.buttons() == []
+    assert "This tournament was deleted with the server's data." in text_of(shown)
 
 
 @both_front_doors

@@ -18,6 +18,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from bot.storage.migrations import migration_files
+from bot.storage.sql import QMARK
 from tests.test_env_file import named_settings
 
 REPO = Path(__file__).resolve().parent.parent
@@ -212,6 +213,40 @@ def test_every_table_is_in_what_the_bot_stores() -> None:
     assert {"games", "tournaments", "leases"} <= tables
     named = set(re.findall(r"`([a-z_]+)`", section(OPERATING, "What the bot stores")))
     assert tables - named == set(), "made by a migration, not in docs/operating.md's list"
+
+
+# Tables a deletion writes that hold no member's id or name, nor a server's id: which game or
+# challenge holds a channel, the token of a channel's latest interaction, a table's game.
+NO_IDS = {"channel_occupants", "reply_routes", "tournament_games"}
+
+
+def test_the_vacuum_that_clears_deleted_data_names_every_table_a_deletion_writes() -> None:
+    """On PostgreSQL what forget-me and a server's erase deleted stays in dead rows until the
+    VACUUM FULL operating.md gives: it must name every table they update or delete from
+    (``tournaments`` was left out once, ``season_announcements``, a server's id, too)."""
+    found = re.search(r"`VACUUM FULL ([a-z_, ]+)`", section(OPERATING, "What the bot stores"))
+    assert found is not None
+    vacuumed = set(found.group(1).split(", "))
+    writes = [
+        *QMARK.anonymise_games,
+        *QMARK.anonymise_challenges,
+        QMARK.anonymise_settings,
+        *QMARK.delete_member_stats,
+        *QMARK.delete_member_practice,
+        QMARK.save_tournament,  # forget-me rewrites the documents naming the member
+        QMARK.free_guild_channels,
+        QMARK.drop_guild_routes,
+        QMARK.delete_guild_challenges,
+        QMARK.delete_guild_games,
+        *QMARK.delete_guild_stats,
+        QMARK.delete_guild_drills,
+        QMARK.unlink_guild_puzzles,
+        QMARK.delete_guild_seasons,
+        *QMARK.delete_guild_tournaments,
+    ]
+    written = {re.findall(r"^(?:UPDATE|DELETE FROM) (\w+)", write)[0] for write in writes}
+    assert {"games", "guild_settings", "season_announcements"} <= written
+    assert written - NO_IDS - vacuumed == set(), "not in operating.md's VACUUM FULL"
 
 
 def test_the_readme_is_a_front_door() -> None:

@@ -2437,10 +2437,42 @@ async def test_erasing_a_guild_takes_its_tournaments(storage: Storage) -> None:
     game = await storage.start_tournament_game(tournament.id, 1, 1, new_game(CHANNEL + 5))
     assert game is not None
     kept = await storage.create_tournament(new_tournament(CHANNEL + 9, guild_id=OTHER_GUILD))
-    await storage.erase_guild(GUILD)
+    over = await storage.create_tournament(new_tournament(CHANNEL + 7))
+    await storage.save_tournament(
+        over, status=TournamentStatus.FINISHED, due_at=None, state=over.state, now=T0 + 1
+    )
+    erased = await storage.erase_guild(GUILD)
+    # Counted (a server with tournaments alone is not "no data"), and those still going
+    # handed back as they were, for their announcements.
+    assert erased.tournaments == 2
+    assert not erased.is_empty
+    assert [going.id for going in erased.live_tournaments] == [tournament.id]
+    assert erased.live_tournaments[0].state == tournament.state
     assert await storage.get_tournament(tournament.id) is None
     assert await storage.tournament_of_game(game.id) is None
     assert await storage.get_tournament(kept.id) is not None
+
+
+async def test_the_settings_a_member_changed_last_are_their_data(storage: Storage) -> None:
+    """A setting keeps who changed it last, by id: that member's data, counted by
+    member_data (a member with nothing else is not "nothing stored") and by forget_member,
+    which puts the placeholder there; a later change by another takes it out of their data."""
+    await storage.change_guild_setting(GUILD, StoredSetting("turn_timeout", "60", ALICE, T0))
+    await storage.change_guild_setting(GUILD, StoredSetting("size", "4", ALICE, T0 + 1))
+    await storage.change_guild_setting(OTHER_GUILD, StoredSetting("size", "5", ALICE, T0 + 2))
+    await storage.change_guild_setting(OTHER_GUILD, StoredSetting("size", None, BOB, T0 + 3))
+    alice = await storage.member_data(ALICE)
+    assert alice.settings == 2
+    assert not alice.is_empty
+    assert (await storage.member_data(BOB)).settings == 1
+    assert (await storage.member_data(CAROL)).is_empty
+    forgotten = await storage.forget_member(ALICE, T0 + 4)
+    assert forgotten.settings == 2
+    assert (await storage.member_data(ALICE)).is_empty
+    assert [s.changed_by for s in await storage.guild_settings(GUILD)] == [
+        forgotten.placeholder_id
+    ] * 2
+    assert (await storage.forget_member(ALICE, T0 + 5)).settings == 0
 
 
 async def test_the_tournaments_naming_a_member_are_their_data(storage: Storage) -> None:

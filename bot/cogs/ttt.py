@@ -634,7 +634,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             placeholder = forgetting.forgotten.placeholder_id
             withdrawn = await self.tournaments.forget(member_id, placeholder)
             # Told first: the boards below may take a while, and may fail without undoing it.
-            await answer.update(render.forgotten_message(forgetting, lang))
+            await answer.update(render.forgotten_message(forgetting, len(withdrawn), lang))
             await self.boards.show_ended(
                 forgetting.games, forgetting.challenges, render.forgotten_note
             )
@@ -658,6 +658,8 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             erased = await self.members_data.erase_guild(guild_id, asked_at)
             await answer.update(render.server_erased_message(erased, lang))
             await self.boards.show_erased(erased)
+            for going in erased.live_tournaments:
+                await self.rounds.show_erased(Tournament.of(going))
 
     # -- buttons (see bot.components) ---------------------------------------------------
 

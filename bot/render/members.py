@@ -106,8 +106,19 @@ def member_data_message(
         lines.append(
             lang.n_("{count} tournament stored.", "{count} tournaments stored.", data.tournaments)
         )
-    names = ", ".join(f"**{escape(name)}**" for name in data.names)
-    lines.append(lang._("Names stored with your games and challenges: {names}", names=names))
+    if data.settings:
+        lines.append(
+            lang.n_(
+                "{count} server setting you changed last.",
+                "{count} server settings you changed last.",
+                data.settings,
+            )
+        )
+    if data.names:  # none with settings alone
+        names = ", ".join(f"**{escape(name)}**" for name in data.names)
+        lines.append(
+            lang._("Names stored with your games, challenges and tournaments: {names}", names=names)
+        )
     if data.puzzle_days or data.drills:
         lines.append(
             lang.n_(
@@ -161,6 +172,7 @@ def forget_confirmation(data: MemberData, asked_at: int, lang: Language) -> Mess
                 "Your live games end first, counting for nobody, and your open challenges close."
             ),
             *_tournaments_forgotten(data.tournaments, lang),
+            *_settings_forgotten(data.settings, lang),
             lang._("Your daily puzzle results and your drills are deleted too."),
             "**" + lang._("This cannot be undone.") + "**",
         ]
@@ -188,11 +200,32 @@ def _tournaments_forgotten(count: int, lang: Language) -> list[str]:
     ]
 
 
-def forgotten_message(forgetting: Forgetting, lang: Language) -> Message:
-    """What forgetting did, in place of the question."""
+def _settings_forgotten(count: int, lang: Language) -> list[str]:
+    if not count:
+        return []
+    return [
+        lang.n_(
+            "In {count} server setting you changed last, *{placeholder}* is shown as who "
+            "changed it.",
+            "In {count} server settings you changed last, *{placeholder}* is shown as who "
+            "changed them.",
+            count,
+            placeholder=lang._(FORGOTTEN_MEMBER),
+        )
+    ]
+
+
+def forgotten_message(forgetting: Forgetting, tournaments: int, lang: Language) -> Message:
+    """What forgetting did, in place of the question; ``tournaments``: how many tournaments
+    the placeholder took the member's place in."""
     forgotten = forgetting.forgotten
     if not (
-        forgotten.games or forgotten.challenges or forgotten.stats_rows or forgotten.practice_rows
+        tournaments
+        or forgotten.games
+        or forgotten.challenges
+        or forgotten.stats_rows
+        or forgotten.practice_rows
+        or forgotten.settings
     ):
         # A second click, or a member with nothing left: nothing changed.
         return plain_text(lang._("There was nothing left to delete: your data is already gone."))
@@ -208,6 +241,24 @@ def forgotten_message(forgetting: Forgetting, lang: Language) -> Message:
     ]
     if forgotten.practice_rows:
         lines.append(lang._("Your daily puzzle results and your drills are deleted."))
+    if tournaments:
+        lines.append(
+            lang.n_(
+                "*{placeholder}* now takes your place in {count} tournament.",
+                "*{placeholder}* now takes your place in {count} tournaments.",
+                tournaments,
+                placeholder=lang._(FORGOTTEN_MEMBER),
+            )
+        )
+    if forgotten.settings:
+        lines.append(
+            lang.n_(
+                "*{placeholder}* is now shown as who last changed {count} server setting.",
+                "*{placeholder}* is now shown as who last changed {count} server settings.",
+                forgotten.settings,
+                placeholder=lang._(FORGOTTEN_MEMBER),
+            )
+        )
     if forgetting.games:
         lines.append(
             lang.n_(
@@ -240,8 +291,9 @@ def erase_server_confirmation(guild_id: int, asked_at: int, lang: Language) -> M
     text = "\n\n".join(
         [
             lang._(
-                "Every game, challenge, record and rating of this server goes, for every member, "
-                "and its settings too; live games and open challenges end."
+                "Every game, challenge, tournament, record and rating of this server goes, for "
+                "every member, and its settings too; live games, tournaments still going and open "
+                "challenges end."
             ),
             "**" + lang._("This cannot be undone.") + "**",
         ]
@@ -269,6 +321,12 @@ def server_erased_message(erased: GuildErased, lang: Language) -> Message:
         if erased.drills
         else ""
     )
+    if erased.tournaments:
+        drills += " " + lang.n_(
+            "{count} tournament was deleted too.",
+            "{count} tournaments were deleted too.",
+            erased.tournaments,
+        )
     return plain_text(
         "🗑️ "
         + lang._(
@@ -283,6 +341,13 @@ def server_erased_message(erased: GuildErased, lang: Language) -> Message:
         )
         + drills
     )
+
+
+def erased_tournament_message(lang: Language) -> Message:
+    """What a tournament's announcement shows once its server's data was deleted: no Join,
+    Leave or standings, a sentence, still a components-v2 message as it was posted."""
+    text = "🗑️ " + lang._("This tournament was deleted with the server's data.")
+    return Message(components=[text_display(text)], layout=True)
 
 
 def erased_message(shown: GameRecord | ChallengeRecord) -> Message:

@@ -13,9 +13,17 @@ import babel.lists
 import discord
 
 from bot.i18n import Language
-from bot.render.parts import LIVE_COLOUR, MARK_EMOJI, Message, size_label, timestamp
+from bot.render.parts import (
+    FORGOTTEN_MEMBER,
+    LIVE_COLOUR,
+    MARK_EMOJI,
+    Message,
+    size_label,
+    timestamp,
+)
 from bot.seasons import SeasonLength
 from bot.server_settings import ServerSettings, Setting
+from bot.storage.base import is_forgotten
 from game import DEFAULT_SIZE, Mark
 
 
@@ -64,6 +72,12 @@ def settings_message(
         if not changes:
             return ""
         change = max(changes, key=lambda change: change.at)
+        if is_forgotten(change.by):  # a placeholder is no member to mention
+            return "\n" + lang._(
+                "-# changed by *{placeholder}* {when}",
+                placeholder=lang._(FORGOTTEN_MEMBER),
+                when=timestamp(change.at),
+            )
         return "\n" + lang._(
             "-# changed by <@{user}> {when}", user=change.by, when=timestamp(change.at)
         )

@@ -302,7 +302,8 @@ class StoredGames:
 @dataclass(frozen=True, slots=True)
 class MemberData:
     """Everything stored about one member: their stats and ratings per guild and size, the
-    games and challenges they are in, and every name stored with those."""
+    games and challenges they are in, every name stored with those, and how many of each
+    other kind of row name them."""
 
     user_id: int
     stats: tuple[PlayerStats, ...] = ()  # by guild, then size
@@ -313,6 +314,8 @@ class MemberData:
     drills: int = 0  # drills made from their games, learned or not
     # Tournaments naming them: organised, entered, played in, or run (a pause, an award).
     tournaments: int = 0
+    # Servers' settings they changed last (guild_settings.changed_by): kept by id.
+    settings: int = 0
 
     @property
     def is_empty(self) -> bool:
@@ -323,6 +326,7 @@ class MemberData:
             or self.puzzle_days
             or self.drills
             or self.tournaments
+            or self.settings
         )
 
     @property
@@ -345,6 +349,7 @@ class Forgotten:
     challenges: int
     stats_rows: int  # player_stats and ratings rows deleted
     practice_rows: int = 0  # puzzle results and drills deleted
+    settings: int = 0  # servers' settings now shown as changed by the placeholder
 
 
 @dataclass(frozen=True, slots=True)
@@ -358,10 +363,15 @@ class GuildErased:
     challenges: int
     stats_rows: int  # player_stats, ratings and guild_settings rows
     drills: int = 0  # drills made from its games, deleted
+    tournaments: int = 0  # deleted, in any state
+    # Those still going, as they were (their announcements still show Join, Leave...).
+    live_tournaments: tuple[TournamentRecord, ...] = ()
 
     @property
     def is_empty(self) -> bool:
-        return not (self.games or self.challenges or self.stats_rows or self.drills)
+        return not (
+            self.games or self.challenges or self.stats_rows or self.drills or self.tournaments
+        )
 
 
 # The bot's own setting (:meth:`Storage.get_setting`) that holds the highest game id

@@ -409,11 +409,12 @@ def _increments(score: results.Score) -> tuple[int, int, int]:
 
 class MemberCounts(NamedTuple):
     """What member_data counts of a member's: ``sql.Statements.member_challenges``'s count,
-    ``member_practice``'s row, ``member_tournaments``' count."""
+    ``member_practice``'s row, ``member_tournaments``' and ``member_settings``' counts."""
 
     challenges: int
     practice: Row
     tournaments: int
+    settings: int
 
 
 def member_data(
@@ -450,6 +451,7 @@ def member_data(
         puzzle_days=int(counts.practice["puzzle_days"]),
         drills=int(counts.practice["drills"]),
         tournaments=counts.tournaments,
+        settings=counts.settings,
     )
 
 
@@ -462,6 +464,7 @@ def forgotten(
     challenges: int,
     stats_rows: int,
     practice_rows: int,
+    settings: int,
 ) -> Forgotten:
     """What forgetting a member did, from the rows of the games it ended and the challenges
     it closed (each in id order) and the counts of the rest."""
@@ -473,6 +476,7 @@ def forgotten(
         challenges=challenges,
         stats_rows=stats_rows,
         practice_rows=practice_rows,
+        settings=settings,
     )
 
 

@@ -557,7 +557,8 @@ class PostgresStorage:
             assert practice is not None  # a SELECT of two counts is one row
             patterns = codec.naming_patterns(user_id)
             tournaments = await db.fetchval(SQL.member_tournaments, *patterns)
-        counts = codec.MemberCounts(int(challenges), practice, int(tournaments))
+            settings = await db.fetchval(SQL.member_settings, user_id)
+        counts = codec.MemberCounts(int(challenges), practice, int(tournaments), int(settings))
         return codec.member_data(user_id, records, ratings, games, names, counts, self._clock.now())
 
     async def active_games_of(self, user_id: int) -> list[GameRecord]:
@@ -574,7 +575,7 @@ class PostgresStorage:
                 games += len(await db.fetch(step, *anonymised))
             for step in SQL.anonymise_challenges:
                 challenges += len(await db.fetch(step, *anonymised))
-            await db.execute(SQL.anonymise_settings, placeholder, user_id)
+            settings = len(await db.fetch(SQL.anonymise_settings, placeholder, user_id))
             ended = await db.fetch(SQL.end_games_of, now, placeholder, placeholder)
             closed = await db.fetch(SQL.close_challenges_of, *(placeholder,) * 3)
             for step in SQL.delete_member_stats:
@@ -590,14 +591,19 @@ class PostgresStorage:
             challenges=challenges,
             stats_rows=stats_rows,
             practice_rows=practice_rows,
+            settings=settings,
         )
 
     async def erase_guild(self, guild_id: int) -> GuildErased:
         async with self._deleting() as db:
             live = [codec.game(row) for row in await db.fetch(SQL.guild_live_games, guild_id)]
             pending = await db.fetch(SQL.guild_pending_challenges, guild_id)
-            for step in SQL.delete_guild_tournaments:
-                await db.fetch(step, guild_id)
+            going = [
+                codec.tournament(row) for row in await db.fetch(SQL.live_tournaments, guild_id)
+            ]
+            links, whole = SQL.delete_guild_tournaments
+            await db.fetch(links, guild_id)
+            tournaments = len(await db.fetch(whole, guild_id))
             await db.execute(SQL.free_guild_channels, guild_id, guild_id)
             await db.execute(SQL.drop_guild_routes, guild_id, guild_id)
             challenges = len(await db.fetch(SQL.delete_guild_challenges, guild_id))
@@ -615,6 +621,8 @@ class PostgresStorage:
             challenges,
             stats_rows,
             drills,
+            tournaments=tournaments,
+            live_tournaments=tuple(going),
         )
 
     async def wipe_deleted(self, *, rewritten: bool = False) -> bool:

@@ -389,6 +389,9 @@ class Statements:
             "SELECT (SELECT COUNT(*) FROM puzzle_results WHERE user_id = ?) AS puzzle_days,"
             " (SELECT COUNT(*) FROM drills WHERE user_id = ?) AS drills"
         )
+        self.member_settings = spell(
+            "SELECT COUNT(*) AS settings FROM guild_settings WHERE changed_by = ?"
+        )
         self.active_games_of = spell(
             f"{_GAMES} status = 'active' AND (x_id = ? OR o_id = ?) ORDER BY id"
         )
@@ -418,7 +421,7 @@ class Statements:
         # The placeholder, then the member id: the settings they changed last keep the change
         # but no longer say who made it.
         self.anonymise_settings = spell(
-            "UPDATE guild_settings SET changed_by = ? WHERE changed_by = ?"
+            "UPDATE guild_settings SET changed_by = ? WHERE changed_by = ? RETURNING key"
         )
         # now, then the placeholder twice: counts for nobody, as a moderator's end does.
         self.end_games_of = spell(
@@ -556,7 +559,8 @@ class Statements:
         self.member_tournaments = spell(
             "SELECT COUNT(*) FROM tournaments WHERE state LIKE ? OR state LIKE ?"
         )
-        # A guild's erased: its tournaments' games first (SQLite does not cascade).
+        # A guild's erased: its tournaments' games first (SQLite does not cascade), then the
+        # tournaments (live_tournaments read first: the announcements to take buttons off).
         self.delete_guild_tournaments = (
             spell(
                 "DELETE FROM tournament_games WHERE tournament_id IN"

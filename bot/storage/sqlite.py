@@ -418,9 +418,10 @@ class _Database:
             (practice,) = self._rows(SQL.member_practice, (user_id, user_id))
             patterns = codec.naming_patterns(user_id)
             (tournaments,) = self.db.execute(SQL.member_tournaments, patterns).fetchone()
+            (settings,) = self.db.execute(SQL.member_settings, (user_id,)).fetchone()
         finally:
             self.db.execute("COMMIT")
-        counts = codec.MemberCounts(challenges, practice, tournaments)
+        counts = codec.MemberCounts(challenges, practice, tournaments, settings)
         return codec.member_data(user_id, records, ratings, games, names, counts, self.clock.now())
 
     def active_games_of(self, user_id: int) -> list[GameRecord]:
@@ -1238,7 +1239,7 @@ def _forget_member(db: sqlite3.Connection, user_id: int, now: float) -> Forgotte
     challenges = sum(
         len(db.execute(step, anonymised).fetchall()) for step in SQL.anonymise_challenges
     )
-    db.execute(SQL.anonymise_settings, (placeholder, user_id))
+    settings = len(db.execute(SQL.anonymise_settings, (placeholder, user_id)).fetchall())
     ended = db.execute(SQL.end_games_of, (now, placeholder, placeholder)).fetchall()
     closed = db.execute(SQL.close_challenges_of, (placeholder,) * 3).fetchall()
     stats_rows = sum(
@@ -1255,6 +1256,7 @@ def _forget_member(db: sqlite3.Connection, user_id: int, now: float) -> Forgotte
         challenges=challenges,
         stats_rows=stats_rows,
         practice_rows=practice_rows,
+        settings=settings,
     )
 
 
@@ -1264,8 +1266,10 @@ def _erase_guild(db: sqlite3.Connection, guild_id: int) -> GuildErased:
     pending = [
         codec.challenge(row) for row in db.execute(SQL.guild_pending_challenges, (guild_id,))
     ]
-    for step in SQL.delete_guild_tournaments:
-        db.execute(step, (guild_id,)).fetchall()
+    going = [codec.tournament(row) for row in db.execute(SQL.live_tournaments, (guild_id,))]
+    links, whole = SQL.delete_guild_tournaments
+    db.execute(links, (guild_id,)).fetchall()
+    tournaments = len(db.execute(whole, (guild_id,)).fetchall())
     db.execute(SQL.free_guild_channels, (guild_id, guild_id))
     db.execute(SQL.drop_guild_routes, (guild_id, guild_id))
     challenges = len(db.execute(SQL.delete_guild_challenges, (guild_id,)).fetchall())
@@ -1276,7 +1280,16 @@ def _erase_guild(db: sqlite3.Connection, guild_id: int) -> GuildErased:
     drills = len(db.execute(SQL.delete_guild_drills, (guild_id,)).fetchall())
     db.execute(SQL.unlink_guild_puzzles, (guild_id,))
     db.execute(SQL.delete_guild_seasons, (guild_id,))
-    return GuildErased(tuple(live), tuple(pending), games, challenges, stats_rows, drills)
+    return GuildErased(
+        tuple(live),
+        tuple(pending),
+        games,
+        challenges,
+        stats_rows,
+        drills,
+        tournaments=tournaments,
+        live_tournaments=tuple(going),
+    )
 
 
 def _prune_finished(

@@ -105,6 +105,16 @@ class TournamentRounds:
                 return
             tournament = newer
 
+    async def show_erased(self, tournament: Tournament) -> None:
+        """``tournament`` was deleted with its server's data: its message loses its buttons
+        and says so (a click there would find no tournament)."""
+        message_id = tournament.state.announcement_id
+        if message_id is None:
+            return
+        lang = language(tournament.state.rules.language)
+        message = render.erased_tournament_message(lang)
+        await self._boards.edit(tournament.record.channel_id, message_id, message, reaches=True)
+
     async def show_if_changed(self, tournament: Tournament) -> None:
         """An answer just showed ``tournament``: edit its message again if another worker
         saved a change meanwhile (a member's join answered there before this answer), which
