@@ -637,3 +637,74 @@ async def test_a_refused_thread_is_one_warning_and_tried_again_a_minute_later(
         assert await bot.in_flight.wait_idle(patience=5)
         (game,) = await round_games(bot, await current(bot, sim))
         assert {game.x_id, game.o_id} == {s.alice.id, s.bob.id}
+
+
+@both_front_doors
+@both_engines
+async def test_a_tournament_starts_at_its_time_on_its_turn_clock_and_its_games_are_rated(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Issue 38: a start time (``starts-in``) starts the tournament by itself, or cancels it
+    with fewer than 2 players; its turn timeout (``turn-minutes``) is each game's; and its
+    games are rated games between members, like any other."""
+    s = sim.seed
+    lonely = sim.add_channel(s.guild, "lonely")
+    async with harness.running() as bot:
+        created = await sim.slash(
+            s.owner,
+            s.channel,
+            "ttt tournament create",
+            options={"name": "Timed cup", "starts-in": 10, "turn-minutes": 2},
+        )
+        announcement = created.message
+        assert announcement is not None, created.content
+        join = button_id(announcement, TOURNAMENT_ID, action="join")
+        for player in (s.alice, s.bob):
+            await sim.click(player, announcement, join)
+        empty = await sim.slash(
+            s.owner, lonely, "ttt tournament create", options={"name": "Nobody", "starts-in": 10}
+        )
+        assert empty.message is not None, empty.content
+        empty_join = button_id(empty.message, TOURNAMENT_ID, action="join")
+        await sim.click(s.carol, empty.message, empty_join)
+
+        harness.clock.advance(9 * 60)
+        await bot.sweep()
+        assert (await current(bot, sim)).status is TournamentStatus.REGISTERING
+        harness.clock.advance(61)
+        await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        tournament = await current(bot, sim)
+        assert tournament.status is TournamentStatus.RUNNING
+        alone = await bot.tournaments.get(int(TOURNAMENT_ID.parse(empty_join)["tournament"]))  # type: ignore[index]
+        assert alone is not None
+        assert alone.status is TournamentStatus.CANCELLED
+
+        (first,) = await round_games(bot, tournament)
+        first = await play(sim, bot, first.id, X_WINS)
+        winner, loser = first.x_id, first.o_id
+        await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        tournament = await current(bot, sim)
+        assert tournament.state.current_round == 2
+        # Round 2's X does not move: two minutes, not the server's five, forfeit them.
+        (second,) = await round_games(bot, tournament)
+        harness.clock.advance(119)
+        await bot.sweep()
+        assert (await bot.storage.get_game(second.id)).is_active  # type: ignore[union-attr]
+        harness.clock.advance(2)
+        await bot.sweep()
+        await bot.sweep()
+        timed_out = (await current(bot, sim)).state.table(2, 1)
+        assert timed_out is not None
+        assert (timed_out.forfeit, timed_out.x_points) == (True, 0.0)
+
+        users = {user.id: user for user in sim.users.values()}
+        stats = text_of(await sim.slash(users[winner], s.channel, "ttt stats"))
+        ladder = text_of(await sim.slash(s.carol, s.channel, "ttt leaderboard"))
+    # Round 1 won, round 2 won or lost on the clock: both rated.
+    wins = 1 + (second.o_id == winner)
+    assert f"Against members: {wins} W · {2 - wins} L · 0 D (rating" in stats
+    assert f"<@{winner}>" in ladder
+    assert f"<@{loser}>" in ladder
+
