@@ -272,6 +272,8 @@ async def test_bad_input_is_a_sentence_and_changes_nothing(
             ({"name": "Cup", "starts-in": 10 * 365 * 24 * 60}, "between 1 minute and 30 days"),
             ({"name": "Cup", "format": "round-robin", "players": 11}, "at most 10 players"),
             ({"name": "Cup", "players": 1}, "from 2 to 256 players"),
+            ({"name": "Cup", "turn-minutes": 0}, "from 1 minute to 7 days"),
+            ({"name": "Cup", "turn-minutes": 7 * 24 * 60 + 1}, "from 1 minute to 7 days"),
         ]
         for options, sentence in cases:
             refused(await sim.slash(s.owner, s.channel, create, options=options), sentence)
