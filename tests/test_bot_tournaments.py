@@ -35,6 +35,7 @@ from tests.bot_harness import (
 )
 from tests.bot_processes import ROOT
 from tests.discord_sim import DiscordSim, SimMessage, SimUser
+from tests.discord_sim.models import DEFAULT_BOT_PERMISSIONS, PERM_CREATE_PUBLIC_THREADS
 
 # X takes column A: a win for X in five moves.
 X_WINS = ("A1", "B1", "A2", "B2", "A3")
@@ -710,3 +711,29 @@ async def test_a_tournament_starts_at_its_time_on_its_turn_clock_and_its_games_a
     assert f"<@{winner}>" in ladder
     assert f"<@{loser}>" in ladder
 
+
+NO_THREADS = (
+    "A tournament plays each game in a thread off its channel: create it in a server's text "
+    "channel where I can Create Public Threads and Send Messages in Threads."
+)
+
+
+@both_front_doors
+async def test_a_tournament_is_refused_where_the_bot_cannot_open_threads(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Issue 38: threads are required for tournaments; without the permission, creating one is
+    refused with a sentence, and so is creating one inside a thread."""
+    s = sim.seed
+    bare = sim.add_guild(
+        "No threads",
+        owner=s.owner,
+        bot_permissions=DEFAULT_BOT_PERMISSIONS & ~PERM_CREATE_PUBLIC_THREADS,
+    )
+    bare.everyone.permissions &= ~PERM_CREATE_PUBLIC_THREADS  # the bot has @everyone's too
+    locked = sim.add_channel(bare, "no-threads")
+    async with harness.running() as bot:
+        refused(await sim.slash(s.owner, locked, "ttt tournament create", name="Cup"), NO_THREADS)
+        refused(await sim.slash(s.owner, s.thread, "ttt tournament create", name="Cup"), NO_THREADS)
+        assert await bot.storage.live_tournaments(bare.id) == []
+        assert await bot.storage.live_tournaments(s.guild.id) == []
