@@ -19,7 +19,14 @@ from bot.config import POSTGRESQL
 from bot.domain import Actor
 from bot.server_settings import SettingsService
 from bot.service import GameService
-from bot.storage.base import EVERY_GUILD, GameRecord, TournamentStatus, is_forgotten
+from bot.storage.base import (
+    EVERY_GUILD,
+    EndReason,
+    GameRecord,
+    GameStatus,
+    TournamentStatus,
+    is_forgotten,
+)
 from bot.storage.connect import open_storage
 from bot.tournaments.rounds import TournamentRounds
 from bot.tournaments.service import Tournament, TournamentService
@@ -737,3 +744,47 @@ async def test_a_tournament_is_refused_where_the_bot_cannot_open_threads(
         refused(await sim.slash(s.owner, s.thread, "ttt tournament create", name="Cup"), NO_THREADS)
         assert await bot.storage.live_tournaments(bare.id) == []
         assert await bot.storage.live_tournaments(s.guild.id) == []
+
+
+@both_front_doors
+@both_engines
+async def test_a_player_who_leaves_or_is_removed_loses_their_live_game_on_its_board(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Leaving after the start, or being removed, forfeits the game of the round: the game in
+    its thread ends too, as that player's loss (rated like any other), rather than going on
+    with nothing at stake and its clock still running against the opponent."""
+    s = sim.seed
+    dave = members(sim, "dave")[0]
+    async with harness.running() as bot:
+        tournament = await joined_and_started(sim, bot, [s.alice, s.bob, s.carol, dave])
+        games = {game.x_id: game for game in await round_games(bot, tournament)}
+        games |= {game.o_id: game for game in games.values()}
+        leaver = s.alice
+        removed = next(
+            user for user in (s.bob, s.carol, dave) if games[user.id].id != games[leaver.id].id
+        )
+        left = await sim.slash(leaver, s.channel, "ttt tournament leave")
+        assert left.ephemeral, left.content
+        gone = await sim.slash(s.owner, s.channel, "ttt tournament remove", player=removed)
+        assert "Done" in (gone.content or ""), gone.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        for user in (leaver, removed):
+            game = await bot.storage.get_game(games[user.id].id)
+            assert game is not None
+            assert game.status is GameStatus.FINISHED, (user.name, game)
+            mark = game.mark_of(user.id)
+            assert mark is not None
+            assert (game.winner, game.end_reason) == (mark.other, EndReason.RESIGN)
+            board = board_message(sim, game)
+            assert "resigned" in text_of(board), text_of(board)
+            assert not [
+                b for b in board.buttons() if not b["disabled"] and "cell" in b["custom_id"]
+            ]
+            opponent = game.o_id if game.x_id == user.id else game.x_id
+            users = {u.id: u for u in sim.users.values()}
+            stats = text_of(await sim.slash(users[opponent], s.channel, "ttt stats"))
+            assert "Against members: 1 W · 0 L · 0 D (rating" in stats, stats
+        await bot.sweep()
+        moved = await current(bot, sim)
+    assert moved.state.current_round == 2
