@@ -788,3 +788,35 @@ async def test_a_player_who_leaves_or_is_removed_loses_their_live_game_on_its_bo
         await bot.sweep()
         moved = await current(bot, sim)
     assert moved.state.current_round == 2
+
+
+@both_front_doors
+async def test_leaving_before_the_start_takes_the_player_off_the_list(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Issue 38: players may leave before the start freely, by the Leave button or the
+    command: they are off the list, with nothing forfeited, and may join again."""
+    s = sim.seed
+    async with harness.running() as bot:
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Maybe cup")
+        announcement = created.message
+        assert announcement is not None
+        join = button_id(announcement, TOURNAMENT_ID, action="join")
+        leave = button_id(announcement, TOURNAMENT_ID, action="leave")
+        for player in (s.alice, s.bob, s.carol):
+            await sim.click(player, announcement, join)
+        assert "Players (3 of 32)" in text_of(sim.message(announcement.id))
+        left = await sim.click(s.alice, announcement, leave)
+        assert not left.ephemeral, left.content
+        assert "Players (2 of 32)" in text_of(sim.message(announcement.id))
+        refused(await sim.click(s.alice, announcement, leave), "You are not playing")
+        by_command = await sim.slash(s.bob, s.channel, "ttt tournament leave")
+        assert by_command.ephemeral
+        assert "left" in (by_command.content or ""), by_command.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert "Players (1 of 32)" in text_of(sim.message(announcement.id))
+        await sim.click(s.alice, announcement, join)
+        tournament = await current(bot, sim)
+    assert [e.user_id for e in tournament.state.entries] == [s.carol.id, s.alice.id]
+    assert not any(e.withdrawn for e in tournament.state.entries)
+    assert tournament.state.tables == ()
