@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import signal
 import sys
 from typing import Any
@@ -562,8 +563,9 @@ async def test_the_organiser_pauses_resumes_and_awards_and_players_find_their_ga
         assert shown.ephemeral
         assert "1. " in text_of(shown)
         log = text_of(sim.message(moved.state.announcement_id or 0))
-        assert "paused by" in log
-        assert "awarded by" in log
+        # Who and when, as settings show them (issue 38).
+        assert re.search(rf"paused by <@{s.carol.id}> <t:\d+:R>", log), log
+        assert re.search(rf"table {table.board} awarded by <@{s.owner.id}> <t:\d+:R>", log), log
         # Leaving once it started forfeits the game of the round.
         left = await sim.slash(s.carol, s.channel, "ttt tournament leave")
         assert left.ephemeral
