@@ -822,3 +822,38 @@ async def test_leaving_before_the_start_takes_the_player_off_the_list(
     assert [e.user_id for e in tournament.state.entries] == [s.carol.id, s.alice.id]
     assert not any(e.withdrawn for e in tournament.state.entries)
     assert tournament.state.tables == ()
+
+
+@both_front_doors
+async def test_a_tournament_cancelled_under_way_pairs_no_more_and_posts_no_podium(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Issue 38's organiser can cancel a tournament after its start: the round being played
+    ends with its games, and nothing is paired or posted after; the channel may then host
+    another."""
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await joined_and_started(sim, bot, [s.alice, s.bob, s.carol, s.moderator])
+        cancelled = await sim.slash(s.owner, s.channel, "ttt tournament cancel")
+        assert cancelled.ephemeral
+        assert "cancelled" in (cancelled.content or ""), cancelled.content
+        for game in await round_games(bot, tournament):
+            await play(sim, bot, game.id, X_WINS)
+        for _ in range(2):
+            await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        after = await bot.tournaments.get(tournament.id)
+        refused(
+            await sim.slash(s.owner, s.channel, "ttt tournament pause"),
+            "There is no tournament going in this channel",
+        )
+        again = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Take two")
+    assert after is not None
+    assert after.status is TournamentStatus.CANCELLED
+    assert after.state.current_round == 1
+    assert [t for t in after.state.tables if t.round > 1] == []
+    assert not after.state.final_posted
+    assert [m for m in sim.messages(s.channel) if "is over" in text_of(m)] == []
+    shown = text_of(sim.message(after.state.announcement_id or 0))
+    assert re.search(rf"cancelled by <@{s.owner.id}> <t:\d+:R>", shown), shown
+    assert again.message is not None, again.content
