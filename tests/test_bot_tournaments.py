@@ -857,3 +857,26 @@ async def test_a_tournament_cancelled_under_way_pairs_no_more_and_posts_no_podiu
     shown = text_of(sim.message(after.state.announcement_id or 0))
     assert re.search(rf"cancelled by <@{s.owner.id}> <t:\d+:R>", shown), shown
     assert again.message is not None, again.content
+
+
+@both_front_doors
+async def test_only_the_servers_players_and_no_bot_join_a_tournament(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The server's player roles hold for joining a tournament as for starting a game
+    (docs/server-settings.md), and a bot cannot join: each refused with a sentence."""
+    s = sim.seed
+    players = sim.add_role(s.guild, "players")
+    s.guild.member(s.alice).roles.append(players)  # type: ignore[union-attr]
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, "ttt-settings players add", role=players)
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Members cup")
+        announcement = created.message
+        assert announcement is not None, created.content
+        join = button_id(announcement, TOURNAMENT_ID, action="join")
+        refused(await sim.click(s.bob, announcement, join), "only members with its player roles")
+        refused(await sim.click(s.other_bot, announcement, join), "Bots don't play")
+        joined = await sim.click(s.alice, announcement, join)
+        assert not joined.ephemeral, joined.content
+        tournament = await current(bot, sim)
+    assert [e.user_id for e in tournament.state.entries] == [s.alice.id]
