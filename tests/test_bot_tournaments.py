@@ -880,3 +880,22 @@ async def test_only_the_servers_players_and_no_bot_join_a_tournament(
         assert not joined.ephemeral, joined.content
         tournament = await current(bot, sim)
     assert [e.user_id for e in tournament.state.entries] == [s.alice.id]
+
+
+@both_front_doors
+async def test_the_servers_moderator_role_may_create_a_tournament(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Issue 38: members who can manage the server, or the server's moderator role, create
+    tournaments (Manage Messages alone is refused, in the bad-input test)."""
+    s = sim.seed
+    referees = sim.add_role(s.guild, "referees")
+    s.guild.member(s.carol).roles.append(referees)  # type: ignore[union-attr]
+    async with harness.running() as bot:
+        create = "ttt tournament create"
+        refused(await sim.slash(s.carol, s.channel, create, name="Early"), "Only members who")
+        await sim.slash(s.owner, s.channel, "ttt-settings moderators", role=referees)
+        created = await sim.slash(s.carol, s.channel, create, name="Referees' cup")
+        assert created.message is not None, created.content
+        tournament = await current(bot, sim)
+    assert tournament.state.organiser_id == s.carol.id
