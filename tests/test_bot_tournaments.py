@@ -899,3 +899,29 @@ async def test_the_servers_moderator_role_may_create_a_tournament(
         assert created.message is not None, created.content
         tournament = await current(bot, sim)
     assert tournament.state.organiser_id == s.carol.id
+
+
+@both_front_doors
+async def test_leaving_after_winning_the_round_keeps_the_win(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A player who won their game of the round and leaves before the sweeper copied the
+    result keeps the win: leaving forfeits the games still to play, not one already won."""
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await joined_and_started(sim, bot, [s.alice, s.bob, s.carol, s.moderator])
+        game, _ = await round_games(bot, tournament)
+        won = await play(sim, bot, game.id, X_WINS)
+        assert won.winner is not None
+        users = {user.id: user for user in sim.users.values()}
+        left = await sim.slash(users[won.x_id], s.channel, "ttt tournament leave")
+        assert left.ephemeral, left.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        after = await current(bot, sim)
+    entry = after.state.entry(won.x_id)
+    assert entry is not None
+    assert entry.withdrawn
+    table = after.state.current_table_of(won.o_id)
+    assert table is not None
+    assert table.round == 1
+    assert (table.x, table.x_points, table.forfeit) == (won.x_id, 1.0, False)
