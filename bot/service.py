@@ -1066,6 +1066,17 @@ class GameService:
         game = await self._check_clock(game)
         return await self._save(self._finish(game, mark.other, EndReason.RESIGN))
 
+    async def forfeit(self, game_id: int, user_id: int) -> GameRecord | None:
+        """End the live game ``user_id`` plays in as their loss, by resignation, for a
+        tournament player withdrawn while it was going on; the game as saved, or None if it
+        was over already (or moved on meanwhile: whoever moved it shows it)."""
+        game = await self.storage.get_game(game_id)
+        mark = None if game is None else game.mark_of(user_id)
+        if game is None or mark is None or not game.is_active:
+            return None
+        self._kept.pop(game.id, None)
+        return await self.storage.save_game(self._finish(game, mark.other, EndReason.RESIGN))
+
     async def end_in_channel(self, guild_id: int, channel_id: int, user: Actor) -> GameRecord:
         """A moderator ends the channel's game; it counts for nobody. Moderators are members
         who can manage messages, and those with the server's moderator role."""

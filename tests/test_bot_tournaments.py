@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import signal
 import sys
 from typing import Any
@@ -19,7 +20,14 @@ from bot.config import POSTGRESQL
 from bot.domain import Actor
 from bot.server_settings import SettingsService
 from bot.service import GameService
-from bot.storage.base import EVERY_GUILD, GameRecord, TournamentStatus, is_forgotten
+from bot.storage.base import (
+    EVERY_GUILD,
+    EndReason,
+    GameRecord,
+    GameStatus,
+    TournamentStatus,
+    is_forgotten,
+)
 from bot.storage.connect import open_storage
 from bot.tournaments.rounds import TournamentRounds
 from bot.tournaments.service import Tournament, TournamentService
@@ -36,6 +44,7 @@ from tests.bot_harness import (
 )
 from tests.bot_processes import ROOT
 from tests.discord_sim import DiscordSim, SimMessage, SimUser
+from tests.discord_sim.models import DEFAULT_BOT_PERMISSIONS, PERM_CREATE_PUBLIC_THREADS
 
 # X takes column A: a win for X in five moves.
 X_WINS = ("A1", "B1", "A2", "B2", "A3")
@@ -284,6 +293,8 @@ async def test_bad_input_is_a_sentence_and_changes_nothing(
             ({"name": "Cup", "starts-in": 10 * 365 * 24 * 60}, "between 1 minute and 30 days"),
             ({"name": "Cup", "format": "round-robin", "players": 11}, "at most 10 players"),
             ({"name": "Cup", "players": 1}, "from 2 to 256 players"),
+            ({"name": "Cup", "turn-minutes": 0}, "from 1 minute to 7 days"),
+            ({"name": "Cup", "turn-minutes": 7 * 24 * 60 + 1}, "from 1 minute to 7 days"),
         ]
         for options, sentence in cases:
             refused(await sim.slash(s.owner, s.channel, create, options=options), sentence)
@@ -618,8 +629,9 @@ async def test_the_organiser_pauses_resumes_and_awards_and_players_find_their_ga
         assert shown.ephemeral
         assert "1. " in text_of(shown)
         log = text_of(sim.message(moved.state.announcement_id or 0))
-        assert "paused by" in log
-        assert "awarded by" in log
+        # Who and when, as settings show them (issue 38).
+        assert re.search(rf"paused by <@{s.carol.id}> <t:\d+:R>", log), log
+        assert re.search(rf"table {table.board} awarded by <@{s.owner.id}> <t:\d+:R>", log), log
         # Leaving once it started forfeits the game of the round.
         left = await sim.slash(s.carol, s.channel, "ttt tournament leave")
         assert left.ephemeral
@@ -703,3 +715,279 @@ async def test_a_refused_thread_is_one_warning_and_tried_again_a_minute_later(
         assert await bot.in_flight.wait_idle(patience=5)
         (game,) = await round_games(bot, await current(bot, sim))
         assert {game.x_id, game.o_id} == {s.alice.id, s.bob.id}
+
+
+@both_front_doors
+@both_engines
+async def test_a_tournament_starts_at_its_time_on_its_turn_clock_and_its_games_are_rated(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Issue 38: a start time (``starts-in``) starts the tournament by itself, or cancels it
+    with fewer than 2 players; its turn timeout (``turn-minutes``) is each game's; and its
+    games are rated games between members, like any other."""
+    s = sim.seed
+    lonely = sim.add_channel(s.guild, "lonely")
+    async with harness.running() as bot:
+        created = await sim.slash(
+            s.owner,
+            s.channel,
+            "ttt tournament create",
+            options={"name": "Timed cup", "starts-in": 10, "turn-minutes": 2},
+        )
+        announcement = created.message
+        assert announcement is not None, created.content
+        join = button_id(announcement, TOURNAMENT_ID, action="join")
+        for player in (s.alice, s.bob):
+            await sim.click(player, announcement, join)
+        empty = await sim.slash(
+            s.owner, lonely, "ttt tournament create", options={"name": "Nobody", "starts-in": 10}
+        )
+        assert empty.message is not None, empty.content
+        empty_join = button_id(empty.message, TOURNAMENT_ID, action="join")
+        await sim.click(s.carol, empty.message, empty_join)
+
+        harness.clock.advance(9 * 60)
+        await bot.sweep()
+        assert (await current(bot, sim)).status is TournamentStatus.REGISTERING
+        harness.clock.advance(61)
+        await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        tournament = await current(bot, sim)
+        assert tournament.status is TournamentStatus.RUNNING
+        alone = await bot.tournaments.get(int(TOURNAMENT_ID.parse(empty_join)["tournament"]))  # type: ignore[index]
+        assert alone is not None
+        assert alone.status is TournamentStatus.CANCELLED
+
+        (first,) = await round_games(bot, tournament)
+        first = await play(sim, bot, first.id, X_WINS)
+        winner, loser = first.x_id, first.o_id
+        await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        tournament = await current(bot, sim)
+        assert tournament.state.current_round == 2
+        # Round 2's X does not move: two minutes, not the server's five, forfeit them.
+        (second,) = await round_games(bot, tournament)
+        harness.clock.advance(119)
+        await bot.sweep()
+        assert (await bot.storage.get_game(second.id)).is_active  # type: ignore[union-attr]
+        harness.clock.advance(2)
+        await bot.sweep()
+        await bot.sweep()
+        timed_out = (await current(bot, sim)).state.table(2, 1)
+        assert timed_out is not None
+        assert (timed_out.forfeit, timed_out.x_points) == (True, 0.0)
+
+        users = {user.id: user for user in sim.users.values()}
+        stats = text_of(await sim.slash(users[winner], s.channel, "ttt stats"))
+        ladder = text_of(await sim.slash(s.carol, s.channel, "ttt leaderboard"))
+    # Round 1 won, round 2 won or lost on the clock: both rated.
+    wins = 1 + (second.o_id == winner)
+    assert f"Against members: {wins} W · {2 - wins} L · 0 D (rating" in stats
+    assert f"<@{winner}>" in ladder
+    assert f"<@{loser}>" in ladder
+
+
+NO_THREADS = (
+    "A tournament plays each game in a thread off its channel: create it in a server's text "
+    "channel where I can Create Public Threads and Send Messages in Threads."
+)
+
+
+@both_front_doors
+async def test_a_tournament_is_refused_where_the_bot_cannot_open_threads(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Issue 38: threads are required for tournaments; without the permission, creating one is
+    refused with a sentence, and so is creating one inside a thread."""
+    s = sim.seed
+    bare = sim.add_guild(
+        "No threads",
+        owner=s.owner,
+        bot_permissions=DEFAULT_BOT_PERMISSIONS & ~PERM_CREATE_PUBLIC_THREADS,
+    )
+    bare.everyone.permissions &= ~PERM_CREATE_PUBLIC_THREADS  # the bot has @everyone's too
+    locked = sim.add_channel(bare, "no-threads")
+    async with harness.running() as bot:
+        refused(await sim.slash(s.owner, locked, "ttt tournament create", name="Cup"), NO_THREADS)
+        refused(await sim.slash(s.owner, s.thread, "ttt tournament create", name="Cup"), NO_THREADS)
+        assert await bot.storage.live_tournaments(bare.id) == []
+        assert await bot.storage.live_tournaments(s.guild.id) == []
+
+
+@both_front_doors
+@both_engines
+async def test_a_player_who_leaves_or_is_removed_loses_their_live_game_on_its_board(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Leaving after the start, or being removed, forfeits the game of the round: the game in
+    its thread ends too, as that player's loss (rated like any other), rather than going on
+    with nothing at stake and its clock still running against the opponent."""
+    s = sim.seed
+    dave = members(sim, "dave")[0]
+    async with harness.running() as bot:
+        tournament = await joined_and_started(sim, bot, [s.alice, s.bob, s.carol, dave])
+        games = {game.x_id: game for game in await round_games(bot, tournament)}
+        games |= {game.o_id: game for game in games.values()}
+        leaver = s.alice
+        removed = next(
+            user for user in (s.bob, s.carol, dave) if games[user.id].id != games[leaver.id].id
+        )
+        left = await sim.slash(leaver, s.channel, "ttt tournament leave")
+        assert left.ephemeral, left.content
+        gone = await sim.slash(s.owner, s.channel, "ttt tournament remove", player=removed)
+        assert "Done" in (gone.content or ""), gone.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        for user in (leaver, removed):
+            game = await bot.storage.get_game(games[user.id].id)
+            assert game is not None
+            assert game.status is GameStatus.FINISHED, (user.name, game)
+            mark = game.mark_of(user.id)
+            assert mark is not None
+            assert (game.winner, game.end_reason) == (mark.other, EndReason.RESIGN)
+            board = board_message(sim, game)
+            assert "resigned" in text_of(board), text_of(board)
+            assert not [
+                b for b in board.buttons() if not b["disabled"] and "cell" in b["custom_id"]
+            ]
+            opponent = game.o_id if game.x_id == user.id else game.x_id
+            users = {u.id: u for u in sim.users.values()}
+            stats = text_of(await sim.slash(users[opponent], s.channel, "ttt stats"))
+            assert "Against members: 1 W · 0 L · 0 D (rating" in stats, stats
+        await bot.sweep()
+        moved = await current(bot, sim)
+    assert moved.state.current_round == 2
+
+
+@both_front_doors
+async def test_leaving_before_the_start_takes_the_player_off_the_list(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Issue 38: players may leave before the start freely, by the Leave button or the
+    command: they are off the list, with nothing forfeited, and may join again."""
+    s = sim.seed
+    async with harness.running() as bot:
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Maybe cup")
+        announcement = created.message
+        assert announcement is not None
+        join = button_id(announcement, TOURNAMENT_ID, action="join")
+        leave = button_id(announcement, TOURNAMENT_ID, action="leave")
+        for player in (s.alice, s.bob, s.carol):
+            await sim.click(player, announcement, join)
+        assert "Players (3 of 32)" in text_of(sim.message(announcement.id))
+        left = await sim.click(s.alice, announcement, leave)
+        assert not left.ephemeral, left.content
+        assert "Players (2 of 32)" in text_of(sim.message(announcement.id))
+        refused(await sim.click(s.alice, announcement, leave), "You are not playing")
+        by_command = await sim.slash(s.bob, s.channel, "ttt tournament leave")
+        assert by_command.ephemeral
+        assert "left" in (by_command.content or ""), by_command.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert "Players (1 of 32)" in text_of(sim.message(announcement.id))
+        await sim.click(s.alice, announcement, join)
+        tournament = await current(bot, sim)
+    assert [e.user_id for e in tournament.state.entries] == [s.carol.id, s.alice.id]
+    assert not any(e.withdrawn for e in tournament.state.entries)
+    assert tournament.state.tables == ()
+
+
+@both_front_doors
+async def test_a_tournament_cancelled_under_way_pairs_no_more_and_posts_no_podium(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Issue 38's organiser can cancel a tournament after its start: the round being played
+    ends with its games, and nothing is paired or posted after; the channel may then host
+    another."""
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await joined_and_started(sim, bot, [s.alice, s.bob, s.carol, s.moderator])
+        cancelled = await sim.slash(s.owner, s.channel, "ttt tournament cancel")
+        assert cancelled.ephemeral
+        assert "cancelled" in (cancelled.content or ""), cancelled.content
+        for game in await round_games(bot, tournament):
+            await play(sim, bot, game.id, X_WINS)
+        for _ in range(2):
+            await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        after = await bot.tournaments.get(tournament.id)
+        refused(
+            await sim.slash(s.owner, s.channel, "ttt tournament pause"),
+            "There is no tournament going in this channel",
+        )
+        again = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Take two")
+    assert after is not None
+    assert after.status is TournamentStatus.CANCELLED
+    assert after.state.current_round == 1
+    assert [t for t in after.state.tables if t.round > 1] == []
+    assert not after.state.final_posted
+    assert [m for m in sim.messages(s.channel) if "is over" in text_of(m)] == []
+    shown = text_of(sim.message(after.state.announcement_id or 0))
+    assert re.search(rf"cancelled by <@{s.owner.id}> <t:\d+:R>", shown), shown
+    assert again.message is not None, again.content
+
+
+@both_front_doors
+async def test_only_the_servers_players_and_no_bot_join_a_tournament(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The server's player roles hold for joining a tournament as for starting a game
+    (docs/server-settings.md), and a bot cannot join: each refused with a sentence."""
+    s = sim.seed
+    players = sim.add_role(s.guild, "players")
+    s.guild.member(s.alice).roles.append(players)  # type: ignore[union-attr]
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, "ttt-settings players add", role=players)
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Members cup")
+        announcement = created.message
+        assert announcement is not None, created.content
+        join = button_id(announcement, TOURNAMENT_ID, action="join")
+        refused(await sim.click(s.bob, announcement, join), "only members with its player roles")
+        refused(await sim.click(s.other_bot, announcement, join), "Bots don't play")
+        joined = await sim.click(s.alice, announcement, join)
+        assert not joined.ephemeral, joined.content
+        tournament = await current(bot, sim)
+    assert [e.user_id for e in tournament.state.entries] == [s.alice.id]
+
+
+@both_front_doors
+async def test_the_servers_moderator_role_may_create_a_tournament(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Issue 38: members who can manage the server, or the server's moderator role, create
+    tournaments (Manage Messages alone is refused, in the bad-input test)."""
+    s = sim.seed
+    referees = sim.add_role(s.guild, "referees")
+    s.guild.member(s.carol).roles.append(referees)  # type: ignore[union-attr]
+    async with harness.running() as bot:
+        create = "ttt tournament create"
+        refused(await sim.slash(s.carol, s.channel, create, name="Early"), "Only members who")
+        await sim.slash(s.owner, s.channel, "ttt-settings moderators", role=referees)
+        created = await sim.slash(s.carol, s.channel, create, name="Referees' cup")
+        assert created.message is not None, created.content
+        tournament = await current(bot, sim)
+    assert tournament.state.organiser_id == s.carol.id
+
+
+@both_front_doors
+async def test_leaving_after_winning_the_round_keeps_the_win(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A player who won their game of the round and leaves before the sweeper copied the
+    result keeps the win: leaving forfeits the games still to play, not one already won."""
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await joined_and_started(sim, bot, [s.alice, s.bob, s.carol, s.moderator])
+        game, _ = await round_games(bot, tournament)
+        won = await play(sim, bot, game.id, X_WINS)
+        assert won.winner is not None
+        users = {user.id: user for user in sim.users.values()}
+        left = await sim.slash(users[won.x_id], s.channel, "ttt tournament leave")
+        assert left.ephemeral, left.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        after = await current(bot, sim)
+    entry = after.state.entry(won.x_id)
+    assert entry is not None
+    assert entry.withdrawn
+    table = after.state.current_table_of(won.o_id)
+    assert table is not None
+    assert table.round == 1
+    assert (table.x, table.x_points, table.forfeit) == (won.x_id, 1.0, False)

@@ -666,8 +666,10 @@ async def test_a_hint_is_a_legal_cell_and_makes_the_game_assisted(
         before = ultimate(await stored(bot, message))
         hint = await final_answer(await sim.slash(s.alice, s.channel, "ttt hint", timeout=30))
         assert hint.ephemeral
-        found = re.search(r"Hint: ([A-I][1-9])\.", text_of(hint))
+        found = re.search(r"Hint: ([A-I][1-9]) ", text_of(hint))
         assert found is not None, text_of(hint)
+        # Issue 39: hints, like reviews, say they are the search's verdict, not a proof.
+        assert "by the engine's search, not proven" in text_of(hint)
         assert before.parse_move(found[1]) in before.legal_moves
         game = await stored(bot, message)
         assert game.assisted
@@ -698,3 +700,44 @@ def test_every_review_sentence_reads_in_every_language() -> None:
         embed = render.review_message(review, lang).embed
         assert embed is not None
         assert len(embed.description or "") <= 4096
+
+
+@both_front_doors
+@both_engines
+async def test_a_member_game_is_rated_ranked_and_rematched_on_ultimate_alone(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Issue 39: stats, the leaderboard and ratings keep ultimate apart from the other sizes,
+    and a rematch of a game between members keeps the variant."""
+    s = sim.seed
+    async with harness.running() as bot:
+        message = await challenge_and_accept(sim, s.alice, s.bob)
+        game = await stored(bot, message)
+        resigned = await sim.click(
+            s.alice, message, GAME_ACTION_ID.build(action="resign", game=game.id)
+        )
+        assert resigned.response_type == 7, resigned.content
+        rematch = await sim.click(
+            s.bob, message, GAME_ACTION_ID.build(action="rematch", game=game.id)
+        )
+        assert rematch.message is not None, rematch.content
+        again = await stored(bot, rematch.message)
+        assert again.id != game.id
+        assert (again.size, again.x_id, again.o_id, again.moves) == (
+            ULTIMATE,
+            s.bob.id,
+            s.alice.id,
+            (),
+        )
+        check_message(rematch.message, UltimateBoard())
+        won = text_of(await sim.slash(s.bob, s.channel, "ttt stats", size=ULTIMATE))
+        lost = text_of(await sim.slash(s.alice, s.channel, "ttt stats", size=ULTIMATE))
+        on_3x3 = text_of(await sim.slash(s.bob, s.channel, "ttt stats", size=3))
+        ladder = text_of(await sim.slash(s.carol, s.channel, "ttt leaderboard", size=ULTIMATE))
+        ladder_3x3 = text_of(await sim.slash(s.carol, s.channel, "ttt leaderboard", size=3))
+    assert "Against members: 1 W · 0 L · 0 D (rating 1311 ± 339, provisional)" in won
+    assert "Against members: 0 W · 1 L · 0 D (rating 1089 ± 339, provisional)" in lost
+    assert "No finished games yet in this server on 3\N{MULTIPLICATION SIGN}3 boards." in on_3x3
+    assert "leaderboard (ultimate)" in ladder
+    assert ladder.index(f"<@{s.bob.id}>") < ladder.index(f"<@{s.alice.id}>")
+    assert "Nobody is rated yet on 3\N{MULTIPLICATION SIGN}3 boards" in ladder_3x3

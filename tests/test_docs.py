@@ -1,7 +1,8 @@
 """The documentation holds together: every relative link in the README, ``docs/`` and the
 tests' and benchmarks' READMEs leads to a file of the repository (and to a heading there, when
 it names one), every setting ``bot/config.py`` reads is in ``docs/operating.md``'s table
-and in ``.env.example``, and every table the migrations make is in its "What the bot stores"."""
+and in ``.env.example``, every table the migrations make is in its "What the bot stores", and
+every ``/ttt`` command is in ``docs/playing.md``'s table of commands."""
 
 from __future__ import annotations
 
@@ -12,11 +13,14 @@ import sqlite3
 import unicodedata
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
+from discord import app_commands
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from bot.cogs.ttt import TicTacToeCog
 from bot.storage.migrations import migration_files
 from bot.storage.sql import QMARK
 from tests.test_env_file import named_settings
@@ -247,6 +251,38 @@ def test_the_vacuum_that_clears_deleted_data_names_every_table_a_deletion_writes
     written = {re.findall(r"^(?:UPDATE|DELETE FROM) (\w+)", write)[0] for write in writes}
     assert {"games", "guild_settings", "season_announcements"} <= written
     assert written - NO_IDS - vacuumed == set(), "not in operating.md's VACUUM FULL"
+
+
+def command_names(command: app_commands.Command[Any, Any, Any] | app_commands.Group) -> list[str]:
+    """A command's full name, or each of a group's commands' (``ttt tournament leave``)."""
+    if isinstance(command, app_commands.Group):
+        return [name for inner in command.commands for name in command_names(inner)]
+    return [command.qualified_name]
+
+
+def test_every_ttt_command_is_in_the_players_table() -> None:
+    """docs/playing.md's Commands table is every command in full (the README says so):
+    ``/ttt tournament leave`` was left out once. A row may name a group's commands together
+    (`` `/ttt tournament start`, `pause` ``)."""
+    firsts = [
+        line.split("|")[1]
+        for line in section(REPO / "docs" / "playing.md", "Commands").splitlines()
+        if line.startswith("| `/")
+    ]
+    names = [
+        name for command in TicTacToeCog.__cog_app_commands__ for name in command_names(command)
+    ]
+    assert "ttt tournament leave" in names
+    missing = []
+    for name in names:
+        parent, _, leaf = name.rpartition(" ")
+        alone = re.compile(rf"`/{re.escape(name)}[` ]")
+        if not any(
+            alone.search(first) or (f"`/{parent} " in first and f"`{leaf}`" in first)
+            for first in firsts
+        ):
+            missing.append(name)
+    assert missing == []
 
 
 def test_the_readme_is_a_front_door() -> None:

@@ -110,3 +110,37 @@ def test_each_rounds_result_reads_as_one_character() -> None:
     lines = standings_lines(state, state.standings(), i18n.language("en"))
     marks = {line.split("**")[1]: line.rsplit("`", 2)[1] for line in lines}
     assert marks == {"ann": "1·", "bo": "0-", "cy": "B·"}
+
+
+def test_each_line_shows_rank_points_tie_breaks_and_rounds_of_the_docs_swiss_of_five() -> None:
+    """The standings message's lines carry what issue 38 names (rank, points, the tie-breaks,
+    each round's result), with the numbers of docs/playing.md's worked Swiss of five."""
+    ann, bob, cy, dee, eve = 1, 2, 3, 4, 5
+    rules = Rules("Cup", Format.SWISS, 3, 300.0, 8, 3, "en")
+    names = {ann: "Ann", bob: "Bob", cy: "Cy", dee: "Dee", eve: "Eve"}
+    ratings = {ann: 1600.0, bob: 1500.0, cy: 1400.0, dee: 1300.0, eve: 1200.0}
+    entries = tuple(
+        Entry(player, names[player], float(player), rating=ratings[player]) for player in names
+    )
+    state = TournamentState(rules=rules, organiser_id=ann, starts_at=None, entries=entries)
+    state = state.but(rounds=3)
+    rounds = [
+        [(ann, cy, 1.0, False), (dee, bob, 0.5, False), (eve, None, None, False)],
+        [(bob, ann, 0.0, False), (eve, dee, 1.0, True), (cy, None, None, False)],
+        [(ann, eve, 0.5, False), (cy, bob, 0.0, False), (dee, None, None, False)],
+    ]
+    for number, games in enumerate(rounds, start=1):
+        state = state.paired(
+            number, [Pairing(board, x, o) for board, (x, o, _, _) in enumerate(games, start=1)]
+        )
+        for board, (x, o, points, forfeit) in enumerate(games, start=1):
+            if o is not None:
+                state = state.with_table(Table(number, board, x, o, None, points, forfeit))
+    lines = standings_lines(state, state.standings(), i18n.language("en"))
+    assert lines == [
+        "1. **Eve**: 2½ · Buchholz 5 · SB 6.25 · `B1½`",
+        "2. **Ann**: 2½ · Buchholz 4 · SB 3.75 · `11½`",
+        "3. **Bob**: 1½ · Buchholz 4 · SB 1.75 · `½01`",
+        "4. **Dee**: 1½ · Buchholz 3 · SB 2.25 · `½0B`",
+        "5. **Cy**: 1 · Buchholz 4 · SB 1 · `0B0`",
+    ]

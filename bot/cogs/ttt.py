@@ -865,6 +865,8 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
                 await self.rounds.show_if_changed(changed)
             else:
                 await self.rounds.show(changed)
+            if action != "join":  # a Leave still shown after the start: the game is lost
+                await self.rounds.end_forfeited_game(changed, user.id)
 
     async def _organiser_acts(
         self,
@@ -921,7 +923,9 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         self, interaction: discord.Interaction[Any], player: discord.User
     ) -> None:
         async def remove(tournament_id: int, guild_id: int, who: Actor) -> Tournament:
-            return await self.tournaments.remove(tournament_id, guild_id, who, player.id)
+            changed = await self.tournaments.remove(tournament_id, guild_id, who, player.id)
+            await self.rounds.end_forfeited_game(changed, player.id)
+            return changed
 
         await self._organiser_acts(interaction, remove, REMOVED)
 
@@ -965,6 +969,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             here = await self.tournaments.here(guild_id, channel_id)
             changed = await self.tournaments.leave(here.id, guild_id, member(interaction))
             await answer.whisper(render.plain_text(answer.private_language._(LEFT)))
+            await self.rounds.end_forfeited_game(changed, interaction.user.id)
             await self.rounds.show(changed)
             await self.rounds.run(changed.id)
 

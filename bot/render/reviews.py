@@ -18,6 +18,7 @@ from game.ai import is_solved
 from game.drills import drills_of
 from game.review import MoveReview, Verdict
 from game.ultimate_review import ReplyEffect, UltimateMoveReview, UltimateVerdict
+from game.variants import is_ultimate
 
 
 def review_message(
@@ -225,8 +226,17 @@ def ultimate_move_sentence(move: UltimateMoveReview, lang: Language) -> str:
 
 
 def hint_message(hint: Hint, lang: Language) -> Message:
-    """The best move, for the player alone."""
+    """The best move, for the player alone; on ultimate, which is not solved, said to be the
+    search's choice, as its reviews are."""
     cell = cell_name(hint.cell, hint.game.size)
+    if is_ultimate(hint.game.size):
+        return plain_text(
+            lang._(
+                "Hint: {cell} (by the engine's search, not proven: ultimate tic-tac-toe is not "
+                "solved). This game is assisted now, so it counts in no stats.",
+                cell=cell,
+            )
+        )
     return plain_text(
         lang._("Hint: {cell}. This game is assisted now, so it counts in no stats.", cell=cell)
     )

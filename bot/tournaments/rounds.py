@@ -89,6 +89,22 @@ class TournamentRounds:
         if after.status is TournamentStatus.FINISHED and not after.state.final_posted:
             await self._post_final(after)
 
+    async def end_forfeited_game(self, tournament: Tournament, user_id: int) -> None:
+        """End the live game of the round of a player just withdrawn (left or removed) as
+        their loss: their table is the opponent's by forfeit, and the game in its thread
+        would otherwise go on with nothing at stake, its clock running against the opponent
+        and its result rated against the tournament's."""
+        table = tournament.state.current_table_of(user_id)
+        if table is None or not table.forfeit:
+            return
+        game_id = tournament.record.games.get((table.round, table.board))
+        if game_id is None:
+            return
+        ended = await self._games.forfeit(game_id, user_id)
+        if ended is not None:
+            log.info("tournament %s: game %s forfeited by %s", tournament.id, game_id, user_id)
+            await self._boards.show_ended([ended], [])
+
     async def show(self, tournament: Tournament) -> None:
         """Bring the tournament's message up to date (logged if it cannot be): to
         ``tournament``, then to what another worker saved meanwhile, if anything, so that the

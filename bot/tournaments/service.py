@@ -210,6 +210,7 @@ class TournamentService:
         self, tournament_id: int, guild_id: int, actor: Actor, member_id: int
     ) -> Tournament:
         await self._check_organiser(tournament_id, guild_id, actor)
+        played = await self._game_of_round(tournament_id, member_id)
 
         def remove(t: Tournament) -> Change:
             _require_live(t)
@@ -220,7 +221,7 @@ class TournamentService:
                 entries = tuple(e for e in t.state.entries if e.user_id != member_id)
                 state = t.state.but(entries=entries)
             else:
-                state = _withdrawn(t, entry, self.clock.now())
+                state = _withdrawn(t, entry, self.clock.now(), played)
             state = state.logged(self.clock.now(), actor.id, "removed", str(member_id))
             return Change(t.status, t.record.due_at, state)
 
@@ -281,6 +282,8 @@ class TournamentService:
         return await self._change(tournament_id, guild_id, join)
 
     async def leave(self, tournament_id: int, guild_id: int, member: Actor) -> Tournament:
+        played = await self._game_of_round(tournament_id, member.id)
+
         def leave(t: Tournament) -> Change:
             entry = t.state.entry(member.id)
             if entry is None or entry.withdrawn:
@@ -289,9 +292,22 @@ class TournamentService:
                 entries = tuple(e for e in t.state.entries if e.user_id != member.id)
                 return Change(t.status, t.record.due_at, t.state.but(entries=entries))
             _require_live(t)
-            return Change(t.status, t.record.due_at, _withdrawn(t, entry, self.clock.now()))
+            state = _withdrawn(t, entry, self.clock.now(), played)
+            return Change(t.status, t.record.due_at, state)
 
         return await self._change(tournament_id, guild_id, leave)
+
+    async def _game_of_round(self, tournament_id: int, user_id: int) -> GameRecord | None:
+        """The game of the current round ``user_id`` plays in, as stored now (it may have
+        ended since the sweeper last copied results), or None."""
+        tournament = await self.get(tournament_id)
+        if tournament is None:
+            return None
+        table = tournament.state.current_table_of(user_id)
+        if table is None:
+            return None
+        game_id = tournament.record.games.get((table.round, table.board))
+        return None if game_id is None else await self.storage.get_game(game_id)
 
     async def forget(self, user_id: int, placeholder: int) -> list[Tournament]:
         """``/ttt forget-me``: the member withdraws from every tournament still going (their
@@ -598,17 +614,27 @@ def _forfeited(table: Table, gone: frozenset[int]) -> Table | None:
     return dataclasses.replace(table, x_points=points, forfeit=True)
 
 
-def _withdrawn(t: Tournament, entry: Entry, now: float) -> TournamentState:
+def _withdrawn(
+    t: Tournament, entry: Entry, now: float, played: GameRecord | None = None
+) -> TournamentState:
     """``entry`` withdrawn from a tournament under way: their undecided table of the current
-    round is the opponent's win, by forfeit, and they are paired no more."""
+    round is the opponent's win, by forfeit, and they are paired no more. ``played``, their
+    game of the round as read just before: one that finished (and the sweeper has not copied
+    yet) decides the table by its result instead, since only the games still to play are
+    forfeited."""
     state = t.state.with_entry(
         Entry(entry.user_id, entry.name, entry.joined_at, entry.rating, withdrawn_at=now)
     )
     table = state.current_table_of(entry.user_id)
     if table is not None and not table.decided:
-        forfeited = _forfeited(table, frozenset({entry.user_id}))
-        if forfeited is not None:
-            state = state.with_table(forfeited)
+        decided = None
+        game_id = t.record.games.get((table.round, table.board))
+        if played is not None and played.id == game_id and played.status is GameStatus.FINISHED:
+            decided = _result_of(played, table)
+        if decided is None:
+            decided = _forfeited(table, frozenset({entry.user_id}))
+        if decided is not None:
+            state = state.with_table(decided)
     return state
 
 
