@@ -43,7 +43,7 @@ from tests.bot_harness import (
     text_of,
 )
 from tests.bot_processes import ROOT
-from tests.discord_sim import DiscordSim, SimMessage, SimUser
+from tests.discord_sim import DiscordSim, SimChannel, SimMessage, SimUser
 from tests.discord_sim.models import DEFAULT_BOT_PERMISSIONS, PERM_CREATE_PUBLIC_THREADS
 
 # X takes column A: a win for X in five moves.
@@ -476,6 +476,57 @@ async def test_forget_me_withdraws_the_member_and_leaves_no_trace_of_them(
         assert mine.forfeit
         assert mine.x_points == (0.0 if mine.x == gone.user_id else 1.0)
     assert "alice" not in text_of(sim.message(after.state.announcement_id or 0))
+
+
+async def duel(sim: DiscordSim, bot: TTTBot, channel: SimChannel, name: str) -> Tournament:
+    """A one-round Swiss of alice and bob hosted in ``channel``, started: its one game is on."""
+    s = sim.seed
+    created = await sim.slash(s.owner, channel, "ttt tournament create", name=name, rounds=1)
+    assert created.message is not None, created.content
+    join = button_id(created.message, TOURNAMENT_ID, action="join")
+    for player in (s.alice, s.bob):
+        await sim.click(player, created.message, join)
+    await sim.slash(s.owner, channel, "ttt tournament start")
+    assert await bot.in_flight.wait_idle(patience=5)
+    return await bot.tournaments.here(s.guild.id, channel.id)
+
+
+async def test_standings_are_shown_after_the_end_and_both_commands_work_from_a_games_thread(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """/ttt tournament standings shows a tournament's at any time (issue 38), its final ones
+    too; in a game's thread, with two tournaments going in the server, both commands answer
+    for the tournament of that game."""
+    s = sim.seed
+    async with harness.running() as bot:
+        first = await duel(sim, bot, s.channel, "First")
+        second = await duel(sim, bot, s.other_channel, "Second")
+        (game,) = await round_games(bot, first)
+        mine = await sim.slash(s.alice, game.channel_id, "ttt tournament my-game")
+        assert f"/{game.channel_id}" in (mine.content or ""), mine.content
+        shown = await sim.slash(s.alice, game.channel_id, "ttt tournament standings")
+        assert "First" in text_of(shown), text_of(shown)
+        (other,) = await round_games(bot, second)
+        theirs = await sim.slash(s.bob, other.channel_id, "ttt tournament standings")
+        assert "Second" in text_of(theirs), text_of(theirs)
+        await play(sim, bot, game.id, X_WINS)
+        await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        ended = await bot.tournaments.get(first.id)
+        assert ended is not None
+        assert not ended.live
+        final = await sim.slash(s.carol, s.channel, "ttt tournament standings")
+        assert final.ephemeral
+        assert "First" in text_of(final), text_of(final)
+        assert "1. " in text_of(final)
+        # One round, said as one (it said "1 rounds").
+        assert "· 1 round\n" in text_of(final), text_of(final)
+        announced = text_of(sim.message(ended.state.announcement_id or 0))
+        assert "Finished after 1 round." in announced, announced
+        # Where a game is to be found is for a tournament still going: here, the server's
+        # only one.
+        still = await sim.slash(s.alice, s.channel, "ttt tournament my-game")
+        assert f"/{other.channel_id}" in (still.content or ""), still.content
 
 
 @both_engines

@@ -2475,6 +2475,24 @@ async def test_the_settings_a_member_changed_last_are_their_data(storage: Storag
     assert (await storage.forget_member(ALICE, T0 + 5)).settings == 0
 
 
+async def test_the_latest_tournament_a_channel_hosted_is_found_in_any_state(
+    storage: Storage,
+) -> None:
+    assert await storage.latest_tournament_in_channel(CHANNEL) is None
+    first = await storage.create_tournament(new_tournament())
+    await storage.save_tournament(
+        first, status=TournamentStatus.FINISHED, due_at=None, state="{}", now=T0 + 1
+    )
+    second = await storage.create_tournament(new_tournament())
+    elsewhere = await storage.create_tournament(new_tournament(CHANNEL + 1))
+    assert await storage.latest_tournament_in_channel(CHANNEL) == second.id
+    await storage.save_tournament(
+        second, status=TournamentStatus.CANCELLED, due_at=None, state="{}", now=T0 + 2
+    )
+    assert await storage.latest_tournament_in_channel(CHANNEL) == second.id
+    assert await storage.latest_tournament_in_channel(CHANNEL + 1) == elsewhere.id
+
+
 async def test_the_tournaments_naming_a_member_are_their_data(storage: Storage) -> None:
     """A document names a member where a field holds their id (bot.tournaments.state writes
     ids as JSON numbers): as organiser, entrant or actor; a longer number with their digits,

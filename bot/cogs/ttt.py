@@ -981,7 +981,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     async def tournament_standings(self, interaction: discord.Interaction[Any]) -> None:
         async with self._handling(interaction) as answer:
             guild_id, channel_id = place(interaction)
-            here = await self.tournaments.here(guild_id, channel_id)
+            here = await self.tournaments.here(guild_id, channel_id, ended_too=True)
             message = render.tournament_standings(
                 here.state, here.state.standings(), interaction.user.id, answer.private_language
             )

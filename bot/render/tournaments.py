@@ -47,7 +47,6 @@ FORMAT_NAMES = {Format.SWISS: N_("Swiss"), Format.ROUND_ROBIN: N_("Round robin")
 STATUS_LINES = {
     TournamentStatus.RUNNING: N_("Round {round} of {rounds} is being played."),
     TournamentStatus.PAUSED: N_("Paused by the organiser after round {round} of {rounds}."),
-    TournamentStatus.FINISHED: N_("Finished after {rounds} rounds."),
     TournamentStatus.CANCELLED: N_("Cancelled."),
 }
 ACTIONS_SHOWN = {
@@ -125,8 +124,16 @@ def _header(state: TournamentState, lang: Language) -> str:
         lang._("{time} a move", time=duration(rules.turn_timeout, lang)),
     ]
     if state.rounds:
-        parts.append(lang._("{rounds} rounds", rounds=state.rounds))
+        parts.append(lang.n_("{count} round", "{count} rounds", state.rounds))
     return " · ".join(parts)
+
+
+def _status_line(status: TournamentStatus, state: TournamentState, lang: Language) -> str:
+    if status is TournamentStatus.FINISHED:
+        return lang.n_(
+            "Finished after {count} round.", "Finished after {count} rounds.", state.rounds
+        )
+    return lang._(STATUS_LINES[status], round=state.current_round, rounds=state.rounds)
 
 
 def _log_lines(state: TournamentState, lang: Language) -> list[str]:
@@ -192,7 +199,7 @@ def tournament_message(
             )
         )
     else:
-        lines.append(lang._(STATUS_LINES[status], round=state.current_round, rounds=state.rounds))
+        lines.append(_status_line(status, state, lang))
         shown = standings_lines(state, standings[:SHOWN_PUBLICLY], lang)
         lines.extend(shown)
         if len(standings) > SHOWN_PUBLICLY:

@@ -978,6 +978,10 @@ class Storage(Protocol):
         """The tournament whose pairing started the game, if one did."""
         ...
 
+    async def latest_tournament_in_channel(self, channel_id: int) -> int | None:
+        """The tournament the channel hosted last, in any state, if it hosted one."""
+        ...
+
     async def tournaments_of_member(self, user_id: int) -> list[int]:
         """Every tournament (of any server, in any state) whose document names the member."""
         ...

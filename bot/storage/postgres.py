@@ -791,6 +791,10 @@ class PostgresStorage:
         row = await self._pool.fetchrow(SQL.tournament_of_game, game_id)
         return None if row is None else int(row["tournament_id"])
 
+    async def latest_tournament_in_channel(self, channel_id: int) -> int | None:
+        found: int | None = await self._pool.fetchval(SQL.latest_tournament_in_channel, channel_id)
+        return found
+
     async def tournaments_of_member(self, user_id: int) -> list[int]:
         rows = await self._pool.fetch(SQL.tournaments_naming, *codec.naming_patterns(user_id))
         return [row["id"] for row in rows]

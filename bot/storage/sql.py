@@ -547,6 +547,9 @@ class Statements:
             "INSERT INTO tournament_games (tournament_id, round, board, game_id)"
             " VALUES (?, ?, ?, ?)"
         )
+        self.latest_tournament_in_channel = spell(
+            "SELECT id FROM tournaments WHERE channel_id = ? ORDER BY id DESC LIMIT 1"
+        )
         self.tournament_of_game = spell(
             "SELECT tournament_id FROM tournament_games WHERE game_id = ?"
         )

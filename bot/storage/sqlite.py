@@ -616,6 +616,10 @@ class _Database:
         row = self.db.execute(SQL.tournament_of_game, (game_id,)).fetchone()
         return None if row is None else int(row["tournament_id"])
 
+    def latest_tournament_in_channel(self, channel_id: int) -> int | None:
+        row = self.db.execute(SQL.latest_tournament_in_channel, (channel_id,)).fetchone()
+        return None if row is None else int(row["id"])
+
     def tournaments_of_member(self, user_id: int) -> list[int]:
         rows = self._rows(SQL.tournaments_naming, codec.naming_patterns(user_id))
         return [row["id"] for row in rows]
@@ -1077,6 +1081,9 @@ class SqliteStorage:
         if not codec.is_row_id(game_id):
             return None
         return await self._run(self._database.tournament_of_game, game_id)
+
+    async def latest_tournament_in_channel(self, channel_id: int) -> int | None:
+        return await self._run(self._database.latest_tournament_in_channel, channel_id)
 
     async def tournaments_of_member(self, user_id: int) -> list[int]:
         return await self._run(self._database.tournaments_of_member, user_id)

@@ -115,15 +115,38 @@ class TournamentService:
         record = await self.storage.get_tournament(tournament_id)
         return None if record is None else Tournament.of(record)
 
-    async def here(self, guild_id: int, channel_id: int) -> Tournament:
-        """The tournament going in this channel, else the server's only one going."""
+    async def here(self, guild_id: int, channel_id: int, *, ended_too: bool = False) -> Tournament:
+        """The tournament going in this channel; else, in a tournament game's thread, that
+        game's (going, or ``ended_too``); else, with ``ended_too``, the one this channel hosted
+        last; else the server's only one going."""
         live = [Tournament.of(r) for r in await self.storage.live_tournaments(guild_id)]
         for tournament in live:
             if tournament.record.channel_id == channel_id:
                 return tournament
+        of_thread = await self._of_games_thread(channel_id)
+        if of_thread is not None and (ended_too or of_thread.live):
+            return of_thread
+        if ended_too and (latest := await self.storage.latest_tournament_in_channel(channel_id)):
+            hosted = await self.get(latest)
+            if hosted is not None:
+                return hosted
         if len(live) == 1:
             return live[0]
         raise UserError(NO_TOURNAMENT_HERE)
+
+    async def _of_games_thread(self, channel_id: int) -> Tournament | None:
+        """The tournament whose game is played in ``channel_id``, a thread of the game's own
+        (the latest such game there: a Rematch may follow it in the thread), if any."""
+        for game in (
+            await self.storage.live_game_in_channel(channel_id),
+            await self.storage.finished_game_in_channel(channel_id),
+        ):
+            if game is None or not game.own_thread:
+                continue
+            tournament_id = await self.storage.tournament_of_game(game.id)
+            if tournament_id is not None:
+                return await self.get(tournament_id)
+        return None
 
     # -- the organiser's -------------------------------------------------------------------
 
