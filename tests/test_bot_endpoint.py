@@ -392,6 +392,10 @@ async def test_malformed_and_oversized_bodies_are_refused_before_anything_reads_
         huge = b'{"type": 1, "padding": "' + b"x" * MAX_REQUEST_BODY + b'"}'
         assert (await sim.post_signed(huge)).status == 413
         assert (await sim.post_signed(huge, signature="")).status == 413
+        # The issue's own size: a body of 10 MB, signed and not.
+        ten_mb = b'{"type": 1, "padding": "' + b"x" * (10 * 2**20) + b'"}'
+        assert (await sim.post_signed(ten_mb)).status == 413
+        assert (await sim.post_signed(ten_mb, signature="")).status == 413
         # Still serving.
         started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
     assert started.response_type == 4
