@@ -613,6 +613,22 @@ async def test_the_health_port_serves_beside_the_endpoint(
 
 
 @http_only
+async def test_serve_touches_the_heartbeat_file_while_it_answers(
+    sim: DiscordSim, harness: BotHarness, tmp_path: Path
+) -> None:
+    """docs/operating.md: under serve, with no gateway connected, the heartbeat file is still
+    touched while the bot serves, and removed when it stops."""
+    heartbeat = tmp_path / "heartbeat"
+    async with harness.running(heartbeat_file=str(heartbeat)):
+        for _ in range(100):  # the file is no sim event: poll it, for up to 5 s
+            if heartbeat.exists():
+                break
+            await asyncio.sleep(0.05)
+        assert heartbeat.exists()
+    assert not heartbeat.exists()
+
+
+@http_only
 async def test_shard_settings_left_from_the_gateway_mean_nothing_to_a_worker(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
