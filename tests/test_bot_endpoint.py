@@ -392,6 +392,10 @@ async def test_malformed_and_oversized_bodies_are_refused_before_anything_reads_
         huge = b'{"type": 1, "padding": "' + b"x" * MAX_REQUEST_BODY + b'"}'
         assert (await sim.post_signed(huge)).status == 413
         assert (await sim.post_signed(huge, signature="")).status == 413
+        # The issue's own size: a body of 10 MB, signed and not.
+        ten_mb = b'{"type": 1, "padding": "' + b"x" * (10 * 2**20) + b'"}'
+        assert (await sim.post_signed(ten_mb)).status == 413
+        assert (await sim.post_signed(ten_mb, signature="")).status == 413
         # Still serving.
         started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
     assert started.response_type == 4
@@ -606,6 +610,22 @@ async def test_the_health_port_serves_beside_the_endpoint(
             await sim.slash(sim.seed.alice, sim.seed.channel, "ttt vs-ai", difficulty="minimax")
         assert (await sim.ping()).status == 200  # Discord's check of the URL still answered
         bot.endpoint.open()
+
+
+@http_only
+async def test_serve_touches_the_heartbeat_file_while_it_answers(
+    sim: DiscordSim, harness: BotHarness, tmp_path: Path
+) -> None:
+    """docs/operating.md: under serve, with no gateway connected, the heartbeat file is still
+    touched while the bot serves, and removed when it stops."""
+    heartbeat = tmp_path / "heartbeat"
+    async with harness.running(heartbeat_file=str(heartbeat)):
+        for _ in range(100):  # the file is no sim event: poll it, for up to 5 s
+            if heartbeat.exists():
+                break
+            await asyncio.sleep(0.05)
+        assert heartbeat.exists()
+    assert not heartbeat.exists()
 
 
 @http_only

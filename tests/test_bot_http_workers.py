@@ -28,7 +28,8 @@ from prometheus_client.parser import text_string_to_metric_families
 from bot.client import TTTBot
 from bot.clock import SystemClock
 from bot.components import CELL_ID
-from bot.config import DatabaseUrl
+from bot.config import DEFAULT_HTTP_IDLE_TIMEOUT, DatabaseUrl
+from bot.health import REQUEST_PATIENCE
 from bot.metrics import EXPOSITION_REUSE
 from bot.metrics_files import FOLDED_KINDS, folded_file
 from bot.storage.base import GameRecord
@@ -59,6 +60,7 @@ from tests.bot_processes import (
 )
 from tests.discord_sim import DiscordSim, SimMessage, SimTimeout, SimUser
 from tests.postgres_cluster import free_port
+from tests.test_bot_health import MALFORMED, PARTIAL, send_raw
 from tests.test_deployment import dashboard_queries
 
 ORDERS = pytest.mark.parametrize("order", ["round robin", "random"])
@@ -169,13 +171,23 @@ async def test_a_game_through_gunicorn_with_two_workers_on_one_port(
     sim: DiscordSim, tmp_path: Path
 ) -> None:
     s = sim.seed
-    async with gunicorn_workers(sim, tmp_path, free_port(), workers=2) as running:
+    port = free_port()
+    async with gunicorn_workers(sim, tmp_path, port, workers=2) as running:
         workers = await answering_workers(running, 2)
+        # The port under gunicorn is the bot's own (its runner): malformed requests get 400
+        # and no ERROR, and a request left unfinished is closed after the idle timeout
+        # (waited for while the games are played).
+        for data in MALFORMED:
+            answer, _ = await send_raw(port, data)
+            assert answer.startswith(b"HTTP/1.0 400 Bad Request\r\n"), (data[:30], answer)
+        unfinished = asyncio.ensure_future(send_raw(port, PARTIAL, patience=REQUEST_PATIENCE + 10))
         final = await play_member_game(sim)
         started = await sim.slash(s.alice, s.other_channel, "ttt vs-ai", difficulty="minimax")
         assert started.message is not None
         ai_final, clicks = await play_against_bot(sim, s.alice, started.message, random.Random(3))
         assert not is_live(ai_final)
+        answer, took = await unfinished
+        assert (answer, took < DEFAULT_HTTP_IDLE_TIMEOUT + 2) == (b"", True), took
     # Stopped with SIGTERM: each worker in order, the lease given up, nothing logged as an
     # error.
     assert running.process.returncode == 0, running.log

@@ -4,6 +4,7 @@ against the local Discord server, with what a hurried user or a hand-made payloa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sqlite3
 import threading
@@ -34,7 +35,9 @@ from tests.bot_harness import (
     cell_buttons,
     cell_id,
     drop_resolved_users,
+    final_answer,
     first_answers_lost,
+    free_cells,
     http_only,
     is_live,
     refused,
@@ -46,11 +49,41 @@ from tests.bot_harness import (
 )
 from tests.discord_sim import DiscordSim, SimChannel, SimTimeout, SimUser
 from tests.discord_sim.models import JSON
+from tests.test_bot_workers import hold
 
 BUSY = (
     "There is already a game in this channel",
     "There is already an open challenge in this channel",
 )
+
+
+@both_front_doors
+async def test_a_bot_stopping_finishes_the_click_it_is_handling(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Stopped (SIGTERM) while a click is being handled: the bot waits for it, which is
+    deferred and then shown, the move and the bot's answer on the board (docs/operating.md:
+    over HTTP too, those in flight answered)."""
+    s = sim.seed
+    harness.defer_after = 0.3
+    async with contextlib.AsyncExitStack() as running:
+        bot = await running.enter_async_context(harness.running())
+        board = await final_answer(
+            await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        )
+        reached, let_go = hold(bot.service, "move_on_board")
+        click = asyncio.ensure_future(sim.click(s.alice, board, cell_id(board, "B2")))
+        await reached.wait()
+        stopping = asyncio.ensure_future(running.aclose())
+        await asyncio.sleep(0.5)  # past the deferral, the bot stopping meanwhile
+        assert not stopping.done()
+        let_go.set()
+        await asyncio.wait_for(stopping, 15)
+    clicked = await click
+    assert clicked.response_type == 6  # deferred, then edited
+    shown = sim.message(board.id)
+    assert "B2" not in free_cells(shown)
+    assert len(free_cells(shown)) == 7  # the bot answered too
 
 
 @both_front_doors

@@ -696,7 +696,7 @@ async def wait_until_claimed(
 
 
 async def test_a_sweep_that_lost_its_lease_midway_posts_no_board_the_next_holder_posted(
-    sim: DiscordSim, harness: BotHarness
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A game saved without its message is posted by the sweeper. The holder of the lease is
     held (stopped, slow) just before it posts one, past its lease's end: the other worker
@@ -739,9 +739,16 @@ async def test_a_sweep_that_lost_its_lease_midway_posts_no_board_the_next_holder
         harness.clock.advance(holder.sweep_interval)
         await other.sweep()
         assert other.holds_sweeper_lease
-        swept = await holder.sweep()
+        with caplog.at_level(logging.INFO, logger="bot.client"):
+            swept = await holder.sweep()
         assert not holder.holds_sweeper_lease
         assert (swept.games, swept.challenges) == ([], [])
+    # The WARNING docs/operating.md tells the operator to expect.
+    assert [
+        (record.levelno, record.getMessage())
+        for record in caplog.records
+        if record.name == "bot.client" and "sweeper lease" in record.getMessage()
+    ] == [(logging.WARNING, f"worker {holder.sweeper_id} lost the sweeper lease to another worker")]
 
 
 async def test_a_game_settled_unseen_is_shown_once_when_two_workers_answer_there_at_once(
