@@ -180,6 +180,26 @@ async def test_games_are_for_members_with_a_players_role_and_end_with_a_moderato
         assert (await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="random")).message
 
 
+async def test_with_a_moderator_role_those_who_manage_messages_still_end_games(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The moderator role is one more way to end games, not the only one; a member with
+    neither is told both."""
+    s = sim.seed
+    referees = sim.add_role(s.guild, "referees")
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} moderators", role=referees)
+        await start_member_game(sim)
+        refused(
+            await sim.slash(s.alice, s.channel, "ttt end"),
+            f"Only members who can manage messages, or with <@&{referees.id}>, can end games.",
+        )
+        assert await bot.storage.live_game_in_channel(s.channel.id) is not None
+        ended = await sim.slash(s.moderator, s.channel, "ttt end")  # Manage Messages, no role
+        assert ended.message is not None
+        assert "A moderator ended this game" in text_of(ended.message)
+
+
 async def test_a_servers_timeouts_settle_its_games_and_challenges(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
