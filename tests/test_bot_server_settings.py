@@ -88,6 +88,24 @@ async def test_an_admin_sees_the_defaults_changes_timeouts_and_resets_them(
     assert "Time for a move: 5 minutes (the bot's default)" in after
 
 
+async def test_a_server_without_timeouts_of_its_own_has_the_processs(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The defaults shown, and applied, are the process's settings (TTT_TURN_TIMEOUT,
+    TTT_CHALLENGE_TIMEOUT), not the bot's built-in ones."""
+    s = sim.seed
+    async with harness.running(turn_timeout=1200, challenge_timeout=30) as bot:
+        defaults = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} show"))
+        assert "Time for a move: 20 minutes (the bot's default)" in defaults
+        assert "Time to answer a challenge: 30 seconds (the bot's default)" in defaults
+        challenge = await sim.slash(s.alice, s.channel, "ttt start")
+        assert challenge.message is not None
+        assert await bot.in_flight.wait_idle(patience=5)
+        harness.clock.advance(31)
+        await bot.sweep()
+        assert "expired" in text_of(challenge.message)
+
+
 async def test_members_who_cannot_manage_the_server_neither_see_nor_use_the_settings(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
