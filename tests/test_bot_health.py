@@ -40,6 +40,7 @@ from bot.stalls import IDLE_TICK
 from tests.bot_harness import (
     CALLBACK,
     HTTP,
+    BotHarness,
     both_front_doors,
     cell_id,
     final_answer,
@@ -243,6 +244,39 @@ async def test_readyz_is_false_until_the_gateway_is_ready_then_true(
         assert (ready.returncode, ready.stdout) == (0, "tttbot: ready\n")
         bot.process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(bot.process.wait(), 20) == 0, bot.log
+
+
+async def until(predicate: Callable[[], bool], patience: float, what: str) -> None:
+    """Wait, polling, until ``predicate()`` holds (the bot's state: the sim is not told)."""
+    deadline = time.monotonic() + patience
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.slow  # about 6 s waiting: discord.py's pause before a fresh IDENTIFY
+async def test_readyz_is_false_while_a_shard_is_reconnecting_and_true_again_after(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Ready once is not ready now: a shard whose connection dropped, and whose reconnection
+    Discord refuses for a while, makes the process not ready (and counts as not connected)
+    until it is connected again."""
+
+    def connected(samples: bytes) -> float:
+        return value(parse(samples.decode()), "tttbot_shards_connected")
+
+    async with harness.running() as bot:
+        bot.metrics.reuse = 0  # a scrape's text is otherwise kept for a second
+        assert await bot.readiness() is None
+        assert connected(await bot.scrape()) == 1
+        sim.refuse_gateway(2)
+        await sim.drop_connection(wait=False)
+        await until(lambda: not bot.is_connected(), 5, "the dropped connection noticed")
+        assert await bot.readiness() == "a gateway shard of this process is not connected"
+        assert connected(await bot.scrape()) == 0
+        await until(bot.is_connected, 30, "the shard connected again")
+        assert await bot.readiness() is None
+        assert connected(await bot.scrape()) == 1
 
 
 @pytest.mark.slow  # a real python -m bot process
