@@ -35,7 +35,7 @@ from bot.client import LIVE_GAMES_INTERVAL, TTTBot
 from bot.config import DEFAULT_HTTP_IDLE_TIMEOUT, ConfigError, Settings
 from bot.errors import APOLOGY, DATABASE_DOWN
 from bot.health import REQUEST_PATIENCE, REQUESTS_A_CONNECTION, HealthServer
-from bot.metrics import OPERATIONS, Metrics
+from bot.metrics import OPERATIONS, InteractionKind, Metrics
 from bot.stalls import IDLE_TICK
 from tests.bot_harness import (
     CALLBACK,
@@ -955,6 +955,76 @@ class _Caught(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(record)
+
+
+# -- JSON lines -----------------------------------------------------------------------------------
+
+SECRET = "MTAx.not-a-real-token"
+
+
+def json_line(message: str, **extra: object) -> dict[str, object]:
+    """A WARNING of logger ``bot.service`` made at the epoch, as ``LOG_FORMAT=json`` writes it
+    (the token ``SECRET``)."""
+    record = logging.LogRecord("bot.service", logging.WARNING, __file__, 1, message, (), None)
+    record.created = 0.0
+    record.__dict__.update(extra)
+    entry: dict[str, object] = json.loads(logs.JsonFormatter([SECRET]).format(record))
+    return entry
+
+
+def test_a_json_line_about_an_interaction_carries_its_fields_and_never_the_token() -> None:
+    """Any line logged while an interaction is handled carries its fields, whatever the logger,
+    and not after; the token is replaced wherever it would show, a traceback included."""
+    plain = {"time": "1970-01-01T00:00:00.000+00:00", "level": "WARNING", "logger": "bot.service"}
+    assert json_line("nothing to do with one") == {**plain, "message": "nothing to do with one"}
+    click = logs.InteractionFields(11, InteractionKind.COMPONENT, "cell", 22, 33, 1)
+    with logs.about(click):
+        about = json_line(f"sent with {SECRET} in it", outcome="answered", latency_ms=12.5)
+    assert about == {
+        **plain,
+        "message": "sent with <redacted> in it",
+        "interaction_id": "11",
+        "kind": "component",
+        "button": "cell",
+        "guild_id": "22",
+        "channel_id": "33",
+        "shard": 1,
+        "outcome": "answered",
+        "latency_ms": 12.5,
+    }
+    assert "interaction_id" not in json_line("after it")
+    try:
+        raise RuntimeError(f"the token {SECRET}")
+    except RuntimeError:
+        record = logging.LogRecord(
+            "discord.client", logging.ERROR, __file__, 1, "failed", (), sys.exc_info()
+        )
+    line = logs.JsonFormatter([SECRET]).format(record)
+    assert SECRET not in line
+    assert "RuntimeError: the token <redacted>" in json.loads(line)["exception"]
+
+
+async def test_only_the_task_handling_an_interaction_carries_its_fields() -> None:
+    """Each task has its own copy of the context: a line of another task logged meanwhile is
+    about no interaction."""
+    command = logs.InteractionFields(44, InteractionKind.COMMAND, "/ttt move", None, 55, 0)
+    inside = asyncio.Event()
+    lines: dict[str, dict[str, object]] = {}
+
+    async def handling() -> None:
+        with logs.about(command):
+            inside.set()
+            await asyncio.sleep(0.01)
+            lines["handling"] = json_line("handling")
+
+    async def elsewhere() -> None:
+        await inside.wait()
+        lines["elsewhere"] = json_line("elsewhere")
+
+    await asyncio.gather(handling(), elsewhere())
+    assert lines["handling"]["command"] == "/ttt move"
+    assert lines["handling"]["guild_id"] is None
+    assert "interaction_id" not in lines["elsewhere"]
 
 
 # -- text logs ------------------------------------------------------------------------------------
