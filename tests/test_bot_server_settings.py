@@ -106,6 +106,61 @@ async def test_a_server_without_timeouts_of_its_own_has_the_processs(
         assert "expired" in text_of(challenge.message)
 
 
+def as_defaults(text: str) -> str:
+    """A settings message without its header and its "changed by" lines: what is set."""
+    lines = text.removeprefix("Saved. The settings now:").strip().splitlines()
+    return "\n".join(line for line in lines if not line.startswith("-# changed by"))
+
+
+async def test_each_setting_and_then_everything_is_reset_to_its_default(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Every choice of /ttt-settings reset puts back its own setting and no other, and
+    "everything" every one."""
+    s = sim.seed
+    role = sim.add_role(s.guild, "players")
+    emoji = sim.add_emoji(s.guild, "cross")
+    changes: dict[str, tuple[str, dict[str, Any]]] = {
+        "channels": ("channels add", {"channel": s.channel}),
+        "players": ("players add", {"role": role}),
+        "moderators": ("moderators", {"role": role}),
+        "timeouts": ("timeouts", {"turn": "90s", "challenge": "1h"}),
+        "language": ("language", {"language": "de"}),
+        "limits": ("limits", {"games": 2, "cooldown": "2m"}),
+        "board-size": ("board-size", {"size": 4}),
+        "marks": ("marks", {"x": emoji.text, "o": "🍩"}),
+        "threads": ("threads", {"enabled": True}),
+    }
+
+    async def change_all() -> str:
+        text = ""
+        for command, options in changes.values():
+            text = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} {command}", **options))
+        return as_defaults(text)
+
+    async with harness.running() as bot:
+        defaults = as_defaults(shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} show")))
+        changed = await change_all()
+        pairs = zip(defaults.splitlines(), changed.splitlines(), strict=True)
+        by_line = {default: value for default, value in pairs if default != value}
+        assert len(by_line) == 11, by_line  # timeouts and limits are two lines each
+        for setting in changes:
+            reset = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} reset", setting=setting))
+            lines = set(as_defaults(reset).splitlines())
+            back = {default for default in by_line if default in lines}
+            assert len(back) == (2 if setting in ("timeouts", "limits") else 1), (setting, back)
+            by_line = {default: value for default, value in by_line.items() if default not in back}
+            assert set(by_line.values()) <= lines, setting  # the others are kept
+        assert by_line == {}
+        assert await change_all() == changed
+        reset = shown(
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} reset", setting="everything")
+        )
+        assert as_defaults(reset) == defaults
+        stored = await bot.storage.guild_settings(s.guild.id)
+        assert {setting.value for setting in stored} == {None}
+
+
 async def test_members_who_cannot_manage_the_server_neither_see_nor_use_the_settings(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
