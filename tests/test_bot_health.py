@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import datetime as dt
 import io
 import json
 import logging
@@ -955,6 +956,21 @@ class _Caught(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(record)
+
+
+def test_an_answers_latency_counts_from_the_interactions_creation() -> None:
+    """From the time in the interaction's snowflake, so that Discord's delivery counts: an
+    interaction made 2 s before its answer was taken is 2 s late, however soon the bot saw it."""
+    metrics = Metrics()
+    made = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=2)
+    latency = metrics.answered(InteractionKind.COMMAND, discord.utils.time_snowflake(made))
+    assert 2.0 <= latency < 2.5
+    labels = {"kind": "command"}
+    registry = metrics.registry
+    assert registry.get_sample_value("tttbot_answer_latency_seconds_sum", labels) == latency
+    assert registry.get_sample_value("tttbot_answer_latency_seconds_count", labels) == 1
+    within = {**labels, "le": "1.0"}
+    assert registry.get_sample_value("tttbot_answer_latency_seconds_bucket", within) == 0
 
 
 # -- JSON lines -----------------------------------------------------------------------------------
