@@ -541,6 +541,70 @@ async def test_bad_settings_get_a_sentence_and_change_nothing(
         assert await bot.storage.guild_settings(s.guild.id) == []
 
 
+async def test_lists_refuse_what_they_hold_or_lack_and_their_26th_entry(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The refusals of the lists, limits and moderator role, each a sentence changing nothing;
+    a role removed from the players leaves the others, and the last one removed lets everyone
+    play."""
+    s = sim.seed
+    roles = [sim.add_role(s.guild, f"role-{number}") for number in range(26)]
+    arenas = [sim.add_channel(s.guild, f"arena-{number}") for number in range(26)]
+    players, others = roles[:2]
+    async with harness.running() as bot:
+        for role in roles[:25]:
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} players add", role=role)
+        for arena in arenas[:25]:
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} channels add", channel=arena)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} limits", games=2)
+        stored = await bot.storage.guild_settings(s.guild.id)
+        for command, options, sentence in (
+            ("players add", {"role": roles[25]}, "Up to 25 roles can be listed: remove one first."),
+            (
+                "channels add",
+                {"channel": arenas[25]},
+                "Up to 25 channels and categories can be listed: remove one first, or use a "
+                "category.",
+            ),
+            (
+                "channels add",
+                {"channel": arenas[0]},
+                f"Games can already be started in <#{arenas[0].id}>.",
+            ),
+            ("players add", {"role": players}, f"Members with <@&{players.id}> can already play."),
+            (
+                "moderators",
+                {"role": s.guild.everyone},
+                "Pick a role other than @everyone: ending games is for moderators.",
+            ),
+            ("limits", {}, "Give a number of games, a cooldown, or both."),
+            (
+                "limits",
+                {"cooldown": "soon"},
+                "soon is not a duration: write it like 30s, 5m or 1h (0 for none).",
+            ),
+        ):
+            refused(
+                await sim.slash(s.owner, s.channel, f"{SETTINGS} {command}", options=options),
+                sentence,
+            )
+        assert await bot.storage.guild_settings(s.guild.id) == stored
+        for role in roles[2:25]:
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} players remove", role=role)
+        refused(
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} players remove", role=roles[2]),
+            f"<@&{roles[2].id}> is not one of the roles that may play.",
+        )
+        two = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} players remove", role=others))
+        assert f"Who can play: <@&{players.id}>\n" in two
+        last = shown(
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} players remove", role=players)
+        )
+        assert "Who can play: Everyone\n" in last
+        started = await sim.slash(s.alice, arenas[0], "ttt vs-ai", difficulty="random")
+        assert started.message is not None  # a member with no role plays again
+
+
 async def test_a_change_made_by_another_process_applies_at_once(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
