@@ -414,6 +414,11 @@ def _closed(
     return (() if game is None else (game,)), ()
 
 
+def _started(game: GameRecord | None) -> tuple[Iterable[GameSetup], Iterable[GameSetup]]:
+    # None: the table had its game already, and nothing was stored.
+    return (() if game is None else (game,)), ()
+
+
 def _saved(saved: GameRecord | None) -> tuple[Iterable[GameSetup], Iterable[GameSetup]]:
     # A finished game is never saved again: a save that stores a finished game ends it.
     finished = saved is not None and saved.status is GameStatus.FINISHED
@@ -428,12 +433,13 @@ def _erased(erased: GuildErased) -> tuple[Iterable[GameSetup], Iterable[GameSetu
     return (), erased.live_games
 
 
-# The operations that start or end games: a game starts by create_game, or by close_challenge
-# accepting a challenge; it ends by a save_game that finishes it, by forget_member or by
-# erase_guild.
+# The operations that start or end games: a game starts by create_game, by close_challenge
+# accepting a challenge, or by start_tournament_game pairing a round's table; it ends by a
+# save_game that finishes it, by forget_member or by erase_guild.
 _GAMES_CHANGED: dict[str, GamesChanged] = {
     "create_game": _created,
     "close_challenge": _closed,
+    "start_tournament_game": _started,
     "save_game": _saved,
     "forget_member": _forgotten,
     "erase_guild": _erased,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import datetime as dt
 import io
 import json
 import logging
@@ -35,11 +36,12 @@ from bot.client import LIVE_GAMES_INTERVAL, TTTBot
 from bot.config import DEFAULT_HTTP_IDLE_TIMEOUT, ConfigError, Settings
 from bot.errors import APOLOGY, DATABASE_DOWN
 from bot.health import REQUEST_PATIENCE, REQUESTS_A_CONNECTION, HealthServer
-from bot.metrics import OPERATIONS, Metrics
+from bot.metrics import OPERATIONS, InteractionKind, Metrics
 from bot.stalls import IDLE_TICK
 from tests.bot_harness import (
     CALLBACK,
     HTTP,
+    BotHarness,
     both_front_doors,
     cell_id,
     final_answer,
@@ -243,6 +245,39 @@ async def test_readyz_is_false_until_the_gateway_is_ready_then_true(
         assert (ready.returncode, ready.stdout) == (0, "tttbot: ready\n")
         bot.process.send_signal(signal.SIGTERM)
         assert await asyncio.wait_for(bot.process.wait(), 20) == 0, bot.log
+
+
+async def until(predicate: Callable[[], bool], patience: float, what: str) -> None:
+    """Wait, polling, until ``predicate()`` holds (the bot's state: the sim is not told)."""
+    deadline = time.monotonic() + patience
+    while not predicate():
+        assert time.monotonic() < deadline, what
+        await asyncio.sleep(0.01)
+
+
+@pytest.mark.slow  # about 6 s waiting: discord.py's pause before a fresh IDENTIFY
+async def test_readyz_is_false_while_a_shard_is_reconnecting_and_true_again_after(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Ready once is not ready now: a shard whose connection dropped, and whose reconnection
+    Discord refuses for a while, makes the process not ready (and counts as not connected)
+    until it is connected again."""
+
+    def connected(samples: bytes) -> float:
+        return value(parse(samples.decode()), "tttbot_shards_connected")
+
+    async with harness.running() as bot:
+        bot.metrics.reuse = 0  # a scrape's text is otherwise kept for a second
+        assert await bot.readiness() is None
+        assert connected(await bot.scrape()) == 1
+        sim.refuse_gateway(2)
+        await sim.drop_connection(wait=False)
+        await until(lambda: not bot.is_connected(), 5, "the dropped connection noticed")
+        assert await bot.readiness() == "a gateway shard of this process is not connected"
+        assert connected(await bot.scrape()) == 0
+        await until(bot.is_connected, 30, "the shard connected again")
+        assert await bot.readiness() is None
+        assert connected(await bot.scrape()) == 1
 
 
 @pytest.mark.slow  # a real python -m bot process
@@ -921,6 +956,91 @@ class _Caught(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(record)
+
+
+def test_an_answers_latency_counts_from_the_interactions_creation() -> None:
+    """From the time in the interaction's snowflake, so that Discord's delivery counts: an
+    interaction made 2 s before its answer was taken is 2 s late, however soon the bot saw it."""
+    metrics = Metrics()
+    made = dt.datetime.now(dt.UTC) - dt.timedelta(seconds=2)
+    latency = metrics.answered(InteractionKind.COMMAND, discord.utils.time_snowflake(made))
+    assert 2.0 <= latency < 2.5
+    labels = {"kind": "command"}
+    registry = metrics.registry
+    assert registry.get_sample_value("tttbot_answer_latency_seconds_sum", labels) == latency
+    assert registry.get_sample_value("tttbot_answer_latency_seconds_count", labels) == 1
+    within = {**labels, "le": "1.0"}
+    assert registry.get_sample_value("tttbot_answer_latency_seconds_bucket", within) == 0
+
+
+# -- JSON lines -----------------------------------------------------------------------------------
+
+SECRET = "MTAx.not-a-real-token"
+
+
+def json_line(message: str, **extra: object) -> dict[str, object]:
+    """A WARNING of logger ``bot.service`` made at the epoch, as ``LOG_FORMAT=json`` writes it
+    (the token ``SECRET``)."""
+    record = logging.LogRecord("bot.service", logging.WARNING, __file__, 1, message, (), None)
+    record.created = 0.0
+    record.__dict__.update(extra)
+    entry: dict[str, object] = json.loads(logs.JsonFormatter([SECRET]).format(record))
+    return entry
+
+
+def test_a_json_line_about_an_interaction_carries_its_fields_and_never_the_token() -> None:
+    """Any line logged while an interaction is handled carries its fields, whatever the logger,
+    and not after; the token is replaced wherever it would show, a traceback included."""
+    plain = {"time": "1970-01-01T00:00:00.000+00:00", "level": "WARNING", "logger": "bot.service"}
+    assert json_line("nothing to do with one") == {**plain, "message": "nothing to do with one"}
+    click = logs.InteractionFields(11, InteractionKind.COMPONENT, "cell", 22, 33, 1)
+    with logs.about(click):
+        about = json_line(f"sent with {SECRET} in it", outcome="answered", latency_ms=12.5)
+    assert about == {
+        **plain,
+        "message": "sent with <redacted> in it",
+        "interaction_id": "11",
+        "kind": "component",
+        "button": "cell",
+        "guild_id": "22",
+        "channel_id": "33",
+        "shard": 1,
+        "outcome": "answered",
+        "latency_ms": 12.5,
+    }
+    assert "interaction_id" not in json_line("after it")
+    try:
+        raise RuntimeError(f"the token {SECRET}")
+    except RuntimeError:
+        record = logging.LogRecord(
+            "discord.client", logging.ERROR, __file__, 1, "failed", (), sys.exc_info()
+        )
+    line = logs.JsonFormatter([SECRET]).format(record)
+    assert SECRET not in line
+    assert "RuntimeError: the token <redacted>" in json.loads(line)["exception"]
+
+
+async def test_only_the_task_handling_an_interaction_carries_its_fields() -> None:
+    """Each task has its own copy of the context: a line of another task logged meanwhile is
+    about no interaction."""
+    command = logs.InteractionFields(44, InteractionKind.COMMAND, "/ttt move", None, 55, 0)
+    inside = asyncio.Event()
+    lines: dict[str, dict[str, object]] = {}
+
+    async def handling() -> None:
+        with logs.about(command):
+            inside.set()
+            await asyncio.sleep(0.01)
+            lines["handling"] = json_line("handling")
+
+    async def elsewhere() -> None:
+        await inside.wait()
+        lines["elsewhere"] = json_line("elsewhere")
+
+    await asyncio.gather(handling(), elsewhere())
+    assert lines["handling"]["command"] == "/ttt move"
+    assert lines["handling"]["guild_id"] is None
+    assert "interaction_id" not in lines["elsewhere"]
 
 
 # -- text logs ------------------------------------------------------------------------------------

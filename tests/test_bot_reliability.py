@@ -239,6 +239,7 @@ MALFORMED: dict[str, Callable[[JSON], None]] = {
 }
 
 
+@both_front_doors
 @pytest.mark.parametrize(
     ("kind", "tamper"),
     [

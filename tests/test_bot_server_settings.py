@@ -88,6 +88,79 @@ async def test_an_admin_sees_the_defaults_changes_timeouts_and_resets_them(
     assert "Time for a move: 5 minutes (the bot's default)" in after
 
 
+async def test_a_server_without_timeouts_of_its_own_has_the_processs(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The defaults shown, and applied, are the process's settings (TTT_TURN_TIMEOUT,
+    TTT_CHALLENGE_TIMEOUT), not the bot's built-in ones."""
+    s = sim.seed
+    async with harness.running(turn_timeout=1200, challenge_timeout=30) as bot:
+        defaults = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} show"))
+        assert "Time for a move: 20 minutes (the bot's default)" in defaults
+        assert "Time to answer a challenge: 30 seconds (the bot's default)" in defaults
+        challenge = await sim.slash(s.alice, s.channel, "ttt start")
+        assert challenge.message is not None
+        assert await bot.in_flight.wait_idle(patience=5)
+        harness.clock.advance(31)
+        await bot.sweep()
+        assert "expired" in text_of(challenge.message)
+
+
+def as_defaults(text: str) -> str:
+    """A settings message without its header and its "changed by" lines: what is set."""
+    lines = text.removeprefix("Saved. The settings now:").strip().splitlines()
+    return "\n".join(line for line in lines if not line.startswith("-# changed by"))
+
+
+async def test_each_setting_and_then_everything_is_reset_to_its_default(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Every choice of /ttt-settings reset puts back its own setting and no other, and
+    "everything" every one."""
+    s = sim.seed
+    role = sim.add_role(s.guild, "players")
+    emoji = sim.add_emoji(s.guild, "cross")
+    changes: dict[str, tuple[str, dict[str, Any]]] = {
+        "channels": ("channels add", {"channel": s.channel}),
+        "players": ("players add", {"role": role}),
+        "moderators": ("moderators", {"role": role}),
+        "timeouts": ("timeouts", {"turn": "90s", "challenge": "1h"}),
+        "language": ("language", {"language": "de"}),
+        "limits": ("limits", {"games": 2, "cooldown": "2m"}),
+        "board-size": ("board-size", {"size": 4}),
+        "marks": ("marks", {"x": emoji.text, "o": "🍩"}),
+        "threads": ("threads", {"enabled": True}),
+    }
+
+    async def change_all() -> str:
+        text = ""
+        for command, options in changes.values():
+            text = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} {command}", **options))
+        return as_defaults(text)
+
+    async with harness.running() as bot:
+        defaults = as_defaults(shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} show")))
+        changed = await change_all()
+        pairs = zip(defaults.splitlines(), changed.splitlines(), strict=True)
+        by_line = {default: value for default, value in pairs if default != value}
+        assert len(by_line) == 11, by_line  # timeouts and limits are two lines each
+        for setting in changes:
+            reset = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} reset", setting=setting))
+            lines = set(as_defaults(reset).splitlines())
+            back = {default for default in by_line if default in lines}
+            assert len(back) == (2 if setting in ("timeouts", "limits") else 1), (setting, back)
+            by_line = {default: value for default, value in by_line.items() if default not in back}
+            assert set(by_line.values()) <= lines, setting  # the others are kept
+        assert by_line == {}
+        assert await change_all() == changed
+        reset = shown(
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} reset", setting="everything")
+        )
+        assert as_defaults(reset) == defaults
+        stored = await bot.storage.guild_settings(s.guild.id)
+        assert {setting.value for setting in stored} == {None}
+
+
 async def test_members_who_cannot_manage_the_server_neither_see_nor_use_the_settings(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -178,6 +251,26 @@ async def test_games_are_for_members_with_a_players_role_and_end_with_a_moderato
         assert "A moderator ended this game" in text_of(ended.message)
         await sim.slash(s.owner, s.channel, f"{SETTINGS} players everyone")
         assert (await sim.slash(s.bob, s.channel, "ttt vs-ai", difficulty="random")).message
+
+
+async def test_with_a_moderator_role_those_who_manage_messages_still_end_games(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The moderator role is one more way to end games, not the only one; a member with
+    neither is told both."""
+    s = sim.seed
+    referees = sim.add_role(s.guild, "referees")
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} moderators", role=referees)
+        await start_member_game(sim)
+        refused(
+            await sim.slash(s.alice, s.channel, "ttt end"),
+            f"Only members who can manage messages, or with <@&{referees.id}>, can end games.",
+        )
+        assert await bot.storage.live_game_in_channel(s.channel.id) is not None
+        ended = await sim.slash(s.moderator, s.channel, "ttt end")  # Manage Messages, no role
+        assert ended.message is not None
+        assert "A moderator ended this game" in text_of(ended.message)
 
 
 async def test_a_servers_timeouts_settle_its_games_and_challenges(
@@ -446,6 +539,70 @@ async def test_bad_settings_get_a_sentence_and_change_nothing(
             f"<#{s.channel.id}> is not in the list of channels for games.",
         )
         assert await bot.storage.guild_settings(s.guild.id) == []
+
+
+async def test_lists_refuse_what_they_hold_or_lack_and_their_26th_entry(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The refusals of the lists, limits and moderator role, each a sentence changing nothing;
+    a role removed from the players leaves the others, and the last one removed lets everyone
+    play."""
+    s = sim.seed
+    roles = [sim.add_role(s.guild, f"role-{number}") for number in range(26)]
+    arenas = [sim.add_channel(s.guild, f"arena-{number}") for number in range(26)]
+    players, others = roles[:2]
+    async with harness.running() as bot:
+        for role in roles[:25]:
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} players add", role=role)
+        for arena in arenas[:25]:
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} channels add", channel=arena)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} limits", games=2)
+        stored = await bot.storage.guild_settings(s.guild.id)
+        for command, options, sentence in (
+            ("players add", {"role": roles[25]}, "Up to 25 roles can be listed: remove one first."),
+            (
+                "channels add",
+                {"channel": arenas[25]},
+                "Up to 25 channels and categories can be listed: remove one first, or use a "
+                "category.",
+            ),
+            (
+                "channels add",
+                {"channel": arenas[0]},
+                f"Games can already be started in <#{arenas[0].id}>.",
+            ),
+            ("players add", {"role": players}, f"Members with <@&{players.id}> can already play."),
+            (
+                "moderators",
+                {"role": s.guild.everyone},
+                "Pick a role other than @everyone: ending games is for moderators.",
+            ),
+            ("limits", {}, "Give a number of games, a cooldown, or both."),
+            (
+                "limits",
+                {"cooldown": "soon"},
+                "soon is not a duration: write it like 30s, 5m or 1h (0 for none).",
+            ),
+        ):
+            refused(
+                await sim.slash(s.owner, s.channel, f"{SETTINGS} {command}", options=options),
+                sentence,
+            )
+        assert await bot.storage.guild_settings(s.guild.id) == stored
+        for role in roles[2:25]:
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} players remove", role=role)
+        refused(
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} players remove", role=roles[2]),
+            f"<@&{roles[2].id}> is not one of the roles that may play.",
+        )
+        two = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} players remove", role=others))
+        assert f"Who can play: <@&{players.id}>\n" in two
+        last = shown(
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} players remove", role=players)
+        )
+        assert "Who can play: Everyone\n" in last
+        started = await sim.slash(s.alice, arenas[0], "ttt vs-ai", difficulty="random")
+        assert started.message is not None  # a member with no role plays again
 
 
 async def test_a_change_made_by_another_process_applies_at_once(

@@ -1417,6 +1417,26 @@ async def test_measured_storage_times_each_operation_and_counts_games_begun_and_
     assert sample(count, operation="live_games") == 1
 
 
+async def test_measured_storage_counts_a_tournaments_game_as_begun(storage: Storage) -> None:
+    """A round's game starts by its own operation: counted as begun, so that started and
+    finished games add up on the dashboard."""
+    metrics = Metrics()
+    measure_storage(storage, metrics)
+
+    def sample(name: str) -> float:
+        labels = {"size": "3x3", "level": "members"}
+        return metrics.registry.get_sample_value(name, labels) or 0.0
+
+    tournament = await storage.create_tournament(new_tournament())
+    game = await storage.start_tournament_game(tournament.id, 1, 1, new_game(CHANNEL + 5))
+    assert game is not None
+    # The table's game stored already: nothing begins.
+    assert await storage.start_tournament_game(tournament.id, 1, 1, new_game(CHANNEL + 6)) is None
+    assert sample("tttbot_games_started_total") == 1
+    assert await storage.save_game(finished(game, Mark.X, EndReason.LINE)) is not None
+    assert sample("tttbot_games_finished_total") == 1
+
+
 async def test_a_servers_settings_keep_their_last_change_and_who_made_it(
     storage: Storage,
 ) -> None:
