@@ -29,6 +29,7 @@ from bot.storage.base import (
     ChallengeRecord,
     ChallengeStatus,
     ChannelBusyError,
+    CooldownError,
     EndReason,
     GameRecord,
     GameStatus,
@@ -374,14 +375,6 @@ class GameService:
         await self._require_free_channel(channel_id)
         await self._check_live_games(rules.max_games, guild_id, challenger)
         now = self.clock.now()
-        if rules.cooldown is not None:
-            last = await self.storage.last_challenge_by(guild_id, challenger.id)
-            if last is not None and now < last + rules.cooldown:
-                raise UserError(
-                    "This server asks members to wait between challenges: you can challenge "
-                    "again {}.",
-                    when(last + rules.cooldown),
-                )
         try:
             return await self.storage.create_challenge(
                 NewChallenge(
@@ -395,10 +388,16 @@ class GameService:
                     created_at=now,
                     size=size,
                     language=rules.language or language,
-                )
+                ),
+                cooldown=rules.cooldown,
             )
         except ChannelBusyError:
             raise UserError(await self._busy_reason(channel_id)) from None
+        except CooldownError as error:
+            raise UserError(
+                "This server asks members to wait between challenges: you can challenge again {}.",
+                when(error.until),
+            ) from None
 
     async def accept(
         self, challenge_id: int, user: Actor, clicked: Clicked, *, place: Place | None = None

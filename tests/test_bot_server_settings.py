@@ -377,16 +377,18 @@ def game_threads(sim: DiscordSim, channel: SimChannel) -> list[SimChannel]:
     ]
 
 
-async def only_one_started(answers: list[InteractionRecord]) -> SimMessage:
-    """The one public answer among ``answers`` (a game started); every other one is the
-    limit's refusal, for its member alone. Each is read once complete: on a busy machine the
+async def only_one_started(
+    answers: list[InteractionRecord], refusal: str = LIMIT_REACHED
+) -> SimMessage:
+    """The one public answer among ``answers`` (a game or challenge started); every other one
+    is ``refusal``, for its member alone. Each is read once complete: on a busy machine the
     starts that wait for one another may be deferred first."""
     shown = [await final_answer(answer) for answer in answers]
     started = [message for message in shown if not message.ephemeral]
     assert len(started) == 1, [message.content for message in shown]
     for message in shown:
         if message is not started[0]:
-            assert LIMIT_REACHED in (message.content or ""), message.content
+            assert refusal in (message.content or ""), message.content
     return started[0]
 
 
@@ -406,6 +408,27 @@ async def test_simultaneous_starts_in_five_channels_keep_the_live_games_limit(
             started = await only_one_started(answers)
             assert await bot.storage.live_games_of(s.guild.id, s.alice.id) == 1
             await sim.slash(s.alice, started.channel, "ttt resign")
+
+
+async def test_simultaneous_challenges_in_five_channels_keep_the_cooldown(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The cooldown is decided where the challenge is stored: five /ttt start from one member
+    at the same instant, in five channels, open one challenge; the four others hear when they
+    may challenge again."""
+    s = sim.seed
+    arenas = [sim.add_channel(s.guild, f"arena-{number}") for number in range(5)]
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} limits", cooldown="2m")
+        answers = await asyncio.gather(
+            *(sim.slash(s.alice, arena, "ttt start") for arena in arenas)
+        )
+        await only_one_started(answers, WAIT_BETWEEN)
+        pending = [await bot.storage.pending_challenge_in_channel(arena.id) for arena in arenas]
+        assert len([challenge for challenge in pending if challenge is not None]) == 1
+
+
+WAIT_BETWEEN = "This server asks members to wait between challenges: you can challenge again"
 
 
 async def test_simultaneous_starts_with_threads_open_one_thread_for_the_one_game(

@@ -28,8 +28,10 @@ from bot.storage import (
     FORGOTTEN_NAME,
     VS_MEMBER,
     AlreadyRematchedError,
+    ChallengeRecord,
     ChallengeStatus,
     ChannelBusyError,
+    CooldownError,
     DrillQueue,
     EndReason,
     GameRecord,
@@ -1646,16 +1648,53 @@ async def test_messages_recorded_at_once_each_learn_the_one_before(
         assert set(chain) | {last} == {None, *recorded}
 
 
-async def test_a_members_last_challenge_is_found_per_server(storage: Storage) -> None:
-    assert await storage.last_challenge_by(GUILD, ALICE) is None
+async def test_a_challenge_within_the_cooldown_of_the_members_last_one_there_is_refused(
+    storage: Storage,
+) -> None:
     await storage.create_challenge(replace(new_challenge(CHANNEL, ALICE), created_at=T0 + 5))
     await storage.create_challenge(replace(new_challenge(OTHER_CHANNEL, ALICE), created_at=T0))
-    await storage.create_challenge(
-        replace(new_challenge(22, ALICE, guild_id=OTHER_GUILD), created_at=T0 + 9)
-    )
-    assert await storage.last_challenge_by(GUILD, ALICE) == T0 + 5
-    assert await storage.last_challenge_by(OTHER_GUILD, ALICE) == T0 + 9
-    assert await storage.last_challenge_by(GUILD, BOB) is None
+    soon = replace(new_challenge(CHANNEL + 7, ALICE), created_at=T0 + 64)
+    with pytest.raises(CooldownError) as refused:
+        await storage.create_challenge(soon, cooldown=60)
+    assert refused.value.until == T0 + 65  # from the latest, not the first
+    assert await storage.pending_challenge_in_channel(CHANNEL + 7) is None
+    # Past it; in another server; another member; no cooldown: each is taken.
+    assert await storage.create_challenge(replace(soon, created_at=T0 + 65), cooldown=60)
+    elsewhere = replace(new_challenge(22, ALICE, guild_id=OTHER_GUILD), created_at=T0 + 66)
+    assert await storage.create_challenge(elsewhere, cooldown=60)
+    bob = replace(new_challenge(CHANNEL + 8, BOB, ALICE), created_at=T0 + 66)
+    assert await storage.create_challenge(bob, cooldown=60)
+    assert await storage.create_challenge(replace(soon, channel_id=CHANNEL + 9))
+
+
+async def test_connections_racing_for_one_members_challenges_keep_the_cooldown(
+    shared_backend: Backend, request: pytest.FixtureRequest
+) -> None:
+    """Two processes on one database, each opening challenges for alice in several channels
+    at once, round after round a cooldown apart: one a round is taken. Decided with the
+    insert: each create waits for the other's (SQLite's write lock, the member's advisory
+    lock on PostgreSQL)."""
+    async with (
+        shared_backend.database(request) as open_storage,
+        opened(open_storage) as one,
+        opened(open_storage) as two,
+    ):
+        channels = iter(range(3000, 4000))
+        for round_number in range(4):
+            at = T0 + 100 * round_number
+            made = await asyncio.gather(
+                *(
+                    storage.create_challenge(
+                        replace(new_challenge(next(channels), ALICE), created_at=at), cooldown=60
+                    )
+                    for _ in range(4)
+                    for storage in (one, two)
+                ),
+                return_exceptions=True,
+            )
+            taken = [result for result in made if isinstance(result, ChallengeRecord)]
+            assert len(taken) == 1, made
+            assert all(isinstance(result, CooldownError) for result in made if result not in taken)
 
 
 async def test_a_games_turn_timeout_is_kept(storage: Storage) -> None:

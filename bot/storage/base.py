@@ -539,6 +539,15 @@ class LiveGamesLimitError(StorageError):
         self.limit = limit
 
 
+class CooldownError(StorageError):
+    """A member's new challenge came within their server's cooldown of their last one there:
+    they may challenge again at ``until``."""
+
+    def __init__(self, guild_id: int, user_id: int, until: float) -> None:
+        super().__init__(f"guild {guild_id}: {user_id} may challenge again at {until}")
+        self.until = until
+
+
 def over_the_limit(live: dict[int, int], limit: int) -> tuple[int, ...]:
     """Those of ``live`` (a member's id: the live games they are in) with ``limit`` or more."""
     return tuple(sorted(user_id for user_id, count in live.items() if count >= limit))
@@ -648,9 +657,14 @@ class Storage(Protocol):
 
     # -- challenges ----------------------------------------------------------------------
 
-    async def create_challenge(self, challenge: NewChallenge) -> ChallengeRecord:
+    async def create_challenge(
+        self, challenge: NewChallenge, *, cooldown: float | None = None
+    ) -> ChallengeRecord:
         """Insert a pending challenge. Raises :class:`ChannelBusyError` if the channel already
-        has a pending challenge or an active game."""
+        has a pending challenge or an active game; with ``cooldown``, :class:`CooldownError`
+        if its challenger made one in its guild less than ``cooldown`` seconds before its
+        ``created_at``: decided with the insert, so that a member's challenges at the same
+        moment in several channels open one (nothing is written)."""
         ...
 
     async def get_challenge(self, challenge_id: int) -> ChallengeRecord | None:
@@ -825,10 +839,6 @@ class Storage(Protocol):
 
     async def live_games_of(self, guild_id: int, user_id: int) -> int:
         """How many active games in ``guild_id`` the member plays in."""
-        ...
-
-    async def last_challenge_by(self, guild_id: int, user_id: int) -> float | None:
-        """When the member last challenged someone in ``guild_id``; None if never."""
         ...
 
     # -- servers' settings ---------------------------------------------------------------

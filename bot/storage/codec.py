@@ -12,6 +12,7 @@ from bot import results
 from bot.storage.base import (
     ChallengeRecord,
     ChallengeStatus,
+    CooldownError,
     DrillQueue,
     DrillRecord,
     EndReason,
@@ -199,6 +200,14 @@ def tournament(row: Row, games: Iterable[Row] = ()) -> TournamentRecord:
 def naming_patterns(user_id: int) -> tuple[str, ...]:
     """SQL.tournaments_naming's LIKE patterns for ``user_id``: a JSON field holding it."""
     return (f'%":{user_id},%', f'%":{user_id}}}%')
+
+
+def refuse_within_cooldown(challenge: NewChallenge, latest: float | None, cooldown: float) -> None:
+    """Raise :class:`CooldownError` if the challenger's ``latest`` challenge in the guild (the
+    time SQL.last_challenge_by read) was less than ``cooldown`` before ``challenge``."""
+    if latest is not None and challenge.created_at < float(latest) + cooldown:
+        until = float(latest) + cooldown
+        raise CooldownError(challenge.guild_id, challenge.challenger_id, until)
 
 
 def new_tournament_values(tournament: NewTournament) -> tuple[Any, ...]:

@@ -343,11 +343,22 @@ class PostgresStorage:
 
     # -- challenges ----------------------------------------------------------------------
 
-    async def create_challenge(self, challenge: NewChallenge) -> ChallengeRecord:
+    async def create_challenge(
+        self, challenge: NewChallenge, *, cooldown: float | None = None
+    ) -> ChallengeRecord:
+        values = codec.new_challenge_values(challenge)
         try:
-            row = await self._pool.fetchrow(
-                SQL.insert_challenge, *codec.new_challenge_values(challenge)
-            )
+            if cooldown is None:
+                row = await self._pool.fetchrow(SQL.insert_challenge, *values)
+            else:
+                async with self.transaction() as db:
+                    # Another challenge, or game, of this member waits here for this one's end.
+                    key = member_lock_key(challenge.guild_id, challenge.challenger_id)
+                    await db.execute("SELECT pg_advisory_xact_lock($1)", key)
+                    keys = (challenge.guild_id, challenge.challenger_id)
+                    latest = await db.fetchval(SQL.last_challenge_by, *keys)
+                    codec.refuse_within_cooldown(challenge, latest, cooldown)
+                    row = await db.fetchrow(SQL.insert_challenge, *values)
         except asyncpg.UniqueViolationError as error:
             _raise_refusal(error, challenge.channel_id, None)
             raise
@@ -513,10 +524,6 @@ class PostgresStorage:
 
     async def live_games_of(self, guild_id: int, user_id: int) -> int:
         return int(await self._pool.fetchval(SQL.live_games_of, guild_id, user_id))
-
-    async def last_challenge_by(self, guild_id: int, user_id: int) -> float | None:
-        latest = await self._pool.fetchval(SQL.last_challenge_by, guild_id, user_id)
-        return None if latest is None else float(latest)
 
     # -- servers' settings -----------------------------------------------------------------
 

@@ -242,8 +242,8 @@ class _Database:
 
     # -- challenges ----------------------------------------------------------------------
 
-    def create_challenge(self, challenge: NewChallenge) -> ChallengeRecord:
-        return self._write(lambda db: _insert_challenge(db, challenge))
+    def create_challenge(self, challenge: NewChallenge, cooldown: float | None) -> ChallengeRecord:
+        return self._write(lambda db: _insert_challenge(db, challenge, cooldown))
 
     def get_challenge(self, challenge_id: int) -> ChallengeRecord | None:
         return codec.first(self._challenges(SQL.challenge, challenge_id))
@@ -374,10 +374,6 @@ class _Database:
 
     def live_games_of(self, guild_id: int, user_id: int) -> int:
         return int(self.db.execute(SQL.live_games_of, (guild_id, user_id)).fetchone()["live"])
-
-    def last_challenge_by(self, guild_id: int, user_id: int) -> float | None:
-        latest = self.db.execute(SQL.last_challenge_by, (guild_id, user_id)).fetchone()["latest"]
-        return None if latest is None else float(latest)
 
     # -- servers' settings -----------------------------------------------------------------
 
@@ -838,8 +834,10 @@ class SqliteStorage:
 
     # -- challenges ----------------------------------------------------------------------
 
-    async def create_challenge(self, challenge: NewChallenge) -> ChallengeRecord:
-        return await self._run(self._database.create_challenge, challenge)
+    async def create_challenge(
+        self, challenge: NewChallenge, *, cooldown: float | None = None
+    ) -> ChallengeRecord:
+        return await self._run(self._database.create_challenge, challenge, cooldown)
 
     async def get_challenge(self, challenge_id: int) -> ChallengeRecord | None:
         if not codec.is_row_id(challenge_id):
@@ -959,9 +957,6 @@ class SqliteStorage:
 
     async def live_games_of(self, guild_id: int, user_id: int) -> int:
         return await self._run(self._database.live_games_of, guild_id, user_id)
-
-    async def last_challenge_by(self, guild_id: int, user_id: int) -> float | None:
-        return await self._run(self._database.last_challenge_by, guild_id, user_id)
 
     # -- servers' settings -----------------------------------------------------------------
 
@@ -1210,7 +1205,14 @@ def _insert_game(db: sqlite3.Connection, game: NewGame, live_limit: int | None) 
     return codec.game(row)
 
 
-def _insert_challenge(db: sqlite3.Connection, challenge: NewChallenge) -> ChallengeRecord:
+def _insert_challenge(
+    db: sqlite3.Connection, challenge: NewChallenge, cooldown: float | None
+) -> ChallengeRecord:
+    if cooldown is not None:
+        # Inside the write lock: another challenge of this member waits for this one's end.
+        keys = (challenge.guild_id, challenge.challenger_id)
+        latest = db.execute(SQL.last_challenge_by, keys).fetchone()["latest"]
+        codec.refuse_within_cooldown(challenge, latest, cooldown)
     try:
         row = db.execute(SQL.insert_challenge, codec.new_challenge_values(challenge)).fetchone()
     except sqlite3.IntegrityError as error:
