@@ -47,6 +47,8 @@ TOKEN_LIFETIME = 15 * 60 - 30
 # A newer interaction's token replaces the stored one for the same message once that is this
 # old: one write per channel every few minutes of play, not one per click.
 ROUTE_REFRESH_AFTER = 5 * 60
+# A turn that runs out is swept this soon after its deadline (the sweeper runs every few seconds).
+DEADLINE_SWEPT_WITHIN = 60.0
 # How long a game or challenge may go without its message before the sweeper posts it: its
 # handler, deferred if slow, has long finished by then.
 UNSHOWN_GRACE = 30.0
@@ -240,7 +242,7 @@ class Boards:
 
     async def _adopt_shown(self, answer: Answer, game: GameRecord, message_id: int) -> None:
         await self.adopt_board(game, message_id, reaches=reaches_channel(answer.interaction))
-        await self._remember_route(answer, game.channel_id, message_id)
+        await self._remember_route(answer, game.channel_id, message_id, game.deadline)
 
     async def adopt_board(self, game: GameRecord, message_id: int, *, reaches: bool) -> None:
         """Make ``message_id`` the game's live board and take the buttons off the previous
@@ -264,10 +266,12 @@ class Boards:
             channel_id, message_id, message, reaches=reaches_channel(answer.interaction)
         )
 
-    async def _remember_route(self, answer: Answer, channel_id: int, message_id: int) -> None:
+    async def _remember_route(
+        self, answer: Answer, channel_id: int, message_id: int, deadline: float | None = None
+    ) -> None:
         """In a channel the bot is not in, this interaction's token is how to edit the
         message it showed, for the next 15 minutes (a turn that times out), unless the stored
-        one for that message is still fresh."""
+        one for that message is still fresh and outlives the turn's ``deadline``."""
         if reaches_channel(answer.interaction):
             return
         now = self._clock.now()
@@ -276,6 +280,9 @@ class Boards:
             kept is not None
             and kept.message_id == message_id
             and kept.expires_at - now > TOKEN_LIFETIME - ROUTE_REFRESH_AFTER
+            # A token that dies before the turn runs out cannot show the timeout (a turn of
+            # over 9.5 minutes), where this interaction's may still be valid then.
+            and (deadline is None or kept.expires_at > deadline + DEADLINE_SWEPT_WITHIN)
         ):
             return
         await self._storage.save_reply_route(

@@ -146,6 +146,33 @@ async def test_a_timeout_in_a_group_dm_edits_the_board_through_the_latest_token(
 
 @both_front_doors
 @both_engines
+async def test_a_turn_longer_than_the_refresh_window_runs_out_through_the_latest_token(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The stored token is renewed at most every few minutes of play, but a 12-minute turn
+    outlives a token kept from 4 minutes before its move: the move's own token, still valid
+    when the turn runs out, must be the one kept."""
+    s = sim.seed
+    group = sim.group_dm("friends", s.alice, s.bob)
+    sim.install_for_user(s.alice)
+    async with harness.running(turn_timeout=720) as bot:
+        board = await start_member_game(sim, group)
+        assert await bot.in_flight.wait_idle(patience=5)
+        await idle(sim, harness, 240)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        assert await bot.in_flight.wait_idle(patience=5)
+        # 961 s after the challenge's token was made (dead), 721 s after the move's (alive).
+        await idle(sim, harness, 721)
+        bot.wake_sweeper()
+        final = await sim.wait_for(lambda: None if is_live(board) else board, 5)
+        assert "⭕ **bob** ran out of time: ❌ **alice** wins." in text_of(final)
+    assert len(token_edits(sim, board)) == 1
+    assert channel_route_calls(sim, group) == []
+    assert sim.take_violations() == []
+
+
+@both_front_doors
+@both_engines
 @pytest.mark.parametrize("next_command", ["ttt stats", "ttt move"])
 async def test_a_timeout_with_no_token_left_is_shown_by_the_next_interaction_there(
     sim: DiscordSim, harness: BotHarness, next_command: str
