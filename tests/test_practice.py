@@ -24,6 +24,7 @@ from bot.practice import (
     PracticeService,
     Streak,
     day_of,
+    schedule,
     streak,
 )
 from bot.storage import NewDrill
@@ -56,6 +57,22 @@ def test_a_streak_still_stands_on_the_day_after_its_last() -> None:
     assert streak(solved, day + datetime.timedelta(days=1)) == Streak(5, 5)
     assert streak(solved, day + datetime.timedelta(days=2)) == Streak(0, 5)
     assert streak([], day) == Streak(0, 0)
+
+
+def test_a_drill_comes_back_after_1_3_then_7_days_and_is_learned_at_the_fourth_right() -> None:
+    """The schedule docs/playing.md promises, in days and minutes rather than in the module's
+    own constants (the end-to-end test follows those)."""
+    day = 86_400.0
+    now, in_row, waits = 0.0, 0, []
+    for _ in range(3):
+        in_row, due_at, learned_at = schedule(in_row, True, now)
+        assert learned_at is None
+        waits.append((due_at - now) / day)
+        now = due_at
+    assert waits == [1, 3, 7]
+    assert schedule(in_row, True, now) == (4, now, now)
+    # A wrong answer, even after three right ones: back in 10 minutes, counting from nothing.
+    assert schedule(3, False, now) == (0, now + 10 * 60, None)
 
 
 @pytest.fixture
