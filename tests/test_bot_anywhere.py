@@ -13,6 +13,7 @@ import re
 
 import pytest
 
+from bot.client import TTTBot
 from tests.bot_harness import (
     BotHarness,
     both_engines,
@@ -24,6 +25,7 @@ from tests.bot_harness import (
     text_of,
 )
 from tests.discord_sim import DiscordSim, SimChannel, SimMessage
+from tests.discord_sim.models import DEFAULT_MEMBER_PERMISSIONS, PERM_VIEW_CHANNEL
 
 
 def channel_route_calls(sim: DiscordSim, channel: SimChannel) -> list[str]:
@@ -49,6 +51,19 @@ async def idle(sim: DiscordSim, harness: BotHarness, seconds: float) -> None:
     """Time passes for the bot (its turn clock) and for Discord (its tokens) alike."""
     harness.clock.advance(seconds)
     sim.advance_clock(seconds)
+
+
+async def alice_moves_and_bob_runs_out(
+    sim: DiscordSim, harness: BotHarness, bot: TTTBot, board: SimMessage, turn: float
+) -> None:
+    """Alice plays B2, and bob's ``turn`` (seconds) passes: the sweeper settles the game, and
+    its board shows bob lost on time."""
+    await sim.click(sim.seed.alice, board, cell_id(board, "B2"))
+    assert await bot.in_flight.wait_idle(patience=5)
+    await idle(sim, harness, turn)
+    bot.wake_sweeper()
+    final = await sim.wait_for(lambda: None if is_live(board) else board, 5)
+    assert "⭕ **bob** ran out of time: ❌ **alice** wins." in text_of(final)
 
 
 async def play_a_win_for_alice(sim: DiscordSim, board: SimMessage) -> SimMessage:
@@ -133,14 +148,34 @@ async def test_a_timeout_in_a_group_dm_edits_the_board_through_the_latest_token(
     sim.install_for_user(s.alice)
     async with harness.running() as bot:
         board = await start_member_game(sim, group)
-        await sim.click(s.alice, board, cell_id(board, "B2"))
-        assert await bot.in_flight.wait_idle(patience=5)
-        await idle(sim, harness, 301)
-        bot.wake_sweeper()
-        final = await sim.wait_for(lambda: None if is_live(board) else board, 5)
-        assert "⭕ **bob** ran out of time: ❌ **alice** wins." in text_of(final)
+        await alice_moves_and_bob_runs_out(sim, harness, bot, board, 301)
     assert len(token_edits(sim, board)) == 1
     assert channel_route_calls(sim, group) == []
+    assert sim.take_violations() == []
+
+
+@both_front_doors
+async def test_a_server_channel_hidden_from_the_bot_is_played_through_tokens(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The server added the bot, but the bot may not see this channel: the interaction's
+    app permissions say so, and it plays there as where it is no member, never trying the
+    channel's routes, and shows a timeout through the latest token."""
+    s = sim.seed
+    # The sim has no channel overwrites: the channel is hidden from the bot by its role and
+    # @everyone, and the players see it through a role of their own.
+    unseen = DEFAULT_MEMBER_PERMISSIONS & ~PERM_VIEW_CHANNEL
+    hidden = sim.add_guild("hidden", bot_permissions=unseen)
+    hidden.everyone.permissions = unseen
+    players = sim.add_role(hidden, "players", permissions=DEFAULT_MEMBER_PERMISSIONS)
+    lobby = sim.add_channel(hidden, "lobby")
+    sim.add_member(hidden, s.alice, roles=[players])
+    sim.add_member(hidden, s.bob, roles=[players])
+    async with harness.running() as bot:
+        board = await start_member_game(sim, lobby)
+        await alice_moves_and_bob_runs_out(sim, harness, bot, board, 301)
+    assert len(token_edits(sim, board)) == 1
+    assert channel_route_calls(sim, lobby) == []
     assert sim.take_violations() == []
 
 
@@ -159,13 +194,8 @@ async def test_a_turn_longer_than_the_refresh_window_runs_out_through_the_latest
         board = await start_member_game(sim, group)
         assert await bot.in_flight.wait_idle(patience=5)
         await idle(sim, harness, 240)
-        await sim.click(s.alice, board, cell_id(board, "B2"))
-        assert await bot.in_flight.wait_idle(patience=5)
-        # 961 s after the challenge's token was made (dead), 721 s after the move's (alive).
-        await idle(sim, harness, 721)
-        bot.wake_sweeper()
-        final = await sim.wait_for(lambda: None if is_live(board) else board, 5)
-        assert "⭕ **bob** ran out of time: ❌ **alice** wins." in text_of(final)
+        # Then 961 s after the challenge's token was made (dead), 721 s after the move's.
+        await alice_moves_and_bob_runs_out(sim, harness, bot, board, 721)
     assert len(token_edits(sim, board)) == 1
     assert channel_route_calls(sim, group) == []
     assert sim.take_violations() == []
