@@ -100,7 +100,8 @@ class Boards:
     async def post_board(self, answer: Answer, game: GameRecord, note: str | None) -> None:
         """Reply with the board as a new message, which becomes the game's live board. If the
         reply fails, the saved state shows on the game's board message as it is (or, without
-        one, the sweeper posts it)."""
+        one, the sweeper posts it; where the bot is not a member, the next interaction there
+        shows it)."""
         game, note = await self.as_stored_if_late(game, note)
         message = render.board_message(game, note)
         answer.state.shown_games.add(game.id)
@@ -113,6 +114,8 @@ class Boards:
             await self._adopt_shown(answer, game, message_id)
         elif game.message_id is not None:
             await self._edit_beside(answer, game.channel_id, game.message_id, message)
+        elif not reaches_channel(answer.interaction):
+            await self._left_to_the_next_interaction(answer, game.channel_id, game.id)
         await self.close_thread(game)
 
     async def update_board(self, answer: Answer, game: GameRecord, note: str | None) -> None:
@@ -179,8 +182,11 @@ class Boards:
 
     async def post_challenge(self, answer: Answer, challenge: ChallengeRecord) -> None:
         """Reply with the challenge as a new message, which becomes its message; an older one
-        loses its buttons. Without a message (the reply failed), the sweeper posts it later."""
+        loses its buttons. Without a message (the reply failed), the sweeper posts it later
+        where the bot is a member; elsewhere the challenger's ``/ttt start`` shows it."""
         message_id = await answer.post(render.challenge_message(challenge))
+        if message_id is None and not reaches_channel(answer.interaction):
+            await self._left_to_the_next_interaction(answer, challenge.channel_id, None)
         if message_id is None or message_id == challenge.message_id:
             return
         previous = await self._storage.set_challenge_message(challenge.id, message_id)
@@ -237,8 +243,32 @@ class Boards:
         if game is None or game.id in answer.state.shown_games:
             return
         message_id = await answer.post(render.board_message(game))
-        if message_id is not None:
+        if message_id is None:  # not shown by this answer either: by the next one there
+            await self._storage.set_unseen_game(channel_id, game.id)
+            return
+        if game.is_active:  # a game whose board never showed: played on from this one
+            await self._adopt_shown(answer, game, message_id)
+        else:
             await self._remember_route(answer, channel_id, message_id)
+
+    async def _left_to_the_next_interaction(
+        self, answer: Answer, channel_id: int, game_id: int | None
+    ) -> None:
+        """The answer that should have shown a new game (``game_id``) or challenge where the
+        bot is not a member never arrived, and no request of the bot's own can post there: the
+        next interaction there shows the game. The channel gets a route if it has none, so
+        that the sweeper, which could only try the channel's routes, leaves it; that route
+        edits nothing (it has expired, and Discord numbers no message 0)."""
+        if await self._storage.reply_route(channel_id) is None:
+            now = self._clock.now()
+            await self._storage.save_reply_route(
+                ReplyRoute(
+                    channel_id=channel_id, token=answer.state.token, expires_at=now, message_id=0
+                )
+            )
+        if game_id is not None:
+            answer.state.shown_games.discard(game_id)
+            await self._storage.set_unseen_game(channel_id, game_id)
 
     async def _adopt_shown(self, answer: Answer, game: GameRecord, message_id: int) -> None:
         await self.adopt_board(game, message_id, reaches=reaches_channel(answer.interaction))

@@ -13,18 +13,24 @@ import re
 
 import pytest
 
+from bot.boards import UNSHOWN_GRACE
 from bot.client import TTTBot
+from bot.components import CHALLENGE_ID
 from tests.bot_harness import (
+    PAST_THE_WINDOW,
+    SHORT_WINDOW,
     BotHarness,
     both_engines,
     both_front_doors,
+    button_id,
     cell_id,
+    first_answers_lost,
     is_live,
     refused,
     start_member_game,
     text_of,
 )
-from tests.discord_sim import DiscordSim, SimChannel, SimMessage
+from tests.discord_sim import DiscordSim, SimChannel, SimMessage, SimTimeout
 from tests.discord_sim.models import DEFAULT_MEMBER_PERMISSIONS, PERM_VIEW_CHANNEL
 
 
@@ -234,6 +240,74 @@ async def test_a_timeout_with_no_token_left_is_shown_by_the_next_interaction_the
         again = await sim.slash(s.alice, group, "ttt stats")
     assert again.followups == []
     assert token_edits(sim, board) == []
+    assert channel_route_calls(sim, group) == []
+    assert sim.take_violations() == []
+
+
+async def lost_and_swept(
+    sim: DiscordSim,
+    harness: BotHarness,
+    bot: TTTBot,
+    channel: SimChannel,
+    command: str,
+    **options: object,
+) -> None:
+    """Alice's ``command`` in ``channel``: its answer is lost (``harness.last_try_after`` set
+    to :data:`SHORT_WINDOW` before the bot started), and the sweeper comes by twice once its
+    handler has surely given up on it."""
+    with first_answers_lost(sim), pytest.raises(SimTimeout):
+        await sim.slash(sim.seed.alice, channel, command, options=options, timeout=PAST_THE_WINDOW)
+    assert await bot.in_flight.wait_idle(patience=5)
+    await idle(sim, harness, UNSHOWN_GRACE + 1)
+    await bot.sweep()
+    await bot.sweep()
+
+
+@both_front_doors
+@both_engines
+async def test_a_game_whose_board_never_showed_there_is_shown_by_the_next_interaction(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The answer that should have shown a new game is lost. In a channel of its own the
+    sweeper posts the board; here it could only try the channel's routes and be refused at
+    every sweep: the next interaction there shows the board instead, and it is played on."""
+    s = sim.seed
+    group = sim.group_dm("friends", s.alice, s.bob)
+    sim.install_for_user(s.alice)
+    harness.last_try_after = SHORT_WINDOW
+    async with harness.running() as bot:
+        await lost_and_swept(sim, harness, bot, group, "ttt vs-ai", difficulty="random")
+        stats = await sim.slash(s.alice, group, "ttt stats")
+        (board,) = await stats.wait_followups()
+        assert is_live(board)
+        moved = await sim.click(s.alice, board, cell_id(board, "B2"))
+        assert moved.response_type == 7, moved.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        game = await bot.service.storage.live_game_in_channel(group.id)
+    assert game is not None
+    assert game.message_id == board.id
+    assert len(game.moves) == 2  # B2, and the bot's answer
+    assert channel_route_calls(sim, group) == []
+    assert sim.take_violations() == []
+
+
+@both_front_doors
+async def test_a_challenge_that_never_showed_there_is_shown_when_asked_again(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    group = sim.group_dm("friends", s.alice, s.bob)
+    sim.install_for_user(s.alice)
+    harness.last_try_after = SHORT_WINDOW
+    async with harness.running() as bot:
+        await lost_and_swept(sim, harness, bot, group, "ttt start", opponent=s.bob)
+        again = await sim.slash(s.alice, group, "ttt start", opponent=s.bob)
+        assert again.message is not None
+        accepted = await sim.click(
+            s.bob, again.message, button_id(again.message, CHALLENGE_ID, action="accept")
+        )
+        assert accepted.message is not None
+        assert is_live(accepted.message)
     assert channel_route_calls(sim, group) == []
     assert sim.take_violations() == []
 
