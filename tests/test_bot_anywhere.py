@@ -13,6 +13,7 @@ import re
 
 import pytest
 
+from bot import i18n
 from bot.boards import UNSHOWN_GRACE
 from bot.client import TTTBot
 from bot.components import CHALLENGE_ID
@@ -310,6 +311,28 @@ async def test_a_challenge_that_never_showed_there_is_shown_when_asked_again(
         assert is_live(accepted.message)
     assert channel_route_calls(sim, group) == []
     assert sim.take_violations() == []
+
+
+@both_front_doors
+async def test_outside_servers_a_game_is_shown_in_its_starters_language(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """No server, so no server language: the board reads as the member who started it does,
+    whoever clicks after."""
+    s = sim.seed
+    s.alice.locale = "de"
+    s.bob.locale = "ja"
+    group = sim.group_dm("friends", s.alice, s.bob)
+    sim.install_for_user(s.alice)
+    async with harness.running():
+        board = await start_member_game(sim, group)
+        for user, cell in [(s.alice, "A1"), (s.bob, "B2")]:
+            ix = await sim.click(user, board, cell_id(board, cell))
+            assert ix.message is not None
+            board = ix.message
+    german = i18n.language("de")
+    assert text_of(board).startswith(f"\n{german._('Tic-tac-toe')}\n")
+    assert german._("Last move: {cell}.", cell="B2") in text_of(board)
 
 
 @both_front_doors
