@@ -241,12 +241,16 @@ async def test_the_days_puzzle_is_the_same_everywhere_and_after_a_restart(
     async with harness.running():
         here = footer_puzzle(await open_puzzle(sim, s.alice))
         in_dm = footer_puzzle(await open_puzzle(sim, s.bob, sim.dm_channel(s.bob)))
+        # Outside servers there are no solvers of a server to name.
+        dm_stats = text_of(await sim.slash(s.bob, sim.dm_channel(s.bob), "ttt puzzle stats"))
         other_guild = footer_puzzle(await open_puzzle(sim, s.alice, s.other_channel))
     async with harness.running():
         after_restart = footer_puzzle(await open_puzzle(sim, s.carol))
         harness.clock.advance(DAY_SECONDS)
         tomorrow = footer_puzzle(await open_puzzle(sim, s.carol))
     assert here == in_dm == other_guild == after_restart == todays().id
+    assert "Today's puzzle: not solved yet." in dm_stats
+    assert "in this server" not in dm_stats
     assert tomorrow == todays(DAY + datetime.timedelta(days=1)).id != here
 
 
