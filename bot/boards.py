@@ -47,6 +47,8 @@ TOKEN_LIFETIME = 15 * 60 - 30
 # A newer interaction's token replaces the stored one for the same message once that is this
 # old: one write per channel every few minutes of play, not one per click.
 ROUTE_REFRESH_AFTER = 5 * 60
+# A turn that runs out is swept this soon after its deadline (the sweeper runs every few seconds).
+DEADLINE_SWEPT_WITHIN = 60.0
 # How long a game or challenge may go without its message before the sweeper posts it: its
 # handler, deferred if slow, has long finished by then.
 UNSHOWN_GRACE = 30.0
@@ -98,7 +100,8 @@ class Boards:
     async def post_board(self, answer: Answer, game: GameRecord, note: str | None) -> None:
         """Reply with the board as a new message, which becomes the game's live board. If the
         reply fails, the saved state shows on the game's board message as it is (or, without
-        one, the sweeper posts it)."""
+        one, the sweeper posts it; where the bot is not a member, the next interaction there
+        shows it)."""
         game, note = await self.as_stored_if_late(game, note)
         message = render.board_message(game, note)
         answer.state.shown_games.add(game.id)
@@ -111,6 +114,8 @@ class Boards:
             await self._adopt_shown(answer, game, message_id)
         elif game.message_id is not None:
             await self._edit_beside(answer, game.channel_id, game.message_id, message)
+        elif not reaches_channel(answer.interaction):
+            await self._left_to_the_next_interaction(answer, game.channel_id, game.id)
         await self.close_thread(game)
 
     async def update_board(self, answer: Answer, game: GameRecord, note: str | None) -> None:
@@ -177,8 +182,11 @@ class Boards:
 
     async def post_challenge(self, answer: Answer, challenge: ChallengeRecord) -> None:
         """Reply with the challenge as a new message, which becomes its message; an older one
-        loses its buttons. Without a message (the reply failed), the sweeper posts it later."""
+        loses its buttons. Without a message (the reply failed), the sweeper posts it later
+        where the bot is a member; elsewhere the challenger's ``/ttt start`` shows it."""
         message_id = await answer.post(render.challenge_message(challenge))
+        if message_id is None and not reaches_channel(answer.interaction):
+            await self._left_to_the_next_interaction(answer, challenge.channel_id, None)
         if message_id is None or message_id == challenge.message_id:
             return
         previous = await self._storage.set_challenge_message(challenge.id, message_id)
@@ -235,12 +243,36 @@ class Boards:
         if game is None or game.id in answer.state.shown_games:
             return
         message_id = await answer.post(render.board_message(game))
-        if message_id is not None:
+        if message_id is None:  # not shown by this answer either: by the next one there
+            await self._storage.set_unseen_game(channel_id, game.id)
+            return
+        if game.is_active:  # a game whose board never showed: played on from this one
+            await self._adopt_shown(answer, game, message_id)
+        else:
             await self._remember_route(answer, channel_id, message_id)
+
+    async def _left_to_the_next_interaction(
+        self, answer: Answer, channel_id: int, game_id: int | None
+    ) -> None:
+        """The answer that should have shown a new game (``game_id``) or challenge where the
+        bot is not a member never arrived, and no request of the bot's own can post there: the
+        next interaction there shows the game. The channel gets a route if it has none, so
+        that the sweeper, which could only try the channel's routes, leaves it; that route
+        edits nothing (it has expired, and Discord numbers no message 0)."""
+        if await self._storage.reply_route(channel_id) is None:
+            now = self._clock.now()
+            await self._storage.save_reply_route(
+                ReplyRoute(
+                    channel_id=channel_id, token=answer.state.token, expires_at=now, message_id=0
+                )
+            )
+        if game_id is not None:
+            answer.state.shown_games.discard(game_id)
+            await self._storage.set_unseen_game(channel_id, game_id)
 
     async def _adopt_shown(self, answer: Answer, game: GameRecord, message_id: int) -> None:
         await self.adopt_board(game, message_id, reaches=reaches_channel(answer.interaction))
-        await self._remember_route(answer, game.channel_id, message_id)
+        await self._remember_route(answer, game.channel_id, message_id, game.deadline)
 
     async def adopt_board(self, game: GameRecord, message_id: int, *, reaches: bool) -> None:
         """Make ``message_id`` the game's live board and take the buttons off the previous
@@ -264,10 +296,12 @@ class Boards:
             channel_id, message_id, message, reaches=reaches_channel(answer.interaction)
         )
 
-    async def _remember_route(self, answer: Answer, channel_id: int, message_id: int) -> None:
+    async def _remember_route(
+        self, answer: Answer, channel_id: int, message_id: int, deadline: float | None = None
+    ) -> None:
         """In a channel the bot is not in, this interaction's token is how to edit the
         message it showed, for the next 15 minutes (a turn that times out), unless the stored
-        one for that message is still fresh."""
+        one for that message is still fresh and outlives the turn's ``deadline``."""
         if reaches_channel(answer.interaction):
             return
         now = self._clock.now()
@@ -276,6 +310,9 @@ class Boards:
             kept is not None
             and kept.message_id == message_id
             and kept.expires_at - now > TOKEN_LIFETIME - ROUTE_REFRESH_AFTER
+            # A token that dies before the turn runs out cannot show the timeout (a turn of
+            # over 9.5 minutes), where this interaction's may still be valid then.
+            and (deadline is None or kept.expires_at > deadline + DEADLINE_SWEPT_WITHIN)
         ):
             return
         await self._storage.save_reply_route(

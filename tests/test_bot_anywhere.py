@@ -13,17 +13,26 @@ import re
 
 import pytest
 
+from bot import i18n
+from bot.boards import UNSHOWN_GRACE
+from bot.client import TTTBot
+from bot.components import CHALLENGE_ID
 from tests.bot_harness import (
+    PAST_THE_WINDOW,
+    SHORT_WINDOW,
     BotHarness,
     both_engines,
     both_front_doors,
+    button_id,
     cell_id,
+    first_answers_lost,
     is_live,
     refused,
     start_member_game,
     text_of,
 )
-from tests.discord_sim import DiscordSim, SimChannel, SimMessage
+from tests.discord_sim import DiscordSim, SimChannel, SimMessage, SimTimeout
+from tests.discord_sim.models import DEFAULT_MEMBER_PERMISSIONS, PERM_VIEW_CHANNEL
 
 
 def channel_route_calls(sim: DiscordSim, channel: SimChannel) -> list[str]:
@@ -49,6 +58,19 @@ async def idle(sim: DiscordSim, harness: BotHarness, seconds: float) -> None:
     """Time passes for the bot (its turn clock) and for Discord (its tokens) alike."""
     harness.clock.advance(seconds)
     sim.advance_clock(seconds)
+
+
+async def alice_moves_and_bob_runs_out(
+    sim: DiscordSim, harness: BotHarness, bot: TTTBot, board: SimMessage, turn: float
+) -> None:
+    """Alice plays B2, and bob's ``turn`` (seconds) passes: the sweeper settles the game, and
+    its board shows bob lost on time."""
+    await sim.click(sim.seed.alice, board, cell_id(board, "B2"))
+    assert await bot.in_flight.wait_idle(patience=5)
+    await idle(sim, harness, turn)
+    bot.wake_sweeper()
+    final = await sim.wait_for(lambda: None if is_live(board) else board, 5)
+    assert "⭕ **bob** ran out of time: ❌ **alice** wins." in text_of(final)
 
 
 async def play_a_win_for_alice(sim: DiscordSim, board: SimMessage) -> SimMessage:
@@ -133,12 +155,54 @@ async def test_a_timeout_in_a_group_dm_edits_the_board_through_the_latest_token(
     sim.install_for_user(s.alice)
     async with harness.running() as bot:
         board = await start_member_game(sim, group)
-        await sim.click(s.alice, board, cell_id(board, "B2"))
+        await alice_moves_and_bob_runs_out(sim, harness, bot, board, 301)
+    assert len(token_edits(sim, board)) == 1
+    assert channel_route_calls(sim, group) == []
+    assert sim.take_violations() == []
+
+
+@both_front_doors
+async def test_a_server_channel_hidden_from_the_bot_is_played_through_tokens(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The server added the bot, but the bot may not see this channel: the interaction's
+    app permissions say so, and it plays there as where it is no member, never trying the
+    channel's routes, and shows a timeout through the latest token."""
+    s = sim.seed
+    # The sim has no channel overwrites: the channel is hidden from the bot by its role and
+    # @everyone, and the players see it through a role of their own.
+    unseen = DEFAULT_MEMBER_PERMISSIONS & ~PERM_VIEW_CHANNEL
+    hidden = sim.add_guild("hidden", bot_permissions=unseen)
+    hidden.everyone.permissions = unseen
+    players = sim.add_role(hidden, "players", permissions=DEFAULT_MEMBER_PERMISSIONS)
+    lobby = sim.add_channel(hidden, "lobby")
+    sim.add_member(hidden, s.alice, roles=[players])
+    sim.add_member(hidden, s.bob, roles=[players])
+    async with harness.running() as bot:
+        board = await start_member_game(sim, lobby)
+        await alice_moves_and_bob_runs_out(sim, harness, bot, board, 301)
+    assert len(token_edits(sim, board)) == 1
+    assert channel_route_calls(sim, lobby) == []
+    assert sim.take_violations() == []
+
+
+@both_front_doors
+@both_engines
+async def test_a_turn_longer_than_the_refresh_window_runs_out_through_the_latest_token(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The stored token is renewed at most every few minutes of play, but a 12-minute turn
+    outlives a token kept from 4 minutes before its move: the move's own token, still valid
+    when the turn runs out, must be the one kept."""
+    s = sim.seed
+    group = sim.group_dm("friends", s.alice, s.bob)
+    sim.install_for_user(s.alice)
+    async with harness.running(turn_timeout=720) as bot:
+        board = await start_member_game(sim, group)
         assert await bot.in_flight.wait_idle(patience=5)
-        await idle(sim, harness, 301)
-        bot.wake_sweeper()
-        final = await sim.wait_for(lambda: None if is_live(board) else board, 5)
-        assert "⭕ **bob** ran out of time: ❌ **alice** wins." in text_of(final)
+        await idle(sim, harness, 240)
+        # Then 961 s after the challenge's token was made (dead), 721 s after the move's.
+        await alice_moves_and_bob_runs_out(sim, harness, bot, board, 721)
     assert len(token_edits(sim, board)) == 1
     assert channel_route_calls(sim, group) == []
     assert sim.take_violations() == []
@@ -179,6 +243,96 @@ async def test_a_timeout_with_no_token_left_is_shown_by_the_next_interaction_the
     assert token_edits(sim, board) == []
     assert channel_route_calls(sim, group) == []
     assert sim.take_violations() == []
+
+
+async def lost_and_swept(
+    sim: DiscordSim,
+    harness: BotHarness,
+    bot: TTTBot,
+    channel: SimChannel,
+    command: str,
+    **options: object,
+) -> None:
+    """Alice's ``command`` in ``channel``: its answer is lost (``harness.last_try_after`` set
+    to :data:`SHORT_WINDOW` before the bot started), and the sweeper comes by twice once its
+    handler has surely given up on it."""
+    with first_answers_lost(sim), pytest.raises(SimTimeout):
+        await sim.slash(sim.seed.alice, channel, command, options=options, timeout=PAST_THE_WINDOW)
+    assert await bot.in_flight.wait_idle(patience=5)
+    await idle(sim, harness, UNSHOWN_GRACE + 1)
+    await bot.sweep()
+    await bot.sweep()
+
+
+@both_front_doors
+@both_engines
+async def test_a_game_whose_board_never_showed_there_is_shown_by_the_next_interaction(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The answer that should have shown a new game is lost. In a channel of its own the
+    sweeper posts the board; here it could only try the channel's routes and be refused at
+    every sweep: the next interaction there shows the board instead, and it is played on."""
+    s = sim.seed
+    group = sim.group_dm("friends", s.alice, s.bob)
+    sim.install_for_user(s.alice)
+    harness.last_try_after = SHORT_WINDOW
+    async with harness.running() as bot:
+        await lost_and_swept(sim, harness, bot, group, "ttt vs-ai", difficulty="random")
+        stats = await sim.slash(s.alice, group, "ttt stats")
+        (board,) = await stats.wait_followups()
+        assert is_live(board)
+        moved = await sim.click(s.alice, board, cell_id(board, "B2"))
+        assert moved.response_type == 7, moved.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        game = await bot.service.storage.live_game_in_channel(group.id)
+    assert game is not None
+    assert game.message_id == board.id
+    assert len(game.moves) == 2  # B2, and the bot's answer
+    assert channel_route_calls(sim, group) == []
+    assert sim.take_violations() == []
+
+
+@both_front_doors
+async def test_a_challenge_that_never_showed_there_is_shown_when_asked_again(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    group = sim.group_dm("friends", s.alice, s.bob)
+    sim.install_for_user(s.alice)
+    harness.last_try_after = SHORT_WINDOW
+    async with harness.running() as bot:
+        await lost_and_swept(sim, harness, bot, group, "ttt start", opponent=s.bob)
+        again = await sim.slash(s.alice, group, "ttt start", opponent=s.bob)
+        assert again.message is not None
+        accepted = await sim.click(
+            s.bob, again.message, button_id(again.message, CHALLENGE_ID, action="accept")
+        )
+        assert accepted.message is not None
+        assert is_live(accepted.message)
+    assert channel_route_calls(sim, group) == []
+    assert sim.take_violations() == []
+
+
+@both_front_doors
+async def test_outside_servers_a_game_is_shown_in_its_starters_language(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """No server, so no server language: the board reads as the member who started it does,
+    whoever clicks after."""
+    s = sim.seed
+    s.alice.locale = "de"
+    s.bob.locale = "ja"
+    group = sim.group_dm("friends", s.alice, s.bob)
+    sim.install_for_user(s.alice)
+    async with harness.running():
+        board = await start_member_game(sim, group)
+        for user, cell in [(s.alice, "A1"), (s.bob, "B2")]:
+            ix = await sim.click(user, board, cell_id(board, cell))
+            assert ix.message is not None
+            board = ix.message
+    german = i18n.language("de")
+    assert text_of(board).startswith(f"\n{german._('Tic-tac-toe')}\n")
+    assert german._("Last move: {cell}.", cell="B2") in text_of(board)
 
 
 @both_front_doors

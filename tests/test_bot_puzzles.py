@@ -241,12 +241,16 @@ async def test_the_days_puzzle_is_the_same_everywhere_and_after_a_restart(
     async with harness.running():
         here = footer_puzzle(await open_puzzle(sim, s.alice))
         in_dm = footer_puzzle(await open_puzzle(sim, s.bob, sim.dm_channel(s.bob)))
+        # Outside servers there are no solvers of a server to name.
+        dm_stats = text_of(await sim.slash(s.bob, sim.dm_channel(s.bob), "ttt puzzle stats"))
         other_guild = footer_puzzle(await open_puzzle(sim, s.alice, s.other_channel))
     async with harness.running():
         after_restart = footer_puzzle(await open_puzzle(sim, s.carol))
         harness.clock.advance(DAY_SECONDS)
         tomorrow = footer_puzzle(await open_puzzle(sim, s.carol))
     assert here == in_dm == other_guild == after_restart == todays().id
+    assert "Today's puzzle: not solved yet." in dm_stats
+    assert "in this server" not in dm_stats
     assert tomorrow == todays(DAY + datetime.timedelta(days=1)).id != here
 
 
@@ -421,6 +425,9 @@ async def test_a_drill_from_a_known_blunder_is_answered_and_spaced_until_learned
         bobs_review = await review_of_game(sim, s.bob, board)
         alices_review = await review_of_game(sim, s.alice, board)
         carols_review = await review_of_game(sim, s.carol, board)
+        # /ttt review offers the same, to the same player alone.
+        bobs_typed = await private_answer(await sim.slash(s.bob, s.channel, "ttt review"))
+        alices_typed = await private_answer(await sim.slash(s.alice, s.channel, "ttt review"))
         practise = await sim.click(s.bob, bobs_review, button_id(bobs_review, PRACTISE_ID))
         assert practise.ephemeral
         assert practise.message is not None
@@ -442,6 +449,8 @@ async def test_a_drill_from_a_known_blunder_is_answered_and_spaced_until_learned
     # Only the player who made the mistake is offered to practise it.
     assert not [b for b in alices_review.buttons() if PRACTISE_ID.parse(b["custom_id"])]
     assert not [b for b in carols_review.buttons() if PRACTISE_ID.parse(b["custom_id"])]
+    assert button_id(bobs_typed, PRACTISE_ID) == button_id(bobs_review, PRACTISE_ID)
+    assert not [b for b in alices_typed.buttons() if PRACTISE_ID.parse(b["custom_id"])]
     assert "1 drill from game #1: here is the first." in text
     assert "The game was a draw here: find a move that keeps the draw." in text
     assert "In the game, B1 was played here." in text

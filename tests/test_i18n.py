@@ -31,6 +31,8 @@ from tests.discord_sim import DiscordSim
 REPO = Path(__file__).resolve().parent.parent
 # Discord's rule for command and option names (lower case where the script has case).
 NAME = re.compile(r"^[-_\w]{1,32}$")
+# A cell's name in a message (`B2`, `E5`, ultimate's `I9`), not part of a longer word.
+CELL_NAME = re.compile(r"(?<![\w{])[A-I][1-9](?!\w)", re.ASCII)
 
 
 def catalogue(code: str) -> Catalog:
@@ -97,6 +99,27 @@ def test_every_message_is_translated_with_the_same_placeholders(code: str) -> No
                 broken.append(f"{_singular(message)!r} -> {text!r}")
     assert missing == [], f"{code}: {len(missing)} messages not translated"
     assert broken == []
+
+
+@pytest.mark.parametrize("code", i18n.LANGUAGES)
+def test_cell_names_stay_as_they_are_in_every_language(code: str) -> None:
+    """A cell is `B2` in every language: each cell a message names is in its translations."""
+    translated = catalogue(code)
+    naming, renamed = 0, []
+    for message in template():
+        if not message.id:
+            continue
+        english = set(CELL_NAME.findall(_singular(message)))
+        if isinstance(message.id, tuple):
+            english |= set(CELL_NAME.findall(message.id[1]))
+        if not english:
+            continue
+        naming += 1
+        for text in translations(translated[message.id]):
+            if not english <= set(CELL_NAME.findall(text)):
+                renamed.append(f"{_singular(message)!r} -> {text!r}")
+    assert naming >= 5
+    assert renamed == []
 
 
 async def test_localised_command_names_follow_discords_rules() -> None:

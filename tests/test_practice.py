@@ -15,6 +15,7 @@ import pytest
 import bot.practice
 from bot.clock import ManualClock
 from bot.domain import UserError
+from bot.i18n import ENGLISH_LANGUAGE
 from bot.practice import (
     ALREADY_COUNTED,
     DRILL_ANSWERED,
@@ -22,11 +23,14 @@ from bot.practice import (
     NOT_THIS_PUZZLE,
     NOT_YOUR_DRILL,
     PracticeService,
+    PuzzleStats,
     Streak,
     day_of,
+    schedule,
     streak,
 )
-from bot.storage import NewDrill
+from bot.render import puzzle_stats_message
+from bot.storage import NewDrill, PuzzleResult
 from bot.storage.sqlite import SqliteStorage
 from game import parse_cell
 from game.puzzles import DAILY_EPOCH
@@ -56,6 +60,40 @@ def test_a_streak_still_stands_on_the_day_after_its_last() -> None:
     assert streak(solved, day + datetime.timedelta(days=1)) == Streak(5, 5)
     assert streak(solved, day + datetime.timedelta(days=2)) == Streak(0, 5)
     assert streak([], day) == Streak(0, 0)
+
+
+def test_a_drill_comes_back_after_1_3_then_7_days_and_is_learned_at_the_fourth_right() -> None:
+    """The schedule docs/playing.md promises, in days and minutes rather than in the module's
+    own constants (the end-to-end test follows those)."""
+    day = 86_400.0
+    now, in_row, waits = 0.0, 0, []
+    for _ in range(3):
+        in_row, due_at, learned_at = schedule(in_row, True, now)
+        assert learned_at is None
+        waits.append((due_at - now) / day)
+        now = due_at
+    assert waits == [1, 3, 7]
+    assert schedule(in_row, True, now) == (4, now, now)
+    # A wrong answer, even after three right ones: back in 10 minutes, counting from nothing.
+    assert schedule(3, False, now) == (0, now + 10 * 60, None)
+
+
+def test_a_servers_solvers_of_the_day_name_thirty_and_count_the_rest() -> None:
+    """However many solve the day's puzzle in a server, the stats stay one short message."""
+    day = datetime.date(2026, 11, 26)
+    solvers = tuple(
+        PuzzleResult(1000 + n, day, "5h-00000000", 10, 1, NOON + n, n % 2 == 0) for n in range(32)
+    )
+    stats = PuzzleStats(day, 1, 1, 1, Streak(1, 1), True, True, solvers)
+    message = puzzle_stats_message(stats, "alice", ENGLISH_LANGUAGE)
+    assert message.embed is not None
+    text = str(message.embed.description)
+    named = text.split("\n")[-2]
+    assert named.startswith("<@1000> ★, <@1001>, <@1002> ★")
+    assert named.endswith("<@1028> ★, <@1029>, and 2 more")
+    assert "<@1030>" not in text
+    # Mentioned, never pinged.
+    assert message.payload()["allowed_mentions"] == {"parse": []}
 
 
 @pytest.fixture

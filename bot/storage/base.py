@@ -222,8 +222,10 @@ class Record:
 class ReplyRoute:
     """How the bot shows things in a channel it is not in (a group DM, a DM between members, a
     server where only a member installed the app): through the token of the latest interaction
-    there that showed a game or challenge, which can edit ``message_id`` until ``expires_at``.
-    ``unseen_game_id``: a game settled there while no token was valid, still to be shown."""
+    there that showed a game or challenge, which can edit ``message_id`` until ``expires_at``
+    (``message_id`` 0: none, where the answer that should have shown one never arrived).
+    ``unseen_game_id``: a game settled there while no token was valid, or one whose board never
+    showed, still to be shown."""
 
     channel_id: int
     token: str
