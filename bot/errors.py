@@ -72,8 +72,8 @@ class Reporter:
         elif isinstance(error, app_commands.NoPrivateMessage):
             await answer.tell(
                 lang._(
-                    "That only works in a server: the leaderboard and `/ttt end` belong to "
-                    "a server's channels."
+                    "That only works in a server: the leaderboard, `/ttt end` and tournaments "
+                    "belong to a server's channels."
                 )
             )
         elif isinstance(error, app_commands.TransformerError):

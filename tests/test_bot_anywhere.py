@@ -122,6 +122,10 @@ async def test_a_game_against_the_bot_in_its_own_dm(sim: DiscordSim, harness: Bo
             assert ix.response_type == 7, ix.content
         stats = text_of(await sim.slash(s.carol, dm, "ttt stats"))
         refused(await sim.slash(s.carol, dm, "ttt end"), "That only works in a server")
+        refused(
+            await sim.slash(s.carol, dm, "ttt tournament standings"),
+            "That only works in a server: the leaderboard, `/ttt end` and tournaments belong",
+        )
     assert "Against the bot (minimax): 0 W" in stats
     assert sim.take_violations() == []
 
