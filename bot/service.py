@@ -1065,16 +1065,23 @@ class GameService:
         game = await self._check_clock(game)
         return await self._save(self._finish(game, mark.other, EndReason.RESIGN))
 
-    async def forfeit(self, game_id: int, user_id: int) -> GameRecord | None:
-        """End the live game ``user_id`` plays in as their loss, by resignation, for a
-        tournament player withdrawn while it was going on; the game as saved, or None if it
-        was over already (or moved on meanwhile: whoever moved it shows it)."""
+    async def forfeit(self, game_id: int, user_id: int | None) -> GameRecord | None:
+        """End a tournament's live game whose table was decided without it: as the loss of
+        ``user_id`` by resignation (a player withdrawn), or, with None, for nobody (a result
+        the organiser awarded); the game as saved, or None if it was over already (or moved on
+        meanwhile: whoever moved it shows it)."""
         game = await self.storage.get_game(game_id)
-        mark = None if game is None else game.mark_of(user_id)
-        if game is None or mark is None or not game.is_active:
+        if game is None or not game.is_active:
             return None
+        if user_id is None:
+            finished = self._finish(game, None, EndReason.ENDED)
+        else:
+            mark = game.mark_of(user_id)
+            if mark is None:
+                return None
+            finished = self._finish(game, mark.other, EndReason.RESIGN)
         self._kept.pop(game.id, None)
-        return await self.storage.save_game(self._finish(game, mark.other, EndReason.RESIGN))
+        return await self.storage.save_game(finished)
 
     async def end_in_channel(self, guild_id: int, channel_id: int, user: Actor) -> GameRecord:
         """A moderator ends the channel's game; it counts for nobody. Moderators are members

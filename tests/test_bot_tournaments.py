@@ -529,6 +529,40 @@ async def test_standings_are_shown_after_the_end_and_both_commands_work_from_a_g
         assert f"/{other.channel_id}" in (still.content or ""), still.content
 
 
+@both_front_doors
+@both_engines
+async def test_a_table_awarded_while_its_game_is_played_ends_that_game_for_nobody(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The award decides the table: its game in the thread would otherwise go on with nothing
+    at stake, its clock running, and be rated beside the award."""
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await duel(sim, bot, s.channel, "Awarded")
+        (game,) = await round_games(bot, tournament)
+        await play(sim, bot, game.id, X_WINS[:2])
+        awarded = await sim.slash(
+            s.owner, s.channel, "ttt tournament award", table=1, result="draw"
+        )
+        assert "Done" in (awarded.content or ""), awarded.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        ended = await bot.storage.get_game(game.id)
+        assert ended is not None
+        assert ended.status is GameStatus.FINISHED, ended
+        assert (ended.winner, ended.end_reason) == (None, EndReason.ENDED)
+        board = board_message(sim, ended)
+        assert not [b for b in board.buttons() if not b["disabled"] and "cell" in b["custom_id"]]
+        after = await bot.tournaments.get(tournament.id)
+        assert after is not None
+        table = after.state.table(1, 1)
+        assert table is not None
+        assert (table.x_points, table.awarded_by) == (0.5, s.owner.id)
+        assert not after.live  # its one round decided, by the award
+        # The game counted for nobody: the award is the table's result.
+        stats = text_of(await sim.slash(s.alice, s.channel, "ttt stats"))
+        assert "Against members: 0 W · 0 L · 0 D" in stats, stats
+
+
 @both_engines
 async def test_a_member_only_in_tournaments_sees_them_and_can_forget_them(
     sim: DiscordSim, harness: BotHarness

@@ -97,12 +97,23 @@ class TournamentRounds:
         table = tournament.state.current_table_of(user_id)
         if table is None or not table.forfeit:
             return
-        game_id = tournament.record.games.get((table.round, table.board))
+        await self._end_decided_game(tournament, table.round, table.board, user_id)
+
+    async def end_awarded_game(self, tournament: Tournament, round_number: int, board: int) -> None:
+        """End the live game of a table the organiser just awarded, for nobody: the award is
+        its result, and the game would otherwise go on, its clock running and its end rated
+        beside the award."""
+        await self._end_decided_game(tournament, round_number, board, None)
+
+    async def _end_decided_game(
+        self, tournament: Tournament, round_number: int, board: int, loser: int | None
+    ) -> None:
+        game_id = tournament.record.games.get((round_number, board))
         if game_id is None:
             return
-        ended = await self._games.forfeit(game_id, user_id)
+        ended = await self._games.forfeit(game_id, loser)
         if ended is not None:
-            log.info("tournament %s: game %s forfeited by %s", tournament.id, game_id, user_id)
+            log.info("tournament %s: game %s ended, its table decided", tournament.id, game_id)
             await self._boards.show_ended([ended], [])
 
     async def show(self, tournament: Tournament) -> None:
