@@ -207,6 +207,23 @@ async def test_a_game_number_that_is_no_whole_number_is_refused(
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
+@both_engines
+@both_front_doors
+async def test_a_game_number_past_the_database_s_integers_is_no_such_game(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Twenty digits (a hand-made payload: Discord stops at 2**53) overflow a 64-bit id: the
+    member is told there is no such game, and nothing is logged as an error."""
+    s = sim.seed
+    number = 2**64 - 1  # twenty digits, the most the JSON encoder writes
+    async with harness.running():
+        ix = await sim.slash(
+            s.alice, s.channel, "ttt review", game=1, tamper=option_value("game", number)
+        )
+        refused(ix, f"There is no game #{number}")
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
 @both_front_doors
 async def test_a_cell_off_the_board_on_a_hand_made_button_changes_nothing(
     sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
