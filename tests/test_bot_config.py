@@ -104,6 +104,14 @@ def test_malformed_settings_are_named(env: dict[str, str], message: str) -> None
     assert "\n" not in str(caught.value)
 
 
+def test_timeouts_of_10_seconds_and_of_7_days_are_accepted() -> None:
+    """Issue 8's range is inclusive at both ends; just outside it is refused (above)."""
+    for name in ("TTT_TURN_TIMEOUT", "TTT_CHALLENGE_TIMEOUT"):
+        shortest, longest = settings(**{name: "10"}), settings(**{name: "604800"})
+        field = name.removeprefix("TTT_").lower()
+        assert (getattr(shortest, field), getattr(longest, field)) == (10.0, 604800.0)
+
+
 @pytest.mark.parametrize(
     ("url", "message"),
     [

@@ -31,7 +31,7 @@ import discord
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot import logs
+from bot import client, logs
 from bot.client import LIVE_GAMES_INTERVAL, TTTBot
 from bot.config import DEFAULT_HTTP_IDLE_TIMEOUT, ConfigError, Settings
 from bot.errors import APOLOGY, DATABASE_DOWN
@@ -278,6 +278,30 @@ async def test_readyz_is_false_while_a_shard_is_reconnecting_and_true_again_afte
         await until(bot.is_connected, 30, "the shard connected again")
         assert await bot.readiness() is None
         assert connected(await bot.scrape()) == 1
+
+
+async def test_the_heartbeat_stops_while_a_shard_is_reconnecting_and_beats_again_after(
+    sim: DiscordSim, harness: BotHarness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The image's HEALTHCHECK without TTT_HTTP_PORT (issue 9: it says whether the bot is
+    connected) reads the heartbeat file's age: a bot whose connection dropped must leave it
+    alone until it is connected again, as /readyz says not ready (above)."""
+    monkeypatch.setattr(client, "HEARTBEAT_INTERVAL", 0.05)
+    heartbeat = tmp_path / "heartbeat"
+    async with harness.running(heartbeat_file=str(heartbeat)) as bot:
+        await until(heartbeat.exists, 5, "the first heartbeat")
+        sim.refuse_gateway(2)
+        await sim.drop_connection(wait=False)
+        await until(lambda: not bot.is_connected(), 5, "the dropped connection noticed")
+        await asyncio.sleep(0.1)  # a touch already under way lands
+        last = heartbeat.stat().st_mtime_ns
+        # Ten intervals; the connection's refusals and discord.py's 5 s pause before a fresh
+        # IDENTIFY keep it down for longer.
+        await asyncio.sleep(0.5)
+        assert not bot.is_connected()
+        assert heartbeat.stat().st_mtime_ns == last
+        await until(bot.is_connected, 30, "the shard connected again")
+        await until(lambda: heartbeat.stat().st_mtime_ns > last, 5, "a heartbeat again")
 
 
 @pytest.mark.slow  # a real python -m bot process

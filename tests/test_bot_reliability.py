@@ -17,6 +17,7 @@ from typing import Any
 import asyncpg
 import pytest
 
+from bot import client
 from bot.components import CELL_ID, CHALLENGE_ID, LEGACY_CELL_ID
 from bot.config import POSTGRESQL
 from bot.domain import Actor
@@ -48,13 +49,29 @@ from tests.bot_harness import (
     told_privately,
 )
 from tests.discord_sim import DiscordSim, SimChannel, SimTimeout, SimUser
-from tests.discord_sim.models import JSON
+from tests.discord_sim.models import JSON, InteractionRecord, SimMessage
 from tests.test_bot_workers import hold
 
 BUSY = (
     "There is already a game in this channel",
     "There is already an open challenge in this channel",
 )
+
+
+async def stop_while_a_click_is_held(
+    sim: DiscordSim, harness: BotHarness, running: contextlib.AsyncExitStack
+) -> tuple[asyncio.Future[None], asyncio.Event, asyncio.Future[InteractionRecord], SimMessage]:
+    """A bot started in ``running``, a game against it, a click on B2 whose move the service
+    holds until the event returned is set, and the bot stopping (as on SIGTERM) meanwhile."""
+    s = sim.seed
+    bot = await running.enter_async_context(harness.running())
+    board = await final_answer(
+        await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+    )
+    reached, let_go = hold(bot.service, "move_on_board")
+    click = asyncio.ensure_future(sim.click(s.alice, board, cell_id(board, "B2")))
+    await reached.wait()
+    return asyncio.ensure_future(running.aclose()), let_go, click, board
 
 
 @both_front_doors
@@ -64,17 +81,9 @@ async def test_a_bot_stopping_finishes_the_click_it_is_handling(
     """Stopped (SIGTERM) while a click is being handled: the bot waits for it, which is
     deferred and then shown, the move and the bot's answer on the board (docs/operating.md:
     over HTTP too, those in flight answered)."""
-    s = sim.seed
     harness.defer_after = 0.3
     async with contextlib.AsyncExitStack() as running:
-        bot = await running.enter_async_context(harness.running())
-        board = await final_answer(
-            await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
-        )
-        reached, let_go = hold(bot.service, "move_on_board")
-        click = asyncio.ensure_future(sim.click(s.alice, board, cell_id(board, "B2")))
-        await reached.wait()
-        stopping = asyncio.ensure_future(running.aclose())
+        stopping, let_go, click, board = await stop_while_a_click_is_held(sim, harness, running)
         await asyncio.sleep(0.5)  # past the deferral, the bot stopping meanwhile
         assert not stopping.done()
         let_go.set()
@@ -84,6 +93,30 @@ async def test_a_bot_stopping_finishes_the_click_it_is_handling(
     shown = sim.message(board.id)
     assert "B2" not in free_cells(shown)
     assert len(free_cells(shown)) == 7  # the bot answered too
+
+
+@both_front_doors
+async def test_a_handler_that_never_ends_holds_the_stop_back_only_for_the_grace(
+    sim: DiscordSim,
+    harness: BotHarness,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 8: at SIGTERM the handlers in flight get a bounded grace (10 s; 0.6 s
+    here), not as long as they take: a handler stuck for good is left, with a warning, and
+    the bot still stops. The grace outlasts the deferral, as the real ones do."""
+    harness.defer_after = 0.2
+    monkeypatch.setattr(client, "SHUTDOWN_GRACE", 0.6)
+    async with contextlib.AsyncExitStack() as running:
+        stopping, let_go, click, _ = await stop_while_a_click_is_held(sim, harness, running)
+        stopped, _ = await asyncio.wait({stopping}, timeout=8)
+        if not stopped:  # the grace is not bounded: fail, rather than wait for good
+            let_go.set()
+            await stopping
+        assert stopped, "the bot waited for its stuck handler past the grace"
+    assert "closing with 1 interaction handlers still running" in caplog.text
+    click.cancel()
+    await asyncio.gather(click, return_exceptions=True)
 
 
 @both_front_doors
@@ -204,6 +237,23 @@ async def test_a_game_number_that_is_no_whole_number_is_refused(
             s.alice, s.channel, "ttt review", game=1, tamper=option_value("game", value)
         )
         refused(ix, "The game option doesn't take that value: pick or type it again.")
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+@both_engines
+@both_front_doors
+async def test_a_game_number_past_the_database_s_integers_is_no_such_game(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Twenty digits (a hand-made payload: Discord stops at 2**53) overflow a 64-bit id: the
+    member is told there is no such game, and nothing is logged as an error."""
+    s = sim.seed
+    number = 2**64 - 1  # twenty digits, the most the JSON encoder writes
+    async with harness.running():
+        ix = await sim.slash(
+            s.alice, s.channel, "ttt review", game=1, tamper=option_value("game", number)
+        )
+        refused(ix, f"There is no game #{number}")
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 

@@ -168,3 +168,20 @@ def test_the_http_workers_run_gunicorn_on_the_database_behind_the_proxy_only() -
     assert {"caddy-data:/data", "caddy-config:/config"} <= set(proxy["volumes"])
     assert {"caddy-data", "caddy-config"} <= set(compose["volumes"])
     assert "# TTT_DOMAIN=" in (REPO / ".env.example").read_text(encoding="utf-8")
+
+
+def test_the_bot_starts_once_its_database_is_healthy_and_the_data_outlives_the_container() -> None:
+    """Issue 9's compose file: PostgreSQL with a health check and a named volume, and the bot
+    on that database, started only once it answers (else its first start fails to connect and
+    restarts until it does)."""
+    compose = load_yaml(REPO / "compose.yaml")
+    db, bot = compose["services"]["db"], compose["services"]["bot"]
+    assert bot["depends_on"] == {"db": {"condition": "service_healthy"}}
+    assert "pg_isready" in " ".join(db["healthcheck"]["test"])
+    (data,) = db["volumes"]
+    volume, mount = data.split(":")
+    assert volume in compose["volumes"]  # a named volume, not a folder of the host
+    assert mount == "/var/lib/postgresql/data"
+    user, name = db["environment"]["POSTGRES_USER"], db["environment"]["POSTGRES_DB"]
+    assert bot["environment"]["DATABASE_URL"].startswith(f"postgresql://{user}:")
+    assert bot["environment"]["DATABASE_URL"].endswith(f"@db:5432/{name}")

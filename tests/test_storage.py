@@ -22,6 +22,7 @@ import pytest
 
 from bot import results
 from bot.clock import ManualClock
+from bot.domain import OUTSIDE_SERVERS
 from bot.metrics import Metrics, measure_storage
 from bot.storage import (
     EVERY_GUILD,
@@ -1852,6 +1853,25 @@ async def test_background_work_is_split_by_the_shards_discord_routes_guilds_to(
     for first, second, whole in zip(*halves, expected(0, 1, 2, 3), strict=True):
         assert first | second == whole
         assert not first & second
+
+
+async def test_games_and_challenges_outside_servers_are_the_first_shard_s(
+    storage: Storage,
+) -> None:
+    """Discord sends DMs' interactions to shard 0: their background work (a DM's timed-out
+    turn, an expired challenge in a group DM) is the process's that runs it, and no other's."""
+    game = await storage.create_game(new_game(guild_id=OUTSIDE_SERVERS))
+    made = new_challenge(OTHER_CHANNEL, guild_id=OUTSIDE_SERVERS, expires_at=T0)
+    challenge = await storage.create_challenge(made)
+    later = T0 + 3600
+    for shard, owned in ((0, True), (1, False), (2, False)):
+        shards = ShardSlice(3, frozenset({shard}))
+        assert [g.id for g in await storage.overdue_games(later, shards)] == [game.id] * owned
+        assert [g.id for g in await storage.unshown_games(later, shards)] == [game.id] * owned
+        overdue = await storage.overdue_challenges(later, shards)
+        assert [c.id for c in overdue] == [challenge.id] * owned
+        unshown = await storage.unshown_challenges(later, shards)
+        assert [c.id for c in unshown] == [challenge.id] * owned
 
 
 def test_a_shard_slice_names_shards_of_its_count() -> None:
