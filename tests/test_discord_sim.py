@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import aiohttp
 import discord
 import pytest
 
@@ -204,6 +205,33 @@ async def test_deferred_update_then_edit_original(sim: DiscordSim) -> None:
         await ix.wait_done()
     assert ix.original_edits == 1
     assert shown.message.content == "refreshed"
+
+
+async def test_the_original_response_is_read_edited_and_deleted(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with sim.running(DemoClient()) as client:
+        ix = await sim.slash(s.alice, s.channel, "keep")
+        assert ix.message is not None
+        kept = client.kept[0]
+        original = await kept.original_response()
+        assert (original.id, original.content) == (ix.message.id, "kept")
+        await kept.edit_original_response(content="edited")
+        assert sim.message(ix.message.id).content == "edited"
+        await kept.delete_original_response()
+        assert sim.message(ix.message.id).deleted
+        # discord.py keeps the message it read: asked again, as a bot that lost it would.
+        url = f"{sim.api_base_url}/webhooks/{sim.application_id}/{ix.token}/messages/@original"
+        async with aiohttp.ClientSession() as http, http.get(url) as gone:
+            assert gone.status == 404
+            assert (await gone.json())["code"] == 10008
+    original_route = "/webhooks/{webhook_id}/{webhook_token}/messages/@original"
+    asked = [(r.route, r.status) for r in sim.requests if r.path.endswith("/@original")]
+    assert asked == [
+        (f"GET {original_route}", 200),
+        (f"PATCH {original_route}", 200),
+        (f"DELETE {original_route}", 204),
+        (f"GET {original_route}", 404),
+    ]
 
 
 async def test_click_without_registered_view_times_out_clearly(sim: DiscordSim) -> None:
