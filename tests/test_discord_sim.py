@@ -94,6 +94,31 @@ async def test_slash_command_reply_is_recorded(sim: DiscordSim) -> None:
     assert seen.app_permissions.send_messages
 
 
+async def test_a_reply_asked_with_response_gets_the_callback_resource(sim: DiscordSim) -> None:
+    """discord.py asks for the callback's resource (``with_response``) and reads the new
+    message's id out of it: the sim answers Discord's JSON, not a bare 204."""
+    s = sim.seed
+    client = DemoClient()
+    answers: list[discord.InteractionCallbackResponse[discord.Client]] = []
+
+    @client.tree.command(description="Reply and keep what Discord answered")
+    async def told(interaction: discord.Interaction) -> None:
+        answers.append(await interaction.response.send_message("told", ephemeral=True))
+
+    async with sim.running(client):
+        ix = await sim.slash(s.alice, s.channel, "told")
+    (answer,) = answers
+    assert ix.message is not None
+    assert (answer.id, answer.message_id) == (ix.id, ix.message.id)
+    assert answer.type is discord.InteractionResponseType.channel_message
+    assert answer.is_ephemeral()
+    assert not answer.is_thinking()
+    assert isinstance(answer.resource, discord.InteractionMessage)
+    assert (answer.resource.id, answer.resource.content) == (ix.message.id, "told")
+    (callback,) = [r for r in sim.requests if r.path.endswith("/callback")]
+    assert callback.status == 200
+
+
 async def test_ephemeral_reply_is_only_for_its_user(sim: DiscordSim) -> None:
     s = sim.seed
     async with sim.running(DemoClient()) as client:
