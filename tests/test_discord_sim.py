@@ -4,6 +4,7 @@ components, autocomplete, modals, reconnects and sharding."""
 from __future__ import annotations
 
 import asyncio
+import time
 
 import aiohttp
 import discord
@@ -30,6 +31,21 @@ async def test_login_ready_caches_seeded_guild(sim: DiscordSim) -> None:
         assert {"echo", "ttt", "board", "slow"} <= registered
     assert sim.identifies == 1
     assert sim.unknown_routes == []
+
+
+async def test_the_client_is_ready_without_discord_pys_two_second_guild_wait(
+    sim: DiscordSim,
+) -> None:
+    """discord.py waits 2 s after the last GUILD_CREATE before on_ready; ``sim.running``
+    caps that wait (``ready_delay``, 50 ms), so a test starts at once."""
+    client = DemoClient()
+    assert client._connection.guild_ready_timeout == 2.0
+    started = time.monotonic()
+    async with sim.running(client):
+        ready_in = time.monotonic() - started
+        assert client._connection.guild_ready_timeout == 0.05
+        assert client.get_guild(sim.seed.guild.id) is not None
+    assert ready_in < 2.0
 
 
 async def test_wrong_token_is_a_login_failure(sim: DiscordSim) -> None:
