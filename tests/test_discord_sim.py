@@ -353,6 +353,18 @@ async def test_guild_commands_carry_guild_id(sim: DiscordSim) -> None:
     assert ix.content == "scoped"
 
 
+async def test_heartbeats_are_acknowledged(sim: DiscordSim) -> None:
+    """discord.py measures its latency from a heartbeat to its ACK (infinite before the first
+    ACK), and reconnects when ACKs stop coming."""
+    sim.heartbeat_interval_ms = 50
+    async with sim.running(DemoClient()) as client:
+        (session,) = sim.live_sessions()
+        await sim.wait_for(lambda: session.heartbeats >= 3)
+        await sim.wait_for(lambda: client.latency < 1.0)
+        assert session.resumes == 0
+    assert sim.identifies == 1
+
+
 async def test_reconnect_resumes_and_replays_missed_events(sim: DiscordSim) -> None:
     s = sim.seed
     intents = discord.Intents.default()
