@@ -203,6 +203,7 @@ async def test_interaction_answered_twice(sim: DiscordSim) -> None:
 
 async def test_response_later_than_the_deadline(sim: DiscordSim) -> None:
     s = sim.seed
+    assert sim.response_deadline == 3.0  # Discord's, unless a test sets its own
     sim.response_deadline = 0.2
     async with sim.running(DemoClient(late_delay=0.4)) as client:
         ix = await sim.slash(s.alice, s.channel, "late")
