@@ -105,6 +105,11 @@ async def started(
         yield BotProcess(process, log_path)
     finally:
         await terminate(process, 20)
+    # As the harness asks of a bot in the test's own process: Discord's answer on a route the
+    # sim does not serve is unknown, so a test that met one proved nothing about it.
+    assert sim.unknown_routes == [], (
+        f"the bot asked routes the sim does not serve: {sim.unknown_routes}"
+    )
 
 
 @asynccontextmanager

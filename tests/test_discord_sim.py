@@ -4,7 +4,9 @@ components, autocomplete, modals, reconnects and sharding."""
 from __future__ import annotations
 
 import asyncio
+import time
 
+import aiohttp
 import discord
 import pytest
 
@@ -29,6 +31,21 @@ async def test_login_ready_caches_seeded_guild(sim: DiscordSim) -> None:
         assert {"echo", "ttt", "board", "slow"} <= registered
     assert sim.identifies == 1
     assert sim.unknown_routes == []
+
+
+async def test_the_client_is_ready_without_discord_pys_two_second_guild_wait(
+    sim: DiscordSim,
+) -> None:
+    """discord.py waits 2 s after the last GUILD_CREATE before on_ready; ``sim.running``
+    caps that wait (``ready_delay``, 50 ms), so a test starts at once."""
+    client = DemoClient()
+    assert client._connection.guild_ready_timeout == 2.0
+    started = time.monotonic()
+    async with sim.running(client):
+        ready_in = time.monotonic() - started
+        assert client._connection.guild_ready_timeout == 0.05
+        assert client.get_guild(sim.seed.guild.id) is not None
+    assert ready_in < 2.0
 
 
 async def test_wrong_token_is_a_login_failure(sim: DiscordSim) -> None:
@@ -91,6 +108,31 @@ async def test_slash_command_reply_is_recorded(sim: DiscordSim) -> None:
     assert seen.guild_id == s.guild.id
     assert not seen.permissions.manage_messages
     assert seen.app_permissions.send_messages
+
+
+async def test_a_reply_asked_with_response_gets_the_callback_resource(sim: DiscordSim) -> None:
+    """discord.py asks for the callback's resource (``with_response``) and reads the new
+    message's id out of it: the sim answers Discord's JSON, not a bare 204."""
+    s = sim.seed
+    client = DemoClient()
+    answers: list[discord.InteractionCallbackResponse[discord.Client]] = []
+
+    @client.tree.command(description="Reply and keep what Discord answered")
+    async def told(interaction: discord.Interaction) -> None:
+        answers.append(await interaction.response.send_message("told", ephemeral=True))
+
+    async with sim.running(client):
+        ix = await sim.slash(s.alice, s.channel, "told")
+    (answer,) = answers
+    assert ix.message is not None
+    assert (answer.id, answer.message_id) == (ix.id, ix.message.id)
+    assert answer.type is discord.InteractionResponseType.channel_message
+    assert answer.is_ephemeral()
+    assert not answer.is_thinking()
+    assert isinstance(answer.resource, discord.InteractionMessage)
+    assert (answer.resource.id, answer.resource.content) == (ix.message.id, "told")
+    (callback,) = [r for r in sim.requests if r.path.endswith("/callback")]
+    assert callback.status == 200
 
 
 async def test_ephemeral_reply_is_only_for_its_user(sim: DiscordSim) -> None:
@@ -206,6 +248,33 @@ async def test_deferred_update_then_edit_original(sim: DiscordSim) -> None:
     assert shown.message.content == "refreshed"
 
 
+async def test_the_original_response_is_read_edited_and_deleted(sim: DiscordSim) -> None:
+    s = sim.seed
+    async with sim.running(DemoClient()) as client:
+        ix = await sim.slash(s.alice, s.channel, "keep")
+        assert ix.message is not None
+        kept = client.kept[0]
+        original = await kept.original_response()
+        assert (original.id, original.content) == (ix.message.id, "kept")
+        await kept.edit_original_response(content="edited")
+        assert sim.message(ix.message.id).content == "edited"
+        await kept.delete_original_response()
+        assert sim.message(ix.message.id).deleted
+        # discord.py keeps the message it read: asked again, as a bot that lost it would.
+        url = f"{sim.api_base_url}/webhooks/{sim.application_id}/{ix.token}/messages/@original"
+        async with aiohttp.ClientSession() as http, http.get(url) as gone:
+            assert gone.status == 404
+            assert (await gone.json())["code"] == 10008
+    original_route = "/webhooks/{webhook_id}/{webhook_token}/messages/@original"
+    asked = [(r.route, r.status) for r in sim.requests if r.path.endswith("/@original")]
+    assert asked == [
+        (f"GET {original_route}", 200),
+        (f"PATCH {original_route}", 200),
+        (f"DELETE {original_route}", 204),
+        (f"GET {original_route}", 404),
+    ]
+
+
 async def test_click_without_registered_view_times_out_clearly(sim: DiscordSim) -> None:
     s = sim.seed
     client = DemoClient()
@@ -282,6 +351,18 @@ async def test_guild_commands_carry_guild_id(sim: DiscordSim) -> None:
         ix = await sim.slash(s.alice, s.channel, "echo", text="scoped")
     assert ix.payload["data"]["guild_id"] == str(s.guild.id)
     assert ix.content == "scoped"
+
+
+async def test_heartbeats_are_acknowledged(sim: DiscordSim) -> None:
+    """discord.py measures its latency from a heartbeat to its ACK (infinite before the first
+    ACK), and reconnects when ACKs stop coming."""
+    sim.heartbeat_interval_ms = 50
+    async with sim.running(DemoClient()) as client:
+        (session,) = sim.live_sessions()
+        await sim.wait_for(lambda: session.heartbeats >= 3)
+        await sim.wait_for(lambda: client.latency < 1.0)
+        assert session.resumes == 0
+    assert sim.identifies == 1
 
 
 async def test_reconnect_resumes_and_replays_missed_events(sim: DiscordSim) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 import discord
 import pytest
+from discord import app_commands
 from discord.http import Route
 
 from tests.discord_sim import DiscordSim
@@ -155,6 +156,34 @@ async def test_empty_message(sim: DiscordSim) -> None:
     assert any("cannot send an empty message" in v for v in sim.take_violations())
 
 
+async def test_autocomplete_choice_value_over_100_characters(sim: DiscordSim) -> None:
+    """Discord refuses a choice value over 100 characters, where its OpenAPI document allows
+    6,000: the hand-written check is the only one that sees it."""
+    s = sim.seed
+    client = DemoClient()
+
+    @client.tree.command(description="Pick a word")
+    async def pick(interaction: discord.Interaction, word: str) -> None:
+        await interaction.response.send_message(word)
+
+    @pick.autocomplete("word")
+    async def words(
+        interaction: discord.Interaction, current: str
+    ) -> list[app_commands.Choice[str]]:
+        return [app_commands.Choice(name="long", value="v" * int(current))]
+
+    async with sim.running(client):
+        fits = await sim.autocomplete(s.alice, s.channel, "pick", focused="word", word="100")
+        assert fits == [{"name": "long", "value": "v" * 100}]
+        assert sim.take_violations() == []
+        over = await sim.autocomplete(s.alice, s.channel, "pick", focused="word", word="101")
+    assert over == []
+    assert [ix.rejected for ix in sim.interactions[-1:]] == ["invalid"]
+    violations = sim.take_violations()
+    assert len(violations) == 1
+    assert "choices[0].value is over 100 characters" in violations[0]
+
+
 async def test_interaction_answered_twice(sim: DiscordSim) -> None:
     s = sim.seed
     async with sim.running(DemoClient()) as client:
@@ -174,6 +203,7 @@ async def test_interaction_answered_twice(sim: DiscordSim) -> None:
 
 async def test_response_later_than_the_deadline(sim: DiscordSim) -> None:
     s = sim.seed
+    assert sim.response_deadline == 3.0  # Discord's, unless a test sets its own
     sim.response_deadline = 0.2
     async with sim.running(DemoClient(late_delay=0.4)) as client:
         ix = await sim.slash(s.alice, s.channel, "late")
