@@ -272,6 +272,21 @@ async def test_move_replies_with_the_board_and_retires_the_old_one(
         await sim.wait_for(lambda: new.buttons() == [])
 
 
+async def test_the_board_shows_whose_turn_it_is_and_when_their_time_runs_out(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Each turn's deadline is its own, counted from the move before, shown in relative time."""
+    s = sim.seed
+    async with harness.running():
+        board = await start_member_game(sim)
+        deadline = int(harness.clock.now() + 300)
+        assert f"❌ **alice** to move, time runs out <t:{deadline}:R>." in text_of(board)
+        harness.clock.advance(100)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        deadline = int(harness.clock.now() + 300)
+        assert f"⭕ **bob** to move, time runs out <t:{deadline}:R>." in text_of(board)
+
+
 @pytest.mark.parametrize(
     ("cell", "sentence"),
     [
