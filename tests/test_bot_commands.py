@@ -13,6 +13,7 @@ import pytest
 
 from bot.components import CHALLENGE_ID, GAME_ACTION_ID
 from bot.storage.base import GameRecord
+from game import Mark, cell_name
 from tests.bot_harness import (
     BotHarness,
     board_of,
@@ -262,8 +263,10 @@ async def test_move_replies_with_the_board_and_retires_the_old_one(
         assert new is not None
         assert not moved.ephemeral
         assert new.id != old.id
-        assert board_of(new).move_count == 2
-        assert "Last move: B2. 🤖 I played" in text_of(new)
+        answer = board_of(new)
+        assert answer.move_count == 2
+        (bot_cell,) = [cell for cell in range(9) if answer[cell] is Mark.O]
+        assert f"Last move: B2. 🤖 I played **{cell_name(bot_cell)}**." in text_of(new)
         await sim.wait_for(lambda: old.buttons() == [])  # only one board can be clicked
         assert "moved to a newer message" in text_of(old)
         again = await sim.slash(s.bob, s.channel, "ttt board")
