@@ -523,6 +523,39 @@ async def test_an_unexpected_error_is_logged_apologised_for_and_survived(
         assert not works.ephemeral
 
 
+async def test_an_unexpected_error_on_a_click_is_logged_apologised_for_and_survived(
+    sim: DiscordSim,
+    harness: BotHarness,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A click goes another way than a command (bot.fast_clicks first, then discord.py's
+    buttons): a fault there is apologised for the same."""
+    s = sim.seed
+    async with harness.running(expect_errors=True) as bot:
+        board = await start_member_game(sim)
+        assert await bot.in_flight.wait_idle(patience=5)
+        edits = len(board.edits)
+
+        async def broken(*args: object, **kwargs: object) -> None:
+            raise RuntimeError("database on fire")
+
+        monkeypatch.setattr(bot.service, "move_on_board", broken)
+        with caplog.at_level(logging.ERROR):
+            sorry = await sim.click(s.alice, board, cell_id(board, "B2"))
+        refused(sorry, "Sorry, something went wrong on my side, so I can't tell whether that went")
+        assert "database on fire" not in (sorry.content or "")
+        assert any(
+            record.exc_info and "database on fire" in str(record.exc_info[1])
+            for record in caplog.records
+        )
+        assert len(board.edits) == edits
+        monkeypatch.undo()
+        played = await sim.click(s.alice, board, cell_id(board, "B2"))
+        assert played.response_type == 7
+        assert shown_board(board) == ".../.X./..."
+
+
 # -- stale buttons: clients that have not caught up with an edit --------------------------------
 
 
