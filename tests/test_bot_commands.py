@@ -290,6 +290,34 @@ async def test_the_board_shows_whose_turn_it_is_and_when_their_time_runs_out(
         assert f"⭕ **bob** to move, time runs out <t:{deadline}:R>." in text_of(board)
 
 
+async def test_the_boards_buttons_are_its_cells_row_by_row_then_the_control_row(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A1 B1 C1 / A2 B2 C2 / A3 B3 C3: a free cell is its name and clickable, a taken one its
+    mark and disabled; below them Resign while the game is live, Rematch (and Review) after."""
+    s = sim.seed
+    async with harness.running():
+        board = await start_member_game(sim)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        await sim.click(s.bob, board, cell_id(board, "A1"))
+        *cells, control = [row["components"] for row in board.components]
+        faces = [
+            [(b.get("label"), (b.get("emoji") or {}).get("name")) for b in row] for row in cells
+        ]
+        assert faces == [
+            [(None, "⭕"), ("B1", None), ("C1", None)],
+            [("A2", None), (None, "❌"), ("C2", None)],
+            [("A3", None), ("B3", None), ("C3", None)],
+        ]  # fmt: skip
+        assert [b["disabled"] for row in cells for b in row] == [
+            cell in (0, 4) for cell in range(9)
+        ]
+        assert [b["label"] for b in control] == ["Resign"]
+        await sim.click(s.alice, board, button_id(board, GAME_ACTION_ID, action="resign"))
+        control = board.components[-1]["components"]
+        assert [b["label"] for b in control] == ["Rematch", "Review"]
+
+
 @pytest.mark.parametrize(
     ("cell", "sentence"),
     [
