@@ -518,6 +518,23 @@ async def test_names_are_escaped(sim: DiscordSim, harness: BotHarness) -> None:
         assert ix.message.pinged == []
 
 
+async def test_names_that_look_like_channels_commands_or_times_are_shown_as_typed(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Not only user and role mentions: Discord also draws <#channel>, </command:id>,
+    <t:time> and <:emoji:id> in text, so a name that spells one is broken up as well."""
+    s = sim.seed
+    tokens = [f"<#{s.channel.id}>", "</ttt start:1>", "<t:0:R>", "<:e:1>", "<a:e:1>"]
+    sneaky = sim.add_user("".join(tokens))
+    sim.add_member(s.guild, sneaky)
+    async with harness.running():
+        ix = await sim.slash(sneaky, s.channel, "ttt vs-ai", difficulty="random")
+        assert ix.message is not None
+        text = text_of(ix.message)
+        assert "".join(tokens).replace("<", "<\u200b") in text
+        assert not any(token in text for token in tokens)
+
+
 # -- the unexpected ------------------------------------------------------------------------------
 
 
