@@ -13,6 +13,7 @@ import pytest
 
 from bot.components import CHALLENGE_ID, GAME_ACTION_ID
 from bot.storage.base import GameRecord
+from game import Mark, cell_name
 from tests.bot_harness import (
     BotHarness,
     board_of,
@@ -262,14 +263,59 @@ async def test_move_replies_with_the_board_and_retires_the_old_one(
         assert new is not None
         assert not moved.ephemeral
         assert new.id != old.id
-        assert board_of(new).move_count == 2
-        assert "Last move: B2. 🤖 I played" in text_of(new)
+        answer = board_of(new)
+        assert answer.move_count == 2
+        (bot_cell,) = [cell for cell in range(9) if answer[cell] is Mark.O]
+        assert f"Last move: B2. 🤖 I played **{cell_name(bot_cell)}**." in text_of(new)
         await sim.wait_for(lambda: old.buttons() == [])  # only one board can be clicked
         assert "moved to a newer message" in text_of(old)
         again = await sim.slash(s.bob, s.channel, "ttt board")
         assert again.message is not None
         assert shown_board(again.message) == shown_board(new)
         await sim.wait_for(lambda: new.buttons() == [])
+
+
+async def test_the_board_shows_whose_turn_it_is_and_when_their_time_runs_out(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Each turn's deadline is its own, counted from the move before, shown in relative time."""
+    s = sim.seed
+    async with harness.running():
+        board = await start_member_game(sim)
+        deadline = int(harness.clock.now() + 300)
+        assert f"❌ **alice** to move, time runs out <t:{deadline}:R>." in text_of(board)
+        harness.clock.advance(100)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        deadline = int(harness.clock.now() + 300)
+        assert f"⭕ **bob** to move, time runs out <t:{deadline}:R>." in text_of(board)
+
+
+async def test_the_boards_buttons_are_its_cells_row_by_row_then_the_control_row(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A1 B1 C1 / A2 B2 C2 / A3 B3 C3: a free cell is its name and clickable, a taken one its
+    mark and disabled; below them Resign while the game is live, Rematch (and Review) after."""
+    s = sim.seed
+    async with harness.running():
+        board = await start_member_game(sim)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        await sim.click(s.bob, board, cell_id(board, "A1"))
+        *cells, control = [row["components"] for row in board.components]
+        faces = [
+            [(b.get("label"), (b.get("emoji") or {}).get("name")) for b in row] for row in cells
+        ]
+        assert faces == [
+            [(None, "⭕"), ("B1", None), ("C1", None)],
+            [("A2", None), (None, "❌"), ("C2", None)],
+            [("A3", None), ("B3", None), ("C3", None)],
+        ]  # fmt: skip
+        assert [b["disabled"] for row in cells for b in row] == [
+            cell in (0, 4) for cell in range(9)
+        ]
+        assert [b["label"] for b in control] == ["Resign"]
+        await sim.click(s.alice, board, button_id(board, GAME_ACTION_ID, action="resign"))
+        control = board.components[-1]["components"]
+        assert [b["label"] for b in control] == ["Rematch", "Review"]
 
 
 @pytest.mark.parametrize(
@@ -472,6 +518,23 @@ async def test_names_are_escaped(sim: DiscordSim, harness: BotHarness) -> None:
         assert ix.message.pinged == []
 
 
+async def test_names_that_look_like_channels_commands_or_times_are_shown_as_typed(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Not only user and role mentions: Discord also draws <#channel>, </command:id>,
+    <t:time> and <:emoji:id> in text, so a name that spells one is broken up as well."""
+    s = sim.seed
+    tokens = [f"<#{s.channel.id}>", "</ttt start:1>", "<t:0:R>", "<:e:1>", "<a:e:1>"]
+    sneaky = sim.add_user("".join(tokens))
+    sim.add_member(s.guild, sneaky)
+    async with harness.running():
+        ix = await sim.slash(sneaky, s.channel, "ttt vs-ai", difficulty="random")
+        assert ix.message is not None
+        text = text_of(ix.message)
+        assert "".join(tokens).replace("<", "<\u200b") in text
+        assert not any(token in text for token in tokens)
+
+
 # -- the unexpected ------------------------------------------------------------------------------
 
 
@@ -503,6 +566,39 @@ async def test_an_unexpected_error_is_logged_apologised_for_and_survived(
         monkeypatch.undo()
         works = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
         assert not works.ephemeral
+
+
+async def test_an_unexpected_error_on_a_click_is_logged_apologised_for_and_survived(
+    sim: DiscordSim,
+    harness: BotHarness,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A click goes another way than a command (bot.fast_clicks first, then discord.py's
+    buttons): a fault there is apologised for the same."""
+    s = sim.seed
+    async with harness.running(expect_errors=True) as bot:
+        board = await start_member_game(sim)
+        assert await bot.in_flight.wait_idle(patience=5)
+        edits = len(board.edits)
+
+        async def broken(*args: object, **kwargs: object) -> None:
+            raise RuntimeError("database on fire")
+
+        monkeypatch.setattr(bot.service, "move_on_board", broken)
+        with caplog.at_level(logging.ERROR):
+            sorry = await sim.click(s.alice, board, cell_id(board, "B2"))
+        refused(sorry, "Sorry, something went wrong on my side, so I can't tell whether that went")
+        assert "database on fire" not in (sorry.content or "")
+        assert any(
+            record.exc_info and "database on fire" in str(record.exc_info[1])
+            for record in caplog.records
+        )
+        assert len(board.edits) == edits
+        monkeypatch.undo()
+        played = await sim.click(s.alice, board, cell_id(board, "B2"))
+        assert played.response_type == 7
+        assert shown_board(board) == ".../.X./..."
 
 
 # -- stale buttons: clients that have not caught up with an edit --------------------------------

@@ -781,7 +781,8 @@ async def test_bad_marks_get_a_sentence_and_change_nothing(
         for options, sentence in (
             ({"x": "abc"}, "abc is not one emoji: give one emoji, or one of this server's own."),
             ({"x": "❌⭕"}, "❌⭕ is not one emoji"),
-            ({"o": "<:fake:12>"}, "<:fake:12> is not one emoji"),
+            # Quoted as typed: a zero-width space keeps Discord from drawing it as an emoji.
+            ({"o": "<:fake:12>"}, "<\u200b:fake:12> is not one emoji"),
             ({"x": foreign.text}, "That emoji isn't one of this server's"),
             ({"o": "⬜"}, "⬜ already means something on the board: pick another emoji."),
             ({"x": "⭕"}, "X and O need different marks: ⭕ would be both."),

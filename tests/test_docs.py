@@ -2,7 +2,8 @@
 tests' and benchmarks' READMEs leads to a file of the repository (and to a heading there, when
 it names one), every setting ``bot/config.py`` reads is in ``docs/operating.md``'s table
 and in ``.env.example``, every table the migrations make is in its "What the bot stores", and
-every ``/ttt`` command is in ``docs/playing.md``'s table of commands."""
+every ``/ttt`` command is in ``docs/playing.md``'s table of commands, and CI runs the README's
+test command."""
 
 from __future__ import annotations
 
@@ -289,3 +290,26 @@ def test_the_readme_is_a_front_door() -> None:
     """What a newcomer reads first stays short; the rest is in docs/."""
     lines = (REPO / "README.md").read_text(encoding="utf-8").splitlines()
     assert len(lines) <= 200
+
+
+def test_ci_runs_the_readmes_test_command_and_the_linters() -> None:
+    """.ci/run is the README's test command, step by step in its order (the venv made and
+    activated, the package installed, pytest), then the linters over every package; and .env,
+    where the token lives, stays out of git."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"Run the tests.*?```sh\n(.*?)\n```", readme, re.DOTALL)
+    assert block is not None
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    position = 0
+    for step in block[1].split(" && "):
+        # The whole step, not a longer command it begins (pytest given a -m "not slow").
+        found = re.compile(re.escape(step) + r"(?= && |\n)").search(ci, position)
+        assert found is not None, f"{step!r} is not in .ci/run after the steps before it"
+        position = found.end()
+    for linter in (
+        "ruff check .",
+        "ruff format --check .",
+        "mypy --strict game tournament bot tests bench",
+    ):
+        assert f"\n{linter}\n" in ci[position:]
+    assert ".env" in (REPO / ".gitignore").read_text(encoding="utf-8").splitlines()

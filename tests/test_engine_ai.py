@@ -261,6 +261,8 @@ def test_smart_plays_by_its_rules() -> None:
     assert smart.candidates(Board()) == (4,)  # centre first
     assert smart.candidates(Board.from_string("XX./OO./...")) == (2,)  # win beats block
     assert smart.candidates(Board.from_string("XX./O../...")) == (2,)  # block
+    # X's C1 opens the C column and the anti-diagonal at once: a fork, before the free centre.
+    assert smart.candidates(Board.from_string(".../O.X/XO.")) == (2,)  # fork
     assert smart.candidates(Board.from_string("O../.X./...")) == (8,)  # opposite corner
     assert set(smart.candidates(Board.from_string(".../.X./..."))) == {0, 2, 6, 8}  # a corner
     # X in opposite corners against O's centre: O must take a side, never a corner.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import random
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -41,7 +42,10 @@ ALICE = Actor(101, "alice")
 
 
 def make_service(
-    storage: SqliteStorage, clock: ManualClock, shards: ShardSlice = EVERY_GUILD
+    storage: SqliteStorage,
+    clock: ManualClock,
+    shards: ShardSlice = EVERY_GUILD,
+    rng: random.Random | None = None,
 ) -> GameService:
     """A process's service on ``storage``: several on one storage are several processes."""
     return GameService(
@@ -50,6 +54,7 @@ def make_service(
         bot_user=Actor(999, "tttbot", is_bot=True),
         turn_timeout=300,
         challenge_timeout=120,
+        rng=rng,
         shards=shards,
     )
 
@@ -78,6 +83,24 @@ async def test_unknown_choices_are_refused_and_start_nothing(
         await service.start_vs_ai(GUILD, CHANNEL, ALICE, difficulty, first)
     assert str(refused.value) == sentence
     assert await service.storage.live_game_in_channel(CHANNEL) is None
+
+
+async def test_a_random_first_player_is_either_side_and_whoever_moves_first_plays_x() -> None:
+    """``/ttt vs-ai first:random``: a coin toss for who moves first, and the first plays X."""
+    clock = ManualClock(1_700_000_000.0)
+    storage = await SqliteStorage.open(":memory:", clock)
+    try:
+        service = make_service(storage, clock, rng=random.Random(4))
+        bot_first = []
+        for channel in range(CHANNEL, CHANNEL + 20):
+            game = (await service.start_vs_ai(GUILD, channel, ALICE, "smart", "random")).game
+            bot_first.append(game.ai_mark is Mark.X)
+            human = Mark.O if game.ai_mark is Mark.X else Mark.X
+            assert game.player_id(human) == ALICE.id
+            assert len(game.moves) == (1 if game.ai_mark is Mark.X else 0)
+    finally:
+        await storage.close()
+    assert 0 < sum(bot_first) < len(bot_first)
 
 
 async def test_a_board_size_the_bot_does_not_offer_is_refused_and_starts_nothing(

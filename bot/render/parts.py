@@ -162,7 +162,11 @@ def plain_text(content: str) -> Message:
 @functools.lru_cache(maxsize=4096)  # every board shows both names again
 def escape(name: str) -> str:
     """A member's name made safe to show: no markdown, no mentions."""
-    return discord.utils.escape_markdown(discord.utils.escape_mentions(name))
+    # escape_mentions breaks only @everyone, @here and user and role mentions; Discord also
+    # draws <#channel>, </command:id>, <t:time> and <:emoji:id>. A zero-width space after each
+    # "<", as escape_mentions puts one after "@", shows the name as typed.
+    mentions_broken = discord.utils.escape_mentions(name).replace("<", "<\u200b")
+    return discord.utils.escape_markdown(mentions_broken)
 
 
 def size_label(size: int, lang: Language) -> str:
