@@ -22,6 +22,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from bot.cogs.ttt import TicTacToeCog
+from bot.render.help import HELP_TEXT
 from bot.storage.migrations import migration_files
 from bot.storage.sql import QMARK
 from tests.test_env_file import named_settings
@@ -313,3 +314,20 @@ def test_ci_runs_the_readmes_test_command_and_the_linters() -> None:
     ):
         assert f"\n{linter}\n" in ci[position:]
     assert ".env" in (REPO / ".gitignore").read_text(encoding="utf-8").splitlines()
+
+
+def test_help_names_each_commands_optional_options_as_the_command_has_them() -> None:
+    """`/ttt leaderboard [size]` went without the season it also takes: every command help
+    writes with its options in brackets names exactly its optional ones, in order."""
+    commands = {
+        command.qualified_name: command
+        for top in TicTacToeCog.__cog_app_commands__
+        for command in (top.walk_commands() if isinstance(top, app_commands.Group) else [top])
+    }
+    written = re.findall(r"`/(ttt [a-z-]+)((?: \[[a-z-]+\])+)`", HELP_TEXT)
+    assert {name for name, _ in written} >= {"ttt stats", "ttt leaderboard", "ttt review"}
+    for name, options in written:
+        command = commands[name]
+        assert isinstance(command, app_commands.Command), name
+        optional = [f"[{p.name}]" for p in command.parameters if not p.required]
+        assert options.split() == optional, name

@@ -33,8 +33,8 @@ counts in no stats.
 its board; the channel's last game if you leave it out), goes through a game move by move, \
 for you alone: which moves kept the result, which missed a win, which threw the game away.
 **Other commands:** `/ttt board` shows the board again, `/ttt resign`, \
-`/ttt stats [member] [size]`, `/ttt leaderboard [size]`, and `/ttt end` for moderators (counts \
-for nobody).
+`/ttt stats [member] [size]`, `/ttt leaderboard [size] [season]`, and `/ttt end` for \
+moderators (counts for nobody).
 One game per channel; a player who doesn't move in time loses the game.""")
 
 
