@@ -402,21 +402,16 @@ def _measured(
     return measured
 
 
-def _created(game: GameRecord) -> tuple[Iterable[GameSetup], Iterable[GameSetup]]:
-    return (game,), ()
+def _began(game: GameRecord | None) -> tuple[Iterable[GameSetup], Iterable[GameSetup]]:
+    # None: nothing was stored (a tournament's table had its game already).
+    return (() if game is None else (game,)), ()
 
 
 def _closed(
     closed: tuple[ChallengeRecord, GameRecord | None] | None,
 ) -> tuple[Iterable[GameSetup], Iterable[GameSetup]]:
     # An accepted challenge starts its game in the same transaction.
-    game = closed[1] if closed is not None else None
-    return (() if game is None else (game,)), ()
-
-
-def _started(game: GameRecord | None) -> tuple[Iterable[GameSetup], Iterable[GameSetup]]:
-    # None: the table had its game already, and nothing was stored.
-    return (() if game is None else (game,)), ()
+    return _began(closed[1] if closed is not None else None)
 
 
 def _saved(saved: GameRecord | None) -> tuple[Iterable[GameSetup], Iterable[GameSetup]]:
@@ -437,9 +432,9 @@ def _erased(erased: GuildErased) -> tuple[Iterable[GameSetup], Iterable[GameSetu
 # accepting a challenge, or by start_tournament_game pairing a round's table; it ends by a
 # save_game that finishes it, by forget_member or by erase_guild.
 _GAMES_CHANGED: dict[str, GamesChanged] = {
-    "create_game": _created,
+    "create_game": _began,
     "close_challenge": _closed,
-    "start_tournament_game": _started,
+    "start_tournament_game": _began,
     "save_game": _saved,
     "forget_member": _forgotten,
     "erase_guild": _erased,

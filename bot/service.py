@@ -1065,7 +1065,7 @@ class GameService:
         game = await self._check_clock(game)
         return await self._save(self._finish(game, mark.other, EndReason.RESIGN))
 
-    async def forfeit(self, game_id: int, user_id: int | None) -> GameRecord | None:
+    async def end_decided(self, game_id: int, user_id: int | None) -> GameRecord | None:
         """End a tournament's live game whose table was decided without it: as the loss of
         ``user_id`` by resignation (a player withdrawn), or, with None, for nobody (a result
         the organiser awarded); the game as saved, or None if it was over already (or moved on

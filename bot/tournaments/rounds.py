@@ -111,7 +111,7 @@ class TournamentRounds:
         game_id = tournament.record.games.get((round_number, board))
         if game_id is None:
             return
-        ended = await self._games.forfeit(game_id, loser)
+        ended = await self._games.end_decided(game_id, loser)
         if ended is not None:
             log.info("tournament %s: game %s ended, its table decided", tournament.id, game_id)
             await self._boards.show_ended([ended], [])
