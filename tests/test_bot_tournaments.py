@@ -22,6 +22,7 @@ from bot.server_settings import SettingsService
 from bot.service import GameService
 from bot.storage.base import (
     EVERY_GUILD,
+    DatabaseUnavailableError,
     EndReason,
     GameRecord,
     GameStatus,
@@ -561,6 +562,40 @@ async def test_a_table_awarded_while_its_game_is_played_ends_that_game_for_nobod
         # The game counted for nobody: the award is the table's result.
         stats = text_of(await sim.slash(s.alice, s.channel, "ttt stats"))
         assert "Against members: 0 W · 0 L · 0 D" in stats, stats
+
+
+async def test_an_award_whose_game_could_not_be_ended_still_says_it_was_done(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The award is saved before its game is ended: a database failing at that second step
+    must not make the reply say nothing was done. The game goes on; a WARNING says so."""
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await duel(sim, bot, s.channel, "Awarded")
+        (game,) = await round_games(bot, tournament)
+        reading = bot.service.storage.get_game
+
+        async def down(game_id: int) -> GameRecord | None:
+            raise DatabaseUnavailableError("connection refused", nothing_written=True)
+
+        bot.service.storage.get_game = down  # type: ignore[method-assign]
+        try:
+            awarded = await sim.slash(
+                s.owner, s.channel, "ttt tournament award", table=1, result="draw"
+            )
+        finally:
+            bot.service.storage.get_game = reading  # type: ignore[method-assign]
+        assert "Done" in (awarded.content or ""), awarded.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        after = await bot.tournaments.get(tournament.id)
+        assert after is not None
+        table = after.state.table(1, 1)
+        assert table is not None
+        assert table.awarded_by == s.owner.id
+        still = await bot.storage.get_game(game.id)
+        assert still is not None
+        assert still.is_active
+    assert f"could not end game {game.id}" in caplog.text
 
 
 @both_engines

@@ -30,7 +30,13 @@ from bot.render.tournaments import (
     tournament_message,
 )
 from bot.service import GameService
-from bot.storage.base import ShardSlice, Storage, StorageError, TournamentStatus
+from bot.storage.base import (
+    DatabaseUnavailableError,
+    ShardSlice,
+    Storage,
+    StorageError,
+    TournamentStatus,
+)
 from bot.threads import AUTO_ARCHIVE_MINUTES
 from bot.tournaments.service import Tournament, TournamentService
 from bot.tournaments.state import Table
@@ -111,7 +117,18 @@ class TournamentRounds:
         game_id = tournament.record.games.get((round_number, board))
         if game_id is None:
             return
-        ended = await self._games.end_decided(game_id, loser)
+        try:
+            ended = await self._games.end_decided(game_id, loser)
+        except DatabaseUnavailableError as error:
+            # The table's decision is saved already: the answer must not say nothing was done.
+            # The game goes on to its own end, counted as any game.
+            log.warning(
+                "tournament %s: could not end game %s of a decided table: %s",
+                tournament.id,
+                game_id,
+                error,
+            )
+            return
         if ended is not None:
             log.info("tournament %s: game %s ended, its table decided", tournament.id, game_id)
             await self._boards.show_ended([ended], [])
