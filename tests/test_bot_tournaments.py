@@ -598,6 +598,44 @@ async def test_an_award_whose_game_could_not_be_ended_still_says_it_was_done(
     assert f"could not end game {game.id}" in caplog.text
 
 
+async def test_a_forget_whose_tournament_step_failed_says_it_may_have_gone_and_asking_again_ends_it(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The member's games and stats are forgotten first, their tournaments after: a database
+    failing at the second step must not answer that nothing was deleted."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await duel(sim, bot, s.channel, "Forgotten")
+        tournament = await current(bot, sim)
+        naming = bot.storage.tournaments_of_member
+
+        async def down(user_id: int) -> list[int]:
+            raise DatabaseUnavailableError("connection refused", nothing_written=True)
+
+        asked = await sim.slash(s.alice, s.channel, "ttt forget-me")
+        assert asked.message is not None
+        bot.storage.tournaments_of_member = down  # type: ignore[method-assign]
+        try:
+            failed = await sim.click(
+                s.alice, asked.message, button_id(asked.message, FORGET_ID, action="confirm")
+            )
+        finally:
+            bot.storage.tournaments_of_member = naming  # type: ignore[method-assign]
+        assert "I can't tell whether it went through" in text_of(failed), text_of(failed)
+        assert (
+            str(s.alice.id) in (await bot.tournaments.get(tournament.id) or tournament).record.state
+        )
+        again = await sim.slash(s.alice, s.channel, "ttt forget-me")
+        assert again.message is not None, again.content
+        await sim.click(
+            s.alice, again.message, button_id(again.message, FORGET_ID, action="confirm")
+        )
+        assert await bot.in_flight.wait_idle(patience=5)
+        after = await bot.tournaments.get(tournament.id)
+        assert after is not None
+        assert str(s.alice.id) not in after.record.state
+
+
 @both_engines
 async def test_a_member_only_in_tournaments_sees_them_and_can_forget_them(
     sim: DiscordSim, harness: BotHarness

@@ -41,10 +41,10 @@ from bot.domain import OUTSIDE_SERVERS, Actor, UserError
 from bot.i18n import N_, Language, for_locale, language
 from bot.permissions import may_open_thread
 from bot.practice import NOT_THIS_DRILL, NOT_THIS_PUZZLE, PracticeService
-from bot.privacy import MembersData
+from bot.privacy import MAYBE_FORGOTTEN, MembersData
 from bot.seasons import ALL_TIME
 from bot.service import CHANGED, DIFFICULTIES, NO_SUCH_BUTTON, NOT_HERE, Clicked, GameService, Place
-from bot.storage.base import GameRecord
+from bot.storage.base import DatabaseUnavailableError, GameRecord
 from bot.threads import ThreadKeeper
 from bot.tournaments.rounds import TournamentRounds
 from bot.tournaments.service import Tournament, TournamentService
@@ -632,7 +632,12 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             # Before the member is told: a failure here is an apology, and asking again
             # finishes it (the tournaments still name the member).
             placeholder = forgetting.forgotten.placeholder_id
-            withdrawn = await self.tournaments.forget(member_id, placeholder)
+            try:
+                withdrawn = await self.tournaments.forget(member_id, placeholder)
+            except DatabaseUnavailableError as error:
+                # Their games and stats are forgotten already: not "nothing was deleted".
+                log.warning("forgot user %s but not yet their tournaments: %s", member_id, error)
+                raise UserError(MAYBE_FORGOTTEN) from None
             # Told first: the boards below may take a while, and may fail without undoing it.
             await answer.update(render.forgotten_message(forgetting, len(withdrawn), lang))
             await self.boards.show_ended(
