@@ -269,6 +269,8 @@ async def test_move_replies_with_the_board_and_retires_the_old_one(
         assert f"Last move: B2. 🤖 I played **{cell_name(bot_cell)}**." in text_of(new)
         await sim.wait_for(lambda: old.buttons() == [])  # only one board can be clicked
         assert "moved to a newer message" in text_of(old)
+        assert "click a cell" not in text_of(old)  # it has no cell left to click
+        assert "click a cell" in text_of(new)
         again = await sim.slash(s.bob, s.channel, "ttt board")
         assert again.message is not None
         assert shown_board(again.message) == shown_board(new)

@@ -102,7 +102,7 @@ def as_shown(message: SimMessage) -> str:
     seen = (message.content, message.embeds, message.components, message.allowed_mentions)
     as_sent = json.dumps(seen, sort_keys=True, ensure_ascii=False)  # keys in any order
     ids = re.sub(rf"(ttt:[a-z]+):{number['game']}\b", r"\1:N", as_sent)
-    return ids.replace(f"#{number['game']} ", "#N ")
+    return re.sub(rf"#{number['game']}\b", "#N", ids)
 
 
 @both_front_doors

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 
 import pytest
 
@@ -142,11 +143,14 @@ async def test_an_open_challenge_played_to_a_draw(sim: DiscordSim, harness: BotH
         # X O X / X O O / O X X
         moves = ["A1", "B1", "C1", "B2", "A2", "C2", "B3", "A3", "C3"]
         for number, cell in enumerate(moves):
+            assert text_of(board).endswith(" · click a cell or use /ttt move")
             player = s.alice if number % 2 == 0 else s.carol
             board = (await sim.click(player, board, cell_id(board, cell))).message
             assert board is not None
         assert shown_board(board) == "XOX/XOO/OXX"
         assert "🤝 It's a draw." in text_of(board)
+        # A finished board only names its game: there is no cell left to click.
+        assert re.search(r"\nGame #[0-9]+$", text_of(board))
         stats = text_of(await sim.slash(s.carol, s.channel, "ttt stats"))
     assert "Against members: 0 W · 0 L · 1 D (rating 1200 ± 339, provisional)" in stats
 

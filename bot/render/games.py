@@ -48,12 +48,18 @@ from game.ultimate import UltimateBoard
 from game.variants import Position, is_ultimate
 
 # Every board names its game, so that a click can be checked against the board it is on: in
-# the embed's footer, or in a components-v2 board's last line (as small text).
+# the embed's footer, or in a components-v2 board's last line (as small text). A board that
+# takes no more moves (the game over, or the board moved to a newer message) only names it.
 BOARD_FOOTER = N_("Game #{game} · click a cell or use /ttt move")
-# The footer as every language writes it (boards keep the language they were drawn in).
+CLOSED_BOARD_FOOTER = N_("Game #{game}")
+# The footers as every language writes them (boards keep the language they were drawn in).
 _BOARD_FOOTERS = tuple(
     re.compile(re.escape(form.format(footer)).replace(r"\{game\}", "([0-9]+)"))
-    for footer in {i18n.language(code).gettext(BOARD_FOOTER) for code in i18n.ALL_LANGUAGES}
+    for footer in {
+        i18n.language(code).gettext(text)
+        for code in i18n.ALL_LANGUAGES
+        for text in (BOARD_FOOTER, CLOSED_BOARD_FOOTER)
+    }
     for form in ("{}", LAYOUT_FOOTER)
 )
 
@@ -176,8 +182,9 @@ def _board_text(shown: Shown, note: str | None) -> str:
     return "\n".join(lines)
 
 
-def _footer(shown: Shown) -> str:
-    return shown.lang._(BOARD_FOOTER, game=shown.game.id)
+def _footer(shown: Shown, *, buttons: bool) -> str:
+    playable = buttons and shown.game.is_active
+    return shown.lang._(BOARD_FOOTER if playable else CLOSED_BOARD_FOOTER, game=shown.game.id)
 
 
 def _cells(shown: Shown) -> list[JSON]:
@@ -223,7 +230,7 @@ def _board(shown: Shown, note: str | None, *, buttons: bool) -> Message:
     return panel(
         _title(size, shown.lang),
         _board_text(shown, note),
-        _footer(shown),
+        _footer(shown, buttons=buttons),
         board_colour(shown.game),
         _board_rows(shown) if buttons else [],
         layout=uses_layout(size),
