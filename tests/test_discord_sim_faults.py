@@ -4,6 +4,7 @@ resets, delays, gateway closes), per route and per count, and serves long fast r
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -569,6 +570,30 @@ async def test_gateway_closes_through_the_control_api(
             assert await reply.json() == {"resumable": False, "identifies": 2}
         ix = await sim.slash(sim.seed.alice, sim.seed.channel, "echo", text="still there")
     assert ix.content == "still there"
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "says"),
+    [
+        ("/_sim/slash", {"user": "alice", "channel": "general"}, "missing field(s) ['command']"),
+        ("/_sim/click", {"user": "alice"}, "missing field(s) ['custom_id', 'message']"),
+        ("/_sim/autocomplete", {}, "missing field(s) ['channel', 'command', 'focused', 'user']"),
+        ("/_sim/slash", [1, 2], "a JSON object"),
+        ("/_sim/slash", "not json{", "a JSON object"),
+    ],
+)
+async def test_a_control_request_missing_what_it_needs_is_told_what(
+    sim: DiscordSim, http: aiohttp.ClientSession, path: str, body: object, says: str
+) -> None:
+    """A bad request to the control API is the caller's mistake: a 400 naming it, not a 500."""
+    data = body if isinstance(body, str) else json.dumps(body)
+    headers = {"Content-Type": "application/json"}
+    async with http.post(path, data=data, headers=headers) as reply:
+        assert reply.status == 400
+        answer = await reply.json()
+    assert answer["error"] == "SimUsageError"
+    assert says in answer["message"]
+    assert sim.interactions == []
 
 
 def test_a_fault_is_a_plain_record(sim: DiscordSim) -> None:

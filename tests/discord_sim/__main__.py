@@ -21,7 +21,8 @@ Another process can drive it through the JSON control API:
   ones; ``DELETE /_sim/faults`` clears the pending ones.
 
 Each interaction call answers once the bot responded (409 with a message if it could not;
-400 for a request the sim refuses, such as a fault pattern that names no route).
+400 for a request the sim refuses, such as a fault pattern that names no route, a body that
+is not a JSON object, or one missing a field its route needs).
 """
 
 from __future__ import annotations

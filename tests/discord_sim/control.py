@@ -4,7 +4,8 @@ process (``python -m tests.discord_sim``; the routes are listed in ``__main__``)
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from aiohttp import web
 
@@ -18,16 +19,35 @@ class ControlMixin(VerbsMixin):
 
     async def _control(self, request: web.Request) -> web.StreamResponse:
         """A small JSON API for driving a sim that runs in its own process."""
-        body: JSON = {}
-        if request.can_read_body:
-            body = await request.json()
         try:
+            body = await self._control_body(request)
             status, reply = await self._control_call(request.method, request.path, body)
         except SimUsageError as exc:
             status, reply = 400, {"error": type(exc).__name__, "message": str(exc)}
         except SimError as exc:
             status, reply = 409, {"error": type(exc).__name__, "message": str(exc)}
         return await write_reply(request, status, reply)
+
+    # What each POST route cannot do without.
+    _REQUIRED: ClassVar[Mapping[str, frozenset[str]]] = {
+        "/_sim/slash": frozenset({"user", "channel", "command"}),
+        "/_sim/click": frozenset({"user", "message", "custom_id"}),
+        "/_sim/autocomplete": frozenset({"user", "channel", "command", "focused"}),
+    }
+
+    async def _control_body(self, request: web.Request) -> JSON:
+        if not request.can_read_body:
+            return {}
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        if not isinstance(body, dict):
+            raise SimUsageError("the body must be a JSON object")
+        missing = sorted(self._REQUIRED.get(request.path, frozenset()) - body.keys())
+        if request.method == "POST" and missing:
+            raise SimUsageError(f"missing field(s) {missing}")
+        return body
 
     async def _control_call(self, method: str, path: str, body: JSON) -> Reply:
         if (method, path) == ("GET", "/_sim/state"):
