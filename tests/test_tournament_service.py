@@ -11,7 +11,7 @@ import pytest
 
 from bot.clock import ManualClock
 from bot.config import DatabaseUrl
-from bot.domain import Actor
+from bot.domain import Actor, UserError
 from bot.server_settings import SettingsService
 from bot.storage.base import Storage, TournamentStatus
 from bot.storage.connect import open_storage
@@ -84,3 +84,25 @@ async def test_a_swiss_everyone_left_but_one_finishes_instead_of_pairing(storage
     assert after.state.round_over
     assert after.state.current_round == 1  # no second round was paired
     assert {row.player for row in after.state.standings()} == {ALICE.id, BOB.id, carol.id}
+
+
+async def test_an_award_says_which_round_it_decided(storage: Storage) -> None:
+    """Without a round, an award decides the round being played as the save finds it; the
+    caller ends that table's game, so it is told which round that was."""
+    clock = ManualClock()
+    service = TournamentService(storage, clock, SettingsService(storage, clock))
+    rules = Rules("Cup", Format.ROUND_ROBIN, 3, 300.0, 8, None, "en")
+    created = await service.create(GUILD, CHANNEL, ORGANISER, rules, starts_in=None)
+    for member in (ALICE, BOB):
+        await service.join(created.id, GUILD, member)
+    started = await service.start(created.id, GUILD, ORGANISER)
+    assert started.state.current_round == 1
+    awarded = await service.award(created.id, GUILD, ORGANISER, 1, 1.0)
+    assert awarded.round_number == 1
+    table = awarded.tournament.state.table(1, 1)
+    assert table is not None
+    assert (table.x_points, table.awarded_by) == (1.0, ORGANISER.id)
+    again = await service.award(created.id, GUILD, ORGANISER, 1, 0.5, round_number=1)
+    assert again.round_number == 1
+    with pytest.raises(UserError, match="Round 2 has no game at table 1"):
+        await service.award(created.id, GUILD, ORGANISER, 1, 0.5, round_number=2)

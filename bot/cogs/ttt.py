@@ -959,13 +959,11 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         points = RESULT_POINTS.get(result.value, -1.0)
 
         async def award(tournament_id: int, guild_id: int, who: Actor) -> Tournament:
-            before = await self.tournaments.get(tournament_id)
-            number = round or (before.state.current_round if before else 0)
-            changed = await self.tournaments.award(
-                tournament_id, guild_id, who, table, points, number or None
+            awarded = await self.tournaments.award(
+                tournament_id, guild_id, who, table, points, round
             )
-            await self.rounds.end_awarded_game(changed, number, table)
-            return changed
+            await self.rounds.end_awarded_game(awarded.tournament, awarded.round_number, table)
+            return awarded.tournament
 
         await self._organiser_acts(interaction, award, AWARDED)
 

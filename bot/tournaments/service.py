@@ -103,6 +103,14 @@ class Change:
     state: TournamentState
 
 
+@dataclass(frozen=True, slots=True)
+class Awarded:
+    """An award saved: the tournament after it, and the round whose table it decided."""
+
+    tournament: Tournament
+    round_number: int
+
+
 class TournamentService:
     def __init__(self, storage: Storage, clock: Clock, settings: SettingsService) -> None:
         self.storage = storage
@@ -258,16 +266,19 @@ class TournamentService:
         board: int,
         x_points: float,
         round_number: int | None = None,
-    ) -> Tournament:
-        """Decide a table's result by hand (a game that went wrong): logged with who and when."""
+    ) -> Awarded:
+        """Decide a table's result by hand (a game that went wrong): logged with who and when.
+        Without ``round_number``, the round being played when the award is saved."""
         await self._check_organiser(tournament_id, guild_id, actor)
         if x_points not in (0.0, 0.5, 1.0):
             raise UserError("A result is a win for X, a win for O, or a draw.")
+        decided = 0
 
         def award(t: Tournament) -> Change:
+            nonlocal decided  # made again on a newer document if a save loses a race
             if t.status not in (TournamentStatus.RUNNING, TournamentStatus.PAUSED):
                 raise UserError("Results are awarded while a tournament runs.")
-            number = round_number or t.state.current_round
+            number = decided = round_number or t.state.current_round
             table = t.state.table(number, board)
             if table is None or table.o is None:
                 raise UserError("Round {} has no game at table {}.", str(number), str(board))
@@ -280,7 +291,8 @@ class TournamentService:
             )
             return Change(t.status, t.record.due_at, state)
 
-        return await self._change(tournament_id, guild_id, award)
+        changed = await self._change(tournament_id, guild_id, award)
+        return Awarded(changed, decided)
 
     # -- the players' ----------------------------------------------------------------------
 
