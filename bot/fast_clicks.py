@@ -41,7 +41,7 @@ from bot.domain import Actor
 from bot.events import Parser
 from bot.metrics import InteractionKind
 from bot.service import Clicked, GameService, MoveResult, Started
-from bot.storage.base import GameRecord
+from bot.storage.base import DatabaseUnavailableError, GameRecord
 
 log = logging.getLogger(__name__)
 
@@ -258,10 +258,19 @@ class FastClicks:
                 # nothing, the game stays without a board until the sweeper posts one.
                 log.warning("interaction %s was answered without a message", click.interaction_id)
                 return
+            # The game is saved and shown either way; only an older board may linger, until
+            # a click on it or on this one adopts this one again.
             try:
                 await self._boards.adopt_board(game, message_id, reaches=True)
                 await self._boards.close_thread(game)
-            except Exception:  # the game is saved and shown; only an older board may linger
+            except DatabaseUnavailableError as error:  # an outage, not a bug of the bot's
+                log.warning(
+                    "could not make message %s the board of game %s: %s",
+                    message_id,
+                    game.id,
+                    error,
+                )
+            except Exception:
                 log.exception("could not make message %s the board of game %s", message_id, game.id)
 
     async def _hand_on(self, state: AnswerState, data: Any) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import logging
 import re
 from collections.abc import Callable
 from typing import Any
@@ -22,6 +23,7 @@ from bot.components import CELL_ID, GAME_ACTION_ID
 from bot.domain import Actor
 from bot.fast_clicks import CellClick, RematchClick, board_click
 from bot.service import Clicked, MoveResult, Started
+from bot.storage.base import DatabaseUnavailableError
 from tests.bot_harness import (
     HTTP,
     BotHarness,
@@ -125,6 +127,44 @@ async def test_a_plain_click_is_answered_from_its_payload(
         (answer,) = [call for call in sim.requests if call.path.endswith("/callback")][-1:]
         assert answer.status == 204
     assert sim.take_violations() == []
+
+
+@both_front_doors
+async def test_a_database_outage_after_the_answer_is_a_warning_not_an_error(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The click is answered, and the database then fails to record the clicked message as
+    the game's board: an outage, not a bug of the bot's, logged as the slow path logs one
+    (a WARNING line), and the board goes on taking clicks."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        fields = CELL_ID.parse(cell_buttons(board)[0]["custom_id"])
+        assert fields is not None
+        game_id = int(fields["game"])
+        # As if the clicked message's id had never been saved: the click adopts it.
+        assert await bot.in_flight.wait_idle(patience=5)  # the start's own adoption
+        await bot.storage.set_game_message(game_id, board.id + 1)
+        bot.service.drop_copies(lambda game: game.id == game_id)  # read it as stored
+        recording = bot.storage.set_game_message
+
+        async def down(game_id: int, message_id: int) -> int | None:
+            raise DatabaseUnavailableError("connection refused", nothing_written=True)
+
+        bot.storage.set_game_message = down  # type: ignore[method-assign]
+        try:
+            ix = await sim.click(s.alice, board, cell_button(board, "B2"))
+            assert await bot.in_flight.wait_idle(patience=5)
+        finally:
+            bot.storage.set_game_message = recording  # type: ignore[method-assign]
+        assert ix.response_type == 7
+        assert bot.fast_clicks.answered == 1
+        after = await sim.click(s.bob, sim.message(board.id), cell_button(board, "A1"))
+        assert after.message is not None
+        assert shown_board(after.message) == "O../.X./..."
+    failures = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert failures == [], [r.getMessage() for r in failures]
+    assert f"could not make message {board.id} the board of game {game_id}" in caplog.text
 
 
 # By board size: moves alternating alice (X) and bob (O) to a win of X's, and X's line.
