@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bot.client import TTTBot
-from bot.components import ERASE_ID, FORGET_ID, TOURNAMENT_ID
+from bot.components import ERASE_ID, FORGET_ID, GAME_ACTION_ID, TOURNAMENT_ID
 from bot.config import POSTGRESQL
 from bot.domain import Actor
 from bot.server_settings import SettingsService
@@ -528,6 +528,31 @@ async def test_standings_are_shown_after_the_end_and_both_commands_work_from_a_g
         # only one.
         still = await sim.slash(s.alice, s.channel, "ttt tournament my-game")
         assert f"/{other.channel_id}" in (still.content or ""), still.content
+
+
+@both_engines
+async def test_standings_in_a_games_thread_are_its_tournaments_after_a_rematch_there(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A Rematch played to its end in a tournament game's thread: the thread is still that
+    tournament's (it answered that no tournament was going, or, with another one going in the
+    server, the other one's standings)."""
+    s = sim.seed
+    async with harness.running() as bot:
+        first = await duel(sim, bot, s.channel, "First")
+        await duel(sim, bot, s.other_channel, "Second")
+        (game,) = await round_games(bot, first)
+        ended = await play(sim, bot, game.id, X_WINS)
+        await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        board = board_message(sim, ended)
+        again = await sim.click(s.alice, board, button_id(board, GAME_ACTION_ID, action="rematch"))
+        assert again.message is not None, again.content
+        during = await sim.slash(s.carol, game.channel_id, "ttt tournament standings")
+        await sim.slash(s.bob, game.channel_id, "ttt resign")
+        after = await sim.slash(s.carol, game.channel_id, "ttt tournament standings")
+    for shown in (during, after):
+        assert "First" in text_of(shown), text_of(shown)
 
 
 @both_front_doors

@@ -135,18 +135,10 @@ class TournamentService:
         raise UserError(NO_TOURNAMENT_HERE)
 
     async def _of_games_thread(self, channel_id: int) -> Tournament | None:
-        """The tournament whose game is played in ``channel_id``, a thread of the game's own
-        (the latest such game there: a Rematch may follow it in the thread), if any."""
-        for game in (
-            await self.storage.live_game_in_channel(channel_id),
-            await self.storage.finished_game_in_channel(channel_id),
-        ):
-            if game is None or not game.own_thread:
-                continue
-            tournament_id = await self.storage.tournament_of_game(game.id)
-            if tournament_id is not None:
-                return await self.get(tournament_id)
-        return None
+        """The tournament whose game is played in ``channel_id``, a thread of the game's own,
+        if any: still once a Rematch (or any game) has followed it in the thread."""
+        tournament_id = await self.storage.tournament_of_thread(channel_id)
+        return None if tournament_id is None else await self.get(tournament_id)
 
     # -- the organiser's -------------------------------------------------------------------
 
