@@ -555,6 +555,26 @@ async def test_standings_in_a_games_thread_are_its_tournaments_after_a_rematch_t
         assert "First" in text_of(shown), text_of(shown)
 
 
+@both_engines
+async def test_a_rounds_game_starts_whatever_the_live_games_limit_and_counts_in_it(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A server's limit on live games does not keep a player out of their game of the round
+    (nobody may choose when a round starts), and that game counts toward it."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, "ttt-settings limits", games=1)
+        assert (await sim.slash(s.alice, s.other_channel, "ttt vs-ai", difficulty="random")).message
+        tournament = await duel(sim, bot, s.channel, "Busy night")
+        (game,) = await round_games(bot, tournament)
+        assert game.is_active
+        assert {game.x_id, game.o_id} == {s.alice.id, s.bob.id}
+        refused(
+            await sim.slash(s.bob, s.thread, "ttt start"),
+            "You are already in as many live games as this server allows (1)",
+        )
+
+
 @both_front_doors
 @both_engines
 async def test_a_table_awarded_while_its_game_is_played_ends_that_game_for_nobody(
