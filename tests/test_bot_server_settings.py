@@ -345,6 +345,25 @@ async def test_a_rematch_after_the_language_changed_is_in_the_new_one(
             assert "ist am Zug" in text_of(again.message), text_of(again.message)
 
 
+async def test_a_rematch_is_no_challenge_for_the_cooldown(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The cooldown is between challenges (they ping): a Rematch neither waits for it nor
+    starts it."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} limits", cooldown="1h")
+        board = await start_member_game(sim, s.channel)
+        await sim.click(s.bob, board, button_id(board, GAME_ACTION_ID, action="resign"))
+        assert await bot.in_flight.wait_idle(patience=5)
+        harness.clock.advance(600)
+        again = await sim.click(s.alice, board, button_id(board, GAME_ACTION_ID, action="rematch"))
+        assert again.message is not None, again.content
+        # An hour after the challenge, not after the rematch.
+        harness.clock.advance(3001)
+        assert (await sim.slash(s.alice, s.other_channel, "ttt start")).message is not None
+
+
 async def test_a_cooldown_between_challenges_and_a_limit_of_live_games(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
