@@ -774,6 +774,37 @@ async def test_a_servers_erase_says_its_tournaments_went_and_takes_their_buttons
     assert "This tournament was deleted with the server's data." in text_of(shown)
 
 
+@both_engines
+async def test_a_servers_erase_mid_round_ends_the_rounds_game_on_its_board(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Erased while a round is played: the game's board in its thread says why it ended and
+    takes no more moves, and the sweeper, past the turn's time, finds nothing left to do."""
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await duel(sim, bot, s.channel, "Erased")
+        (game,) = await round_games(bot, tournament)
+        board = board_message(sim, game)
+        asked = await sim.slash(s.owner, s.channel, "ttt-settings erase-data")
+        assert asked.message is not None, asked.content
+        await sim.click(
+            s.owner, asked.message, button_id(asked.message, ERASE_ID, action="confirm")
+        )
+        assert await bot.in_flight.wait_idle(patience=5)
+        shown = sim.message(board.id)
+        assert shown.buttons() == []
+        assert "This game was deleted with the server's data." in text_of(shown)
+        refused(
+            await sim.slash(s.alice, game.channel_id, "ttt move", cell="A1"),
+            "There is no game in this channel.",
+        )
+        harness.clock.advance(400)
+        await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert await bot.tournaments.get(tournament.id) is None
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
 @both_front_doors
 @both_engines
 async def test_the_organiser_pauses_resumes_and_awards_and_players_find_their_game(
