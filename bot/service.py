@@ -1095,7 +1095,9 @@ class GameService:
                 "Only members who can manage messages, or with {}, can end games.",
                 Verbatim(f"<@&{rules.moderator_role}>"),
             )
-        game = await self.game_in_channel(channel_id)
+        # A turn that ran out before the sweeper saw it ended the game already: a win that
+        # counts (a tournament's forfeit), not one a moderator's end makes count for nobody.
+        game = await self._check_clock(await self.game_in_channel(channel_id))
         return await self._save(self._finish(game, None, EndReason.ENDED))
 
     # -- hints and reviews ---------------------------------------------------------------

@@ -32,7 +32,7 @@ from bot.storage.base import (
 from bot.storage.connect import open_storage
 from bot.tournaments.rounds import TournamentRounds
 from bot.tournaments.service import Tournament, TournamentService
-from game import Board, parse_cell
+from game import Board, Mark, parse_cell
 from tests.bot_harness import (
     BotHarness,
     both_engines,
@@ -803,6 +803,42 @@ async def test_a_servers_erase_mid_round_ends_the_rounds_game_on_its_board(
         assert await bot.in_flight.wait_idle(patience=5)
         assert await bot.tournaments.get(tournament.id) is None
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+@both_engines
+@pytest.mark.parametrize("after", ["end"])
+async def test_a_turn_run_out_before_an_end_or_a_withdrawal_is_the_timeout_it_was(
+    sim: DiscordSim, harness: BotHarness, after: str
+) -> None:
+    """O's time ran out, and before the sweeper saw it a moderator ends the game, or X
+    leaves or is removed: the game was over already, X's win by timeout, and the table is
+    X's (the end made it wait for an award, the withdrawal a forfeit loss for X)."""
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await duel(sim, bot, s.channel, "Late")
+        (game,) = await round_games(bot, tournament)
+        await play(sim, bot, game.id, X_WINS[:1])
+        harness.clock.advance(301)
+        x = sim.users[game.x_id]
+        if after == "end":
+            told = await sim.slash(s.moderator, game.channel_id, "ttt end")
+            assert "time ran out" in (told.content or ""), told.content
+        elif after == "leave":
+            await sim.slash(x, s.channel, "ttt tournament leave")
+        else:
+            await sim.slash(s.owner, s.channel, "ttt tournament remove", player=x)
+        assert await bot.in_flight.wait_idle(patience=5)
+        await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        ended = await bot.storage.get_game(game.id)
+        assert ended is not None
+        assert (ended.winner, ended.end_reason) == (Mark.X, EndReason.TIMEOUT), ended
+        assert "ran out of time" in text_of(board_message(sim, ended))
+        after_ = await bot.tournaments.get(tournament.id)
+        assert after_ is not None
+        table = after_.state.table(1, 1)
+        assert table is not None
+        assert (table.x_points, table.forfeit) == (1.0, True), table
 
 
 @both_front_doors
