@@ -806,7 +806,7 @@ async def test_a_servers_erase_mid_round_ends_the_rounds_game_on_its_board(
 
 
 @both_engines
-@pytest.mark.parametrize("after", ["end"])
+@pytest.mark.parametrize("after", ["end", "leave", "remove"])
 async def test_a_turn_run_out_before_an_end_or_a_withdrawal_is_the_timeout_it_was(
     sim: DiscordSim, harness: BotHarness, after: str
 ) -> None:
