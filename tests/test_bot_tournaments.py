@@ -775,6 +775,30 @@ async def test_a_servers_erase_says_its_tournaments_went_and_takes_their_buttons
 
 
 @both_engines
+async def test_a_tournament_keeps_its_language_and_takes_the_marks_chosen_since(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Settings changed while a tournament takes entries: its games are in the language it
+    was created in (its announcement's, which every round's ping and board read like), and
+    in the server's marks as they are when each round starts, as any new game is."""
+    s = sim.seed
+    async with harness.running() as bot:
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Mixed")
+        assert created.message is not None, created.content
+        join = button_id(created.message, TOURNAMENT_ID, action="join")
+        for player in (s.alice, s.bob):
+            await sim.click(player, created.message, join)
+        await sim.slash(s.owner, s.channel, "ttt-settings language", language="de")
+        await sim.slash(s.owner, s.channel, "ttt-settings marks", x="🐱", o="🐶")
+        await sim.slash(s.owner, s.channel, "ttt tournament start")
+        assert await bot.in_flight.wait_idle(patience=5)
+        (game,) = await round_games(bot, await current(bot, sim))
+        board = text_of(board_message(sim, game))
+    assert "to move" in board, board
+    assert "🐱" in board, board
+
+
+@both_engines
 async def test_a_servers_erase_mid_round_ends_the_rounds_game_on_its_board(
     sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
 ) -> None:
