@@ -1285,3 +1285,33 @@ async def test_leaving_after_winning_the_round_keeps_the_win(
     assert table is not None
     assert table.round == 1
     assert (table.x, table.x_points, table.forfeit) == (won.x_id, 1.0, False)
+
+
+@both_engines
+@pytest.mark.parametrize("how", ["won", "on time"])
+async def test_forgetting_oneself_after_winning_the_round_keeps_the_win(
+    sim: DiscordSim, harness: BotHarness, how: str
+) -> None:
+    """forget-me withdraws a player as leaving does: a game of the round they had already won
+    (by its moves, or on their opponent's time before the sweeper saw it) stays their win, now
+    their placeholder's, rather than become a forfeit loss."""
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await joined_and_started(sim, bot, [s.alice, s.bob, s.carol, s.moderator])
+        game, _ = await round_games(bot, tournament)
+        if how == "won":
+            await play(sim, bot, game.id, X_WINS)
+        else:
+            await play(sim, bot, game.id, X_WINS[:1])
+            harness.clock.advance(301)
+        x = sim.users[game.x_id]
+        asked = await sim.slash(x, s.channel, "ttt forget-me")
+        assert asked.message is not None, asked.content
+        await sim.click(x, asked.message, button_id(asked.message, FORGET_ID, action="confirm"))
+        assert await bot.in_flight.wait_idle(patience=5)
+        after = await current(bot, sim)
+    table = after.state.current_table_of(game.o_id)
+    assert table is not None
+    assert table.round == 1
+    assert is_forgotten(table.x)
+    assert (table.x_points, table.forfeit) == (1.0, how == "on time"), table
