@@ -676,7 +676,8 @@ class GameService:
                 "`/ttt start`."
             )
         # A rematch is a new game: the server's rules for starting one apply (but not its list
-        # of channels: the players stay where their game was).
+        # of channels: the players stay where their game was), its language too once the
+        # admins chose one (else the game's, which was the server's or its starter's).
         rules = self.server_settings.as_stored(old.guild_id, settings)
         _require_player(rules, user)
         # The storage decides the limit on live games, in the insert: no count before it.
@@ -690,7 +691,7 @@ class GameService:
                     bot_first=old.ai_mark is Mark.O,
                     rematch_of=old.id,
                     size=old.size,
-                    language=old.language,
+                    language=rules.language or old.language,
                     rules=await self._rematch_rules(old, rules),
                     live_limit=rules.max_games,
                 )
@@ -702,7 +703,7 @@ class GameService:
             o,
             rematch_of=old.id,
             size=old.size,
-            language=old.language,
+            language=rules.language or old.language,
             rules=await self._rematch_rules(old, rules),
         )
         async with self._one_start_at_a_time(old.guild_id, rules, (x, o)):
@@ -1094,7 +1095,9 @@ class GameService:
                 "Only members who can manage messages, or with {}, can end games.",
                 Verbatim(f"<@&{rules.moderator_role}>"),
             )
-        game = await self.game_in_channel(channel_id)
+        # A turn that ran out before the sweeper saw it ended the game already: a win that
+        # counts (a tournament's forfeit), not one a moderator's end makes count for nobody.
+        game = await self._check_clock(await self.game_in_channel(channel_id))
         return await self._save(self._finish(game, None, EndReason.ENDED))
 
     # -- hints and reviews ---------------------------------------------------------------

@@ -226,3 +226,24 @@ async def test_with_seasons_off_the_leaderboard_is_all_time_and_nothing_is_annou
     assert [choice["value"] for choice in offered] == ["all-time"]
     refused(past, "Seasons are off in this server: its leaderboard is all time.")
     assert announcements(sim) == []
+
+
+async def test_a_game_live_when_its_season_ends_counts_in_the_season_it_ends_in(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A game started on a month's last evening and won the next morning is the new season's:
+    the old one's table, as it stood when it ended, never changes afterwards."""
+    s = sim.seed
+    harness.clock = ManualClock(at(2026, 12, 1, 0) - 120)
+    async with harness.running():
+        board = await start_member_game(sim, x=s.alice, o=s.bob)
+        harness.clock.advance(180)  # within the turn's 5 minutes
+        resigned = await sim.click(s.bob, board, button_id(board, GAME_ACTION_ID, action="resign"))
+        assert resigned.response_type == 7, resigned.content
+        november = await sim.slash(s.carol, s.channel, "ttt leaderboard", season="2026-11")
+        december = await sim.slash(s.carol, s.channel, "ttt leaderboard")
+    assert ranking(november) == []
+    assert [(user, record) for user, _, record in ranking(december)] == [
+        (s.alice.id, "1 W · 0 L · 0 D"),
+        (s.bob.id, "0 W · 1 L · 0 D"),
+    ]

@@ -325,6 +325,45 @@ async def test_the_servers_language_for_boards_whatever_its_discord_locale(
         assert "Accepter" in str(again.message.buttons())
 
 
+async def test_a_rematch_after_the_language_changed_is_in_the_new_one(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A rematch is a new game: it takes the language the admins chose since its game
+    started, as it takes their marks and turn time, rather than carry the old one on."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim, s.channel)
+        assert (await sim.slash(s.carol, s.other_channel, "ttt vs-ai", difficulty="random")).message
+        await sim.click(s.alice, board, button_id(board, GAME_ACTION_ID, action="resign"))
+        await sim.slash(s.carol, s.other_channel, "ttt resign")
+        assert await bot.in_flight.wait_idle(patience=5)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} language", language="de")
+        # /ttt resign answers with the board, the one its Rematch is on.
+        for player, old in ((s.alice, board), (s.carol, sim.messages(s.other_channel)[-1])):
+            again = await sim.click(player, old, button_id(old, GAME_ACTION_ID, action="rematch"))
+            assert again.message is not None, again.content
+            assert "ist am Zug" in text_of(again.message), text_of(again.message)
+
+
+async def test_a_rematch_is_no_challenge_for_the_cooldown(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The cooldown is between challenges (they ping): a Rematch neither waits for it nor
+    starts it."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} limits", cooldown="1h")
+        board = await start_member_game(sim, s.channel)
+        await sim.click(s.bob, board, button_id(board, GAME_ACTION_ID, action="resign"))
+        assert await bot.in_flight.wait_idle(patience=5)
+        harness.clock.advance(600)
+        again = await sim.click(s.alice, board, button_id(board, GAME_ACTION_ID, action="rematch"))
+        assert again.message is not None, again.content
+        # An hour after the challenge, not after the rematch.
+        harness.clock.advance(3001)
+        assert (await sim.slash(s.alice, s.other_channel, "ttt start")).message is not None
+
+
 async def test_a_cooldown_between_challenges_and_a_limit_of_live_games(
     sim: DiscordSim, harness: BotHarness
 ) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from bot.client import TTTBot
-from bot.components import ERASE_ID, FORGET_ID, TOURNAMENT_ID
+from bot.components import ERASE_ID, FORGET_ID, GAME_ACTION_ID, TOURNAMENT_ID
 from bot.config import POSTGRESQL
 from bot.domain import Actor
 from bot.server_settings import SettingsService
@@ -32,7 +32,7 @@ from bot.storage.base import (
 from bot.storage.connect import open_storage
 from bot.tournaments.rounds import TournamentRounds
 from bot.tournaments.service import Tournament, TournamentService
-from game import Board, parse_cell
+from game import Board, Mark, parse_cell
 from tests.bot_harness import (
     BotHarness,
     both_engines,
@@ -530,6 +530,51 @@ async def test_standings_are_shown_after_the_end_and_both_commands_work_from_a_g
         assert f"/{other.channel_id}" in (still.content or ""), still.content
 
 
+@both_engines
+async def test_standings_in_a_games_thread_are_its_tournaments_after_a_rematch_there(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A Rematch played to its end in a tournament game's thread: the thread is still that
+    tournament's (it answered that no tournament was going, or, with another one going in the
+    server, the other one's standings)."""
+    s = sim.seed
+    async with harness.running() as bot:
+        first = await duel(sim, bot, s.channel, "First")
+        await duel(sim, bot, s.other_channel, "Second")
+        (game,) = await round_games(bot, first)
+        ended = await play(sim, bot, game.id, X_WINS)
+        await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        board = board_message(sim, ended)
+        again = await sim.click(s.alice, board, button_id(board, GAME_ACTION_ID, action="rematch"))
+        assert again.message is not None, again.content
+        during = await sim.slash(s.carol, game.channel_id, "ttt tournament standings")
+        await sim.slash(s.bob, game.channel_id, "ttt resign")
+        after = await sim.slash(s.carol, game.channel_id, "ttt tournament standings")
+    for shown in (during, after):
+        assert "First" in text_of(shown), text_of(shown)
+
+
+@both_engines
+async def test_a_rounds_game_starts_whatever_the_live_games_limit_and_counts_in_it(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A server's limit on live games does not keep a player out of their game of the round
+    (nobody may choose when a round starts), and that game counts toward it."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, "ttt-settings limits", games=1)
+        assert (await sim.slash(s.alice, s.other_channel, "ttt vs-ai", difficulty="random")).message
+        tournament = await duel(sim, bot, s.channel, "Busy night")
+        (game,) = await round_games(bot, tournament)
+        assert game.is_active
+        assert {game.x_id, game.o_id} == {s.alice.id, s.bob.id}
+        refused(
+            await sim.slash(s.bob, s.thread, "ttt start"),
+            "You are already in as many live games as this server allows (1)",
+        )
+
+
 @both_front_doors
 @both_engines
 async def test_a_table_awarded_while_its_game_is_played_ends_that_game_for_nobody(
@@ -727,6 +772,97 @@ async def test_a_servers_erase_says_its_tournaments_went_and_takes_their_buttons
     shown = sim.message(announcement.id)
     assert shown.buttons() == []
     assert "This tournament was deleted with the server's data." in text_of(shown)
+
+
+@both_engines
+async def test_a_tournament_keeps_its_language_and_takes_the_marks_chosen_since(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Settings changed while a tournament takes entries: its games are in the language it
+    was created in (its announcement's, which every round's ping and board read like), and
+    in the server's marks as they are when each round starts, as any new game is."""
+    s = sim.seed
+    async with harness.running() as bot:
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Mixed")
+        assert created.message is not None, created.content
+        join = button_id(created.message, TOURNAMENT_ID, action="join")
+        for player in (s.alice, s.bob):
+            await sim.click(player, created.message, join)
+        await sim.slash(s.owner, s.channel, "ttt-settings language", language="de")
+        await sim.slash(s.owner, s.channel, "ttt-settings marks", x="🐱", o="🐶")
+        await sim.slash(s.owner, s.channel, "ttt tournament start")
+        assert await bot.in_flight.wait_idle(patience=5)
+        (game,) = await round_games(bot, await current(bot, sim))
+        board = text_of(board_message(sim, game))
+    assert "to move" in board, board
+    assert "🐱" in board, board
+
+
+@both_engines
+async def test_a_servers_erase_mid_round_ends_the_rounds_game_on_its_board(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Erased while a round is played: the game's board in its thread says why it ended and
+    takes no more moves, and the sweeper, past the turn's time, finds nothing left to do."""
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await duel(sim, bot, s.channel, "Erased")
+        (game,) = await round_games(bot, tournament)
+        board = board_message(sim, game)
+        asked = await sim.slash(s.owner, s.channel, "ttt-settings erase-data")
+        assert asked.message is not None, asked.content
+        await sim.click(
+            s.owner, asked.message, button_id(asked.message, ERASE_ID, action="confirm")
+        )
+        assert await bot.in_flight.wait_idle(patience=5)
+        shown = sim.message(board.id)
+        assert shown.buttons() == []
+        assert "This game was deleted with the server's data." in text_of(shown)
+        refused(
+            await sim.slash(s.alice, game.channel_id, "ttt move", cell="A1"),
+            "There is no game in this channel.",
+        )
+        harness.clock.advance(400)
+        await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert await bot.tournaments.get(tournament.id) is None
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+@both_engines
+@pytest.mark.parametrize("after", ["end", "leave", "remove"])
+async def test_a_turn_run_out_before_an_end_or_a_withdrawal_is_the_timeout_it_was(
+    sim: DiscordSim, harness: BotHarness, after: str
+) -> None:
+    """O's time ran out, and before the sweeper saw it a moderator ends the game, or X
+    leaves or is removed: the game was over already, X's win by timeout, and the table is
+    X's (the end made it wait for an award, the withdrawal a forfeit loss for X)."""
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await duel(sim, bot, s.channel, "Late")
+        (game,) = await round_games(bot, tournament)
+        await play(sim, bot, game.id, X_WINS[:1])
+        harness.clock.advance(301)
+        x = sim.users[game.x_id]
+        if after == "end":
+            told = await sim.slash(s.moderator, game.channel_id, "ttt end")
+            assert "time ran out" in (told.content or ""), told.content
+        elif after == "leave":
+            await sim.slash(x, s.channel, "ttt tournament leave")
+        else:
+            await sim.slash(s.owner, s.channel, "ttt tournament remove", player=x)
+        assert await bot.in_flight.wait_idle(patience=5)
+        await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        ended = await bot.storage.get_game(game.id)
+        assert ended is not None
+        assert (ended.winner, ended.end_reason) == (Mark.X, EndReason.TIMEOUT), ended
+        assert "ran out of time" in text_of(board_message(sim, ended))
+        after_ = await bot.tournaments.get(tournament.id)
+        assert after_ is not None
+        table = after_.state.table(1, 1)
+        assert table is not None
+        assert (table.x_points, table.forfeit) == (1.0, True), table
 
 
 @both_front_doors
@@ -1149,3 +1285,33 @@ async def test_leaving_after_winning_the_round_keeps_the_win(
     assert table is not None
     assert table.round == 1
     assert (table.x, table.x_points, table.forfeit) == (won.x_id, 1.0, False)
+
+
+@both_engines
+@pytest.mark.parametrize("how", ["won", "on time"])
+async def test_forgetting_oneself_after_winning_the_round_keeps_the_win(
+    sim: DiscordSim, harness: BotHarness, how: str
+) -> None:
+    """forget-me withdraws a player as leaving does: a game of the round they had already won
+    (by its moves, or on their opponent's time before the sweeper saw it) stays their win, now
+    their placeholder's, rather than become a forfeit loss."""
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await joined_and_started(sim, bot, [s.alice, s.bob, s.carol, s.moderator])
+        game, _ = await round_games(bot, tournament)
+        if how == "won":
+            await play(sim, bot, game.id, X_WINS)
+        else:
+            await play(sim, bot, game.id, X_WINS[:1])
+            harness.clock.advance(301)
+        x = sim.users[game.x_id]
+        asked = await sim.slash(x, s.channel, "ttt forget-me")
+        assert asked.message is not None, asked.content
+        await sim.click(x, asked.message, button_id(asked.message, FORGET_ID, action="confirm"))
+        assert await bot.in_flight.wait_idle(patience=5)
+        after = await current(bot, sim)
+    table = after.state.current_table_of(game.o_id)
+    assert table is not None
+    assert table.round == 1
+    assert is_forgotten(table.x)
+    assert (table.x_points, table.forfeit) == (1.0, how == "on time"), table

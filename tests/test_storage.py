@@ -2484,8 +2484,8 @@ async def test_a_tables_game_is_stored_once(storage: Storage) -> None:
     assert game is not None
     assert await storage.start_tournament_game(tournament.id, 1, 2, new_game(CHANNEL + 6)) is None
     assert await storage.live_game_in_channel(CHANNEL + 6) is None
-    assert await storage.tournament_of_game(game.id) == tournament.id
-    assert await storage.tournament_of_game(game.id + 1) is None
+    assert await storage.tournament_of_thread(CHANNEL + 5) == tournament.id
+    assert await storage.tournament_of_thread(CHANNEL + 6) is None
     read = await storage.get_tournament(tournament.id)
     assert read is not None
     assert read.games == {(1, 2): game.id}
@@ -2528,7 +2528,7 @@ async def test_erasing_a_guild_takes_its_tournaments(storage: Storage) -> None:
     assert [going.id for going in erased.live_tournaments] == [tournament.id]
     assert erased.live_tournaments[0].state == tournament.state
     assert await storage.get_tournament(tournament.id) is None
-    assert await storage.tournament_of_game(game.id) is None
+    assert await storage.tournament_of_thread(CHANNEL + 5) is None
     assert await storage.get_tournament(kept.id) is not None
 
 

@@ -928,6 +928,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         self, interaction: discord.Interaction[Any], player: discord.User
     ) -> None:
         async def remove(tournament_id: int, guild_id: int, who: Actor) -> Tournament:
+            await self._settle_clocks(player.id)
             changed = await self.tournaments.remove(tournament_id, guild_id, who, player.id)
             await self.rounds.end_forfeited_game(changed, player.id)
             return changed
@@ -976,11 +977,19 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         async with self._handling(interaction) as answer:
             guild_id, channel_id = place(interaction)
             here = await self.tournaments.here(guild_id, channel_id)
+            await self._settle_clocks(interaction.user.id)
             changed = await self.tournaments.leave(here.id, guild_id, member(interaction))
             await answer.whisper(render.plain_text(answer.private_language._(LEFT)))
             await self.rounds.end_forfeited_game(changed, interaction.user.id)
             await self.rounds.show(changed)
             await self.rounds.run(changed.id)
+
+    async def _settle_clocks(self, user_id: int) -> None:
+        """Time out the member's games whose turn ran out, before their withdrawal decides
+        their table: a game their opponent had already lost on time is their win, not a
+        forfeit of theirs."""
+        active = await self.service.storage.active_games_of(user_id)
+        await self.boards.show_ended(await self.service.time_out_overdue(active), [])
 
     @tournament.command(
         name=locale_str("standings"),

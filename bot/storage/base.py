@@ -986,8 +986,9 @@ class Storage(Protocol):
         transaction; None if that table has a game already (nothing is written)."""
         ...
 
-    async def tournament_of_game(self, game_id: int) -> int | None:
-        """The tournament whose pairing started the game, if one did."""
+    async def tournament_of_thread(self, channel_id: int) -> int | None:
+        """The tournament whose pairing started a game in ``channel_id`` (a game's thread),
+        whatever was played there since; the latest such game's, if several."""
         ...
 
     async def latest_tournament_in_channel(self, channel_id: int) -> int | None:

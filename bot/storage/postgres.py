@@ -792,10 +792,8 @@ class PostgresStorage:
             raise
         return stored
 
-    async def tournament_of_game(self, game_id: int) -> int | None:
-        if not codec.is_row_id(game_id):
-            return None
-        row = await self._pool.fetchrow(SQL.tournament_of_game, game_id)
+    async def tournament_of_thread(self, channel_id: int) -> int | None:
+        row = await self._pool.fetchrow(SQL.tournament_of_thread, channel_id)
         return None if row is None else int(row["tournament_id"])
 
     async def latest_tournament_in_channel(self, channel_id: int) -> int | None:

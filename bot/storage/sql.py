@@ -550,8 +550,11 @@ class Statements:
         self.latest_tournament_in_channel = spell(
             "SELECT id FROM tournaments WHERE channel_id = ? ORDER BY id DESC LIMIT 1"
         )
-        self.tournament_of_game = spell(
-            "SELECT tournament_id FROM tournament_games WHERE game_id = ?"
+        # The latest of the channel's games that a pairing started: a game's thread hosts
+        # one, and then maybe rematches and other games.
+        self.tournament_of_thread = spell(
+            "SELECT t.tournament_id FROM tournament_games t JOIN games g ON g.id = t.game_id"
+            " WHERE g.channel_id = ? ORDER BY t.game_id DESC LIMIT 1"
         )
         # The documents naming a member: as an entry's or a table's player, or as who acted
         # (bot.tournaments.state writes ids as JSON numbers, each followed by , or }: a

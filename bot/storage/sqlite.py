@@ -608,8 +608,8 @@ class _Database:
 
         return self._write(start)
 
-    def tournament_of_game(self, game_id: int) -> int | None:
-        row = self.db.execute(SQL.tournament_of_game, (game_id,)).fetchone()
+    def tournament_of_thread(self, channel_id: int) -> int | None:
+        row = self.db.execute(SQL.tournament_of_thread, (channel_id,)).fetchone()
         return None if row is None else int(row["tournament_id"])
 
     def latest_tournament_in_channel(self, channel_id: int) -> int | None:
@@ -1072,10 +1072,8 @@ class SqliteStorage:
             self._database.start_tournament_game, tournament_id, round_number, board, game
         )
 
-    async def tournament_of_game(self, game_id: int) -> int | None:
-        if not codec.is_row_id(game_id):
-            return None
-        return await self._run(self._database.tournament_of_game, game_id)
+    async def tournament_of_thread(self, channel_id: int) -> int | None:
+        return await self._run(self._database.tournament_of_thread, channel_id)
 
     async def latest_tournament_in_channel(self, channel_id: int) -> int | None:
         return await self._run(self._database.latest_tournament_in_channel, channel_id)

@@ -12,6 +12,7 @@ pairings succeeds is the one that paired it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import re
 from collections.abc import Callable
@@ -35,6 +36,7 @@ from bot.storage.base import (
 )
 from bot.tournaments import state as doc
 from bot.tournaments.state import Entry, Rules, Table, TournamentState
+from game import Mark
 from tournament import (
     MOST_ROUNDS,
     ROUND_ROBIN_MOST,
@@ -143,18 +145,10 @@ class TournamentService:
         raise UserError(NO_TOURNAMENT_HERE)
 
     async def _of_games_thread(self, channel_id: int) -> Tournament | None:
-        """The tournament whose game is played in ``channel_id``, a thread of the game's own
-        (the latest such game there: a Rematch may follow it in the thread), if any."""
-        for game in (
-            await self.storage.live_game_in_channel(channel_id),
-            await self.storage.finished_game_in_channel(channel_id),
-        ):
-            if game is None or not game.own_thread:
-                continue
-            tournament_id = await self.storage.tournament_of_game(game.id)
-            if tournament_id is not None:
-                return await self.get(tournament_id)
-        return None
+        """The tournament whose game is played in ``channel_id``, a thread of the game's own,
+        if any: still once a Rematch (or any game) has followed it in the thread."""
+        tournament_id = await self.storage.tournament_of_thread(channel_id)
+        return None if tournament_id is None else await self.get(tournament_id)
 
     # -- the organiser's -------------------------------------------------------------------
 
@@ -350,9 +344,10 @@ class TournamentService:
         tournament's history, their name gone. The tournaments changed."""
         changed = []
         for tournament_id in await self.storage.tournaments_of_member(user_id):
-            forgotten = await self._saved(
-                tournament_id, None, lambda t: self._forgotten(t, user_id, placeholder)
-            )
+            # As leaving does: a game of the round already over keeps its result.
+            played = await self._game_of_round(tournament_id, user_id)
+            forget = functools.partial(self._forgotten, user_id, placeholder, played)
+            forgotten = await self._saved(tournament_id, None, forget)
             if forgotten is not None:
                 changed.append(forgotten)
         if changed:
@@ -361,7 +356,9 @@ class TournamentService:
             await self.storage.wipe_deleted(rewritten=True)
         return changed
 
-    def _forgotten(self, t: Tournament, user_id: int, placeholder: int) -> Change:
+    def _forgotten(
+        self, user_id: int, placeholder: int, played: GameRecord | None, t: Tournament
+    ) -> Change:
         state = t.state
         entry = state.entry(user_id)
         if entry is not None and t.live and not entry.withdrawn:
@@ -369,7 +366,7 @@ class TournamentService:
                 entries = tuple(e for e in state.entries if e.user_id != user_id)
                 state = state.but(entries=entries)
             else:
-                state = _withdrawn(t, entry, self.clock.now())
+                state = _withdrawn(t, entry, self.clock.now(), played)
         return Change(t.status, t.record.due_at, _anonymised(state, user_id, placeholder))
 
     # -- moving on, as the sweeper does ----------------------------------------------------
@@ -712,6 +709,8 @@ def _result_of(game: GameRecord, table: Table) -> Table | None:
         return None
     points = 0.5
     if game.winner is not None:
-        points = 1.0 if game.player_id(game.winner) == table.x else 0.0
+        # By mark, not by id: the table's X plays X, and one of them may be a forgotten
+        # member's placeholder in the game and not yet in the table.
+        points = 1.0 if game.winner is Mark.X else 0.0
     forfeit = game.end_reason is EndReason.TIMEOUT
     return dataclasses.replace(table, x_points=points, forfeit=forfeit)
