@@ -134,8 +134,7 @@ class MembersData:
         about = f"forget user {user_id}"
         try:
             # Nothing of theirs is deleted before forget_member: a failure here deleted nothing.
-            active = await self.storage.active_games_of(user_id)
-            timed_out = await self.games.time_out_overdue(active)
+            timed_out = await self.games.time_out_overdue_of(user_id)
             forgotten = await self.storage.forget_member(user_id, self.clock.now())
         except DatabaseUnavailableError as error:
             raise _failed(about, error, NOT_FORGOTTEN, MAYBE_FORGOTTEN) from None

@@ -1247,13 +1247,13 @@ class GameService:
             )
         return Swept(games, challenges)
 
-    async def time_out_overdue(self, games: list[GameRecord]) -> list[GameRecord]:
-        """Settle those of the live ``games`` whose turn clock ran out, as the sweeper would:
-        before anything else happens to them (a member forgotten), the player who was
-        waiting gets the win they are owed."""
+    async def time_out_overdue_of(self, user_id: int) -> list[GameRecord]:
+        """Settle the member's live games whose turn clock ran out, as the sweeper would:
+        before anything else happens to them (the member forgotten, or withdrawn from a
+        tournament), the player who was waiting gets the win they are owed."""
         now = self.clock.now()
         settled = []
-        for game in games:
+        for game in await self.storage.active_games_of(user_id):
             if game.deadline is not None and game.deadline <= now:
                 timed_out = await self._time_out(game)
                 if timed_out is not None:  # else a move got in first

@@ -988,8 +988,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         """Time out the member's games whose turn ran out, before their withdrawal decides
         their table: a game their opponent had already lost on time is their win, not a
         forfeit of theirs."""
-        active = await self.service.storage.active_games_of(user_id)
-        await self.boards.show_ended(await self.service.time_out_overdue(active), [])
+        await self.boards.show_ended(await self.service.time_out_overdue_of(user_id), [])
 
     @tournament.command(
         name=locale_str("standings"),
