@@ -26,6 +26,7 @@ from bot.storage.base import (
     EndReason,
     GameRecord,
     GameStatus,
+    NewGame,
     TournamentStatus,
     is_forgotten,
 )
@@ -1149,3 +1150,44 @@ async def test_leaving_after_winning_the_round_keeps_the_win(
     assert table is not None
     assert table.round == 1
     assert (table.x, table.x_points, table.forfeit) == (won.x_id, 1.0, False)
+
+
+@both_front_doors
+async def test_a_start_whose_games_the_database_failed_to_open_says_it_started(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The start is saved and answered before the round's games are opened: a database
+    failing at that later step must not follow 'started' with 'nothing was done'. The sweeper
+    opens the games at its next pass."""
+    s = sim.seed
+    async with harness.running() as bot:
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Held")
+        assert created.message is not None
+        join = button_id(created.message, TOURNAMENT_ID, action="join")
+        for player in (s.alice, s.bob):
+            await sim.click(player, created.message, join)
+        storing = bot.storage.start_tournament_game
+
+        async def down(
+            tournament_id: int, round_number: int, board: int, game: NewGame
+        ) -> GameRecord | None:
+            raise DatabaseUnavailableError("connection refused", nothing_written=True)
+
+        bot.storage.start_tournament_game = down  # type: ignore[method-assign]
+        try:
+            started = await sim.slash(s.owner, s.channel, "ttt tournament start")
+            assert await bot.in_flight.wait_idle(patience=5)
+        finally:
+            bot.storage.start_tournament_game = storing  # type: ignore[method-assign]
+        said = [text_of(m) for m in [started.message, *started.followups] if m is not None]
+        said.append(started.content or "")
+        assert any("started" in text for text in said), said
+        assert not any("nothing was done" in text for text in said), said
+        tournament = await current(bot, sim)
+        assert tournament.status is TournamentStatus.RUNNING
+        assert await round_games(bot, tournament) == []
+        await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        (game,) = await round_games(bot, await current(bot, sim))
+        assert {game.x_id, game.o_id} == {s.alice.id, s.bob.id}
+    assert "Traceback" not in caplog.text

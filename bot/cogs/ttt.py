@@ -884,8 +884,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             here = await self.tournaments.here(guild_id, channel_id)
             changed = await act(here.id, guild_id, member(interaction))
             await answer.whisper(render.plain_text(answer.private_language._(done)))
-            await self.rounds.show(changed)
-            await self.rounds.run(changed.id)
+            await self.rounds.follow(changed)
 
     @tournament.command(
         name=locale_str("start", msgid=TOURNAMENT_START),
@@ -981,8 +980,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             changed = await self.tournaments.leave(here.id, guild_id, member(interaction))
             await answer.whisper(render.plain_text(answer.private_language._(LEFT)))
             await self.rounds.end_forfeited_game(changed, interaction.user.id)
-            await self.rounds.show(changed)
-            await self.rounds.run(changed.id)
+            await self.rounds.follow(changed)
 
     @tournament.command(
         name=locale_str("standings"),

@@ -95,6 +95,21 @@ class TournamentRounds:
         if after.status is TournamentStatus.FINISHED and not after.state.final_posted:
             await self._post_final(after)
 
+    async def follow(self, tournament: Tournament) -> None:
+        """After a change a member made and was told of: show it, and move the tournament on
+        (the round's games opened, the next round paired). The change is saved and answered
+        already, so a database failing here is a WARNING, not an answer saying nothing was
+        done; the sweeper's next pass does the same steps."""
+        try:
+            await self.show(tournament)
+            await self.run(tournament.id)
+        except DatabaseUnavailableError as error:
+            log.warning(
+                "tournament %s: could not move on after a change, leaving it to the sweeper: %s",
+                tournament.id,
+                error,
+            )
+
     async def end_forfeited_game(self, tournament: Tournament, user_id: int) -> None:
         """End the live game of the round of a player just withdrawn (left or removed) as
         their loss: their table is the opponent's by forfeit, and the game in its thread
