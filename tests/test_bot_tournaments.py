@@ -10,6 +10,7 @@ import logging
 import re
 import signal
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -1152,6 +1153,33 @@ async def test_leaving_after_winning_the_round_keeps_the_win(
     assert (table.x, table.x_points, table.forfeit) == (won.x_id, 1.0, False)
 
 
+async def alice_and_bob_joined(sim: DiscordSim, name: str) -> None:
+    """A tournament hosted in the seed's channel, with alice and bob entered, not started."""
+    s = sim.seed
+    created = await sim.slash(s.owner, s.channel, "ttt tournament create", name=name)
+    assert created.message is not None
+    join = button_id(created.message, TOURNAMENT_ID, action="join")
+    for player in (s.alice, s.bob):
+        await sim.click(player, created.message, join)
+
+
+@contextlib.contextmanager
+def games_not_stored(bot: TTTBot) -> Iterator[None]:
+    """While held, the database fails every table's game as it is stored."""
+    storing = bot.storage.start_tournament_game
+
+    async def down(
+        tournament_id: int, round_number: int, board: int, game: NewGame
+    ) -> GameRecord | None:
+        raise DatabaseUnavailableError("connection refused", nothing_written=True)
+
+    bot.storage.start_tournament_game = down  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        bot.storage.start_tournament_game = storing  # type: ignore[method-assign]
+
+
 @both_front_doors
 async def test_a_start_whose_games_the_database_failed_to_open_says_it_started(
     sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
@@ -1161,24 +1189,10 @@ async def test_a_start_whose_games_the_database_failed_to_open_says_it_started(
     opens the games at its next pass."""
     s = sim.seed
     async with harness.running() as bot:
-        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Held")
-        assert created.message is not None
-        join = button_id(created.message, TOURNAMENT_ID, action="join")
-        for player in (s.alice, s.bob):
-            await sim.click(player, created.message, join)
-        storing = bot.storage.start_tournament_game
-
-        async def down(
-            tournament_id: int, round_number: int, board: int, game: NewGame
-        ) -> GameRecord | None:
-            raise DatabaseUnavailableError("connection refused", nothing_written=True)
-
-        bot.storage.start_tournament_game = down  # type: ignore[method-assign]
-        try:
+        await alice_and_bob_joined(sim, "Held")
+        with games_not_stored(bot):
             started = await sim.slash(s.owner, s.channel, "ttt tournament start")
             assert await bot.in_flight.wait_idle(patience=5)
-        finally:
-            bot.storage.start_tournament_game = storing  # type: ignore[method-assign]
         said = [text_of(m) for m in [started.message, *started.followups] if m is not None]
         said.append(started.content or "")
         assert any("started" in text for text in said), said
@@ -1190,4 +1204,25 @@ async def test_a_start_whose_games_the_database_failed_to_open_says_it_started(
         assert await bot.in_flight.wait_idle(patience=5)
         (game,) = await round_games(bot, await current(bot, sim))
         assert {game.x_id, game.o_id} == {s.alice.id, s.bob.id}
+    assert "Traceback" not in caplog.text
+
+
+async def test_a_sweep_whose_database_fails_on_a_tournament_is_one_warning_and_no_traceback(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An outage met while running a tournament is not a bug of the bot's: a WARNING, as the
+    sweeper logs one elsewhere, and the next sweep does what this one could not."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await alice_and_bob_joined(sim, "Outage")
+        with games_not_stored(bot):
+            await sim.slash(s.owner, s.channel, "ttt tournament start")
+            await bot.sweep()
+            assert await bot.in_flight.wait_idle(patience=5)
+        assert await round_games(bot, await current(bot, sim)) == []
+        await bot.sweep()
+        (game,) = await round_games(bot, await current(bot, sim))
+        assert {game.x_id, game.o_id} == {s.alice.id, s.bob.id}
+    swept = [r for r in caplog.records if r.name == "bot.tournaments.rounds"]
+    assert any(r.levelno == logging.WARNING and "unavailable" in r.getMessage() for r in swept)
     assert "Traceback" not in caplog.text

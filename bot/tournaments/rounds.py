@@ -80,6 +80,14 @@ class TournamentRounds:
         for tournament_id in await self._storage.due_tournaments(self._clock.now(), self._shards):
             try:
                 await self.run(tournament_id)
+            except DatabaseUnavailableError as error:
+                # An outage, not a bug: one line, no traceback, as the sweeper logs one.
+                log.warning(
+                    "running tournament %s failed, the database is unavailable (%s); trying "
+                    "again later",
+                    tournament_id,
+                    error,
+                )
             except Exception:
                 log.exception("running tournament %s failed; trying again later", tournament_id)
 
