@@ -1207,6 +1207,71 @@ async def test_a_start_whose_games_the_database_failed_to_open_says_it_started(
     assert "Traceback" not in caplog.text
 
 
+class Killed(Exception):
+    """The process dies here: nothing after this step happens."""
+
+
+@both_engines
+async def test_a_process_killed_after_saving_the_end_posts_the_podium_once_after_its_restart(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The end is saved first, then the message shown and the podium posted: a process
+    killed between the two leaves a finished tournament that the restarted sweeper still
+    shows and announces, once."""
+    s = sim.seed
+    async with harness.running(expect_errors=True) as bot:  # the kill, logged by the sweeper
+        tournament = await duel(sim, bot, s.channel, "Cut short")
+        (game,) = await round_games(bot, tournament)
+        await play(sim, bot, game.id, X_WINS)
+
+        async def killed(tournament: Tournament) -> None:
+            raise Killed
+
+        bot.tournament_rounds.show = killed  # type: ignore[method-assign]
+        await bot.sweep()
+        ended = await bot.tournaments.get(tournament.id)
+        assert ended is not None
+        assert ended.status is TournamentStatus.FINISHED
+        assert not ended.state.final_posted
+    async with harness.running() as bot:
+        for _ in range(3):
+            await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+    finals = [m for m in sim.messages(s.channel) if "is over" in text_of(m)]
+    assert len(finals) == 1
+    assert "Finished after 1 round." in text_of(sim.message(tournament.state.announcement_id or 0))
+
+
+async def test_a_podium_whose_mark_the_database_failed_is_posted_at_the_next_sweep(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The podium is marked posted, then posted: a database failing at the mark leaves it
+    for the sweeper's next pass, which posts it once."""
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await duel(sim, bot, s.channel, "Marked")
+        (game,) = await round_games(bot, tournament)
+        await play(sim, bot, game.id, X_WINS)
+        marking = bot.tournaments.note_final_posted
+
+        async def down(tournament_id: int) -> bool:
+            raise DatabaseUnavailableError("connection refused", nothing_written=True)
+
+        bot.tournaments.note_final_posted = down  # type: ignore[method-assign]
+        try:
+            await bot.sweep()
+        finally:
+            bot.tournaments.note_final_posted = marking  # type: ignore[method-assign]
+        assert [m for m in sim.messages(s.channel) if "is over" in text_of(m)] == []
+        for _ in range(2):
+            await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        after = await bot.tournaments.get(tournament.id)
+    assert after is not None
+    assert after.state.final_posted
+    assert len([m for m in sim.messages(s.channel) if "is over" in text_of(m)]) == 1
+
+
 async def test_a_sweep_whose_database_fails_on_a_tournament_is_one_warning_and_no_traceback(
     sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -98,9 +98,12 @@ class TournamentRounds:
             return
         if after.status in (TournamentStatus.RUNNING, TournamentStatus.PAUSED):
             await self._open_games(after)
-        if after.record.version != before.record.version:
+        # A finished tournament without its podium may have been saved by a process killed
+        # (or failed) before it showed its end: shown again with the podium.
+        finishing = after.status is TournamentStatus.FINISHED and not after.state.final_posted
+        if after.record.version != before.record.version or finishing:
             await self.show(after)
-        if after.status is TournamentStatus.FINISHED and not after.state.final_posted:
+        if finishing:
             await self._post_final(after)
 
     async def follow(self, tournament: Tournament) -> None:
