@@ -1291,3 +1291,31 @@ async def test_a_sweep_whose_database_fails_on_a_tournament_is_one_warning_and_n
     swept = [r for r in caplog.records if r.name == "bot.tournaments.rounds"]
     assert any(r.levelno == logging.WARNING and "unavailable" in r.getMessage() for r in swept)
     assert "Traceback" not in caplog.text
+
+
+async def test_a_process_killed_after_pairing_a_round_shows_it_after_its_restart(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The next round is saved first, then its games opened and the message edited: a
+    process killed in between leaves the message on the round before, which the restarted
+    sweeper brings up to date, though its own pass changed nothing stored."""
+    s = sim.seed
+    players = [s.alice, s.bob, s.carol, *members(sim, "dave")]
+    async with harness.running(expect_errors=True) as bot:  # the kill, logged by the sweeper
+        tournament = await joined_and_started(sim, bot, players)
+        for game in await round_games(bot, tournament):
+            await play(sim, bot, game.id, X_WINS)
+
+        async def killed(tournament: Tournament) -> None:
+            raise Killed
+
+        bot.tournament_rounds._open_games = killed  # type: ignore[method-assign]
+        await bot.sweep()
+        assert (await current(bot, sim)).state.current_round == 2
+    shown = sim.message(tournament.state.announcement_id or 0)
+    assert "Round 1 of 3 is being played." in text_of(shown)
+    async with harness.running() as bot:
+        await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert len(await round_games(bot, await current(bot, sim))) == 2
+    assert "Round 2 of 3 is being played." in text_of(sim.message(shown.id))

@@ -74,6 +74,10 @@ class TournamentRounds:
         self._shards = shards
         # When Discord last refused a thread of each tournament: its games wait a while.
         self._refused: dict[int, float] = {}
+        # The tournaments whose message this process edited since it started: a process
+        # killed after saving a change and before showing it left that message behind, and
+        # its successor's first pass shows each one it runs, changed or not.
+        self._shown: set[int] = set()
 
     async def sweep(self) -> None:
         """Move every due tournament on; one that fails is logged and tried at the next."""
@@ -101,7 +105,8 @@ class TournamentRounds:
         # A finished tournament without its podium may have been saved by a process killed
         # (or failed) before it showed its end: shown again with the podium.
         finishing = after.status is TournamentStatus.FINISHED and not after.state.final_posted
-        if after.record.version != before.record.version or finishing:
+        changed = after.record.version != before.record.version
+        if changed or finishing or after.id not in self._shown:
             await self.show(after)
         if finishing:
             await self._post_final(after)
@@ -163,6 +168,7 @@ class TournamentRounds:
         """Bring the tournament's message up to date (logged if it cannot be): to
         ``tournament``, then to what another worker saved meanwhile, if anything, so that the
         last edit to arrive is never of an older state than the stored one."""
+        self._shown.add(tournament.id)
         for _ in range(SHOW_TRIES):
             message_id = tournament.state.announcement_id
             if message_id is None:
