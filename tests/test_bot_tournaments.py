@@ -1319,3 +1319,36 @@ async def test_a_process_killed_after_pairing_a_round_shows_it_after_its_restart
         assert await bot.in_flight.wait_idle(patience=5)
         assert len(await round_games(bot, await current(bot, sim))) == 2
     assert "Round 2 of 3 is being played." in text_of(sim.message(shown.id))
+
+
+@both_front_doors
+async def test_a_tournament_whose_message_the_database_failed_to_note_is_still_shown(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tournament is stored, its message posted, then the message noted in it: a
+    database failing at that last step must not follow the posted message with 'nothing
+    was done' (the channel hosts it now), and the first Join on the message notes it, so
+    that it shows the entries from then on."""
+    s = sim.seed
+    async with harness.running() as bot:
+
+        async def down(tournament_id: int, message_id: int) -> None:
+            raise DatabaseUnavailableError("connection refused", nothing_written=True)
+
+        monkeypatch.setattr(bot.tournaments, "note_announcement", down)
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Unnoted")
+        assert await bot.in_flight.wait_idle(patience=5)
+        monkeypatch.undo()
+        announcement = created.message
+        assert announcement is not None
+        said = [text_of(m) for m in [announcement, *created.followups]]
+        assert not any("nothing was done" in text for text in said), said
+        join = button_id(announcement, TOURNAMENT_ID, action="join")
+        for player in (s.alice, s.bob):
+            await sim.click(player, announcement, join)
+        assert await bot.in_flight.wait_idle(patience=5)
+        tournament = await current(bot, sim)
+        await sim.slash(s.owner, s.channel, "ttt tournament start")
+        assert await bot.in_flight.wait_idle(patience=5)
+    assert tournament.state.announcement_id == announcement.id
+    assert "Round 1 of 3 is being played." in text_of(sim.message(announcement.id))

@@ -845,7 +845,11 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             )
             message_id = await answer.post(self.rounds.message(created))
             if message_id is not None:
-                await self.tournaments.note_announcement(created.id, message_id)
+                try:
+                    await self.tournaments.note_announcement(created.id, message_id)
+                except DatabaseUnavailableError as error:
+                    # Created and shown: not "nothing was done". Its first Join notes it.
+                    log.warning("tournament %s: could not note its message: %s", created.id, error)
 
     async def tournament_clicked(
         self, interaction: discord.Interaction[Any], tournament_id: int, action: str
@@ -861,6 +865,9 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
                 or shown.state.announcement_id not in (None, clicked.id)
             ):
                 raise UserError(NOT_THIS_TOURNAMENT)
+            if shown.state.announcement_id is None:
+                # Its creation could not note its message (the database failed): this is it.
+                await self.tournaments.note_announcement(tournament_id, clicked.id)
             user = member(interaction)
             if action == "join":
                 changed = await self.tournaments.join(tournament_id, guild_id, user)
