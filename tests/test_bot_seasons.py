@@ -205,6 +205,34 @@ async def test_a_season_whose_podium_the_database_failed_to_read_is_announced_at
     assert "Tic-tac-toe season 2026-11 is over" in announcements(sim)[0]
 
 
+async def test_a_post_lost_on_its_way_is_announced_again_and_a_closed_channel_is_not(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A season's claim comes before its post: a post whose connection Discord dropped gives
+    the claim up, and the next sweep announces it; a channel closed to the bot (403) is not
+    tried again."""
+    s = sim.seed
+    news = sim.add_channel(s.guild, "news")
+    posts = "POST /channels/{channel_id}/messages"
+    harness.clock = ManualClock(at(2026, 10, 20))
+    async with harness.running() as bot:
+        await set_announcements(sim, news)
+        await beats(sim, s.bob, s.carol)
+        harness.clock.advance(at(2026, 11, 1, 0) + SEASON_SETTLES + 5 - harness.clock.now())
+        sim.faults.add(posts, reset="before")
+        await bot.sweep()
+        assert announcements(sim) == []
+        await bot.sweep()
+        assert len(announcements(sim)) == 1
+        await beats(sim, s.carol, s.bob)  # November's
+        harness.clock.advance(at(2026, 12, 1, 0) + SEASON_SETTLES + 5 - harness.clock.now())
+        refusal = sim.faults.add(posts, status=403, count=None)
+        await bot.sweep()
+        sim.faults.remove(refusal)
+        await bot.sweep()
+    assert len(announcements(sim)) == 1
+
+
 @both_front_doors
 async def test_nothing_is_announced_without_the_channel_setting(
     sim: DiscordSim, harness: BotHarness
