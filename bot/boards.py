@@ -29,6 +29,7 @@ from bot.permissions import WRITE_IN_CHANNEL, WRITE_IN_THREAD
 from bot.service import Swept
 from bot.storage.base import (
     ChallengeRecord,
+    DatabaseUnavailableError,
     GameRecord,
     GuildErased,
     ReplyRoute,
@@ -376,15 +377,20 @@ class Boards:
     ) -> None:
         """Show games that ended and challenges that closed outside an interaction on their
         messages, each game with its ``note``; where no token reaches a game's board, at the
-        next interaction there."""
+        next interaction there. The ends are saved already (and often answered: a forget-me,
+        a leave): a database failing here leaves a board as it was, redrawn as stored at its
+        next click, and is a WARNING, never an answer saying that nothing was done."""
         for game in games:
-            route = await self._storage.reply_route(game.channel_id)
-            message = render.board_message(game, note(game))
-            shown = game.message_id is not None and await self._edit_by(
-                route, game.channel_id, game.message_id, message
-            )
-            if not shown and route is not None:  # the next interaction there shows it
-                await self._storage.set_unseen_game(game.channel_id, game.id)
+            try:
+                route = await self._storage.reply_route(game.channel_id)
+                message = render.board_message(game, note(game))
+                shown = game.message_id is not None and await self._edit_by(
+                    route, game.channel_id, game.message_id, message
+                )
+                if not shown and route is not None:  # the next interaction there shows it
+                    await self._storage.set_unseen_game(game.channel_id, game.id)
+            except DatabaseUnavailableError as error:
+                log.warning("could not show the end of game %s on its board: %s", game.id, error)
             await self.close_thread(game)
         for challenge in challenges:
             if challenge.message_id is not None:

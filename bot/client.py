@@ -950,7 +950,7 @@ class TTTBot(commands.AutoShardedBot):
         await self.boards.show_swept(settled)
         # Before old games are removed: a tournament copies its games' results first.
         await self.tournament_rounds.sweep()
-        for end in await self.ladder.ended_seasons():
+        async for end in self.ladder.ended_seasons():
             await self.announce_season(end)
         await self.service.prune_old_games()
         await threads.forget_old(self.storage, self.clock.now())

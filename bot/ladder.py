@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from bot.clock import Clock
@@ -128,33 +129,34 @@ class Ladder:
             before = season.start
         return found
 
-    async def ended_seasons(self) -> list[SeasonEnd]:
+    async def ended_seasons(self) -> AsyncIterator[SeasonEnd]:
         """The last season's end in each server of this process's shards that announces
         seasons and has not seen to it yet: claimed here, so that no other process (nor this
         one, after a restart) announces it again. A server whose channel was set after the
-        season ended, or that turned seasons off, has nothing announced."""
+        season ended, or that turned seasons off, has nothing announced.
+
+        Each is read, then claimed, then handed over to be posted before the next server's
+        is read: a database failing while a podium is read leaves that season unclaimed, and
+        the ones claimed before it posted, rather than claimed and never posted."""
         now = self._clock.now()
         season = Season.at(now - SEASON_SETTLES).previous
         guilds = await self._storage.unannounced_guilds(
             season.name, season.end, Setting.ANNOUNCEMENTS.value, self._shards
         )
-        ends = []
         for guild_id in guilds:
+            settings = await self._settings.of(guild_id)
+            podiums = {}
+            if settings.seasons is not SeasonLength.OFF and settings.announcements is not None:
+                for size in GAME_SIZES:
+                    rows = await self._season_rows(guild_id, size, season)
+                    if rows:
+                        podiums[size] = rows[:PODIUM]
             if not await self._storage.claim_season(guild_id, season.name, now):
                 continue  # another process has it
-            settings = await self._settings.of(guild_id)
-            if settings.seasons is SeasonLength.OFF or settings.announcements is None:
-                continue
-            podiums = {}
-            for size in GAME_SIZES:
-                rows = await self._season_rows(guild_id, size, season)
-                if rows:
-                    podiums[size] = rows[:PODIUM]
-            if podiums:
-                ends.append(
-                    SeasonEnd(guild_id, season, settings.announcements, settings.language, podiums)
+            if podiums and settings.announcements is not None:
+                yield SeasonEnd(
+                    guild_id, season, settings.announcements, settings.language, podiums
                 )
-        return ends
 
     async def release(self, end: SeasonEnd) -> None:
         """Give up a season's claim whose announcement could not be posted: the next sweep

@@ -28,6 +28,7 @@ from bot.domain import UserError
 from bot.i18n import N_
 from bot.service import Review, when
 from bot.storage.base import (
+    DatabaseUnavailableError,
     DrillQueue,
     DrillRecord,
     NewDrill,
@@ -266,7 +267,15 @@ class PracticeService:
             raise UserError(ALREADY_COUNTED)
         if not changed:
             return ended(Counted.SOLVED_BEFORE, result)
-        return ended(Counted.COUNTED, result, await self._streak(user_id) if solved else None)
+        streak = None
+        if solved:
+            try:
+                streak = await self._streak(user_id)
+            except DatabaseUnavailableError as error:
+                # Counted already: the answer must not say nothing was done, and shows the
+                # solve without its streak (/ttt puzzle stats has it).
+                log.warning("could not read user %s's streak after a solve: %s", user_id, error)
+        return ended(Counted.COUNTED, result, streak)
 
     async def _streak(self, user_id: int) -> Streak:
         results = await self.storage.puzzle_results(user_id)
@@ -380,8 +389,14 @@ class PracticeService:
         )
         if saved is None:  # another answer to the same question came first
             raise UserError(DRILL_ANSWERED)
-        queue = await self.storage.drill_queue(user_id, now)
-        kept = await self._game_kept(saved)
+        try:
+            queue = await self.storage.drill_queue(user_id, now)
+            kept = await self._game_kept(saved)
+        except DatabaseUnavailableError as error:
+            # Saved already: the answer must not say nothing was done, and shows the
+            # judgement without the queue (/ttt drill has it).
+            log.warning("could not read user %s's drills after an answer: %s", user_id, error)
+            return DrillView(saved, drill, judged)
         return DrillView(saved, drill, judged, queue=queue, game_kept=kept)
 
     async def _game_kept(self, record: DrillRecord) -> bool:

@@ -29,7 +29,7 @@ from bot.domain import OUTSIDE_SERVERS, Actor, UserError, Verbatim, check_size
 from bot.i18n import ALL_LANGUAGES, N_
 from bot.marks import DEFAULT_MARKS, TAKEN, CustomEmoji, parse_mark
 from bot.seasons import SeasonLength
-from bot.storage.base import Storage, StoredSetting
+from bot.storage.base import DatabaseUnavailableError, Storage, StoredSetting
 from game import Mark
 
 log = logging.getLogger(__name__)
@@ -45,6 +45,11 @@ MAX_COOLDOWN = 24 * 3600.0
 
 # Every settings command refuses to run outside servers (Discord offers them in servers only).
 OUTSIDE = N_("Settings belong to a server: use this command in one.")
+# The database failed after a setting of the command was saved: not "nothing was done".
+SETTINGS_MAYBE_SAVED = N_(
+    "The database failed while saving, so I can't tell whether every change went through: "
+    "`/ttt-settings show` shows what is set now."
+)
 
 
 class Setting(StrEnum):
@@ -444,16 +449,25 @@ class SettingsService:
         self, guild_id: int, admin: Actor, values: Mapping[Setting, object]
     ) -> ServerSettings:
         now = self._clock.now()
-        for setting, value in values.items():
-            stored = StoredSetting(setting.value, encode(value), admin.id, now)
-            await self._storage.change_guild_setting(guild_id, stored)
-        log.info(
-            "guild %s: user %s set %s",
-            guild_id,
-            admin.id,
-            ", ".join(f"{setting.value}={encode(value)}" for setting, value in values.items()),
-        )
-        return await self.of(guild_id)
+        written = False
+        try:
+            for setting, value in values.items():
+                stored = StoredSetting(setting.value, encode(value), admin.id, now)
+                await self._storage.change_guild_setting(guild_id, stored)
+                written = True
+            log.info(
+                "guild %s: user %s set %s",
+                guild_id,
+                admin.id,
+                ", ".join(f"{setting.value}={encode(value)}" for setting, value in values.items()),
+            )
+            return await self.of(guild_id)
+        except DatabaseUnavailableError as error:
+            if not written and error.nothing_written:
+                raise
+            # Each setting is its own statement: some of these may be saved already.
+            log.warning("guild %s: the database failed while saving settings: %s", guild_id, error)
+            raise UserError(SETTINGS_MAYBE_SAVED) from None
 
 
 def _timeout(text: str) -> float:

@@ -24,13 +24,15 @@ import pytest
 from bot.client import SWEEPER_LEASE
 from bot.components import ERASE_ID, TOURNAMENT_ID
 from bot.config import parse_database_url
-from bot.privacy import MAYBE_FORGOTTEN, NOT_ERASED, NOT_FORGOTTEN
-from bot.storage.base import DatabaseUnavailableError, Forgotten
+from bot.privacy import MAYBE_FORGOTTEN, NOT_ERASED, NOT_FORGOTTEN, Forgetting
+from bot.storage.base import DatabaseUnavailableError, Forgotten, ReplyRoute
 from tests.bot_harness import (
     BotHarness,
     both_engines,
     button_id,
+    cell_id,
     http_only,
+    is_live,
     refused,
     start_member_game,
     text_of,
@@ -350,3 +352,37 @@ async def test_a_forget_and_an_erase_while_postgresql_is_down_delete_nothing_and
     assert DONE in text_of(forgotten.message)
     assert erased.message is not None
     assert "Done: deleted 1 game" in text_of(erased.message)
+
+
+async def test_a_forget_whose_boards_the_database_failed_to_show_still_says_it_was_done(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The member is told their data is gone, then their ended games are shown on their
+    boards: a database failing at that last step must not follow 'Done' with 'nothing was
+    done'. The board shows its end at its next click, as any board not edited."""
+    s = sim.seed
+    async with harness.running() as bot:
+        live = await start_member_game(sim, s.thread, s.carol, s.alice)
+        real = bot.members_data.forget
+
+        async def then_down(user_id: int, asked_at: int) -> Forgetting:
+            forgetting = await real(user_id, asked_at)
+
+            async def down(channel_id: int) -> ReplyRoute | None:
+                raise DatabaseUnavailableError("connection refused", nothing_written=True)
+
+            monkeypatch.setattr(bot.storage, "reply_route", down)
+            return forgetting
+
+        monkeypatch.setattr(bot.members_data, "forget", then_down)
+        question = await ask_to_forget(sim, s.alice)
+        done = await confirm(sim, s.alice, question)
+        assert await bot.in_flight.wait_idle(patience=5)
+        monkeypatch.undo()
+        said = [text_of(m) for m in [done.message, *done.followups] if m is not None]
+        still_shown = sim.message(live.id)
+        assert is_live(still_shown)  # not edited: the database failed first
+        clicked = await sim.click(s.carol, still_shown, cell_id(still_shown, "B2"))
+    assert any(DONE in text for text in said), said
+    assert not any("nothing was" in text.lower() for text in said), said
+    assert not is_live(sim.message(live.id)), text_of(clicked)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import re
+from typing import Any
 
 import pytest
 
@@ -34,6 +35,7 @@ from bot.practice import (
     NOT_THIS_PUZZLE,
 )
 from bot.render import refutation_sentence, reply_sentence, task_sentence, uses_layout
+from bot.storage.base import DatabaseUnavailableError, Storage
 from game import Board, parse_cell
 from game.puzzles import Puzzle, StepKind, load_pool, puzzle_of_the_day, refute, step
 from tests.bot_harness import (
@@ -542,3 +544,58 @@ async def test_puzzle_results_and_drills_are_a_members_data_and_forget_me_delete
 
 def drill_cell(message: SimMessage, cell: str, size: int = 3) -> str:
     return button_id(message, DRILL_ID, cell=str(parse_cell(cell, size)))
+
+
+def reads_fail_after(
+    monkeypatch: pytest.MonkeyPatch, storage: Storage, write: str, reads: tuple[str, ...]
+) -> None:
+    """Once ``storage``'s ``write`` went through, the database fails every one of ``reads``."""
+    real = getattr(storage, write)
+
+    async def down(*args: object) -> None:
+        raise DatabaseUnavailableError("connection refused", nothing_written=True)
+
+    async def then_down(*args: Any) -> Any:
+        done = await real(*args)
+        for read in reads:
+            monkeypatch.setattr(storage, read, down)
+        return done
+
+    monkeypatch.setattr(storage, write, then_down)
+
+
+async def test_a_solve_whose_streak_the_database_failed_to_read_still_shows_it_counted(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The attempt is counted, then the streak read for its answer: a database failing at
+    that read must not answer 'nothing was done' (asked again, the attempt is counted
+    already). The answer shows the solve without its streak."""
+    s = sim.seed
+    async with harness.running() as bot:
+        reads_fail_after(monkeypatch, bot.storage, "record_puzzle", ("puzzle_results",))
+        solved = await solve(sim, s.alice, await open_puzzle(sim, s.alice), todays())
+        monkeypatch.undo()
+        stats = await sim.slash(s.alice, s.channel, "ttt puzzle stats")
+    assert "🏆 **Solved on the first try!**" in text_of(solved)
+    assert "Streak" not in text_of(solved)
+    assert "Solved: 1 of 1 answered, 1 on the first try." in text_of(stats)
+
+
+async def test_a_drill_answer_whose_queue_the_database_failed_to_read_still_shows_it_judged(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer is saved, then the queue and the game read for its message: a database
+    failing at those reads must not answer 'nothing was done' (asked again, the drill is
+    answered already). The message shows the judgement without the queue."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await play_member_game(sim, BLUNDER_GAME)
+        review = await review_of_game(sim, s.bob, board)
+        practise = await sim.click(s.bob, review, button_id(review, PRACTISE_ID))
+        assert practise.message is not None
+        reads = ("drill_queue", "get_game")
+        reads_fail_after(monkeypatch, bot.storage, "answer_drill", reads)
+        asked = practise.message
+        answered = await sim.click(s.bob, asked, drill_cell(asked, "A3"))
+        monkeypatch.undo()
+    assert "✅ A3 keeps the draw." in text_of(answered), text_of(answered)

@@ -8,10 +8,13 @@ from __future__ import annotations
 import datetime
 import re
 
+import pytest
+
 from bot.clock import ManualClock
 from bot.components import GAME_ACTION_ID
 from bot.domain import size_name
 from bot.ladder import SEASON_SETTLES
+from bot.storage.base import DatabaseUnavailableError, GameRecord
 from tests.bot_harness import (
     BotHarness,
     both_engines,
@@ -171,6 +174,63 @@ async def test_a_seasons_end_is_announced_once_across_sweeps_and_restarts(
     assert "Tic-tac-toe season 2026-12 is over" in announcements(sim)[1]
     assert f"🥇 <@{s.bob.id}>" in announcements(sim)[1]
     assert [user for user, _, _ in ranking(november_table)] == [s.alice.id, s.carol.id, s.bob.id]
+
+
+async def test_a_season_whose_podium_the_database_failed_to_read_is_announced_at_the_next_sweep(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A season's end is claimed for its announcement: a database failing while its podium
+    is read must not leave it claimed and never announced."""
+    s = sim.seed
+    harness.clock = ManualClock(at(2026, 11, 20))
+    async with harness.running() as bot:
+        await set_announcements(sim, s.other_channel)
+        await beats(sim, s.carol, s.alice)
+        harness.clock.advance(at(2026, 12, 1, 0) + SEASON_SETTLES + 5 - harness.clock.now())
+        reading = bot.storage.season_games
+
+        async def down(guild_id: int, size: int, start: float, end: float) -> list[GameRecord]:
+            raise DatabaseUnavailableError("connection refused", nothing_written=True)
+
+        bot.storage.season_games = down  # type: ignore[method-assign]
+        try:
+            with pytest.raises(DatabaseUnavailableError):  # the sweeper logs it, as a WARNING
+                await bot.sweep()
+        finally:
+            bot.storage.season_games = reading  # type: ignore[method-assign]
+        assert announcements(sim) == []
+        await bot.sweep()
+        await bot.sweep()
+    assert len(announcements(sim)) == 1
+    assert "Tic-tac-toe season 2026-11 is over" in announcements(sim)[0]
+
+
+async def test_a_post_lost_on_its_way_is_announced_again_and_a_closed_channel_is_not(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A season's claim comes before its post: a post whose connection Discord dropped gives
+    the claim up, and the next sweep announces it; a channel closed to the bot (403) is not
+    tried again."""
+    s = sim.seed
+    news = sim.add_channel(s.guild, "news")
+    posts = "POST /channels/{channel_id}/messages"
+    harness.clock = ManualClock(at(2026, 10, 20))
+    async with harness.running() as bot:
+        await set_announcements(sim, news)
+        await beats(sim, s.bob, s.carol)
+        harness.clock.advance(at(2026, 11, 1, 0) + SEASON_SETTLES + 5 - harness.clock.now())
+        sim.faults.add(posts, reset="before")
+        await bot.sweep()
+        assert announcements(sim) == []
+        await bot.sweep()
+        assert len(announcements(sim)) == 1
+        await beats(sim, s.carol, s.bob)  # November's
+        harness.clock.advance(at(2026, 12, 1, 0) + SEASON_SETTLES + 5 - harness.clock.now())
+        refusal = sim.faults.add(posts, status=403, count=None)
+        await bot.sweep()
+        sim.faults.remove(refusal)
+        await bot.sweep()
+    assert len(announcements(sim)) == 1
 
 
 @both_front_doors

@@ -15,6 +15,7 @@ import pytest
 
 from bot.components import CHALLENGE_ID, GAME_ACTION_ID
 from bot.errors import DATABASE_DOWN
+from bot.server_settings import SETTINGS_MAYBE_SAVED
 from bot.storage.base import DatabaseUnavailableError, GameRecord, NewGame, StoredSetting
 from bot.storage.connect import open_storage
 from game import Mark
@@ -1313,3 +1314,25 @@ async def test_durations_are_offered_and_read_back_in_words_as_they_are_typed(
     ]
     assert junk == []
     assert none[0] == {"name": "0: None", "value": "0"}
+
+
+async def test_limits_whose_second_setting_the_database_failed_do_not_say_nothing_was_done(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two settings changed by one command are stored one after the other: a database
+    failing at the second, the first saved, must not answer that nothing was done."""
+    s = sim.seed
+    async with harness.running() as bot:
+        real = bot.storage.change_guild_setting
+
+        async def second_fails(guild_id: int, setting: StoredSetting) -> None:
+            if setting.key == "cooldown":
+                raise DatabaseUnavailableError("connection refused", nothing_written=True)
+            await real(guild_id, setting)
+
+        monkeypatch.setattr(bot.storage, "change_guild_setting", second_fails)
+        failed = await sim.slash(s.owner, s.channel, f"{SETTINGS} limits", games=2, cooldown="2m")
+        monkeypatch.undo()
+        shown = await sim.slash(s.owner, s.channel, f"{SETTINGS} show")
+    refused(failed, SETTINGS_MAYBE_SAVED.split(":")[0])
+    assert "Live games a member can be in at once: 2 games" in text_of(shown), text_of(shown)

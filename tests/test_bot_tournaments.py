@@ -10,6 +10,7 @@ import logging
 import re
 import signal
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from bot.storage.base import (
     EndReason,
     GameRecord,
     GameStatus,
+    NewGame,
     TournamentStatus,
     is_forgotten,
 )
@@ -1315,3 +1317,204 @@ async def test_forgetting_oneself_after_winning_the_round_keeps_the_win(
     assert table.round == 1
     assert is_forgotten(table.x)
     assert (table.x_points, table.forfeit) == (1.0, how == "on time"), table
+
+
+async def alice_and_bob_joined(sim: DiscordSim, name: str) -> None:
+    """A tournament hosted in the seed's channel, with alice and bob entered, not started."""
+    s = sim.seed
+    created = await sim.slash(s.owner, s.channel, "ttt tournament create", name=name)
+    assert created.message is not None
+    join = button_id(created.message, TOURNAMENT_ID, action="join")
+    for player in (s.alice, s.bob):
+        await sim.click(player, created.message, join)
+
+
+@contextlib.contextmanager
+def games_not_stored(bot: TTTBot) -> Iterator[None]:
+    """While held, the database fails every table's game as it is stored."""
+    storing = bot.storage.start_tournament_game
+
+    async def down(
+        tournament_id: int, round_number: int, board: int, game: NewGame
+    ) -> GameRecord | None:
+        raise DatabaseUnavailableError("connection refused", nothing_written=True)
+
+    bot.storage.start_tournament_game = down  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        bot.storage.start_tournament_game = storing  # type: ignore[method-assign]
+
+
+@both_front_doors
+async def test_a_start_whose_games_the_database_failed_to_open_says_it_started(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The start is saved and answered before the round's games are opened: a database
+    failing at that later step must not follow 'started' with 'nothing was done'. The sweeper
+    opens the games at its next pass."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await alice_and_bob_joined(sim, "Held")
+        with games_not_stored(bot):
+            started = await sim.slash(s.owner, s.channel, "ttt tournament start")
+            assert await bot.in_flight.wait_idle(patience=5)
+        said = [text_of(m) for m in [started.message, *started.followups] if m is not None]
+        said.append(started.content or "")
+        assert any("started" in text for text in said), said
+        assert not any("nothing was done" in text for text in said), said
+        tournament = await current(bot, sim)
+        assert tournament.status is TournamentStatus.RUNNING
+        assert await round_games(bot, tournament) == []
+        await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        (game,) = await round_games(bot, await current(bot, sim))
+        assert {game.x_id, game.o_id} == {s.alice.id, s.bob.id}
+    assert "Traceback" not in caplog.text
+
+
+class Killed(Exception):
+    """The process dies here: nothing after this step happens."""
+
+
+@both_engines
+async def test_a_process_killed_after_saving_the_end_posts_the_podium_once_after_its_restart(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The end is saved first, then the message shown and the podium posted: a process
+    killed between the two leaves a finished tournament that the restarted sweeper still
+    shows and announces, once."""
+    s = sim.seed
+    async with harness.running(expect_errors=True) as bot:  # the kill, logged by the sweeper
+        tournament = await duel(sim, bot, s.channel, "Cut short")
+        (game,) = await round_games(bot, tournament)
+        await play(sim, bot, game.id, X_WINS)
+
+        async def killed(tournament: Tournament) -> None:
+            raise Killed
+
+        bot.tournament_rounds.show = killed  # type: ignore[method-assign]
+        await bot.sweep()
+        ended = await bot.tournaments.get(tournament.id)
+        assert ended is not None
+        assert ended.status is TournamentStatus.FINISHED
+        assert not ended.state.final_posted
+    async with harness.running() as bot:
+        for _ in range(3):
+            await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+    finals = [m for m in sim.messages(s.channel) if "is over" in text_of(m)]
+    assert len(finals) == 1
+    assert "Finished after 1 round." in text_of(sim.message(tournament.state.announcement_id or 0))
+
+
+async def test_a_podium_whose_mark_the_database_failed_is_posted_at_the_next_sweep(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The podium is marked posted, then posted: a database failing at the mark leaves it
+    for the sweeper's next pass, which posts it once."""
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await duel(sim, bot, s.channel, "Marked")
+        (game,) = await round_games(bot, tournament)
+        await play(sim, bot, game.id, X_WINS)
+        marking = bot.tournaments.note_final_posted
+
+        async def down(tournament_id: int) -> bool:
+            raise DatabaseUnavailableError("connection refused", nothing_written=True)
+
+        bot.tournaments.note_final_posted = down  # type: ignore[method-assign]
+        try:
+            await bot.sweep()
+        finally:
+            bot.tournaments.note_final_posted = marking  # type: ignore[method-assign]
+        assert [m for m in sim.messages(s.channel) if "is over" in text_of(m)] == []
+        for _ in range(2):
+            await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        after = await bot.tournaments.get(tournament.id)
+    assert after is not None
+    assert after.state.final_posted
+    assert len([m for m in sim.messages(s.channel) if "is over" in text_of(m)]) == 1
+
+
+async def test_a_sweep_whose_database_fails_on_a_tournament_is_one_warning_and_no_traceback(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An outage met while running a tournament is not a bug of the bot's: a WARNING, as the
+    sweeper logs one elsewhere, and the next sweep does what this one could not."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await alice_and_bob_joined(sim, "Outage")
+        with games_not_stored(bot):
+            await sim.slash(s.owner, s.channel, "ttt tournament start")
+            assert await bot.in_flight.wait_idle(patience=5)  # the start's own try first
+            await bot.sweep()
+        assert await round_games(bot, await current(bot, sim)) == []
+        await bot.sweep()
+        (game,) = await round_games(bot, await current(bot, sim))
+        assert {game.x_id, game.o_id} == {s.alice.id, s.bob.id}
+    swept = [r for r in caplog.records if r.name == "bot.tournaments.rounds"]
+    assert any(r.levelno == logging.WARNING and "unavailable" in r.getMessage() for r in swept)
+    assert "Traceback" not in caplog.text
+
+
+async def test_a_process_killed_after_pairing_a_round_shows_it_after_its_restart(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The next round is saved first, then its games opened and the message edited: a
+    process killed in between leaves the message on the round before, which the restarted
+    sweeper brings up to date, though its own pass changed nothing stored."""
+    s = sim.seed
+    players = [s.alice, s.bob, s.carol, *members(sim, "dave")]
+    async with harness.running(expect_errors=True) as bot:  # the kill, logged by the sweeper
+        tournament = await joined_and_started(sim, bot, players)
+        for game in await round_games(bot, tournament):
+            await play(sim, bot, game.id, X_WINS)
+
+        async def killed(tournament: Tournament) -> None:
+            raise Killed
+
+        bot.tournament_rounds._open_games = killed  # type: ignore[method-assign]
+        await bot.sweep()
+        assert (await current(bot, sim)).state.current_round == 2
+    shown = sim.message(tournament.state.announcement_id or 0)
+    assert "Round 1 of 3 is being played." in text_of(shown)
+    async with harness.running() as bot:
+        await bot.sweep()
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert len(await round_games(bot, await current(bot, sim))) == 2
+    assert "Round 2 of 3 is being played." in text_of(sim.message(shown.id))
+
+
+@both_front_doors
+async def test_a_tournament_whose_message_the_database_failed_to_note_is_still_shown(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tournament is stored, its message posted, then the message noted in it: a
+    database failing at that last step must not follow the posted message with 'nothing
+    was done' (the channel hosts it now), and the first Join on the message notes it, so
+    that it shows the entries from then on."""
+    s = sim.seed
+    async with harness.running() as bot:
+
+        async def down(tournament_id: int, message_id: int) -> None:
+            raise DatabaseUnavailableError("connection refused", nothing_written=True)
+
+        monkeypatch.setattr(bot.tournaments, "note_announcement", down)
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Unnoted")
+        assert await bot.in_flight.wait_idle(patience=5)
+        monkeypatch.undo()
+        announcement = created.message
+        assert announcement is not None
+        said = [text_of(m) for m in [announcement, *created.followups]]
+        assert not any("nothing was done" in text for text in said), said
+        join = button_id(announcement, TOURNAMENT_ID, action="join")
+        for player in (s.alice, s.bob):
+            await sim.click(player, announcement, join)
+        assert await bot.in_flight.wait_idle(patience=5)
+        tournament = await current(bot, sim)
+        await sim.slash(s.owner, s.channel, "ttt tournament start")
+        assert await bot.in_flight.wait_idle(patience=5)
+    assert tournament.state.announcement_id == announcement.id
+    assert "Round 1 of 3 is being played." in text_of(sim.message(announcement.id))

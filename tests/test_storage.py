@@ -2511,6 +2511,27 @@ async def test_the_due_tournaments_are_the_running_and_those_whose_start_came(
     ]
 
 
+async def test_a_finished_tournament_is_due_until_its_podium_is_marked(storage: Storage) -> None:
+    created = await storage.create_tournament(new_tournament())
+    finishing = await storage.save_tournament(
+        created, status=TournamentStatus.FINISHED, due_at=T0, state="{}", now=T0
+    )
+    assert finishing is not None
+    ended = await storage.create_tournament(new_tournament(CHANNEL + 1))
+    await storage.save_tournament(
+        ended, status=TournamentStatus.FINISHED, due_at=None, state="{}", now=T0
+    )
+    cancelled = await storage.create_tournament(new_tournament(CHANNEL + 2))
+    await storage.save_tournament(
+        cancelled, status=TournamentStatus.CANCELLED, due_at=T0, state="{}", now=T0
+    )
+    assert await storage.due_tournaments(T0) == [finishing.id]
+    await storage.save_tournament(
+        finishing, status=TournamentStatus.FINISHED, due_at=None, state="{}", now=T0 + 1
+    )
+    assert await storage.due_tournaments(T0 + 1) == []
+
+
 async def test_erasing_a_guild_takes_its_tournaments(storage: Storage) -> None:
     tournament = await storage.create_tournament(new_tournament())
     game = await storage.start_tournament_game(tournament.id, 1, 1, new_game(CHANNEL + 5))

@@ -845,7 +845,11 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             )
             message_id = await answer.post(self.rounds.message(created))
             if message_id is not None:
-                await self.tournaments.note_announcement(created.id, message_id)
+                try:
+                    await self.tournaments.note_announcement(created.id, message_id)
+                except DatabaseUnavailableError as error:
+                    # Created and shown: not "nothing was done". Its first Join notes it.
+                    log.warning("tournament %s: could not note its message: %s", created.id, error)
 
     async def tournament_clicked(
         self, interaction: discord.Interaction[Any], tournament_id: int, action: str
@@ -861,6 +865,9 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
                 or shown.state.announcement_id not in (None, clicked.id)
             ):
                 raise UserError(NOT_THIS_TOURNAMENT)
+            if shown.state.announcement_id is None:
+                # Its creation could not note its message (the database failed): this is it.
+                await self.tournaments.note_announcement(tournament_id, clicked.id)
             user = member(interaction)
             if action == "join":
                 changed = await self.tournaments.join(tournament_id, guild_id, user)
@@ -884,8 +891,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             here = await self.tournaments.here(guild_id, channel_id)
             changed = await act(here.id, guild_id, member(interaction))
             await answer.whisper(render.plain_text(answer.private_language._(done)))
-            await self.rounds.show(changed)
-            await self.rounds.run(changed.id)
+            await self.rounds.follow(changed)
 
     @tournament.command(
         name=locale_str("start", msgid=TOURNAMENT_START),
@@ -981,8 +987,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             changed = await self.tournaments.leave(here.id, guild_id, member(interaction))
             await answer.whisper(render.plain_text(answer.private_language._(LEFT)))
             await self.rounds.end_forfeited_game(changed, interaction.user.id)
-            await self.rounds.show(changed)
-            await self.rounds.run(changed.id)
+            await self.rounds.follow(changed)
 
     async def _settle_clocks(self, user_id: int) -> None:
         """Time out the member's games whose turn ran out, before their withdrawal decides

@@ -1000,8 +1000,9 @@ class Storage(Protocol):
         ...
 
     async def due_tournaments(self, now: float, shards: ShardSlice = EVERY_GUILD) -> list[int]:
-        """The tournaments of ``shards``' guilds the sweeper must look at: those running, and
-        those registering whose start time has come."""
+        """The tournaments of ``shards``' guilds the sweeper must look at: those running,
+        those registering whose start time has come, and those finished whose ``due_at`` is
+        still set (their podium not yet marked posted)."""
         ...
 
     # -- the bot's own settings ----------------------------------------------------------

@@ -125,7 +125,7 @@ _UNSHOWN_GAMES = (
 # The tournaments the sweeper looks at: now, then the shards' parameters.
 _DUE_TOURNAMENTS = (
     "SELECT id FROM tournaments WHERE (status = 'running'"
-    f" OR (status = 'registering' AND due_at <= ?)) AND {_SHARDS} ORDER BY id"
+    f" OR (status IN ('registering', 'finished') AND due_at <= ?)) AND {_SHARDS} ORDER BY id"
 )
 _OVERDUE_CHALLENGES = (
     f"{_CHALLENGES} status = 'pending' AND expires_at <= ? AND {_SHARDS} ORDER BY expires_at, id"

@@ -74,12 +74,24 @@ class TournamentRounds:
         self._shards = shards
         # When Discord last refused a thread of each tournament: its games wait a while.
         self._refused: dict[int, float] = {}
+        # The tournaments whose message this process edited since it started: a process
+        # killed after saving a change and before showing it left that message behind, and
+        # its successor's first pass shows each one it runs, changed or not.
+        self._shown: set[int] = set()
 
     async def sweep(self) -> None:
         """Move every due tournament on; one that fails is logged and tried at the next."""
         for tournament_id in await self._storage.due_tournaments(self._clock.now(), self._shards):
             try:
                 await self.run(tournament_id)
+            except DatabaseUnavailableError as error:
+                # An outage, not a bug: one line, no traceback, as the sweeper logs one.
+                log.warning(
+                    "running tournament %s failed, the database is unavailable (%s); trying "
+                    "again later",
+                    tournament_id,
+                    error,
+                )
             except Exception:
                 log.exception("running tournament %s failed; trying again later", tournament_id)
 
@@ -90,10 +102,29 @@ class TournamentRounds:
             return
         if after.status in (TournamentStatus.RUNNING, TournamentStatus.PAUSED):
             await self._open_games(after)
-        if after.record.version != before.record.version:
+        # A finished tournament without its podium may have been saved by a process killed
+        # (or failed) before it showed its end: shown again with the podium.
+        finishing = after.status is TournamentStatus.FINISHED and not after.state.final_posted
+        changed = after.record.version != before.record.version
+        if changed or finishing or after.id not in self._shown:
             await self.show(after)
-        if after.status is TournamentStatus.FINISHED and not after.state.final_posted:
+        if finishing:
             await self._post_final(after)
+
+    async def follow(self, tournament: Tournament) -> None:
+        """After a change a member made and was told of: show it, and move the tournament on
+        (the round's games opened, the next round paired). The change is saved and answered
+        already, so a database failing here is a WARNING, not an answer saying nothing was
+        done; the sweeper's next pass does the same steps."""
+        try:
+            await self.show(tournament)
+            await self.run(tournament.id)
+        except DatabaseUnavailableError as error:
+            log.warning(
+                "tournament %s: could not move on after a change, leaving it to the sweeper: %s",
+                tournament.id,
+                error,
+            )
 
     async def end_forfeited_game(self, tournament: Tournament, user_id: int) -> None:
         """End the live game of the round of a player just withdrawn (left or removed) as
@@ -137,6 +168,7 @@ class TournamentRounds:
         """Bring the tournament's message up to date (logged if it cannot be): to
         ``tournament``, then to what another worker saved meanwhile, if anything, so that the
         last edit to arrive is never of an older state than the stored one."""
+        self._shown.add(tournament.id)
         for _ in range(SHOW_TRIES):
             message_id = tournament.state.announcement_id
             if message_id is None:

@@ -420,7 +420,9 @@ class TournamentService:
             return Change(t.status, None, state)
         # Over after its last round, or once fewer than two players are left to pair.
         if state.current_round >= state.rounds or len(state.active) < 2:
-            return Change(TournamentStatus.FINISHED, None, state)
+            # Due until its podium is marked posted: a kill or a failure before then leaves
+            # the podium to the next sweep.
+            return Change(TournamentStatus.FINISHED, now, state)
         return Change(t.status, None, _next_round(state))
 
     def _started(self, t: Tournament, actor_id: int) -> Change:
@@ -512,7 +514,7 @@ class TournamentService:
         def posted(t: Tournament) -> Change:
             if t.state.final_posted:
                 raise _AlreadyDone()
-            return Change(t.status, t.record.due_at, t.state.but(final_posted=True))
+            return Change(t.status, None, t.state.but(final_posted=True))
 
         try:
             return await self._saved(tournament_id, None, posted) is not None
