@@ -46,7 +46,7 @@ from bot.ladder import Ladder, SeasonEnd
 from bot.metrics import InteractionKind, Metrics, Outcome, measure_storage
 from bot.practice import PracticeService
 from bot.privacy import MembersData
-from bot.service import GameService, Swept
+from bot.service import GameService, RolesUnknownError, Swept
 from bot.stalls import watch_stalls
 from bot.storage.base import EVERY_GUILD, DatabaseUnavailableError, ShardSlice, Storage
 from bot.storage.connect import open_storage
@@ -70,6 +70,8 @@ SHUTDOWN_GRACE = 10.0
 # How long a custom emoji mark is taken to exist after Discord last said so: a game start asks
 # at most this often per emoji, and a deleted one gives way to the bot's mark within it.
 EMOJI_RECHECK = 60.0
+# Discord's error code for a member id that is not (or no longer) one of the server's.
+UNKNOWN_MEMBER = 10007
 # How often the heartbeat file is touched while connected (bot/healthcheck.py allows 4 misses).
 HEARTBEAT_INTERVAL = 15.0
 # How long /readyz waits for the database's answer.
@@ -484,6 +486,7 @@ class TTTBot(commands.AutoShardedBot):
             shards=self.own_shards,
             search_budget=self.search_budget,
             custom_emoji_exists=self.custom_emoji_exists,
+            member_roles=self.member_roles,
             keep_finished_days=self.settings.keep_finished_games_days,
         )
         self.members_data = MembersData(self.storage, self.clock, self.service)
@@ -905,6 +908,22 @@ class TTTBot(commands.AutoShardedBot):
             exists = True
         self._emoji_checks[(guild_id, emoji_id)] = (exists, now)
         return exists
+
+    async def member_roles(self, guild_id: int, user_id: int) -> frozenset[int] | None:
+        """The roles ``user_id`` has in ``guild_id``, as Discord says now; None if they are no
+        longer a member. Asked without the members intent, which this route does not need;
+        never cached, since a role taken away must hold at once."""
+        try:
+            data = await self.http.get_member(guild_id, user_id)
+        except discord.NotFound as error:
+            if error.code == UNKNOWN_MEMBER:
+                return None
+            log.info("could not ask for member %s of guild %s: %s", user_id, guild_id, error)
+            raise RolesUnknownError from error
+        except discord.HTTPException as error:
+            log.info("could not ask for member %s of guild %s: %s", user_id, guild_id, error)
+            raise RolesUnknownError from error
+        return frozenset(int(role) for role in data.get("roles") or ())
 
     async def marks_refused(self, fallback: render.MarksFallback) -> None:
         """Discord refused a game's board for its server's custom emoji (deleted since the

@@ -190,6 +190,15 @@ class GameRules:
 # Whether a custom emoji (by server and emoji id) still exists: a port onto Discord, which the
 # service does not speak to itself.
 EmojiCheck = Callable[[int, int], Awaitable[bool]]
+# The roles a member has in a server (by server and member id), None for someone who is no
+# longer a member; :class:`RolesUnknownError` when Discord did not say. A port onto Discord
+# too: the interaction carries only its own member's roles, not their opponent's.
+MemberRoles = Callable[[int, int], Awaitable[frozenset[int] | None]]
+
+
+class RolesUnknownError(Exception):
+    """Discord did not say what roles a member has (an outage, the bot's access withdrawn)."""
+
 
 # Games kept in memory for their next click (about half a kilobyte each): a move while live,
 # a rematch once over. Beyond this, the oldest are read from the database again when clicked.
@@ -294,6 +303,7 @@ class GameService:
         search_budget: SearchBudget | None = None,
         settings: SettingsService | None = None,
         custom_emoji_exists: EmojiCheck | None = None,
+        member_roles: MemberRoles | None = None,
         keep_finished_days: int | None = None,
         engine_workers: EngineWorkers | None = None,
     ) -> None:
@@ -305,6 +315,9 @@ class GameService:
         # The servers' own settings, read again by every action they bear on.
         self.server_settings = settings or SettingsService(storage, clock)
         self._custom_emoji_exists = custom_emoji_exists
+        # None: nobody but the acting member is checked for the server's player roles (the
+        # service's own tests, which speak to no Discord).
+        self._member_roles = member_roles
         self.bot_user = bot_user
         self.turn_timeout = turn_timeout
         self.challenge_timeout = challenge_timeout
@@ -696,6 +709,9 @@ class GameService:
                     live_limit=rules.max_games,
                 )
         x, o = (Actor(old.player_id(mark), old.player_name(mark)) for mark in (Mark.O, Mark.X))
+        # Its other player too: their game may have started before the roles were set, and
+        # they may have lost the role, or left, since.
+        await self._require_other_player(rules, old.guild_id, o if x.id == user.id else x)
         game = self._new_game(
             old.guild_id,
             old.channel_id,
@@ -817,6 +833,30 @@ class GameService:
                 Verbatim(", ".join(f"<#{channel}>" for channel in sorted(rules.channels))),
             )
         _require_player(rules, member)
+
+    async def _require_other_player(
+        self, rules: ServerSettings, guild_id: int, player: Actor
+    ) -> None:
+        """Refuse a game with ``player``, a member who is not the one acting (whose roles
+        their interaction shows), where the server's games are for some roles only and
+        Discord says they have none of them or are no longer a member. Discord is asked only
+        where the server has player roles: elsewhere this costs nothing."""
+        if not rules.player_roles or self._member_roles is None:
+            return
+        try:
+            roles = await self._member_roles(guild_id, player.id)
+        except RolesUnknownError:
+            raise UserError(
+                "Discord didn't say whether {} may play here, so nothing was done: try again "
+                "in a moment.",
+                player.name,
+            ) from None
+        if roles is None or not rules.lets_play(dataclasses.replace(player, roles=roles)):
+            raise UserError(
+                "{} can't play here: games in this server are for members with {}.",
+                player.name,
+                _roles(rules),
+            )
 
     async def _check_live_games(
         self, live_limit: int | None, guild_id: int, member: Actor, *others: Actor

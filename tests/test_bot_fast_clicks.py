@@ -39,6 +39,7 @@ from tests.bot_harness import cell_id as cell_button
 from tests.discord_sim import DiscordSim, SimChannel, SimMessage, SimUser
 
 CALLBACK = "POST /interactions/{id}/{token}/callback"
+MEMBER_ROUTE = "GET /guilds/{guild_id}/members/{user_id}"
 # The bot's deferral deadline in the tests of slow answers: they wait past it. Long enough
 # that the plain clicks of their set-up, on a busy machine, are still answered at once.
 SHORT_DEFER = 0.5
@@ -325,6 +326,39 @@ async def test_a_rematch_is_answered_from_its_payload(sim: DiscordSim, harness: 
         assert played.response_type == 7
         assert shown_board(sim.message(ix.message.id)) == ".../.X./..."
     assert sim.take_violations() == []
+
+
+@both_front_doors
+async def test_a_rematch_asks_about_the_opponent_only_where_the_server_has_player_roles(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Without player roles a Rematch costs what it did: no request to Discord before its
+    answer. With them, the opponent's roles are asked for (the payload carries only the
+    clicker's), and the click is still answered here."""
+    s = sim.seed
+    players = sim.add_role(s.guild, "players")
+    for user in (s.alice, s.bob):
+        s.guild.member(user).roles.append(players)  # type: ignore[union-attr]
+
+    def asked() -> list[str]:
+        return [call.path for call in sim.requests if call.route == MEMBER_ROUTE]
+
+    async with harness.running() as bot:
+        board = await finished_member_board(sim)
+        before = bot.fast_clicks.answered
+        again = await sim.click(s.bob, board, rematch_button(board))
+        assert again.message is not None, again.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert bot.fast_clicks.answered == before + 1
+        assert asked() == []
+        await sim.slash(s.owner, s.channel, "ttt-settings players add", role=players)
+        resign = button_id(again.message, GAME_ACTION_ID, action="resign")
+        assert (await sim.click(s.alice, again.message, resign)).response_type == 7
+        third = await sim.click(s.bob, again.message, rematch_button(again.message))
+        assert third.message is not None, third.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert bot.fast_clicks.answered == before + 2  # a Resign is not answered here
+        assert asked() == [f"/guilds/{s.guild.id}/members/{s.alice.id}"]
 
 
 @both_front_doors

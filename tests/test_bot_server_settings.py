@@ -1336,3 +1336,76 @@ async def test_limits_whose_second_setting_the_database_failed_do_not_say_nothin
         shown = await sim.slash(s.owner, s.channel, f"{SETTINGS} show")
     refused(failed, SETTINGS_MAYBE_SAVED.split(":")[0])
     assert "Live games a member can be in at once: 2 games" in text_of(shown), text_of(shown)
+
+
+def members_asked(sim: DiscordSim) -> int:
+    """How many members the bot asked Discord about (``GET /guilds/{g}/members/{u}``)."""
+    return sum(1 for call in sim.requests if call.route == MEMBER_ROUTE)
+
+
+MEMBER_ROUTE = "GET /guilds/{guild_id}/members/{user_id}"
+
+
+async def test_a_rematch_needs_a_players_role_of_the_opponent_too(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The member clicking Rematch shows their roles; their opponent's are asked of Discord,
+    and only where the server has player roles. An opponent without one (their game started
+    before the roles were set, or they lost it) or who left the server is named and not
+    pulled into a new game."""
+    s = sim.seed
+    players = sim.add_role(s.guild, "players")
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        await sim.click(s.alice, board, button_id(board, GAME_ACTION_ID, action="resign"))
+        again = await sim.click(s.bob, board, button_id(board, GAME_ACTION_ID, action="rematch"))
+        assert again.message is not None, again.content
+        assert members_asked(sim) == 0  # no roles set: nobody asked about
+        board = again.message
+        await sim.click(s.bob, board, button_id(board, GAME_ACTION_ID, action="resign"))
+        assert await bot.in_flight.wait_idle(patience=5)
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} players add", role=players)
+        s.guild.member(s.alice).roles.append(players)  # type: ignore[union-attr]
+        rematch = button_id(board, GAME_ACTION_ID, action="rematch")
+        lacking = (
+            f"bob can't play here: games in this server are for members with <@&{players.id}>."
+        )
+        refused(await sim.click(s.alice, board, rematch), lacking)
+        assert await bot.storage.live_game_in_channel(s.channel.id) is None
+        # Bob was given the role, and left the server.
+        s.guild.member(s.bob).roles.append(players)  # type: ignore[union-attr]
+        sim.remove_member(s.guild, s.bob)
+        refused(await sim.click(s.alice, board, rematch), lacking)
+        assert await bot.storage.live_game_in_channel(s.channel.id) is None
+        # Back, still without it; then with it.
+        sim.add_member(s.guild, s.bob)
+        refused(await sim.click(s.alice, board, rematch), lacking)
+        s.guild.member(s.bob).roles.append(players)  # type: ignore[union-attr]
+        asked = members_asked(sim)
+        started = await sim.click(s.alice, board, rematch)
+        assert started.message is not None, started.content
+        assert members_asked(sim) == asked + 1
+        assert "bob" in text_of(started.message)
+
+
+async def test_a_rematch_whose_opponent_discord_cannot_say_changes_nothing(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Discord failing to say what roles the opponent has is no licence to play: the member is
+    told so, and nothing starts."""
+    s = sim.seed
+    players = sim.add_role(s.guild, "players")
+    for user in (s.alice, s.bob):
+        s.guild.member(user).roles.append(players)  # type: ignore[union-attr]
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} players add", role=players)
+        board = await start_member_game(sim)
+        await sim.click(s.alice, board, button_id(board, GAME_ACTION_ID, action="resign"))
+        assert await bot.in_flight.wait_idle(patience=5)
+        sim.faults.add(MEMBER_ROUTE, status=403)
+        refused(
+            await sim.click(s.bob, board, button_id(board, GAME_ACTION_ID, action="rematch")),
+            "Discord didn't say whether alice may play here, so nothing was done: try again "
+            "in a moment.",
+        )
+        assert await bot.storage.live_game_in_channel(s.channel.id) is None

@@ -449,6 +449,10 @@ async def test_bot_rest_calls_outside_interactions(sim: DiscordSim) -> None:
         assert guild is not None
         member = await guild.fetch_member(s.moderator.id)
         assert member.guild_permissions.manage_messages
+        # Someone who is not (or no longer) a member: Discord's 404 Unknown Member.
+        with pytest.raises(discord.NotFound) as unknown:
+            await guild.fetch_member(sim.add_user("stranger").id)
+        assert unknown.value.code == 10007
         dm = await client.create_dm(user)
         await dm.send("hi carol")
         await sent.delete()
