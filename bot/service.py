@@ -427,6 +427,8 @@ class GameService:
         rules = await self.server_settings.of(challenge.guild_id)
         _require_player(rules, user)
         challenger = Actor(challenge.challenger_id, challenge.challenger_name)
+        # The challenger too: they may have lost the role, or left, since challenging.
+        await self._require_other_player(rules, challenge.guild_id, challenger)
         game_rules = await self._game_rules(challenge.guild_id, rules)
 
         async def start(

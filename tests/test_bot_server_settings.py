@@ -33,12 +33,13 @@ from tests.bot_harness import (
     start_member_game,
     text_of,
 )
-from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimMessage
+from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimMessage, SimUser
 from tests.discord_sim.models import (
     CHANNEL_CATEGORY,
     DEFAULT_BOT_PERMISSIONS,
     PERM_CREATE_PUBLIC_THREADS,
     PERM_MANAGE_THREADS,
+    SimRole,
     SimUsageError,
 )
 
@@ -1346,6 +1347,16 @@ def members_asked(sim: DiscordSim) -> int:
 MEMBER_ROUTE = "GET /guilds/{guild_id}/members/{user_id}"
 
 
+def players_role(sim: DiscordSim, *members: SimUser) -> SimRole:
+    """A new role of the seed's server, "players", given to ``members``."""
+    role = sim.add_role(sim.seed.guild, "players")
+    for user in members:
+        member = sim.seed.guild.member(user)
+        assert member is not None
+        member.roles.append(role)
+    return role
+
+
 async def test_a_rematch_needs_a_players_role_of_the_opponent_too(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -1394,9 +1405,7 @@ async def test_a_rematch_whose_opponent_discord_cannot_say_changes_nothing(
     """Discord failing to say what roles the opponent has is no licence to play: the member is
     told so, and nothing starts."""
     s = sim.seed
-    players = sim.add_role(s.guild, "players")
-    for user in (s.alice, s.bob):
-        s.guild.member(user).roles.append(players)  # type: ignore[union-attr]
+    players = players_role(sim, s.alice, s.bob)
     async with harness.running() as bot:
         await sim.slash(s.owner, s.channel, f"{SETTINGS} players add", role=players)
         board = await start_member_game(sim)
@@ -1409,3 +1418,29 @@ async def test_a_rematch_whose_opponent_discord_cannot_say_changes_nothing(
             "in a moment.",
         )
         assert await bot.storage.live_game_in_channel(s.channel.id) is None
+
+
+async def test_an_accept_needs_the_challengers_players_role_still(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The challenger may have lost the role, or left the server, since challenging: the
+    accept names them and starts nothing, and the challenge stays open."""
+    s = sim.seed
+    players = players_role(sim, s.alice, s.carol)
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} players add", role=players)
+        challenge = await sim.slash(s.alice, s.channel, "ttt start")
+        assert challenge.message is not None, challenge.content
+        accept = button_id(challenge.message, CHALLENGE_ID, action="accept")
+        s.guild.member(s.alice).roles.remove(players)  # type: ignore[union-attr]
+        lacking = (
+            f"alice can't play here: games in this server are for members with <@&{players.id}>."
+        )
+        refused(await sim.click(s.carol, challenge.message, accept), lacking)
+        sim.remove_member(s.guild, s.alice)
+        refused(await sim.click(s.carol, challenge.message, accept), lacking)
+        assert await bot.storage.live_game_in_channel(s.channel.id) is None
+        sim.add_member(s.guild, s.alice, roles=[players])
+        board = await sim.click(s.carol, challenge.message, accept)
+        assert board.message is not None, board.content
+        assert await bot.storage.live_game_in_channel(s.channel.id) is not None
