@@ -425,9 +425,12 @@ class GameService:
                 "This challenge is for {}, not for you.", _name(challenge.opponent_name)
             )
         rules = await self.server_settings.of(challenge.guild_id)
-        _require_player(rules, user)
+        where = place or Place(challenge.channel_id)
+        # An accepted challenge is a game starting now: the server's rules as they are now
+        # hold it, its list of channels (which may have dropped the challenge's since) and
+        # its player roles, the challenger's too (they may have lost the role, or left).
+        await self._may_start(rules, where, user)
         challenger = Actor(challenge.challenger_id, challenge.challenger_name)
-        # The challenger too: they may have lost the role, or left, since challenging.
         await self._require_other_player(rules, challenge.guild_id, challenger)
         game_rules = await self._game_rules(challenge.guild_id, rules)
 
@@ -455,7 +458,6 @@ class GameService:
                 raise UserError("This challenge was answered a moment ago.")
             return closed[0], self._remember(closed[1])
 
-        where = place or Place(challenge.channel_id)
         async with self._one_start_at_a_time(challenge.guild_id, rules, (user, challenger)):
             return await self._at_home(
                 challenge.guild_id, rules, where, game_rules, challenger, user, user, start

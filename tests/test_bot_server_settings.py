@@ -1444,3 +1444,31 @@ async def test_an_accept_needs_the_challengers_players_role_still(
         board = await sim.click(s.carol, challenge.message, accept)
         assert board.message is not None, board.content
         assert await bot.storage.live_game_in_channel(s.channel.id) is not None
+
+
+async def test_a_challenge_whose_channel_left_the_list_is_not_accepted_a_rematch_stays(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """An accepted challenge is a game starting now, so the list of channels holds it as it
+    holds /ttt start; a rematch stays where its game was, whatever the list says."""
+    s = sim.seed
+    arena = sim.add_channel(s.guild, "arena")
+    async with harness.running() as bot:
+        for channel in (s.channel, s.other_channel, arena):
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} channels add", channel=channel)
+        board = await start_member_game(sim, arena)
+        await sim.click(s.alice, board, button_id(board, GAME_ACTION_ID, action="resign"))
+        challenge = await sim.slash(s.carol, s.other_channel, "ttt start")
+        assert challenge.message is not None, challenge.content
+        for channel in (s.other_channel, arena):
+            await sim.slash(s.owner, s.channel, f"{SETTINGS} channels remove", channel=channel)
+        accept = button_id(challenge.message, CHALLENGE_ID, action="accept")
+        refused(
+            await sim.click(s.bob, challenge.message, accept),
+            f"Games aren't played in this channel: this server plays them in <#{s.channel.id}>.",
+        )
+        assert await bot.storage.live_game_in_channel(s.other_channel.id) is None
+        assert await bot.storage.pending_challenge_in_channel(s.other_channel.id) is not None
+        again = await sim.click(s.bob, board, button_id(board, GAME_ACTION_ID, action="rematch"))
+        assert again.message is not None, again.content
+        assert await bot.storage.live_game_in_channel(arena.id) is not None
