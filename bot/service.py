@@ -443,7 +443,9 @@ class GameService:
                 challenger,
                 user,
                 size=challenge.size,
-                language=challenge.language,
+                # A game starting now: the admins' language if they chose one since the
+                # challenge (as its marks and turn time are theirs now), else the challenge's.
+                language=rules.language or challenge.language,
                 rules=game_rules,
             )
             try:

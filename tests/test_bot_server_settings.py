@@ -347,6 +347,23 @@ async def test_a_rematch_after_the_language_changed_is_in_the_new_one(
             assert "ist am Zug" in text_of(again.message), text_of(again.message)
 
 
+async def test_an_accepted_challenge_is_in_the_language_chosen_since(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """An accepted challenge is a game starting then: it takes the language the admins chose
+    after the challenge was made, as it takes their marks and turn time."""
+    s = sim.seed
+    async with harness.running():
+        challenge = await sim.slash(s.alice, s.channel, "ttt start")
+        assert challenge.message is not None, challenge.content
+        assert "Accept" in str(challenge.message.buttons())
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} language", language="de")
+        accept = button_id(challenge.message, CHALLENGE_ID, action="accept")
+        board = await sim.click(s.bob, challenge.message, accept)
+        assert board.message is not None, board.content
+        assert "ist am Zug" in text_of(board.message), text_of(board.message)
+
+
 async def test_a_rematch_is_no_challenge_for_the_cooldown(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
