@@ -494,6 +494,27 @@ async def duel(sim: DiscordSim, bot: TTTBot, channel: SimChannel, name: str) -> 
     return await bot.tournaments.here(s.guild.id, channel.id)
 
 
+@both_front_doors
+async def test_a_tournament_is_hosted_where_its_organiser_creates_it_whatever_the_list(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The server's list of channels is where members start games; a tournament's channel is
+    chosen by its organiser (an admin or the moderator role, who set the list), so it is
+    hosted there, its games in threads off it, listed or not (docs/server-settings.md)."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, "ttt-settings channels add", channel=s.channel)
+        refused(
+            await sim.slash(s.alice, s.other_channel, "ttt vs-ai", difficulty="random"),
+            "Games aren't played in this channel",
+        )
+        tournament = await duel(sim, bot, s.other_channel, "Off the list")
+        (game,) = await round_games(bot, tournament)
+        assert game.is_active
+        thread = sim.channels[game.channel_id]
+        assert thread.parent is s.other_channel
+
+
 async def test_standings_are_shown_after_the_end_and_both_commands_work_from_a_games_thread(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
