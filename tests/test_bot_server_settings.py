@@ -327,11 +327,11 @@ async def test_the_servers_language_for_boards_whatever_its_discord_locale(
         assert "Accepter" in str(again.message.buttons())
 
 
-async def test_a_rematch_after_the_language_changed_is_in_the_new_one(
+async def test_a_rematch_after_the_settings_changed_is_in_the_new_ones(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
-    """A rematch is a new game: it takes the language the admins chose since its game
-    started, as it takes their marks and turn time, rather than carry the old one on."""
+    """A rematch is a new game: it takes the language, marks and turn time the admins chose
+    since its game started, rather than carry the old ones on."""
     s = sim.seed
     async with harness.running() as bot:
         board = await start_member_game(sim, s.channel)
@@ -340,11 +340,17 @@ async def test_a_rematch_after_the_language_changed_is_in_the_new_one(
         await sim.slash(s.carol, s.other_channel, "ttt resign")
         assert await bot.in_flight.wait_idle(patience=5)
         await sim.slash(s.owner, s.channel, f"{SETTINGS} language", language="de")
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} marks", x="🐱", o="🐶")
+        await sim.slash(s.owner, s.channel, f"{SETTINGS} timeouts", turn="30s")
         # /ttt resign answers with the board, the one its Rematch is on.
         for player, old in ((s.alice, board), (s.carol, sim.messages(s.other_channel)[-1])):
             again = await sim.click(player, old, button_id(old, GAME_ACTION_ID, action="rematch"))
             assert again.message is not None, again.content
             assert "ist am Zug" in text_of(again.message), text_of(again.message)
+            assert "🐱" in text_of(again.message), text_of(again.message)
+            game = await bot.storage.live_game_in_channel(again.message.channel.id)
+            assert game is not None
+            assert game.turn_timeout == 30
 
 
 async def test_an_accepted_challenge_is_in_the_language_chosen_since(
@@ -1399,6 +1405,11 @@ async def test_a_rematch_needs_a_players_role_of_the_opponent_too(
             f"bob can't play here: games in this server are for members with <@&{players.id}>."
         )
         refused(await sim.click(s.alice, board, rematch), lacking)
+        # The member clicking shows their own roles: bob is told he needs one.
+        refused(
+            await sim.click(s.bob, board, rematch),
+            f"Games in this server are for members with <@&{players.id}>: ask a moderator",
+        )
         assert await bot.storage.live_game_in_channel(s.channel.id) is None
         # Bob was given the role, and left the server.
         s.guild.member(s.bob).roles.append(players)  # type: ignore[union-attr]
@@ -1489,3 +1500,7 @@ async def test_a_challenge_whose_channel_left_the_list_is_not_accepted_a_rematch
         again = await sim.click(s.bob, board, button_id(board, GAME_ACTION_ID, action="rematch"))
         assert again.message is not None, again.content
         assert await bot.storage.live_game_in_channel(arena.id) is not None
+        # A game going on off the list is played to its end: only starts are held.
+        played = await sim.slash(s.bob, arena, "ttt move", cell="B2")
+        assert played.message is not None, played.content
+        assert not played.ephemeral, played.content
