@@ -331,3 +331,27 @@ def test_help_names_each_commands_optional_options_as_the_command_has_them() -> 
         assert isinstance(command, app_commands.Command), name
         optional = [f"[{p.name}]" for p in command.parameters if not p.required]
         assert options.split() == optional, name
+
+
+def test_a_size_options_description_names_the_default_it_takes() -> None:
+    """A new game's size defaults to the server's choice (/ttt-settings board-size), the
+    stats' and the tables' to 3x3: each size option says the one it takes."""
+    commands = {
+        command.qualified_name: command
+        for top in TicTacToeCog.__cog_app_commands__
+        for command in (top.walk_commands() if isinstance(top, app_commands.Group) else [top])
+    }
+    described = {
+        name: str(parameter.description)
+        for name, command in commands.items()
+        if isinstance(command, app_commands.Command)
+        for parameter in command.parameters
+        if parameter.name == "size"
+    }
+    servers = {name for name, text in described.items() if "the server's" in text}
+    assert servers == {"ttt start", "ttt vs-ai"}, described
+    assert all(
+        text.endswith("default 3\N{MULTIPLICATION SIGN}3")
+        for name, text in described.items()
+        if name not in servers
+    )

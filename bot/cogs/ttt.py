@@ -101,6 +101,10 @@ SIZE_CHOICES = [
     for size in GAME_SIZES
 ]
 SIZE_HELP = locale_str("Board size; default 3\N{MULTIPLICATION SIGN}3")
+# A new game's: the server's default board (/ttt-settings board-size) when none is picked.
+NEW_GAME_SIZE_HELP = locale_str(
+    "Board size; default: the server's (3\N{MULTIPLICATION SIGN}3 unless its admins chose one)"
+)
 FIRST_CHOICES = [
     app_commands.Choice(name=locale_str("me"), value="me"),
     app_commands.Choice(name=locale_str("bot"), value="bot"),
@@ -241,7 +245,8 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     )
     @app_commands.rename(opponent=locale_str("opponent"), size=locale_str("size"))
     @app_commands.describe(
-        opponent=locale_str("Who to challenge; leave it out to let anyone accept"), size=SIZE_HELP
+        opponent=locale_str("Who to challenge; leave it out to let anyone accept"),
+        size=NEW_GAME_SIZE_HELP,
     )
     @app_commands.choices(size=SIZE_CHOICES)
     async def start(
@@ -270,7 +275,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     @app_commands.describe(
         difficulty=locale_str("How well I play, weakest first"),
         first=locale_str("Who moves first (and plays X); default: you"),
-        size=SIZE_HELP,
+        size=NEW_GAME_SIZE_HELP,
     )
     @app_commands.choices(difficulty=DIFFICULTY_CHOICES, first=FIRST_CHOICES)
     @app_commands.choices(size=SIZE_CHOICES)
