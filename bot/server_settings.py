@@ -121,6 +121,20 @@ class ServerSettings:
     def lets_play(self, member: Actor) -> bool:
         return not self.player_roles or not self.player_roles.isdisjoint(member.roles)
 
+    def require_player(self, member: Actor) -> None:
+        """Refuse ``member`` a new game, or a tournament's entry, where the server's games
+        are for some roles only."""
+        if not self.lets_play(member):
+            raise UserError(
+                "Games in this server are for members with {}: ask a moderator for one.",
+                self.roles_to_play,
+            )
+
+    @property
+    def roles_to_play(self) -> Verbatim:
+        """The roles that may play, as mentions (shown privately: nobody is pinged)."""
+        return Verbatim(", ".join(f"<@&{role}>" for role in sorted(self.player_roles)))
+
     def lets_end_games(self, member: Actor) -> bool:
         return member.manages_messages or (
             self.moderator_role is not None and self.moderator_role in member.roles

@@ -383,7 +383,7 @@ class GameService:
             raise UserError(
                 "{} can't play here: games in this server are for members with {}.",
                 opponent.name,
-                _roles(rules),
+                rules.roles_to_play,
             )
         await self._require_free_channel(channel_id)
         await self._check_live_games(rules.max_games, guild_id, challenger)
@@ -698,7 +698,7 @@ class GameService:
         # of channels: the players stay where their game was), its language too once the
         # admins chose one (else the game's, which was the server's or its starter's).
         rules = self.server_settings.as_stored(old.guild_id, settings)
-        _require_player(rules, user)
+        rules.require_player(user)
         # The storage decides the limit on live games, in the insert: no count before it.
         if old.ai_mark is not None and old.ai_difficulty is not None:
             async with self._one_start_at_a_time(old.guild_id, rules, (user,)):
@@ -838,7 +838,7 @@ class GameService:
                 "Games aren't played in this channel: this server plays them in {}.",
                 Verbatim(", ".join(f"<#{channel}>" for channel in sorted(rules.channels))),
             )
-        _require_player(rules, member)
+        rules.require_player(member)
 
     async def _require_other_player(
         self, rules: ServerSettings, guild_id: int, player: Actor
@@ -861,7 +861,7 @@ class GameService:
             raise UserError(
                 "{} can't play here: games in this server are for members with {}.",
                 player.name,
-                _roles(rules),
+                rules.roles_to_play,
             )
 
     async def _check_live_games(
@@ -1443,20 +1443,6 @@ class _MemberLocks:
                 del self._locks[key]
             else:
                 self._locks[key] = (lock, users - 1)
-
-
-def _require_player(rules: ServerSettings, member: Actor) -> None:
-    """Refuse ``member`` a new game where the server's games are for some roles only."""
-    if not rules.lets_play(member):
-        raise UserError(
-            "Games in this server are for members with {}: ask a moderator for one.",
-            _roles(rules),
-        )
-
-
-def _roles(rules: ServerSettings) -> Verbatim:
-    """The roles that may play, as mentions (shown privately: nobody is pinged)."""
-    return Verbatim(", ".join(f"<@&{role}>" for role in sorted(rules.player_roles)))
 
 
 def when(epoch: float) -> Verbatim:

@@ -1257,7 +1257,10 @@ async def test_only_the_servers_players_and_no_bot_join_a_tournament(
         announcement = created.message
         assert announcement is not None, created.content
         join = button_id(announcement, TOURNAMENT_ID, action="join")
-        refused(await sim.click(s.bob, announcement, join), "only members with its player roles")
+        refused(
+            await sim.click(s.bob, announcement, join),
+            f"Games in this server are for members with <@&{players.id}>: ask a moderator for one.",
+        )
         refused(await sim.click(s.other_bot, announcement, join), "Bots don't play")
         joined = await sim.click(s.alice, announcement, join)
         assert not joined.ephemeral, joined.content

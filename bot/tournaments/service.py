@@ -294,8 +294,7 @@ class TournamentService:
         settings = await self.server_settings.of(guild_id)
         if member.is_bot:
             raise UserError("Bots don't play in tournaments.")
-        if not settings.lets_play(member):
-            raise UserError("This server lets only members with its player roles play.")
+        settings.require_player(member)
 
         def join(t: Tournament) -> Change:
             if t.status is not TournamentStatus.REGISTERING:
