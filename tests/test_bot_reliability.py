@@ -696,6 +696,9 @@ async def test_two_boards_asked_for_at_once_leave_one_live_board(
     s = sim.seed
     async with harness.running() as bot:
         board = await start_member_game(sim)
+        # The accept's board is adopted after its answer: adopted after the two posts, it
+        # would retire one of them and be the live board itself.
+        assert await bot.in_flight.wait_idle(patience=5)
         asked = await asyncio.gather(
             sim.slash(s.alice, s.channel, "ttt board"), sim.slash(s.bob, s.channel, "ttt board")
         )
