@@ -366,6 +366,10 @@ class TTTBot(commands.AutoShardedBot):
         )
         self._gateway_latencies: dict[int, float] = {}
         self._wake = asyncio.Event()
+        # Set when the start-up sweep has ended, however it ended: from then on nothing but
+        # a member, a wake_sweeper() or the next interval moves a game or a tournament on
+        # (the tests wait for it, so that their steps do not race the sweep's).
+        self.first_sweep_done = asyncio.Event()
         # Custom emoji marks Discord was asked about: whether they exist, and when it said.
         self._emoji_checks: dict[tuple[int, int], tuple[bool, float]] = {}
 
@@ -1057,5 +1061,6 @@ class TTTBot(commands.AutoShardedBot):
                 )
             except Exception:
                 log.exception("sweeping timeouts failed; trying again later")
+            self.first_sweep_done.set()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.sweep_interval)

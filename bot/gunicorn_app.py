@@ -36,6 +36,7 @@ import logging
 import multiprocessing
 import multiprocessing.synchronize
 import os
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -103,6 +104,7 @@ async def make_app() -> web.AppRunner:
     try:
         settings = read_settings()
     except ConfigError as error:
+        signal.set_wakeup_fd(-1)  # as below, where the bot cannot log in
         raise SystemExit(BOOT_FAILURES.stop(str(error))) from None
     logs.configure(settings)
     open_files_as_allowed()
@@ -128,6 +130,11 @@ async def make_app() -> web.AppRunner:
                 await freeze_after_start(bot)
                 yield
         if stopped is not None:
+            # The worker closes its loop on the way out, and asyncio's close() closes the
+            # loop's self-pipe before it resets the signal wakeup fd: the master's SIGTERM,
+            # stopping for this failure, could come in between and print a traceback.
+            # Nothing is left for a signal to do here.
+            signal.set_wakeup_fd(-1)
             raise SystemExit(stopped)
         log.info("worker pid %d stopped", os.getpid())
 

@@ -161,6 +161,10 @@ class BotHarness:
             async with self._serving(bot) if over_http else self.sim.running(bot):
                 # A variant that silently ran on the other engine would prove nothing.
                 assert isinstance(bot.storage, STORAGE_CLASSES[settings.database.scheme])
+                # The start-up sweep runs in the background, outside in_flight: one still
+                # running would run a tournament, or settle a game, beside the test's first
+                # steps, which wait_idle does not wait for.
+                await asyncio.wait_for(bot.first_sweep_done.wait(), START_PATIENCE)
                 yield bot
                 # Buttons are DynamicItems: nothing per game or per message may stay in memory.
                 store = bot._connection._view_store

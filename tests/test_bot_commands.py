@@ -427,8 +427,11 @@ async def test_end_is_for_moderators_and_counts_for_nobody(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
-    async with harness.running():
+    async with harness.running() as bot:
         board = await start_member_game(sim)
+        # The accept's board is adopted after its answer: adopted after the end's board, it
+        # would retire that one and keep its own buttons.
+        assert await bot.in_flight.wait_idle(patience=5)
         refused(
             await sim.slash(s.alice, s.channel, "ttt end"),
             "Only members who can manage messages can do that.",

@@ -202,6 +202,8 @@ async def test_a_bot_moved_from_the_gateway_to_http_and_back_plays_on(
         assert second is not None
         played = await sim.click(s.carol, second, cell_id(second, "C3"))
         assert played.response_type == 7, played.content
+        # The sweep shows the timeouts on the boards whose ids were saved after the answers.
+        assert await served.in_flight.wait_idle(patience=5)
         # Alice's turn runs out in both games, settled by the worker holding the lease.
         harness.clock.advance(301)
         await served.sweep()

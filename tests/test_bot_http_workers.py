@@ -389,6 +389,32 @@ async def test_gunicorn_whose_workers_cannot_boot_stops_with_one_line_and_no_tra
     assert not any(r.path.endswith("/callback") for r in sim.requests)
 
 
+async def test_a_worker_that_cannot_boot_takes_a_sigterm_while_closing_its_loop_quietly(
+    sim: DiscordSim, tmp_path: Path
+) -> None:
+    """gunicorn's master stops once a worker fails to boot, and SIGTERMs the others as they
+    fail too. asyncio's loop.close() closes the loop's self-pipe before it resets the signal
+    wakeup fd, so a SIGTERM in between was written to a closed file: "Exception ignored ...
+    Bad file descriptor" and a traceback on the operator's screen (seen once in a loaded
+    run of the test above). Here that SIGTERM comes at exactly that moment."""
+    env = bot_env(sim, tmp_path, DISCORD_PUBLIC_KEY=sim.public_key, DISCORD_TOKEN="not-the-token")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tests.boot_failure_process",
+        env=env,
+        cwd=tmp_path,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, err.decode()
+    assert out.decode().splitlines()[-1] == "exit 3", (out.decode(), err.decode())
+    assert "Discord rejected DISCORD_TOKEN" in err.decode()
+    assert "Traceback" not in err.decode(), err.decode()
+    assert "Exception ignored" not in err.decode(), err.decode()
+
+
 async def test_gunicorn_with_json_logs_writes_every_line_as_one_json_object(
     sim: DiscordSim, tmp_path: Path
 ) -> None:

@@ -203,6 +203,8 @@ async def test_forget_me_replaces_the_member_everywhere_and_ends_what_they_had_l
         pending = await sim.slash(s.bob, s.other_channel, "ttt start", opponent=s.alice)
         assert pending.message is not None
         bob_before = text_of(await sim.slash(s.bob, s.channel, "ttt stats"))
+        # The boards' and the challenge's message ids are saved after their answers.
+        assert await bot.in_flight.wait_idle(patience=5)
         question = await ask_to_forget(sim, s.alice)
         confirm_id = button_id(question, FORGET_ID, action="confirm")
         done = await sim.click(s.alice, question, confirm_id)
@@ -254,8 +256,9 @@ async def test_a_turn_that_ran_out_is_settled_before_the_member_is_forgotten(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     s = sim.seed
-    async with harness.running():
+    async with harness.running() as bot:
         board = await start_member_game(sim, s.channel, s.alice, s.bob)
+        assert await bot.in_flight.wait_idle(patience=5)  # the board's id is saved after
         harness.clock.advance(301)  # alice, to move, ran out of time; nothing swept it yet
         question = await ask_to_forget(sim, s.alice)
         done = await confirm(sim, s.alice, question)
@@ -319,6 +322,8 @@ async def test_a_servers_data_is_erased_by_a_member_who_can_manage_it(
         )
         assert large.message is not None
         await sim.slash(s.owner, s.channel, "ttt-settings timeouts", turn="1m")
+        # The boards' and the challenge's message ids are saved after their answers.
+        assert await bot.in_flight.wait_idle(patience=5)
         # The command is the admins' (the service checks again if the server shows it to all).
         s.guild.shown_to_everyone.add("ttt-settings")
         refused(
@@ -379,6 +384,9 @@ async def test_a_game_where_the_bot_is_not_ends_through_the_latest_token_or_the_
         harness.clock.advance(16 * 60)  # both tokens run out...
         sim.advance_clock(16 * 60)
         fresh = await play(sim, fresh, [(s.alice, "A1")])  # ...and the first is renewed
+        # The renewed token is saved after the click's answer: a forget-me before that would
+        # find the expired one, and leave the game to the next interaction there.
+        assert await bot.in_flight.wait_idle(patience=5)
         await confirm(sim, s.alice, await ask_to_forget(sim, s.alice))
         assert await bot.in_flight.wait_idle(patience=5)
         through_token = text_of(sim.message(fresh.id))

@@ -440,6 +440,7 @@ async def test_a_board_left_behind_its_game_is_redrawn_by_the_next_click_on_it(
     s = sim.seed
     async with harness.running() as bot:
         board = await start_member_game(sim)
+        assert await bot.in_flight.wait_idle(patience=5)  # the board's id is saved after
         await bot.service.move_in_channel(s.channel.id, Actor(s.alice.id, "alice"), "A1")
         assert shown_board(board) == ".../.../..."  # never redrawn
         clicked = await sim.click(s.bob, board, cell_id(board, "B2"))
@@ -695,6 +696,9 @@ async def test_two_boards_asked_for_at_once_leave_one_live_board(
     s = sim.seed
     async with harness.running() as bot:
         board = await start_member_game(sim)
+        # The accept's board is adopted after its answer: adopted after the two posts, it
+        # would retire one of them and be the live board itself.
+        assert await bot.in_flight.wait_idle(patience=5)
         asked = await asyncio.gather(
             sim.slash(s.alice, s.channel, "ttt board"), sim.slash(s.bob, s.channel, "ttt board")
         )
@@ -891,6 +895,7 @@ async def test_over_http_a_move_whose_response_was_lost_shows_at_the_next_click(
     s = sim.seed
     async with harness.running() as bot:
         board = await start_member_game(sim)
+        assert await bot.in_flight.wait_idle(patience=5)  # the board's id is saved after
         with first_answers_lost(sim), pytest.raises(SimTimeout):
             await sim.click(s.alice, board, cell_id(board, "B2"))
         assert shown_board(board) == ".../.../..."
@@ -911,8 +916,10 @@ async def test_a_resign_whose_answer_was_lost_is_shown_and_counted(
 ) -> None:
     s = sim.seed
     harness.last_try_after = SHORT_WINDOW
-    async with harness.running():
+    async with harness.running() as bot:
         board = await start_member_game(sim)
+        # The board's id is saved after the answer: the resign shows on that message.
+        assert await bot.in_flight.wait_idle(patience=5)
         with first_answers_lost(sim), pytest.raises(SimTimeout):
             await sim.slash(s.bob, s.channel, "ttt resign", timeout=PAST_THE_WINDOW)
         await sim.wait_for(lambda: "resigned" in text_of(sim.message(board.id)))

@@ -7,10 +7,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+import pytest
+
 from bot.client import TTTBot
+from bot.service import Swept
 from tests.bot_harness import (
     BotHarness,
     both_engines,
+    both_front_doors,
     cell_id,
     edits_by_rest,
     http_only,
@@ -34,6 +38,29 @@ async def a_game_waiting_on_bob(sim: DiscordSim, bot: TTTBot) -> SimMessage:
     assert board is not None
     assert await bot.in_flight.wait_idle(patience=5)
     return board
+
+
+@both_front_doors
+async def test_the_harness_hands_the_bot_over_only_once_its_start_up_sweep_has_ended(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The start-up sweep runs in the background, outside ``in_flight``: a test whose first
+    steps ran beside it raced it (a tournament started by a command and run by the sweep at
+    once had one of its round's games opened by each, the sweep's after the command's answer
+    and ``wait_idle``). So ``harness.running()`` waits for it, here held open half a second."""
+    ended: list[TTTBot] = []
+    sweep = TTTBot.sweep
+
+    async def slow_sweep(bot: TTTBot) -> Swept:
+        await asyncio.sleep(0.5)
+        swept = await sweep(bot)
+        ended.append(bot)
+        return swept
+
+    monkeypatch.setattr(TTTBot, "sweep", slow_sweep)
+    async with harness.running() as bot:
+        assert ended == [bot]
+        assert bot.first_sweep_done.is_set()
 
 
 @http_only

@@ -344,6 +344,7 @@ async def test_hand_made_and_stale_clicks_are_refused_and_change_nothing(
         message = await challenge_and_accept(sim, s.alice, s.bob)
         await sim.click(s.alice, message, pick_id(message, 4))
         await sim.click(s.alice, message, cell_button(message, 40))  # E5: O goes to the centre
+        assert await bot.in_flight.wait_idle(patience=5)  # the board's id is saved after
         game = await stored(bot, message)
         clicked = await sim.click(s.bob, message, build(game.id), forged=True)
         if kind.startswith("stale"):  # drawn behind the game: redrawn as it is, and told why

@@ -184,6 +184,7 @@ async def test_a_small_board_picked_on_a_stale_copy_is_refused_by_the_stored_gam
         message = challenge.message
         assert message is not None
         await sim.click(s.bob, message, button_id(message, CHALLENGE_ID, action="accept"))
+        assert await first.in_flight.wait_idle(patience=5)  # the board's id is saved after
         pick = button_id(message, PICK_ID, board="4")
         # Alice clicks while Discord still shows the live board; her click reaches the first
         # worker after bob's resignation was stored and shown through the second.
@@ -191,6 +192,7 @@ async def test_a_small_board_picked_on_a_stale_copy_is_refused_by_the_stored_gam
         game_id = next(iter(first.service._kept))
         to(sim, second)
         await sim.click(s.bob, message, button_id(message, GAME_ACTION_ID, action="resign"))
+        assert await second.in_flight.wait_idle(patience=5)
         assert not is_live(message)
         assert first.service._kept[game_id].is_active
         to(sim, first)
@@ -948,6 +950,7 @@ async def test_a_move_answered_late_shows_the_move_another_worker_saved_since(
     async with harness.running() as first, harness.running() as second:
         to(sim, second)
         board = await start_member_game(sim)
+        assert await second.in_flight.wait_idle(patience=5)  # the board's id is saved after
         saved, held = asyncio.Event(), asyncio.Event()
         save = first.storage.save_game
 
