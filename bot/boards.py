@@ -192,8 +192,13 @@ class Boards:
             return
         previous = await self._storage.set_challenge_message(challenge.id, message_id)
         if previous is not None and previous != message_id:
+            # A newer message recorded before this one (a post held on its way) keeps the
+            # challenge, and this one is retired.
             retired = render.retired_challenge_message(challenge)
-            await self._edit_beside(answer, challenge.channel_id, previous, retired)
+            older = min(previous, message_id)
+            await self._edit_beside(answer, challenge.channel_id, older, retired)
+            if older == message_id:  # the newer one's token stays the route to it
+                return
         await self._remember_route(answer, challenge.channel_id, message_id)
 
     async def update_challenge(self, answer: Answer, challenge: ChallengeRecord) -> None:

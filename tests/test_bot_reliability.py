@@ -735,6 +735,51 @@ async def test_board_shows_an_open_challenge_again_at_the_bottom(
 
 @both_front_doors
 @both_engines
+async def test_a_challenge_message_recorded_after_a_newer_one_is_the_one_retired(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """``/ttt start``'s message recorded only after ``/ttt board`` posted and recorded a newer
+    one (over HTTP its id comes a round trip after the answer; any database write may be
+    slow): the newer message keeps the challenge, the older loses its buttons."""
+    s = sim.seed
+    async with harness.running() as bot:
+        recording = bot.storage.set_challenge_message
+        first_reached, let_first_go, newer_recorded = (asyncio.Event() for _ in range(3))
+
+        async def first_held(challenge_id: int, message_id: int) -> int | None:
+            if not first_reached.is_set():
+                first_reached.set()
+                await let_first_go.wait()
+                return await recording(challenge_id, message_id)
+            try:
+                return await recording(challenge_id, message_id)
+            finally:
+                newer_recorded.set()
+
+        bot.storage.set_challenge_message = first_held  # type: ignore[method-assign]
+        first = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        assert first.message is not None
+        await first_reached.wait()
+        again = await sim.slash(s.carol, s.channel, "ttt board")
+        assert again.message is not None
+        await newer_recorded.wait()
+        let_first_go.set()
+        assert await bot.in_flight.wait_idle(patience=5)
+        bot.storage.set_challenge_message = recording  # type: ignore[method-assign]
+        pending = await bot.storage.pending_challenge_in_channel(s.channel.id)
+        assert pending is not None
+        assert pending.message_id == again.message.id
+        old = sim.message(first.message.id)
+        await sim.wait_for(lambda: old.buttons() == [], what="the older message retired")
+        assert "moved to a newer message below" in (old.content or "")
+        newer = sim.message(again.message.id)
+        assert "moved to a newer message below" not in (newer.content or "")
+        accepted = await sim.click(s.bob, newer, button_id(newer, CHALLENGE_ID, action="accept"))
+        assert accepted.response_type == 7
+
+
+@both_front_doors
+@both_engines
 async def test_a_challenge_whose_answer_never_arrived_is_shown_again(
     sim: DiscordSim, harness: BotHarness
 ) -> None:

@@ -676,7 +676,10 @@ class Storage(Protocol):
     async def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None: ...
 
     async def set_challenge_message(self, challenge_id: int, message_id: int) -> int | None:
-        """As :meth:`set_game_message`, for a challenge."""
+        """As :meth:`set_game_message`, for a challenge, but a newer message recorded already
+        (a greater id: Discord's ids grow with time) stays: a challenge's messages are all
+        posts, and one may be recorded after a newer one (over HTTP a new message's id comes
+        a round trip after the answer). The caller retires the older of the two."""
         ...
 
     async def first_challenge_message(self, challenge_id: int, message_id: int) -> bool:

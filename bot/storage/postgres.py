@@ -969,17 +969,29 @@ _SAVE_UNRATED_FINISH = sql.numbered(
 )
 
 
-def _replace_message(table: str) -> str:
+def _replace_message(table: str, *, newer_only: bool = False) -> str:
     """A row's new message ($1, of row $2), returning the one it replaces, one round trip:
     the row is locked as it is read, so of two replacing it at once, the second reads the
     first's. (Read in the update's FROM, before it: a subquery of RETURNING would run after
-    the update, and FOR UPDATE skips a row its own statement changed.)"""
+    the update, and FOR UPDATE skips a row its own statement changed.) ``newer_only``: unless
+    the one it had is newer (a greater id); the one it had is returned either way."""
+    if not newer_only:
+        return (
+            f"WITH before AS (SELECT message_id FROM {table} WHERE id = $2 FOR UPDATE)"
+            f" UPDATE {table} SET message_id = $1 FROM before WHERE {table}.id = $2"
+            " RETURNING before.message_id"
+        )
+    # The update is a statement of its own in the WITH, run whether or not it changes the
+    # row, so that the one it had is returned even when it stays.
     return (
-        f"WITH before AS (SELECT message_id FROM {table} WHERE id = $2 FOR UPDATE)"
-        f" UPDATE {table} SET message_id = $1 FROM before WHERE {table}.id = $2"
-        " RETURNING before.message_id"
+        f"WITH before AS (SELECT message_id FROM {table} WHERE id = $2 FOR UPDATE),"
+        f" replaced AS (UPDATE {table} SET message_id = $1 FROM before WHERE {table}.id = $2"
+        " AND (before.message_id IS NULL OR before.message_id < $1))"
+        " SELECT message_id FROM before"
     )
 
 
 _REPLACE_GAME_MESSAGE = _replace_message("games")
-_REPLACE_CHALLENGE_MESSAGE = _replace_message("challenges")
+# A challenge's messages are all posted (none adopted by a click, as an older board is): of
+# two recorded out of order, the newer stays.
+_REPLACE_CHALLENGE_MESSAGE = _replace_message("challenges", newer_only=True)

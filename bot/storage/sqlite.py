@@ -253,7 +253,9 @@ class _Database:
 
     def set_challenge_message(self, challenge_id: int, message_id: int) -> int | None:
         return self._write(
-            functools.partial(_replace_message, "challenges", challenge_id, message_id)
+            functools.partial(
+                _replace_message, "challenges", challenge_id, message_id, newer_only=True
+            )
         )
 
     def first_challenge_message(self, challenge_id: int, message_id: int) -> bool:
@@ -1133,15 +1135,17 @@ def _save_game(db: sqlite3.Connection, game: GameRecord) -> GameRecord | None:
 
 
 def _replace_message(
-    table: str, row_id: int, message_id: int, db: sqlite3.Connection
+    table: str, row_id: int, message_id: int, db: sqlite3.Connection, *, newer_only: bool = False
 ) -> int | None:
     """Inside the write lock: the message row ``row_id`` of ``table`` had, then ``message_id``
-    in its place (PostgreSQL's is one statement, as RETURNING there can read the row before)."""
+    in its place (PostgreSQL's is one statement, as RETURNING there can read the row before);
+    ``newer_only``: unless the one it had is newer (a greater id)."""
     before = db.execute(f"SELECT message_id FROM {table} WHERE id = ?", (row_id,)).fetchone()
-    db.execute(f"UPDATE {table} SET message_id = ? WHERE id = ?", (message_id, row_id))
     if before is None:
         return None
     previous: int | None = before[0]
+    if not (newer_only and previous is not None and previous > message_id):
+        db.execute(f"UPDATE {table} SET message_id = ? WHERE id = ?", (message_id, row_id))
     return previous
 
 
