@@ -112,7 +112,7 @@ class Boards:
             return
         message_id = await answer.post(message)
         if message_id is not None:
-            await self._adopt_shown(answer, game, message_id)
+            await self._adopt_shown(answer, game, message_id, posted=True)
         elif game.message_id is not None:
             await self._edit_beside(answer, game.channel_id, game.message_id, message)
         elif not reaches_channel(answer.interaction):
@@ -253,7 +253,7 @@ class Boards:
             await self._storage.set_unseen_game(channel_id, game.id)
             return
         if game.is_active:  # a game whose board never showed: played on from this one
-            await self._adopt_shown(answer, game, message_id)
+            await self._adopt_shown(answer, game, message_id, posted=True)
         else:
             await self._remember_route(answer, channel_id, message_id)
 
@@ -276,23 +276,32 @@ class Boards:
             answer.state.shown_games.discard(game_id)
             await self._storage.set_unseen_game(channel_id, game_id)
 
-    async def _adopt_shown(self, answer: Answer, game: GameRecord, message_id: int) -> None:
-        await self.adopt_board(game, message_id, reaches=reaches_channel(answer.interaction))
-        await self._remember_route(answer, game.channel_id, message_id, game.deadline)
+    async def _adopt_shown(
+        self, answer: Answer, game: GameRecord, message_id: int, *, posted: bool = False
+    ) -> None:
+        reaches = reaches_channel(answer.interaction)
+        if await self.adopt_board(game, message_id, reaches=reaches, posted=posted):
+            await self._remember_route(answer, game.channel_id, message_id, game.deadline)
 
-    async def adopt_board(self, game: GameRecord, message_id: int, *, reaches: bool) -> None:
+    async def adopt_board(
+        self, game: GameRecord, message_id: int, *, reaches: bool, posted: bool = False
+    ) -> bool:
         """Make ``message_id`` the game's live board and take the buttons off the previous
         one, so that only one board of a game can be clicked. A click on an older board (a
-        client that has not caught up) adopts that board in the same way. ``reaches``: the
-        bot can post and edit in the game's channel (:func:`reaches_channel`)."""
+        client that has not caught up) adopts that board in the same way; a board just
+        ``posted`` does not displace a newer one recorded before it (its post was held on
+        its way), and is retired instead. ``reaches``: the bot can post and edit in the
+        game's channel (:func:`reaches_channel`). Whether ``message_id`` is the live board."""
         if game.message_id == message_id:
-            return
+            return True
         # The board recorded before this one, as stored: another post recorded at the same
         # time (two /ttt board at once) is retired by whichever of the two comes second.
-        previous = await self._storage.set_game_message(game.id, message_id)
-        if previous is not None and previous != message_id:
-            retired = render.retired_board_message(game)
-            await self.edit(game.channel_id, previous, retired, reaches=reaches)
+        previous = await self._storage.set_game_message(game.id, message_id, newer_only=posted)
+        if previous is None or previous == message_id:
+            return True
+        older = min(previous, message_id) if posted else previous
+        await self.edit(game.channel_id, older, render.retired_board_message(game), reaches=reaches)
+        return older != message_id
 
     async def _edit_beside(
         self, answer: Answer, channel_id: int, message_id: int, message: render.Message

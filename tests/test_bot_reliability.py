@@ -733,6 +733,64 @@ async def test_board_shows_an_open_challenge_again_at_the_bottom(
         assert "❌ **alice** vs ⭕ **bob**" in text_of(accepted.message)
 
 
+async def recorded_after_the_next(
+    sim: DiscordSim, bot: client.TTTBot, name: str, command: str, **options: Any
+) -> tuple[InteractionRecord, InteractionRecord]:
+    """``command``'s message recorded (storage's ``name``) only after a ``/ttt board`` at
+    once posted and recorded a newer one: both answers, once the bot is idle again."""
+    s = sim.seed
+    recording = getattr(bot.storage, name)
+    first_reached, let_first_go, newer_recorded = (asyncio.Event() for _ in range(3))
+
+    async def first_held(*args: Any, **kwargs: Any) -> Any:
+        if not first_reached.is_set():
+            first_reached.set()
+            await let_first_go.wait()
+            return await recording(*args, **kwargs)
+        try:
+            return await recording(*args, **kwargs)
+        finally:
+            newer_recorded.set()
+
+    setattr(bot.storage, name, first_held)
+    try:
+        first = await sim.slash(s.alice, s.channel, command, **options)
+        await first_reached.wait()
+        again = await sim.slash(s.carol, s.channel, "ttt board")
+        await newer_recorded.wait()
+        let_first_go.set()
+        assert await bot.in_flight.wait_idle(patience=5)
+    finally:
+        setattr(bot.storage, name, recording)
+    return first, again
+
+
+@both_front_doors
+@both_engines
+async def test_a_board_recorded_after_a_newer_one_is_the_one_retired(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """``/ttt vs-ai``'s board recorded only after ``/ttt board`` posted and recorded a newer
+    one (over HTTP its id comes a round trip after the answer): the newer board stays live,
+    the older loses its buttons."""
+    s = sim.seed
+    async with harness.running() as bot:
+        first, again = await recorded_after_the_next(
+            sim, bot, "set_game_message", "ttt vs-ai", difficulty="random"
+        )
+        assert first.message is not None
+        assert again.message is not None
+        game = await bot.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert game.message_id == again.message.id
+        old = sim.message(first.message.id)
+        await sim.wait_for(lambda: not is_live(old), what="the older board retired")
+        newer = sim.message(again.message.id)
+        assert is_live(newer)
+        moved = await sim.click(s.alice, newer, cell_id(newer, "B2"))
+        assert moved.response_type == 7
+
+
 @both_front_doors
 @both_engines
 async def test_a_challenge_message_recorded_after_a_newer_one_is_the_one_retired(
@@ -743,29 +801,11 @@ async def test_a_challenge_message_recorded_after_a_newer_one_is_the_one_retired
     slow): the newer message keeps the challenge, the older loses its buttons."""
     s = sim.seed
     async with harness.running() as bot:
-        recording = bot.storage.set_challenge_message
-        first_reached, let_first_go, newer_recorded = (asyncio.Event() for _ in range(3))
-
-        async def first_held(challenge_id: int, message_id: int) -> int | None:
-            if not first_reached.is_set():
-                first_reached.set()
-                await let_first_go.wait()
-                return await recording(challenge_id, message_id)
-            try:
-                return await recording(challenge_id, message_id)
-            finally:
-                newer_recorded.set()
-
-        bot.storage.set_challenge_message = first_held  # type: ignore[method-assign]
-        first = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        first, again = await recorded_after_the_next(
+            sim, bot, "set_challenge_message", "ttt start", opponent=s.bob
+        )
         assert first.message is not None
-        await first_reached.wait()
-        again = await sim.slash(s.carol, s.channel, "ttt board")
         assert again.message is not None
-        await newer_recorded.wait()
-        let_first_go.set()
-        assert await bot.in_flight.wait_idle(patience=5)
-        bot.storage.set_challenge_message = recording  # type: ignore[method-assign]
         pending = await bot.storage.pending_challenge_in_channel(s.channel.id)
         assert pending is not None
         assert pending.message_id == again.message.id

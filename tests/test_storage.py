@@ -521,6 +521,20 @@ async def test_set_game_message_keeps_the_version(storage: Storage) -> None:
     assert saved.message_id == 555
 
 
+async def test_a_posted_board_recorded_after_a_newer_one_leaves_it(storage: Storage) -> None:
+    """A board just posted (``newer_only``) never displaces a newer one recorded before it;
+    a click's adoption of an older board does."""
+    game = await storage.create_game(new_game())
+    assert await storage.set_game_message(game.id, 556, newer_only=True) is None
+    assert await storage.set_game_message(game.id, 555, newer_only=True) == 556
+    assert (await storage.get_game(game.id) or game).message_id == 556
+    assert await storage.set_game_message(game.id, 557, newer_only=True) == 556
+    assert (await storage.get_game(game.id) or game).message_id == 557
+    assert await storage.set_game_message(game.id, 555) == 557
+    assert (await storage.get_game(game.id) or game).message_id == 555
+    assert await storage.set_game_message(12345, 558, newer_only=True) is None  # no such game
+
+
 async def test_overdue_games_boundary_and_order(storage: Storage) -> None:
     # Created out of deadline order, so that id order would give the wrong answer.
     due = await storage.create_game(new_game(2, deadline=T0))

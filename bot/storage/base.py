@@ -620,10 +620,15 @@ class Storage(Protocol):
         """
         ...
 
-    async def set_game_message(self, game_id: int, message_id: int) -> int | None:
+    async def set_game_message(
+        self, game_id: int, message_id: int, *, newer_only: bool = False
+    ) -> int | None:
         """Record the live board message (does not bump the version); return the one it
         replaced (None if none), read in the same transaction: of two boards recorded at
-        once, each learns the board before it, so that every board but the last is retired."""
+        once, each learns the board before it, so that every board but the last is retired.
+        ``newer_only`` (a board just posted): unless the one recorded is newer (a greater id:
+        Discord's ids grow with time), which stays; the caller retires the older of the two.
+        Without it (a click on an older board adopts it) the last recorded stays."""
         ...
 
     async def first_game_message(self, game_id: int, message_id: int) -> bool:
@@ -676,10 +681,9 @@ class Storage(Protocol):
     async def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None: ...
 
     async def set_challenge_message(self, challenge_id: int, message_id: int) -> int | None:
-        """As :meth:`set_game_message`, for a challenge, but a newer message recorded already
-        (a greater id: Discord's ids grow with time) stays: a challenge's messages are all
-        posts, and one may be recorded after a newer one (over HTTP a new message's id comes
-        a round trip after the answer). The caller retires the older of the two."""
+        """As :meth:`set_game_message` with ``newer_only``, for a challenge: its messages are
+        all posts, and one may be recorded after a newer one (over HTTP a new message's id
+        comes a round trip after the answer)."""
         ...
 
     async def first_challenge_message(self, challenge_id: int, message_id: int) -> bool:

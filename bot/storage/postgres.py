@@ -314,8 +314,11 @@ class PostgresStorage:
         )
         return None if row is None else codec.game(row)
 
-    async def set_game_message(self, game_id: int, message_id: int) -> int | None:
-        previous: int | None = await self._pool.fetchval(_REPLACE_GAME_MESSAGE, message_id, game_id)
+    async def set_game_message(
+        self, game_id: int, message_id: int, *, newer_only: bool = False
+    ) -> int | None:
+        statement = _REPLACE_NEWER_GAME_MESSAGE if newer_only else _REPLACE_GAME_MESSAGE
+        previous: int | None = await self._pool.fetchval(statement, message_id, game_id)
         return previous
 
     async def first_game_message(self, game_id: int, message_id: int) -> bool:
@@ -992,6 +995,7 @@ def _replace_message(table: str, *, newer_only: bool = False) -> str:
 
 
 _REPLACE_GAME_MESSAGE = _replace_message("games")
+_REPLACE_NEWER_GAME_MESSAGE = _replace_message("games", newer_only=True)
 # A challenge's messages are all posted (none adopted by a click, as an older board is): of
 # two recorded out of order, the newer stays.
 _REPLACE_CHALLENGE_MESSAGE = _replace_message("challenges", newer_only=True)

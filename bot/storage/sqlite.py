@@ -219,8 +219,10 @@ class _Database:
     def save_game(self, game: GameRecord) -> GameRecord | None:
         return self._write(lambda db: _save_game(db, game))
 
-    def set_game_message(self, game_id: int, message_id: int) -> int | None:
-        return self._write(functools.partial(_replace_message, "games", game_id, message_id))
+    def set_game_message(self, game_id: int, message_id: int, newer_only: bool) -> int | None:
+        return self._write(
+            functools.partial(_replace_message, "games", game_id, message_id, newer_only=newer_only)
+        )
 
     def first_game_message(self, game_id: int, message_id: int) -> bool:
         statement = SQL.first_game_message
@@ -810,8 +812,10 @@ class SqliteStorage:
     async def save_game(self, game: GameRecord) -> GameRecord | None:
         return await self._run(self._database.save_game, game)
 
-    async def set_game_message(self, game_id: int, message_id: int) -> int | None:
-        return await self._run(self._database.set_game_message, game_id, message_id)
+    async def set_game_message(
+        self, game_id: int, message_id: int, *, newer_only: bool = False
+    ) -> int | None:
+        return await self._run(self._database.set_game_message, game_id, message_id, newer_only)
 
     async def first_game_message(self, game_id: int, message_id: int) -> bool:
         return await self._run(self._database.first_game_message, game_id, message_id)
