@@ -521,18 +521,20 @@ async def test_set_game_message_keeps_the_version(storage: Storage) -> None:
     assert saved.message_id == 555
 
 
-async def test_a_posted_board_recorded_after_a_newer_one_leaves_it(storage: Storage) -> None:
-    """A board just posted (``newer_only``) never displaces a newer one recorded before it;
-    a click's adoption of an older board does."""
+async def test_a_board_recorded_after_a_newer_one_leaves_it(storage: Storage) -> None:
+    """A board recorded as of a moment (``as_of``: a post's own id, a click's interaction
+    id) never displaces one newer than that, recorded before it; one newer it does."""
     game = await storage.create_game(new_game())
-    assert await storage.set_game_message(game.id, 556, newer_only=True) is None
-    assert await storage.set_game_message(game.id, 555, newer_only=True) == 556
+    assert await storage.set_game_message(game.id, 556, as_of=556) is None
+    assert await storage.set_game_message(game.id, 555, as_of=555) == 556
     assert (await storage.get_game(game.id) or game).message_id == 556
-    assert await storage.set_game_message(game.id, 557, newer_only=True) == 556
+    assert await storage.set_game_message(game.id, 557, as_of=557) == 556
     assert (await storage.get_game(game.id) or game).message_id == 557
-    assert await storage.set_game_message(game.id, 555) == 557
+    # A click on an older board after the newer was posted adopts the older.
+    assert await storage.set_game_message(game.id, 555, as_of=558) == 557
     assert (await storage.get_game(game.id) or game).message_id == 555
-    assert await storage.set_game_message(12345, 558, newer_only=True) is None  # no such game
+    assert await storage.set_game_message(game.id, 556) == 555  # unconditional
+    assert await storage.set_game_message(12345, 559, as_of=559) is None  # no such game
 
 
 async def test_overdue_games_boundary_and_order(storage: Storage) -> None:

@@ -219,9 +219,9 @@ class _Database:
     def save_game(self, game: GameRecord) -> GameRecord | None:
         return self._write(lambda db: _save_game(db, game))
 
-    def set_game_message(self, game_id: int, message_id: int, newer_only: bool) -> int | None:
+    def set_game_message(self, game_id: int, message_id: int, as_of: int | None) -> int | None:
         return self._write(
-            functools.partial(_replace_message, "games", game_id, message_id, newer_only=newer_only)
+            functools.partial(_replace_message, "games", game_id, message_id, as_of=as_of)
         )
 
     def first_game_message(self, game_id: int, message_id: int) -> bool:
@@ -256,7 +256,7 @@ class _Database:
     def set_challenge_message(self, challenge_id: int, message_id: int) -> int | None:
         return self._write(
             functools.partial(
-                _replace_message, "challenges", challenge_id, message_id, newer_only=True
+                _replace_message, "challenges", challenge_id, message_id, as_of=message_id
             )
         )
 
@@ -813,9 +813,9 @@ class SqliteStorage:
         return await self._run(self._database.save_game, game)
 
     async def set_game_message(
-        self, game_id: int, message_id: int, *, newer_only: bool = False
+        self, game_id: int, message_id: int, *, as_of: int | None = None
     ) -> int | None:
-        return await self._run(self._database.set_game_message, game_id, message_id, newer_only)
+        return await self._run(self._database.set_game_message, game_id, message_id, as_of)
 
     async def first_game_message(self, game_id: int, message_id: int) -> bool:
         return await self._run(self._database.first_game_message, game_id, message_id)
@@ -1139,16 +1139,21 @@ def _save_game(db: sqlite3.Connection, game: GameRecord) -> GameRecord | None:
 
 
 def _replace_message(
-    table: str, row_id: int, message_id: int, db: sqlite3.Connection, *, newer_only: bool = False
+    table: str,
+    row_id: int,
+    message_id: int,
+    db: sqlite3.Connection,
+    *,
+    as_of: int | None = None,
 ) -> int | None:
     """Inside the write lock: the message row ``row_id`` of ``table`` had, then ``message_id``
     in its place (PostgreSQL's is one statement, as RETURNING there can read the row before);
-    ``newer_only``: unless the one it had is newer (a greater id)."""
+    with ``as_of``, unless the one it had is newer than that (a greater id)."""
     before = db.execute(f"SELECT message_id FROM {table} WHERE id = ?", (row_id,)).fetchone()
     if before is None:
         return None
     previous: int | None = before[0]
-    if not (newer_only and previous is not None and previous > message_id):
+    if as_of is None or previous is None or previous <= as_of:
         db.execute(f"UPDATE {table} SET message_id = ? WHERE id = ?", (message_id, row_id))
     return previous
 
