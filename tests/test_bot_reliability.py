@@ -768,6 +768,24 @@ async def recorded_after_the_next(
     return first, again
 
 
+async def the_newer_board_is_live(
+    sim: DiscordSim, bot: client.TTTBot, older: SimMessage, again: InteractionRecord
+) -> None:
+    """``again``'s board is the game's, the one it took over from (``older``) retired, and
+    alice's move on it is played."""
+    s = sim.seed
+    assert again.message is not None
+    game = await bot.storage.live_game_in_channel(s.channel.id)
+    assert game is not None
+    assert game.message_id == again.message.id
+    old = sim.message(older.id)
+    await sim.wait_for(lambda: not is_live(old), what="the older board retired")
+    newer = sim.message(again.message.id)
+    assert is_live(newer)
+    moved = await sim.click(s.alice, newer, cell_id(newer, "B2"))
+    assert moved.response_type == 7
+
+
 @both_front_doors
 @both_engines
 async def test_a_board_recorded_after_a_newer_one_is_the_one_retired(
@@ -785,16 +803,7 @@ async def test_a_board_recorded_after_a_newer_one_is_the_one_retired(
             lambda: sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random"),
         )
         assert first.message is not None
-        assert again.message is not None
-        game = await bot.storage.live_game_in_channel(s.channel.id)
-        assert game is not None
-        assert game.message_id == again.message.id
-        old = sim.message(first.message.id)
-        await sim.wait_for(lambda: not is_live(old), what="the older board retired")
-        newer = sim.message(again.message.id)
-        assert is_live(newer)
-        moved = await sim.click(s.alice, newer, cell_id(newer, "B2"))
-        assert moved.response_type == 7
+        await the_newer_board_is_live(sim, bot, first.message, again)
 
 
 @both_front_doors
@@ -817,16 +826,7 @@ async def test_an_accepted_challenge_recorded_as_the_board_after_a_newer_one_is_
             sim, bot, "set_game_message", lambda: sim.click(s.bob, message, accept)
         )
         assert first.response_type == 7
-        assert again.message is not None
-        game = await bot.storage.live_game_in_channel(s.channel.id)
-        assert game is not None
-        assert game.message_id == again.message.id
-        old = sim.message(message.id)
-        await sim.wait_for(lambda: not is_live(old), what="the accepted challenge retired")
-        newer = sim.message(again.message.id)
-        assert is_live(newer)
-        moved = await sim.click(s.alice, newer, cell_id(newer, "B2"))
-        assert moved.response_type == 7
+        await the_newer_board_is_live(sim, bot, message, again)
 
 
 @both_front_doors
