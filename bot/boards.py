@@ -112,7 +112,7 @@ class Boards:
             return
         message_id = await answer.post(message)
         if message_id is not None:
-            await self._adopt_shown(answer, game, message_id)
+            await self._adopt_shown(answer, game, message_id, message_id)
         elif game.message_id is not None:
             await self._edit_beside(answer, game.channel_id, game.message_id, message)
         elif not reaches_channel(answer.interaction):
@@ -135,7 +135,7 @@ class Boards:
         if await answer.update(message) or await self._edit_beside(
             answer, channel_id, message_id, message
         ):
-            await self._adopt_shown(answer, game, message_id)
+            await self._adopt_shown(answer, game, message_id, answer.interaction.id)
         await self.close_thread(game)
 
     async def as_stored_if_late(
@@ -192,8 +192,13 @@ class Boards:
             return
         previous = await self._storage.set_challenge_message(challenge.id, message_id)
         if previous is not None and previous != message_id:
+            # A newer message recorded before this one (a post held on its way) keeps the
+            # challenge, and this one is retired.
             retired = render.retired_challenge_message(challenge)
-            await self._edit_beside(answer, challenge.channel_id, previous, retired)
+            older = min(previous, message_id)
+            await self._edit_beside(answer, challenge.channel_id, older, retired)
+            if older == message_id:  # the newer one's token stays the route to it
+                return
         await self._remember_route(answer, challenge.channel_id, message_id)
 
     async def update_challenge(self, answer: Answer, challenge: ChallengeRecord) -> None:
@@ -248,7 +253,7 @@ class Boards:
             await self._storage.set_unseen_game(channel_id, game.id)
             return
         if game.is_active:  # a game whose board never showed: played on from this one
-            await self._adopt_shown(answer, game, message_id)
+            await self._adopt_shown(answer, game, message_id, message_id)
         else:
             await self._remember_route(answer, channel_id, message_id)
 
@@ -271,23 +276,42 @@ class Boards:
             answer.state.shown_games.discard(game_id)
             await self._storage.set_unseen_game(channel_id, game_id)
 
-    async def _adopt_shown(self, answer: Answer, game: GameRecord, message_id: int) -> None:
-        await self.adopt_board(game, message_id, reaches=reaches_channel(answer.interaction))
-        await self._remember_route(answer, game.channel_id, message_id, game.deadline)
+    async def _adopt_shown(
+        self, answer: Answer, game: GameRecord, message_id: int, as_of: int
+    ) -> None:
+        reaches = reaches_channel(answer.interaction)
+        if await self.adopt_board(game, message_id, as_of, reaches=reaches):
+            await self._remember_route(answer, game.channel_id, message_id, game.deadline)
 
-    async def adopt_board(self, game: GameRecord, message_id: int, *, reaches: bool) -> None:
+    async def adopt_board(
+        self, game: GameRecord, message_id: int, as_of: int, *, reaches: bool
+    ) -> bool:
         """Make ``message_id`` the game's live board and take the buttons off the previous
         one, so that only one board of a game can be clicked. A click on an older board (a
-        client that has not caught up) adopts that board in the same way. ``reaches``: the
-        bot can post and edit in the game's channel (:func:`reaches_channel`)."""
+        client that has not caught up) adopts that board in the same way. ``as_of``: the
+        Discord id of the moment it became the board (a post's own id, a click's interaction
+        id): a board posted after that and recorded first (this one was held on its way)
+        stays, and this one is retired instead. ``reaches``: the bot can post and edit in the
+        game's channel (:func:`reaches_channel`). Whether ``message_id`` is the live board."""
         if game.message_id == message_id:
-            return
+            return True
         # The board recorded before this one, as stored: another post recorded at the same
         # time (two /ttt board at once) is retired by whichever of the two comes second.
-        previous = await self._storage.set_game_message(game.id, message_id)
-        if previous is not None and previous != message_id:
-            retired = render.retired_board_message(game)
-            await self.edit(game.channel_id, previous, retired, reaches=reaches)
+        previous = await self._storage.set_game_message(game.id, message_id, as_of=as_of)
+        if previous is None or previous == message_id:
+            return True
+        retired = message_id if previous > as_of else previous
+        await self.edit(
+            game.channel_id, retired, render.retired_board_message(game), reaches=reaches
+        )
+        if retired == message_id and as_of != message_id:
+            # A click's board lost to one posted since, which may have been drawn before the
+            # click's change was saved: it shows the game as stored.
+            stored = await self._storage.get_game(game.id) or game
+            await self.edit(
+                game.channel_id, previous, render.board_message(stored), reaches=reaches
+            )
+        return retired != message_id
 
     async def _edit_beside(
         self, answer: Answer, channel_id: int, message_id: int, message: render.Message

@@ -260,8 +260,10 @@ class FastClicks:
                 return
             # The game is saved and shown either way; only an older board may linger, until
             # a click on it or on this one adopts this one again.
+            # When it became the board: a board posted since stays (see Boards.adopt_board).
+            as_of = click.interaction_id if editing else message_id
             try:
-                await self._boards.adopt_board(game, message_id, reaches=True)
+                await self._boards.adopt_board(game, message_id, as_of, reaches=True)
                 await self._boards.close_thread(game)
             except DatabaseUnavailableError as error:  # an outage, not a bug of the bot's
                 log.warning(

@@ -149,7 +149,7 @@ async def test_a_database_outage_after_the_answer_is_a_warning_not_an_error(
         bot.service.drop_copies(lambda game: game.id == game_id)  # read it as stored
         recording = bot.storage.set_game_message
 
-        async def down(game_id: int, message_id: int) -> int | None:
+        async def down(game_id: int, message_id: int, *, as_of: int | None = None) -> int | None:
             raise DatabaseUnavailableError("connection refused", nothing_written=True)
 
         bot.storage.set_game_message = down  # type: ignore[method-assign]

@@ -9,7 +9,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager, closing
 from pathlib import Path
 from typing import Any
@@ -735,6 +735,173 @@ async def test_board_shows_an_open_challenge_again_at_the_bottom(
         assert accepted.response_type == 7
         assert accepted.message is not None
         assert "❌ **alice** vs ⭕ **bob**" in text_of(accepted.message)
+
+
+async def recorded_after_the_next(
+    sim: DiscordSim,
+    bot: client.TTTBot,
+    name: str,
+    first_action: Callable[[], Awaitable[InteractionRecord]],
+) -> tuple[InteractionRecord, InteractionRecord]:
+    """``first_action``'s message recorded (storage's ``name``) only after a ``/ttt board``
+    at once posted and recorded a newer one: both answers, once the bot is idle again."""
+    s = sim.seed
+    recording = getattr(bot.storage, name)
+    first_reached, let_first_go, newer_recorded = (asyncio.Event() for _ in range(3))
+
+    async def first_held(*args: Any, **kwargs: Any) -> Any:
+        if not first_reached.is_set():
+            first_reached.set()
+            await let_first_go.wait()
+            return await recording(*args, **kwargs)
+        try:
+            return await recording(*args, **kwargs)
+        finally:
+            newer_recorded.set()
+
+    setattr(bot.storage, name, first_held)
+    try:
+        first = await first_action()
+        await first_reached.wait()
+        again = await sim.slash(s.carol, s.channel, "ttt board")
+        await newer_recorded.wait()
+        let_first_go.set()
+        assert await bot.in_flight.wait_idle(patience=5)
+    finally:
+        setattr(bot.storage, name, recording)
+    return first, again
+
+
+async def the_newer_board_is_live(
+    sim: DiscordSim, bot: client.TTTBot, older: SimMessage, again: InteractionRecord
+) -> None:
+    """``again``'s board is the game's, the one it took over from (``older``) retired, and
+    alice's move on it is played."""
+    s = sim.seed
+    assert again.message is not None
+    game = await bot.storage.live_game_in_channel(s.channel.id)
+    assert game is not None
+    assert game.message_id == again.message.id
+    old = sim.message(older.id)
+    await sim.wait_for(lambda: not is_live(old), what="the older board retired")
+    newer = sim.message(again.message.id)
+    assert is_live(newer)
+    moved = await sim.click(s.alice, newer, cell_id(newer, "B2"))
+    assert moved.response_type == 7
+
+
+@both_front_doors
+@both_engines
+async def test_a_board_recorded_after_a_newer_one_is_the_one_retired(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """``/ttt vs-ai``'s board recorded only after ``/ttt board`` posted and recorded a newer
+    one (over HTTP its id comes a round trip after the answer): the newer board stays live,
+    the older loses its buttons."""
+    s = sim.seed
+    async with harness.running() as bot:
+        first, again = await recorded_after_the_next(
+            sim,
+            bot,
+            "set_game_message",
+            lambda: sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random"),
+        )
+        assert first.message is not None
+        await the_newer_board_is_live(sim, bot, first.message, again)
+
+
+@both_front_doors
+@both_engines
+async def test_an_accepted_challenge_recorded_as_the_board_after_a_newer_one_is_retired(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Bob's accept turns the challenge into the board, which is recorded only after a
+    ``/ttt board`` sent after the accept posted and recorded a newer one: the newer board
+    stays live (a click on an older board that came after the newer was posted still adopts
+    the older: ``test_storage.py``'s ``test_a_board_recorded_after_a_newer_one_leaves_it``)."""
+    s = sim.seed
+    async with harness.running() as bot:
+        challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
+        message = challenge.message
+        assert message is not None
+        assert await bot.in_flight.wait_idle(patience=5)
+        accept = button_id(message, CHALLENGE_ID, action="accept")
+        first, again = await recorded_after_the_next(
+            sim, bot, "set_game_message", lambda: sim.click(s.bob, message, accept)
+        )
+        assert first.response_type == 7
+        await the_newer_board_is_live(sim, bot, message, again)
+
+
+@both_front_doors
+@both_engines
+async def test_a_move_whose_board_lost_to_one_posted_since_shows_on_that_one(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Alice's move is held before it is saved while a ``/ttt board`` sent after her click
+    posts the board as it was and records it: her clicked board is retired as the older,
+    and the newer one, drawn before her move, shows it."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        assert await bot.in_flight.wait_idle(patience=5)
+        moving, let_go = hold(bot.service, "move_on_board")
+        recording, recorded = bot.storage.set_game_message, asyncio.Event()
+
+        async def noted(game_id: int, message_id: int, **kwargs: Any) -> int | None:
+            try:
+                return await recording(game_id, message_id, **kwargs)
+            finally:
+                recorded.set()
+
+        bot.storage.set_game_message = noted  # type: ignore[method-assign]
+        click = asyncio.ensure_future(sim.click(s.alice, board, cell_id(board, "B2")))
+        await moving.wait()
+        again = await sim.slash(s.carol, s.channel, "ttt board")
+        assert again.message is not None
+        assert shown_board(again.message) == ".../.../..."
+        await recorded.wait()
+        let_go.set()
+        assert (await click).response_type == 7
+        assert await bot.in_flight.wait_idle(patience=5)
+        bot.storage.set_game_message = recording  # type: ignore[method-assign]
+        game = await bot.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert game.message_id == again.message.id
+        await sim.wait_for(lambda: not is_live(sim.message(board.id)), what="the older retired")
+        newer = sim.message(again.message.id)
+        await sim.wait_for(lambda: shown_board(newer) == ".../.X./...", what="the move shown")
+        assert is_live(newer)
+
+
+@both_front_doors
+@both_engines
+async def test_a_challenge_message_recorded_after_a_newer_one_is_the_one_retired(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """``/ttt start``'s message recorded only after ``/ttt board`` posted and recorded a newer
+    one (over HTTP its id comes a round trip after the answer; any database write may be
+    slow): the newer message keeps the challenge, the older loses its buttons."""
+    s = sim.seed
+    async with harness.running() as bot:
+        first, again = await recorded_after_the_next(
+            sim,
+            bot,
+            "set_challenge_message",
+            lambda: sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob),
+        )
+        assert first.message is not None
+        assert again.message is not None
+        pending = await bot.storage.pending_challenge_in_channel(s.channel.id)
+        assert pending is not None
+        assert pending.message_id == again.message.id
+        old = sim.message(first.message.id)
+        await sim.wait_for(lambda: old.buttons() == [], what="the older message retired")
+        assert "moved to a newer message below" in (old.content or "")
+        newer = sim.message(again.message.id)
+        assert "moved to a newer message below" not in (newer.content or "")
+        accepted = await sim.click(s.bob, newer, button_id(newer, CHALLENGE_ID, action="accept"))
+        assert accepted.response_type == 7
 
 
 @both_front_doors

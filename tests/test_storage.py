@@ -521,6 +521,22 @@ async def test_set_game_message_keeps_the_version(storage: Storage) -> None:
     assert saved.message_id == 555
 
 
+async def test_a_board_recorded_after_a_newer_one_leaves_it(storage: Storage) -> None:
+    """A board recorded as of a moment (``as_of``: a post's own id, a click's interaction
+    id) never displaces one newer than that, recorded before it; one newer it does."""
+    game = await storage.create_game(new_game())
+    assert await storage.set_game_message(game.id, 556, as_of=556) is None
+    assert await storage.set_game_message(game.id, 555, as_of=555) == 556
+    assert (await storage.get_game(game.id) or game).message_id == 556
+    assert await storage.set_game_message(game.id, 557, as_of=557) == 556
+    assert (await storage.get_game(game.id) or game).message_id == 557
+    # A click on an older board after the newer was posted adopts the older.
+    assert await storage.set_game_message(game.id, 555, as_of=558) == 557
+    assert (await storage.get_game(game.id) or game).message_id == 555
+    assert await storage.set_game_message(game.id, 556) == 555  # unconditional
+    assert await storage.set_game_message(12345, 559, as_of=559) is None  # no such game
+
+
 async def test_overdue_games_boundary_and_order(storage: Storage) -> None:
     # Created out of deadline order, so that id order would give the wrong answer.
     due = await storage.create_game(new_game(2, deadline=T0))
@@ -1342,6 +1358,9 @@ async def test_set_challenge_message(storage: Storage) -> None:
     stored = await storage.get_challenge(challenge.id)
     assert stored == replace(challenge, message_id=778)
     assert await storage.set_challenge_message(12345, 779) is None  # no such challenge
+    # An older message recorded late (a post held on its way) leaves the newer in place.
+    assert await storage.set_challenge_message(challenge.id, 776) == 778
+    assert await storage.get_challenge(challenge.id) == replace(challenge, message_id=778)
 
 
 async def test_overdue_challenges_boundary(storage: Storage) -> None:
@@ -1619,7 +1638,9 @@ async def test_messages_recorded_at_once_each_learn_the_one_before(
 ) -> None:
     """Two processes recording a game's new board at once, over and over (two /ttt board at
     the same moment), and a challenge's: each learns the message it replaced, and no message
-    is replaced twice, so every message but the one stored last is retired by one of them."""
+    is replaced twice, so every message but the one stored last is retired by one of them. A
+    challenge keeps its newest message, whatever order they come in: each recording retires
+    the older of its own and the one it learns."""
     async with (
         shared_backend.database(request) as open_storage,
         opened(open_storage) as one,
@@ -1642,11 +1663,16 @@ async def test_messages_recorded_at_once_each_learn_the_one_before(
         stored_challenge = await two.get_challenge(challenge.id)
     assert stored_game is not None
     assert stored_challenge is not None
-    for chain, last in zip(
-        replaced, (stored_game.message_id, stored_challenge.message_id), strict=True
-    ):
-        assert len(set(chain)) == len(chain), chain
-        assert set(chain) | {last} == {None, *recorded}
+    game_chain, challenge_chain = replaced
+    assert len(set(game_chain)) == len(game_chain), game_chain
+    assert set(game_chain) | {stored_game.message_id} == {None, *recorded}
+    assert stored_challenge.message_id == max(recorded)
+    retired = [
+        min(before, message)
+        for before, message in zip(challenge_chain, recorded, strict=True)
+        if before is not None
+    ]
+    assert sorted(retired) == sorted(set(recorded) - {max(recorded)}), challenge_chain
 
 
 async def test_a_challenge_within_the_cooldown_of_the_members_last_one_there_is_refused(

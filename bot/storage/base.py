@@ -620,10 +620,16 @@ class Storage(Protocol):
         """
         ...
 
-    async def set_game_message(self, game_id: int, message_id: int) -> int | None:
+    async def set_game_message(
+        self, game_id: int, message_id: int, *, as_of: int | None = None
+    ) -> int | None:
         """Record the live board message (does not bump the version); return the one it
         replaced (None if none), read in the same transaction: of two boards recorded at
-        once, each learns the board before it, so that every board but the last is retired."""
+        once, each learns the board before it, so that every board but the last is retired.
+        With ``as_of``, the Discord id of the moment ``message_id`` became the board (a
+        post's own id, a click's interaction id; Discord's ids grow with time): unless the
+        board recorded is newer than that, which stays, and is returned (the caller then
+        retires ``message_id``)."""
         ...
 
     async def first_game_message(self, game_id: int, message_id: int) -> bool:
@@ -676,7 +682,9 @@ class Storage(Protocol):
     async def pending_challenge_in_channel(self, channel_id: int) -> ChallengeRecord | None: ...
 
     async def set_challenge_message(self, challenge_id: int, message_id: int) -> int | None:
-        """As :meth:`set_game_message`, for a challenge."""
+        """As :meth:`set_game_message` as of ``message_id``, for a challenge: its messages are
+        all posts, and one may be recorded after a newer one (over HTTP a new message's id
+        comes a round trip after the answer)."""
         ...
 
     async def first_challenge_message(self, challenge_id: int, message_id: int) -> bool:

@@ -314,8 +314,15 @@ class PostgresStorage:
         )
         return None if row is None else codec.game(row)
 
-    async def set_game_message(self, game_id: int, message_id: int) -> int | None:
-        previous: int | None = await self._pool.fetchval(_REPLACE_GAME_MESSAGE, message_id, game_id)
+    async def set_game_message(
+        self, game_id: int, message_id: int, *, as_of: int | None = None
+    ) -> int | None:
+        previous: int | None
+        if as_of is None:
+            previous = await self._pool.fetchval(_REPLACE_GAME_MESSAGE, message_id, game_id)
+        else:
+            statement = _REPLACE_GAME_MESSAGE_AS_OF
+            previous = await self._pool.fetchval(statement, message_id, game_id, as_of)
         return previous
 
     async def first_game_message(self, game_id: int, message_id: int) -> bool:
@@ -375,7 +382,7 @@ class PostgresStorage:
 
     async def set_challenge_message(self, challenge_id: int, message_id: int) -> int | None:
         previous: int | None = await self._pool.fetchval(
-            _REPLACE_CHALLENGE_MESSAGE, message_id, challenge_id
+            _REPLACE_CHALLENGE_MESSAGE, message_id, challenge_id, message_id
         )
         return previous
 
@@ -969,17 +976,29 @@ _SAVE_UNRATED_FINISH = sql.numbered(
 )
 
 
-def _replace_message(table: str) -> str:
+def _replace_message(table: str, *, as_of: bool = False) -> str:
     """A row's new message ($1, of row $2), returning the one it replaces, one round trip:
     the row is locked as it is read, so of two replacing it at once, the second reads the
     first's. (Read in the update's FROM, before it: a subquery of RETURNING would run after
-    the update, and FOR UPDATE skips a row its own statement changed.)"""
+    the update, and FOR UPDATE skips a row its own statement changed.) ``as_of``: unless
+    the one it had is newer than $3 (a greater id); the one it had is returned either way."""
+    if not as_of:
+        return (
+            f"WITH before AS (SELECT message_id FROM {table} WHERE id = $2 FOR UPDATE)"
+            f" UPDATE {table} SET message_id = $1 FROM before WHERE {table}.id = $2"
+            " RETURNING before.message_id"
+        )
+    # The update is a statement of its own in the WITH, run whether or not it changes the
+    # row, so that the one it had is returned even when it stays.
     return (
-        f"WITH before AS (SELECT message_id FROM {table} WHERE id = $2 FOR UPDATE)"
-        f" UPDATE {table} SET message_id = $1 FROM before WHERE {table}.id = $2"
-        " RETURNING before.message_id"
+        f"WITH before AS (SELECT message_id FROM {table} WHERE id = $2 FOR UPDATE),"
+        f" replaced AS (UPDATE {table} SET message_id = $1 FROM before WHERE {table}.id = $2"
+        " AND (before.message_id IS NULL OR before.message_id <= $3))"
+        " SELECT message_id FROM before"
     )
 
 
 _REPLACE_GAME_MESSAGE = _replace_message("games")
-_REPLACE_CHALLENGE_MESSAGE = _replace_message("challenges")
+_REPLACE_GAME_MESSAGE_AS_OF = _replace_message("games", as_of=True)
+# A challenge's messages are all posted: of two recorded out of order, the newer stays.
+_REPLACE_CHALLENGE_MESSAGE = _replace_message("challenges", as_of=True)

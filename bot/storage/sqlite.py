@@ -219,8 +219,10 @@ class _Database:
     def save_game(self, game: GameRecord) -> GameRecord | None:
         return self._write(lambda db: _save_game(db, game))
 
-    def set_game_message(self, game_id: int, message_id: int) -> int | None:
-        return self._write(functools.partial(_replace_message, "games", game_id, message_id))
+    def set_game_message(self, game_id: int, message_id: int, as_of: int | None) -> int | None:
+        return self._write(
+            functools.partial(_replace_message, "games", game_id, message_id, as_of=as_of)
+        )
 
     def first_game_message(self, game_id: int, message_id: int) -> bool:
         statement = SQL.first_game_message
@@ -253,7 +255,9 @@ class _Database:
 
     def set_challenge_message(self, challenge_id: int, message_id: int) -> int | None:
         return self._write(
-            functools.partial(_replace_message, "challenges", challenge_id, message_id)
+            functools.partial(
+                _replace_message, "challenges", challenge_id, message_id, as_of=message_id
+            )
         )
 
     def first_challenge_message(self, challenge_id: int, message_id: int) -> bool:
@@ -808,8 +812,10 @@ class SqliteStorage:
     async def save_game(self, game: GameRecord) -> GameRecord | None:
         return await self._run(self._database.save_game, game)
 
-    async def set_game_message(self, game_id: int, message_id: int) -> int | None:
-        return await self._run(self._database.set_game_message, game_id, message_id)
+    async def set_game_message(
+        self, game_id: int, message_id: int, *, as_of: int | None = None
+    ) -> int | None:
+        return await self._run(self._database.set_game_message, game_id, message_id, as_of)
 
     async def first_game_message(self, game_id: int, message_id: int) -> bool:
         return await self._run(self._database.first_game_message, game_id, message_id)
@@ -1133,15 +1139,22 @@ def _save_game(db: sqlite3.Connection, game: GameRecord) -> GameRecord | None:
 
 
 def _replace_message(
-    table: str, row_id: int, message_id: int, db: sqlite3.Connection
+    table: str,
+    row_id: int,
+    message_id: int,
+    db: sqlite3.Connection,
+    *,
+    as_of: int | None = None,
 ) -> int | None:
     """Inside the write lock: the message row ``row_id`` of ``table`` had, then ``message_id``
-    in its place (PostgreSQL's is one statement, as RETURNING there can read the row before)."""
+    in its place (PostgreSQL's is one statement, as RETURNING there can read the row before);
+    with ``as_of``, unless the one it had is newer than that (a greater id)."""
     before = db.execute(f"SELECT message_id FROM {table} WHERE id = ?", (row_id,)).fetchone()
-    db.execute(f"UPDATE {table} SET message_id = ? WHERE id = ?", (message_id, row_id))
     if before is None:
         return None
     previous: int | None = before[0]
+    if as_of is None or previous is None or previous <= as_of:
+        db.execute(f"UPDATE {table} SET message_id = ? WHERE id = ?", (message_id, row_id))
     return previous
 
 
