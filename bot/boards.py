@@ -304,13 +304,15 @@ class Boards:
         await self.edit(
             game.channel_id, retired, render.retired_board_message(game), reaches=reaches
         )
-        if retired == message_id and as_of != message_id:
-            # A click's board lost to one posted since, which may have been drawn before the
-            # click's change was saved: it shows the game as stored.
-            stored = await self._storage.get_game(game.id) or game
-            await self.edit(
-                game.channel_id, previous, render.board_message(stored), reaches=reaches
-            )
+        # The live board, as stored now, is drawn again where it may not show the game: the
+        # one a click meets (as_of is not its own id) may have been drawn before that click's
+        # change was saved, or retired by the post it took over from, that edit still on its
+        # way; and the board just retired here may have been taken over again meanwhile by a
+        # click on it, before this edit landed.
+        stored = await self._storage.get_game(game.id) or game
+        live = stored.message_id
+        if live is not None and (live == retired or as_of != message_id):
+            await self.edit(game.channel_id, live, render.board_message(stored), reaches=reaches)
         return retired != message_id
 
     async def _edit_beside(

@@ -333,6 +333,17 @@ async def accepted_unshown(sim: DiscordSim, bot: TTTBot) -> tuple[SimMessage, Ga
     return message, game
 
 
+async def recorded_vs_ai_board(
+    sim: DiscordSim, bot: TTTBot, difficulty: str = "random"
+) -> SimMessage:
+    """Alice's ``/ttt vs-ai`` in the seed's channel: its board, once the bot recorded it as
+    the game's (its message id is saved after the answer; over HTTP, once Discord said it)."""
+    started = await sim.slash(sim.seed.alice, sim.seed.channel, "ttt vs-ai", difficulty=difficulty)
+    assert started.message is not None, started.content
+    assert await bot.in_flight.wait_idle(patience=5)
+    return started.message
+
+
 async def start_member_game(
     sim: DiscordSim,
     channel: SimChannel | None = None,

@@ -21,6 +21,7 @@ from tests.bot_harness import (
     both_front_doors,
     button_id,
     cell_id,
+    recorded_vs_ai_board,
     refused,
     shown_board,
     start_member_game,
@@ -253,11 +254,7 @@ async def test_move_replies_with_the_board_and_retires_the_old_one(
 ) -> None:
     s = sim.seed
     async with harness.running() as bot:
-        first = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
-        old = first.message
-        assert old is not None
-        # The board's message id is saved after the answer (over HTTP, once Discord said it).
-        assert await bot.in_flight.wait_idle(patience=5)
+        old = await recorded_vs_ai_board(sim, bot, "minimax")
         moved = await sim.slash(s.alice, s.channel, "ttt move", cell=" b2 ")
         new = moved.message
         assert new is not None

@@ -23,12 +23,14 @@ from bot.config import POSTGRESQL
 from bot.domain import Actor
 from bot.errors import DATABASE_DOWN
 from bot.storage.base import GameRecord
+from game import cell_name
 from tests.bot_harness import (
     CALLBACK,
     PAST_THE_WINDOW,
     SHORT_WINDOW,
     BotHarness,
     accepted_unshown,
+    board_of,
     board_out_of_time,
     both_engines,
     both_front_doors,
@@ -41,6 +43,7 @@ from tests.bot_harness import (
     free_cells,
     http_only,
     is_live,
+    recorded_vs_ai_board,
     refused,
     refused_showing_the_game,
     shown_board,
@@ -808,6 +811,52 @@ async def test_a_board_recorded_after_a_newer_one_is_the_one_retired(
         )
         assert first.message is not None
         await the_newer_board_is_live(sim, bot, first.message, again)
+
+
+@both_front_doors
+@both_engines
+async def test_a_click_on_the_older_board_while_its_retirement_is_in_flight_leaves_one_live(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """``/ttt board`` posts a newer board and retires the older one, an edit held on its
+    way; a click on the older board meanwhile (it still shows its buttons) makes it the game's
+    board again and retires the newer. Whichever edit lands last, one board takes clicks: the
+    game's, as stored."""
+    s = sim.seed
+    async with harness.running() as bot:
+        older = await recorded_vs_ai_board(sim, bot)
+        edit, retiring, release = bot.boards.edit, asyncio.Event(), asyncio.Event()
+
+        async def held(
+            channel_id: int, message_id: int, message: Any, *, reaches: bool | None = None
+        ) -> bool:
+            if message_id == older.id and not retiring.is_set():
+                retiring.set()
+                await release.wait()
+            return await edit(channel_id, message_id, message, reaches=reaches)
+
+        bot.boards.edit = held  # type: ignore[method-assign]
+        again = await sim.slash(s.alice, s.channel, "ttt board")
+        newer = again.message
+        assert newer is not None
+        await asyncio.wait_for(retiring.wait(), 5)
+        clicked = await sim.click(s.alice, sim.message(older.id), cell_id(older, "B2"))
+        assert clicked.response_type == 7
+        await sim.wait_for(lambda: not is_live(sim.message(newer.id)), what="the newer retired")
+        release.set()
+        assert await bot.in_flight.wait_idle(patience=5)
+        game = await bot.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        boards = [sim.message(older.id), sim.message(newer.id)]
+        await sim.wait_for(
+            lambda: [is_live(board) for board in boards].count(True) == 1,
+            what="one board taking clicks",
+        )
+        (live,) = [board for board in boards if is_live(board)]
+        assert live.id == game.message_id
+        free = cell_name(board_of(live).empty_cells[0])
+        moved = await sim.click(s.alice, live, cell_id(live, free))
+        assert moved.response_type == 7, moved.content
 
 
 @both_front_doors
