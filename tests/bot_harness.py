@@ -320,10 +320,7 @@ async def accepted_unshown(sim: DiscordSim, bot: TTTBot) -> tuple[SimMessage, Ga
     as its worker was killed. Returns that message, which still shows the challenge, and the
     game."""
     s = sim.seed
-    ix = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
-    message = ix.message
-    assert message is not None
-    assert await bot.in_flight.wait_idle(patience=5)  # the challenge's message id stored
+    message = await recorded_post(sim, bot, "ttt start", opponent=s.bob)
     challenge = await bot.storage.pending_challenge_in_channel(s.channel.id)
     assert challenge is not None
     _, game = await bot.service.accept(
@@ -333,15 +330,14 @@ async def accepted_unshown(sim: DiscordSim, bot: TTTBot) -> tuple[SimMessage, Ga
     return message, game
 
 
-async def recorded_vs_ai_board(
-    sim: DiscordSim, bot: TTTBot, difficulty: str = "random"
-) -> SimMessage:
-    """Alice's ``/ttt vs-ai`` in the seed's channel: its board, once the bot recorded it as
-    the game's (its message id is saved after the answer; over HTTP, once Discord said it)."""
-    started = await sim.slash(sim.seed.alice, sim.seed.channel, "ttt vs-ai", difficulty=difficulty)
-    assert started.message is not None, started.content
+async def recorded_post(sim: DiscordSim, bot: TTTBot, command: str, **options: Any) -> SimMessage:
+    """Alice's ``command`` in the seed's channel: the message it posted (a board, a
+    challenge), once the bot recorded it as the game's or the challenge's (a message id is
+    saved after the answer; over HTTP, once Discord said it)."""
+    posted = await sim.slash(sim.seed.alice, sim.seed.channel, command, **options)
+    assert posted.message is not None, posted.content
     assert await bot.in_flight.wait_idle(patience=5)
-    return started.message
+    return posted.message
 
 
 async def start_member_game(

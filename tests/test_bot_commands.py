@@ -21,7 +21,7 @@ from tests.bot_harness import (
     both_front_doors,
     button_id,
     cell_id,
-    recorded_vs_ai_board,
+    recorded_post,
     refused,
     shown_board,
     start_member_game,
@@ -136,10 +136,7 @@ async def test_accepting_an_expired_challenge_shows_it_expired(
 ) -> None:
     s = sim.seed
     async with harness.running() as bot:
-        ix = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
-        message = ix.message
-        assert message is not None
-        assert await bot.in_flight.wait_idle(patience=5)
+        message = await recorded_post(sim, bot, "ttt start", opponent=s.bob)
         harness.clock.advance(500)  # before any sweep
         late = await sim.click(s.bob, message, button_id(message, CHALLENGE_ID, action="accept"))
         assert late.response_type == 7
@@ -254,7 +251,7 @@ async def test_move_replies_with_the_board_and_retires_the_old_one(
 ) -> None:
     s = sim.seed
     async with harness.running() as bot:
-        old = await recorded_vs_ai_board(sim, bot, "minimax")
+        old = await recorded_post(sim, bot, "ttt vs-ai", difficulty="minimax")
         moved = await sim.slash(s.alice, s.channel, "ttt move", cell=" b2 ")
         new = moved.message
         assert new is not None

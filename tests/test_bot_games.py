@@ -26,6 +26,7 @@ from tests.bot_harness import (
     cell_id,
     free_cells,
     is_live,
+    recorded_post,
     shown_board,
     start_member_game,
     text_of,
@@ -334,11 +335,7 @@ async def test_games_that_ran_out_while_the_bot_was_down_are_settled_at_start(
 async def test_a_challenge_expires(sim: DiscordSim, harness: BotHarness) -> None:
     s = sim.seed
     async with harness.running() as bot:
-        challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
-        message = challenge.message
-        assert message is not None
-        # The challenge's message id is saved after the answer.
-        assert await bot.in_flight.wait_idle(patience=5)
+        message = await recorded_post(sim, bot, "ttt start", opponent=s.bob)
         harness.clock.advance(121)
         bot.wake_sweeper()
         await sim.wait_for(lambda: "expired" in (sim.message(message.id).content or ""))

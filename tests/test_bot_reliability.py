@@ -43,7 +43,7 @@ from tests.bot_harness import (
     free_cells,
     http_only,
     is_live,
-    recorded_vs_ai_board,
+    recorded_post,
     refused,
     refused_showing_the_game,
     shown_board,
@@ -824,7 +824,7 @@ async def test_a_click_on_the_older_board_while_its_retirement_is_in_flight_leav
     game's, as stored."""
     s = sim.seed
     async with harness.running() as bot:
-        older = await recorded_vs_ai_board(sim, bot)
+        older = await recorded_post(sim, bot, "ttt vs-ai", difficulty="random")
         edit, retiring, release = bot.boards.edit, asyncio.Event(), asyncio.Event()
 
         async def held(
@@ -870,10 +870,7 @@ async def test_an_accepted_challenge_recorded_as_the_board_after_a_newer_one_is_
     the older: ``test_storage.py``'s ``test_a_board_recorded_after_a_newer_one_leaves_it``)."""
     s = sim.seed
     async with harness.running() as bot:
-        challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
-        message = challenge.message
-        assert message is not None
-        assert await bot.in_flight.wait_idle(patience=5)
+        message = await recorded_post(sim, bot, "ttt start", opponent=s.bob)
         accept = button_id(message, CHALLENGE_ID, action="accept")
         first, again = await recorded_after_the_next(
             sim, bot, "set_game_message", lambda: sim.click(s.bob, message, accept)

@@ -37,6 +37,7 @@ from tests.bot_harness import (
     final_answer,
     http_only,
     is_live,
+    recorded_post,
     refused,
     refused_showing_the_game,
     shown_board,
@@ -844,10 +845,7 @@ async def test_a_challenge_accepted_as_the_other_worker_expires_it_starts_no_gam
     async with harness.running() as first, harness.running() as second:
         holder, other = (first, second) if first.holds_sweeper_lease else (second, first)
         to(sim, other)
-        challenge = await sim.slash(s.alice, s.channel, "ttt start", opponent=s.bob)
-        message = challenge.message
-        assert message is not None
-        assert await other.in_flight.wait_idle(patience=5)
+        message = await recorded_post(sim, other, "ttt start", opponent=s.bob)
         closing, held = hold(other.storage, "close_challenge")
         accept = button_id(message, CHALLENGE_ID, action="accept")
         accepting = await sent_to(sim, other, sim.click(s.bob, message, accept))
