@@ -30,7 +30,7 @@ from bot.i18n import ALL_LANGUAGES, N_
 from bot.marks import DEFAULT_MARKS, TAKEN, CustomEmoji, parse_mark
 from bot.seasons import SeasonLength
 from bot.storage.base import DatabaseUnavailableError, Storage, StoredSetting
-from game import Mark
+from game import DEFAULT_SIZE, Mark
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +112,13 @@ class ServerSettings:
     seasons: SeasonLength = SeasonLength.MONTHLY
     announcements: int | None = None
     changes: Mapping[Setting, Change] = field(default_factory=dict, compare=False)
+
+    def board(self, picked: int | None) -> int:
+        """The board size a command means: ``picked`` if a size was picked, else the
+        server's default (new games, tournaments, stats and the leaderboard alike)."""
+        chosen = picked if picked is not None else (self.size or DEFAULT_SIZE)
+        check_size(chosen)
+        return chosen
 
     def allows_games_in(self, place: Collection[int]) -> bool:
         """Whether games may start in a channel, given it and its parents (a thread's channel,

@@ -367,7 +367,7 @@ class GameService:
         shown in, unless the server chose one. ``place``: the channel's parents, for the
         server's list of channels (by default, the channel alone)."""
         rules = await self.server_settings.of(guild_id)
-        size = _size(size, rules)
+        size = rules.board(size)
         if opponent is not None:
             if opponent.id == self.bot_user.id:
                 raise UserError("To play me, use `/ttt vs-ai` and pick a difficulty.")
@@ -562,7 +562,7 @@ class GameService:
         if first not in FIRST_PLAYERS:
             raise UserError("Pick who moves first: {}.", ", ".join(FIRST_PLAYERS))
         rules = await self.server_settings.of(guild_id)
-        size = _size(size, rules)
+        size = rules.board(size)
         where = place or Place(channel_id)
         await self._may_start(rules, where, user)
         bot_first = first == "bot" or (first == "random" and self._rng.random() < 0.5)
@@ -1375,13 +1375,6 @@ THREAD_NAME_LIMIT = 100
 def thread_name(x: str, o: str) -> str:
     """The name of a game's own thread: its players."""
     return f"{x} vs {o}"[:THREAD_NAME_LIMIT]
-
-
-def _size(size: int | None, rules: ServerSettings) -> int:
-    """The board a new game is played on: ``size`` if picked, else the server's default."""
-    chosen = size if size is not None else (rules.size or DEFAULT_SIZE)
-    check_size(chosen)
-    return chosen
 
 
 def _limit_reached(error: LiveGamesLimitError, member: Actor, *players: Actor) -> UserError:

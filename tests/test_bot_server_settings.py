@@ -546,7 +546,7 @@ async def test_five_challenges_accepted_at_once_start_one_game(
 
 async def test_the_default_board_size(sim: DiscordSim, harness: BotHarness) -> None:
     s = sim.seed
-    async with harness.running():
+    async with harness.running() as bot:
         saved = shown(await sim.slash(s.owner, s.channel, f"{SETTINGS} board-size", size=4))
         assert "Board size when none is picked: 4\N{MULTIPLICATION SIGN}4 (4 in a row)" in saved
         game = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
@@ -559,6 +559,21 @@ async def test_the_default_board_size(sim: DiscordSim, harness: BotHarness) -> N
         assert size_of(board) == 4
         help_text = text_of(await sim.slash(s.carol, s.channel, "ttt help"))
         assert "4\N{MULTIPLICATION SIGN}4 if you leave it out" in help_text
+        # What a size left out means elsewhere too: the server's board, not 3x3.
+        stats = text_of(await sim.slash(s.alice, s.channel, "ttt stats"))
+        assert "Tic-tac-toe stats: alice (4\N{MULTIPLICATION SIGN}4)" in stats
+        table = text_of(await sim.slash(s.alice, s.channel, "ttt leaderboard"))
+        assert "leaderboard (4\N{MULTIPLICATION SIGN}4)" in table
+        picked_table = text_of(await sim.slash(s.alice, s.channel, "ttt leaderboard", size=3))
+        assert "leaderboard (3\N{MULTIPLICATION SIGN}3)" in picked_table
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Cup")
+        assert created.message is not None
+        assert "4\N{MULTIPLICATION SIGN}4" in text_of(created)
+        tournament_id = await bot.storage.latest_tournament_in_channel(s.channel.id)
+        assert tournament_id is not None
+        tournament = await bot.tournaments.get(tournament_id)
+        assert tournament is not None
+        assert tournament.state.rules.size == 4
 
 
 async def test_bad_settings_get_a_sentence_and_change_nothing(

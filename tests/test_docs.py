@@ -334,8 +334,8 @@ def test_help_names_each_commands_optional_options_as_the_command_has_them() -> 
 
 
 def test_a_size_options_description_names_the_default_it_takes() -> None:
-    """A new game's size defaults to the server's choice (/ttt-settings board-size), the
-    stats' and the tables' to 3x3: each size option says the one it takes."""
+    """Every size left out means the server's choice (/ttt-settings board-size): a new game's,
+    the stats', the tables' and a tournament's; each size option says so."""
     commands = {
         command.qualified_name: command
         for top in TicTacToeCog.__cog_app_commands__
@@ -348,10 +348,11 @@ def test_a_size_options_description_names_the_default_it_takes() -> None:
         for parameter in command.parameters
         if parameter.name == "size"
     }
-    servers = {name for name, text in described.items() if "the server's" in text}
-    assert servers == {"ttt start", "ttt vs-ai"}, described
-    assert all(
-        text.endswith("default 3\N{MULTIPLICATION SIGN}3")
-        for name, text in described.items()
-        if name not in servers
-    )
+    assert set(described) == {
+        "ttt start",
+        "ttt vs-ai",
+        "ttt stats",
+        "ttt leaderboard",
+        "ttt tournament create",
+    }
+    assert all("the server's" in text for text in described.values()), described

@@ -49,7 +49,7 @@ from bot.threads import ThreadKeeper
 from bot.tournaments.rounds import TournamentRounds
 from bot.tournaments.service import Tournament, TournamentService
 from bot.tournaments.state import Rules
-from game import DEFAULT_SIZE, cell_name, parse_cell
+from game import cell_name, parse_cell
 from game.ai import DIFFICULTIES as LEVELS
 from game.variants import GAME_SIZES
 from tournament import ROUND_ROBIN_MOST, Format
@@ -100,9 +100,8 @@ SIZE_CHOICES = [
     app_commands.Choice(name=locale_str(render.SIZE_LABELS[size]), value=size)
     for size in GAME_SIZES
 ]
-SIZE_HELP = locale_str("Board size; default 3\N{MULTIPLICATION SIGN}3")
-# A new game's: the server's default board (/ttt-settings board-size) when none is picked.
-NEW_GAME_SIZE_HELP = locale_str(
+# Every command's: the server's default board (/ttt-settings board-size) when none is picked.
+SIZE_HELP = locale_str(
     "Board size; default: the server's (3\N{MULTIPLICATION SIGN}3 unless its admins chose one)"
 )
 FIRST_CHOICES = [
@@ -148,10 +147,6 @@ CANCELLED = N_("Done: the tournament is cancelled.")
 REMOVED = N_("Done: that player is out, and their remaining games are forfeited.")
 AWARDED = N_("Done: the result is recorded.")
 LEFT = N_("You have left the tournament.")
-
-
-def _size(choice: app_commands.Choice[int] | None) -> int:
-    return choice.value if choice is not None else DEFAULT_SIZE
 
 
 def _picked_size(choice: app_commands.Choice[int] | None) -> int | None:
@@ -231,6 +226,10 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         chosen = (await self.service.server_settings.of(guild_id)).language if guild_id else None
         return language(chosen) if chosen else answer.public_language
 
+    async def _board_size(self, guild_id: int, picked: int | None) -> int:
+        """The size a command means: the one picked, else the server's default board."""
+        return (await self.service.server_settings.of(guild_id)).board(picked)
+
     async def cog_app_command_error(
         self, interaction: discord.Interaction[Any], error: app_commands.AppCommandError
     ) -> None:
@@ -246,7 +245,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     @app_commands.rename(opponent=locale_str("opponent"), size=locale_str("size"))
     @app_commands.describe(
         opponent=locale_str("Who to challenge; leave it out to let anyone accept"),
-        size=NEW_GAME_SIZE_HELP,
+        size=SIZE_HELP,
     )
     @app_commands.choices(size=SIZE_CHOICES)
     async def start(
@@ -275,7 +274,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     @app_commands.describe(
         difficulty=locale_str("How well I play, weakest first"),
         first=locale_str("Who moves first (and plays X); default: you"),
-        size=NEW_GAME_SIZE_HELP,
+        size=SIZE_HELP,
     )
     @app_commands.choices(difficulty=DIFFICULTY_CHOICES, first=FIRST_CHOICES)
     @app_commands.choices(size=SIZE_CHOICES)
@@ -536,7 +535,9 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         async with self._handling(interaction) as answer:
             guild_id, _ = place(interaction)
             who = member or interaction.user
-            stats = await self.service.stats(guild_id, who.id, _size(size))
+            stats = await self.service.stats(
+                guild_id, who.id, await self._board_size(guild_id, _picked_size(size))
+            )
             message = render.stats_message(
                 stats,
                 who.display_name,
@@ -564,7 +565,8 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     ) -> None:
         async with self._handling(interaction) as answer:
             guild_id, _ = place(interaction)
-            shown = await self.bot.ladder.table(guild_id, _size(size), season)
+            board = await self._board_size(guild_id, _picked_size(size))
+            shown = await self.bot.ladder.table(guild_id, board, season)
             lang = await self._public_language(answer)
             message = render.leaderboard_message(
                 shown.rows, lang, shown.size, season=shown.season, current=shown.current
@@ -580,17 +582,18 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         choices = [app_commands.Choice(name=lang._("All time"), value=ALL_TIME)]
         if interaction.guild_id is None:
             return choices
-        size = getattr(interaction.namespace, "size", None)
-        played = await self.bot.ladder.seasons_played(
-            interaction.guild_id, size if isinstance(size, int) else DEFAULT_SIZE, current
+        picked = getattr(interaction.namespace, "size", None)
+        size = await self._board_size(
+            interaction.guild_id, picked if isinstance(picked, int) else None
         )
+        played = await self.bot.ladder.seasons_played(interaction.guild_id, size, current)
         return choices + [app_commands.Choice(name=name, value=name) for name in played]
 
     @ttt.command(name=locale_str("help"), description=locale_str("How to play"))
     async def help(self, interaction: discord.Interaction[Any]) -> None:
         async with self._handling(interaction) as answer:
             guild_id = interaction.guild_id or OUTSIDE_SERVERS
-            size = (await self.service.server_settings.of(guild_id)).size or DEFAULT_SIZE
+            size = await self._board_size(guild_id, None)
             message = render.help_message(answer.private_language, size)
             await answer.whisper(message)
 
@@ -835,7 +838,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             rules = Rules(
                 name=name.strip(),
                 format=kind,
-                size=_size(size),
+                size=await self._board_size(guild_id, _picked_size(size)),
                 turn_timeout=turn_minutes * 60.0,
                 most_players=players,
                 rounds=rounds,
