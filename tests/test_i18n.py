@@ -21,7 +21,7 @@ from babel.messages.catalog import Catalog, Message
 from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
 from babel.messages.pofile import read_po
 
-from bot import extension, i18n, render
+from bot import errors, extension, i18n, render
 from bot.client import TTTBot
 from bot.config import Settings, parse_database_url
 from game import Board
@@ -319,6 +319,34 @@ async def test_each_member_reads_their_language_and_the_board_the_servers(
     assert move["name_localizations"]["de"] == "zug"
     assert move["name_localizations"]["ja"] == "打つ"
     assert move["description_localizations"]["fr"].startswith("Joue une case")
+
+
+@both_front_doors
+async def test_a_command_discord_shows_as_it_was_before_is_refused_in_the_members_language(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """After a deploy changed the commands, a member's Discord may still send the old ones: a
+    subcommand this process no longer has, or one without an option it now needs. They were
+    answered with discord.py's English words for the developer ("Application command
+    'retired' not found", "...you have not synced the commands with Discord...")."""
+    s = sim.seed
+    s.alice.locale = "de"
+
+    def retired(data: dict[str, Any]) -> None:
+        data["options"][0]["name"] = "retired"
+
+    def without_options(data: dict[str, Any]) -> None:
+        data["options"][0]["options"] = []
+
+    async with harness.running():
+        gone = await sim.slash(s.alice, s.channel, "ttt move", cell="B2", tamper=retired)
+        changed = await sim.slash(s.alice, s.channel, "ttt move", cell="B2", tamper=without_options)
+        assert sim.messages(s.channel) == [gone.message, changed.message]  # nothing else
+    german = i18n.language("de")._(errors.STALE_COMMAND)
+    assert german.startswith("Dieser Befehl hat sich geändert")
+    for refused in (gone, changed):
+        assert refused.ephemeral
+        assert refused.content == german
 
 
 def test_the_bots_review_sentences_in_english_are_the_engines_word_for_word() -> None:
