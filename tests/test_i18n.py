@@ -349,6 +349,46 @@ async def test_a_command_discord_shows_as_it_was_before_is_refused_in_the_member
         assert refused.content == german
 
 
+FULL_WIDTH_B = "\N{FULLWIDTH LATIN CAPITAL LETTER B}"
+FULL_WIDTH_2 = "\N{FULLWIDTH DIGIT TWO}"
+FULL_WIDTH_5 = "\N{FULLWIDTH DIGIT FIVE}"
+
+
+@both_front_doors
+async def test_full_width_letters_and_digits_are_read_as_what_they_show(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A Japanese input method types B2 and 5m in full-width forms unless switched to
+    half-width: the member sees B2 and 5m, and was refused (full-width "B2 is not a cell"),
+    offered no cell while typing one, and could not set a duration."""
+    s = sim.seed
+    s.guild.locale = s.owner.locale = s.alice.locale = "ja"
+    async with harness.running() as bot:
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        assert started.message is not None, started.content
+        offered = await sim.autocomplete(
+            s.alice, s.channel, "ttt move", focused="cell", cell=FULL_WIDTH_B.lower()
+        )
+        numbered = await sim.autocomplete(
+            s.alice, s.channel, "ttt move", focused="cell", cell=FULL_WIDTH_5
+        )
+        moved = await sim.slash(s.alice, s.channel, "ttt move", cell=FULL_WIDTH_B + FULL_WIDTH_2)
+        assert not moved.ephemeral, moved.content
+        set_to = await sim.slash(
+            s.owner,
+            s.channel,
+            "ttt-settings timeouts",
+            turn=FULL_WIDTH_5 + "\N{FULLWIDTH LATIN SMALL LETTER M}",
+        )
+        assert set_to.ephemeral
+        assert await bot.in_flight.wait_idle(patience=5)
+        settings = await bot.service.server_settings.of(s.guild.id)
+    assert [choice["value"] for choice in offered] == ["B1", "B2", "B3"]
+    assert [choice["value"] for choice in numbered] == ["B2"]
+    assert i18n.language("ja")._("Last move: {cell}.", cell="B2") in text_of(moved)
+    assert settings.turn_timeout == 300
+
+
 def test_the_bots_review_sentences_in_english_are_the_engines_word_for_word() -> None:
     """The bot words each move itself (so that every language can); in English it must say
     exactly what ``game.review`` says, in every case: good moves, game-ending ones, blunders
