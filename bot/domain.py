@@ -1,8 +1,10 @@
 """What the bot's services share: who acts, a refusal with its sentence, board sizes as
-people name them, and the guild id that stands for every place outside servers."""
+people name them, text as members type it, and the guild id that stands for every place
+outside servers."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -65,6 +67,14 @@ class Actor:
     roles: frozenset[int] = frozenset()
     manages_messages: bool = False
     manages_server: bool = False
+
+
+def half_width(text: str) -> str:
+    """``text`` with the full-width letters, digits and signs a Japanese (or Chinese, Korean)
+    input method types as the ASCII ones they stand for (Unicode's NFKC): a full-width B2 is
+    ``B2``, a full-width 5m ``5m``. Such a member sees the same letters and digits, and
+    expects them to be read the same."""
+    return unicodedata.normalize("NFKC", text)
 
 
 def size_name(size: int) -> str:

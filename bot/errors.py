@@ -38,6 +38,13 @@ DATABASE_DOWN = N_(
     "The database did not answer (it may be busy or down), so nothing was done: try again in "
     "a moment."
 )
+# Discord sent a command this process does not have, or with options it no longer takes: the
+# member's Discord still shows the commands as they were before a deploy changed them.
+# Nothing ran. (discord.py's own words for it are English, and meant for the developer.)
+STALE_COMMAND = N_(
+    "This command changed since your Discord app loaded it, so nothing was done: reload "
+    "Discord (or wait a minute) and try again."
+)
 
 
 class Reporter:
@@ -80,6 +87,11 @@ class Reporter:
             # Discord only sends values from the command's choices; this one was hand-made.
             log.info("refused a hand-made option value %r", error.value)
             await answer.tell(lang._("That isn't one of the choices: pick from the list."))
+        elif isinstance(
+            error, (app_commands.CommandNotFound, app_commands.CommandSignatureMismatch)
+        ):
+            log.info("refused a command Discord showed as it was before: %s", error)
+            await answer.tell(lang._(STALE_COMMAND))
         elif isinstance(error, app_commands.AppCommandError):  # a check
             await answer.tell(lang._("That didn't work: {error}", error=error))
         elif isinstance(error, DatabaseUnavailableError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -18,7 +19,7 @@ from bot.domain import UserError, check_size
 from bot.i18n import N_
 from bot.seasons import ALL_TIME, Season, SeasonLength, table
 from bot.server_settings import Setting, SettingsService
-from bot.storage.base import EVERY_GUILD, Rating, ShardSlice, Storage
+from bot.storage.base import EVERY_GUILD, GameRecord, Rating, ShardSlice, Storage
 from game.variants import GAME_SIZES
 
 log = logging.getLogger(__name__)
@@ -146,17 +147,24 @@ class Ladder:
         for guild_id in guilds:
             settings = await self._settings.of(guild_id)
             podiums = {}
+            # Without a language chosen by its admins, the server's is the one its boards were
+            # shown in (its Discord language, which only an interaction tells): its last game's.
+            language, last_finished = settings.language, -math.inf
             if settings.seasons is not SeasonLength.OFF and settings.announcements is not None:
                 for size in GAME_SIZES:
-                    rows = await self._season_rows(guild_id, size, season)
+                    games = await self._storage.season_games(
+                        guild_id, size, season.start, season.end
+                    )
+                    rows = await self._table(games, season)
                     if rows:
                         podiums[size] = rows[:PODIUM]
+                    if games and games[-1].updated_at > last_finished:
+                        last_finished = games[-1].updated_at
+                        language = settings.language or games[-1].language
             if not await self._storage.claim_season(guild_id, season.name, now):
                 continue  # another process has it
             if podiums and settings.announcements is not None:
-                yield SeasonEnd(
-                    guild_id, season, settings.announcements, settings.language, podiums
-                )
+                yield SeasonEnd(guild_id, season, settings.announcements, language, podiums)
 
     async def release(self, end: SeasonEnd) -> None:
         """Give up a season's claim whose announcement could not be posted: the next sweep
@@ -166,6 +174,10 @@ class Ladder:
     async def _season_rows(self, guild_id: int, size: int, season: Season) -> list[Rating]:
         """``season``'s table, replayed from its games, as of its end or now if sooner."""
         games = await self._storage.season_games(guild_id, size, season.start, season.end)
+        return await self._table(games, season)
+
+    async def _table(self, games: list[GameRecord], season: Season) -> list[Rating]:
+        """``season``'s table from its ``games``, as of its end or now if sooner."""
         # A worker thread: the replay costs some 0.13 ms of CPU a game (bench.seasons), and the
         # event loop goes on answering meanwhile.
         return await asyncio.to_thread(table, games, min(self._clock.now(), season.end))

@@ -25,7 +25,7 @@ from typing import Any
 
 from bot.clock import Clock
 from bot.config import MAX_TIMEOUT, MIN_TIMEOUT
-from bot.domain import OUTSIDE_SERVERS, Actor, UserError, Verbatim, check_size
+from bot.domain import OUTSIDE_SERVERS, Actor, UserError, Verbatim, check_size, half_width
 from bot.i18n import ALL_LANGUAGES, N_
 from bot.marks import DEFAULT_MARKS, TAKEN, CustomEmoji, parse_mark
 from bot.seasons import SeasonLength
@@ -260,8 +260,9 @@ _UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
 
 def parse_duration(text: str) -> float:
     """Seconds in a duration as people type them: ``90``, ``90s``, ``5m``, ``1h30m``, ``2d``
-    (a bare number is seconds). ValueError for anything else."""
-    compact = text.strip().replace(" ", "")
+    (a bare number is seconds), in full-width characters too (:func:`half_width`). ValueError for
+    anything else."""
+    compact = half_width(text).strip().replace(" ", "")
     if not compact:
         raise ValueError("an empty duration")
     seconds, position = 0.0, 0

@@ -10,6 +10,7 @@ import re
 
 import pytest
 
+from bot import i18n
 from bot.clock import ManualClock
 from bot.components import GAME_ACTION_ID
 from bot.domain import size_name
@@ -307,3 +308,31 @@ async def test_a_game_live_when_its_season_ends_counts_in_the_season_it_ends_in(
         (s.alice.id, "1 W · 0 L · 0 D"),
         (s.bob.id, "0 W · 1 L · 0 D"),
     ]
+
+
+@both_front_doors
+async def test_a_seasons_end_is_announced_in_the_language_its_boards_were_shown_in(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """No interaction tells the sweeper the server's Discord language: the announcement was
+    English in a German server whose admins never picked one. It is in the language of the
+    season's last game there (the server's, when it started), unless the admins chose one."""
+    s = sim.seed
+    s.guild.locale = "de"
+    german, french = i18n.language("de"), i18n.language("fr")
+    news = sim.add_channel(s.guild, "news")
+    harness.clock = ManualClock(at(2026, 11, 10))
+    async with harness.running() as bot:
+        await set_announcements(sim, news)
+        await beats(sim, s.alice, s.bob)
+        harness.clock.advance(at(2026, 12, 1, 0) + SEASON_SETTLES + 5 - harness.clock.now())
+        await bot.sweep()
+        # December's games are German too, then the admins choose French before it ends.
+        await beats(sim, s.bob, s.alice)
+        chosen = await sim.slash(s.owner, s.channel, f"{SETTINGS} language", language="fr")
+        assert chosen.ephemeral
+        harness.clock.advance(at(2027, 1, 1, 0) + SEASON_SETTLES + 5 - harness.clock.now())
+        await bot.sweep()
+    november, december = [text_of(message) for message in sim.messages(news)]
+    assert german._("Tic-tac-toe season {season} is over", season="2026-11") in november
+    assert french._("Tic-tac-toe season {season} is over", season="2026-12") in december

@@ -9,7 +9,9 @@ import json
 import random
 import re
 import string
+import unicodedata
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +21,8 @@ from babel.messages.catalog import Catalog, Message
 from babel.messages.extract import DEFAULT_KEYWORDS, extract_from_dir
 from babel.messages.pofile import read_po
 
-from bot import i18n, render
+from bot import errors, extension, i18n, render
 from bot.client import TTTBot
-from bot.cogs.ttt import TicTacToeCog
 from bot.config import Settings, parse_database_url
 from game import Board
 from game.review import Verdict, review_game
@@ -29,10 +30,20 @@ from tests.bot_harness import BotHarness, both_front_doors, cell_id, text_of
 from tests.discord_sim import DiscordSim
 
 REPO = Path(__file__).resolve().parent.parent
-# Discord's rule for command and option names (lower case where the script has case).
-NAME = re.compile(r"^[-_\w]{1,32}$")
 # A cell's name in a message (`B2`, `E5`, ultimate's `I9`), not part of a longer word.
 CELL_NAME = re.compile(r"(?<![\w{])[A-I][1-9](?!\w)", re.ASCII)
+
+
+def follows_discords_name_rule(name: str) -> bool:
+    """Discord's rule for command and option names,
+    ``^[-_\\p{L}\\p{N}\\p{sc=Deva}\\p{sc=Thai}]{1,32}$`` (Python's ``re`` has no ``\\p{...}``:
+    read from the characters' categories and names)."""
+    return 1 <= len(name) <= 32 and all(
+        char in "-_"
+        or unicodedata.category(char)[0] in "LN"
+        or unicodedata.name(char, "").startswith(("DEVANAGARI ", "THAI "))
+        for char in name
+    )
 
 
 def catalogue(code: str) -> Catalog:
@@ -122,27 +133,134 @@ def test_cell_names_stay_as_they_are_in_every_language(code: str) -> None:
     assert renamed == []
 
 
-async def test_localised_command_names_follow_discords_rules() -> None:
+async def translated_commands() -> list[dict[str, Any]]:
+    """Every command as the bot registers it (``/ttt`` and ``/ttt-settings``), with each
+    covered language's names, descriptions and choices."""
     settings = Settings(token="t", database=parse_database_url("sqlite:///:memory:"))
     bot = TTTBot(settings)
-    await bot.add_cog(TicTacToeCog(bot))
+    await extension.setup(bot)
     translator = i18n.CommandTranslator()
+    return [
+        await command.get_translated_payload(bot.tree, translator)
+        for command in bot.tree.get_commands()
+    ]
+
+
+async def test_localised_command_names_follow_discords_rules() -> None:
     names: dict[str, list[str]] = {}
-    for command in bot.tree.get_commands():
-        payload = await command.get_translated_payload(bot.tree, translator)
+    for payload in await translated_commands():
         for locale, name in _localised(payload, "name"):
-            assert NAME.fullmatch(name), name
+            assert follows_discords_name_rule(name), name
             assert name == name.lower(), name
             names.setdefault(locale, []).append(name)
         # Descriptions and choices: 1 to 100 characters in every language, as Discord allows.
         for _, text in _localised(payload, "description"):
             assert 1 <= len(text) <= 100, text
-    # Every covered locale names the 11 subcommands and their 10 options (a name the same as
-    # English, like French "stats", is not sent), and /ttt itself stays /ttt.
+    # Every covered locale names the subcommands and their options (a name the same as
+    # English, like French "stats", is not sent), /ttt-settings too, and /ttt itself stays
+    # /ttt.
     assert set(names) == {locale.value for locale in i18n.CATALOGUES}
     for localised in names.values():
-        assert len(localised) >= 19
+        assert len(localised) >= 80
         assert "ttt" not in localised
+
+
+# A command a message names (`/ttt move`, `/ttt-settings language`, `/ttt tournament create`),
+# and an option it names in code (`size:4`, `cell:B2`).
+COMMAND_NAMED = re.compile(r"/(ttt(?:-settings)?)((?: [a-z][a-z-]*){0,2})")
+SUBCOMMAND, SUBCOMMAND_GROUP = 1, 2  # option types
+CODE = re.compile(r"`[^`]+`")
+OPTION_NAMED = re.compile(r"(?<![\w/-])([a-z][a-z-]*):")
+
+
+@dataclass
+class LocalisedNames:
+    """How one Discord locale names the commands and their options."""
+
+    commands: dict[tuple[str, ...], str]  # English path -> its path there, "/ttt zug"
+    options: dict[str, set[str]]  # English option name -> its names there
+
+
+def localised_names(payloads: list[dict[str, Any]], locale: str) -> LocalisedNames:
+    names = LocalisedNames({}, {})
+
+    def visit(command: dict[str, Any], english: tuple[str, ...], there: tuple[str, ...]) -> None:
+        here = (command.get("name_localizations") or {}).get(locale, command["name"])
+        english, there = (*english, command["name"]), (*there, here)
+        names.commands[english] = "/" + " ".join(there)
+        for option in command.get("options") or []:
+            if option["type"] in (SUBCOMMAND, SUBCOMMAND_GROUP):
+                visit(option, english, there)
+            else:
+                localised = (option.get("name_localizations") or {}).get(locale, option["name"])
+                names.options.setdefault(option["name"], set()).add(localised)
+
+    for payload in payloads:
+        visit(payload, (), ())
+    return names
+
+
+def named_commands(text: str, names: LocalisedNames) -> Iterator[tuple[str, ...]]:
+    """The English paths of the commands ``text`` names (the longest each mention makes)."""
+    for mention in COMMAND_NAMED.finditer(text):
+        words = (mention[1], *mention[2].split())
+        yield next(words[:n] for n in range(len(words), 0, -1) if words[:n] in names.commands)
+
+
+@pytest.mark.parametrize("locale", sorted(locale.value for locale in i18n.CATALOGUES))
+async def test_messages_name_commands_and_options_as_the_readers_discord_does(
+    locale: str,
+) -> None:
+    """A member whose Discord shows `/ttt zug feld:` is told to use `/ttt zug feld:B2`, not
+    `/ttt move cell:B2`, which their command list does not show: every message that names a
+    command, or an option in code, names it as the member's language does."""
+    names = localised_names(await translated_commands(), locale)
+    translated = catalogue(i18n.CATALOGUES[discord.Locale(locale)])
+    checked, wrong = 0, []
+    for message in template():
+        if not message.id:
+            continue
+        english = _singular(message)
+        commands = set(named_commands(english, names))
+        options = {
+            option
+            for code in CODE.findall(english)
+            for option in OPTION_NAMED.findall(code)
+            if option in names.options
+        }
+        if not commands and not options:
+            continue
+        checked += 1
+        for text in translations(translated[message.id]):
+            for command in commands:
+                if names.commands[command] not in text:
+                    wrong.append(f"{english[:60]!r}: {names.commands[command]!r} in {text!r}")
+            for option in options:
+                if not any(f"{there}:" in text for there in names.options[option]):
+                    wrong.append(f"{english[:60]!r}: {names.options[option]} in {text!r}")
+    assert checked >= 20
+    assert wrong == []
+
+
+# The bot speaks to a member as a friend does, in every message: French "tu", never "vous",
+# Spanish "tú", never "usted" (a help that says "tu" and then "vous" reads as two authors);
+# except to several members at once (a round's two players), whom friends call "vous" too.
+FORMAL_ADDRESS = {
+    "fr": re.compile(r"\b(?:vous|votre|vos)\b", re.IGNORECASE),
+    "es": re.compile(r"\b(?:usted|ustedes)\b", re.IGNORECASE),
+}
+
+
+@pytest.mark.parametrize("code", sorted(FORMAL_ADDRESS))
+def test_each_language_addresses_the_member_one_way(code: str) -> None:
+    formal = [
+        text
+        for message in catalogue(code)
+        if message.id and _singular(message).count("<@{") < 2
+        for text in translations(message)
+        if FORMAL_ADDRESS[code].search(text)
+    ]
+    assert formal == []
 
 
 def _localised(payload: dict[str, Any], field: str) -> Iterator[tuple[str, str]]:
@@ -201,6 +319,74 @@ async def test_each_member_reads_their_language_and_the_board_the_servers(
     assert move["name_localizations"]["de"] == "zug"
     assert move["name_localizations"]["ja"] == "打つ"
     assert move["description_localizations"]["fr"].startswith("Joue une case")
+
+
+@both_front_doors
+async def test_a_command_discord_shows_as_it_was_before_is_refused_in_the_members_language(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """After a deploy changed the commands, a member's Discord may still send the old ones: a
+    subcommand this process no longer has, or one without an option it now needs. They were
+    answered with discord.py's English words for the developer ("Application command
+    'retired' not found", "...you have not synced the commands with Discord...")."""
+    s = sim.seed
+    s.alice.locale = "de"
+
+    def retired(data: dict[str, Any]) -> None:
+        data["options"][0]["name"] = "retired"
+
+    def without_options(data: dict[str, Any]) -> None:
+        data["options"][0]["options"] = []
+
+    async with harness.running():
+        gone = await sim.slash(s.alice, s.channel, "ttt move", cell="B2", tamper=retired)
+        changed = await sim.slash(s.alice, s.channel, "ttt move", cell="B2", tamper=without_options)
+        assert sim.messages(s.channel) == [gone.message, changed.message]  # nothing else
+    german = i18n.language("de")._(errors.STALE_COMMAND)
+    assert german.startswith("Dieser Befehl hat sich geändert")
+    for refused in (gone, changed):
+        assert refused.ephemeral
+        assert refused.content == german
+
+
+FULL_WIDTH_B = "\N{FULLWIDTH LATIN CAPITAL LETTER B}"
+FULL_WIDTH_2 = "\N{FULLWIDTH DIGIT TWO}"
+FULL_WIDTH_5 = "\N{FULLWIDTH DIGIT FIVE}"
+
+
+@both_front_doors
+async def test_full_width_letters_and_digits_are_read_as_what_they_show(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A Japanese input method types B2 and 5m in full-width forms unless switched to
+    half-width: the member sees B2 and 5m, and was refused (full-width "B2 is not a cell"),
+    offered no cell while typing one, and could not set a duration."""
+    s = sim.seed
+    s.guild.locale = s.owner.locale = s.alice.locale = "ja"
+    async with harness.running() as bot:
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
+        assert started.message is not None, started.content
+        offered = await sim.autocomplete(
+            s.alice, s.channel, "ttt move", focused="cell", cell=FULL_WIDTH_B.lower()
+        )
+        numbered = await sim.autocomplete(
+            s.alice, s.channel, "ttt move", focused="cell", cell=FULL_WIDTH_5
+        )
+        moved = await sim.slash(s.alice, s.channel, "ttt move", cell=FULL_WIDTH_B + FULL_WIDTH_2)
+        assert not moved.ephemeral, moved.content
+        set_to = await sim.slash(
+            s.owner,
+            s.channel,
+            "ttt-settings timeouts",
+            turn=FULL_WIDTH_5 + "\N{FULLWIDTH LATIN SMALL LETTER M}",
+        )
+        assert set_to.ephemeral
+        assert await bot.in_flight.wait_idle(patience=5)
+        settings = await bot.service.server_settings.of(s.guild.id)
+    assert [choice["value"] for choice in offered] == ["B1", "B2", "B3"]
+    assert [choice["value"] for choice in numbered] == ["B2"]
+    assert i18n.language("ja")._("Last move: {cell}.", cell="B2") in text_of(moved)
+    assert settings.turn_timeout == 300
 
 
 def test_the_bots_review_sentences_in_english_are_the_engines_word_for_word() -> None:

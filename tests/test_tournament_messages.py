@@ -112,9 +112,8 @@ def test_each_rounds_result_reads_as_one_character() -> None:
     assert marks == {"ann": "1·", "bo": "0-", "cy": "B·"}
 
 
-def test_each_line_shows_rank_points_tie_breaks_and_rounds_of_the_docs_swiss_of_five() -> None:
-    """The standings message's lines carry what issue 38 names (rank, points, the tie-breaks,
-    each round's result), with the numbers of docs/playing.md's worked Swiss of five."""
+def docs_swiss_of_five() -> TournamentState:
+    """docs/playing.md's worked Swiss of five, played."""
     ann, bob, cy, dee, eve = 1, 2, 3, 4, 5
     rules = Rules("Cup", Format.SWISS, 3, 300.0, 8, 3, "en")
     names = {ann: "Ann", bob: "Bob", cy: "Cy", dee: "Dee", eve: "Eve"}
@@ -136,6 +135,13 @@ def test_each_line_shows_rank_points_tie_breaks_and_rounds_of_the_docs_swiss_of_
         for board, (x, o, points, forfeit) in enumerate(games, start=1):
             if o is not None:
                 state = state.with_table(Table(number, board, x, o, None, points, forfeit))
+    return state
+
+
+def test_each_line_shows_rank_points_tie_breaks_and_rounds_of_the_docs_swiss_of_five() -> None:
+    """The standings message's lines carry what issue 38 names (rank, points, the tie-breaks,
+    each round's result), with the numbers of docs/playing.md's worked Swiss of five."""
+    state = docs_swiss_of_five()
     lines = standings_lines(state, state.standings(), i18n.language("en"))
     assert lines == [
         "1. **Eve**: 2½ · Buchholz 5 · SB 6.25 · `B1½`",
@@ -144,3 +150,22 @@ def test_each_line_shows_rank_points_tie_breaks_and_rounds_of_the_docs_swiss_of_
         "4. **Dee**: 1½ · Buchholz 3 · SB 2.25 · `½0B`",
         "5. **Cy**: 1 · Buchholz 4 · SB 1 · `0B0`",
     ]
+
+
+@pytest.mark.parametrize(
+    ("code", "first_line"),
+    [
+        ("de", "1. **Eve**: 2½ · Buchholz 5 · SB 6,25 · `B1½`"),
+        ("es", "1. **Eve**: 2½ · Buchholz 5 · SB 6,25 · `B1½`"),
+        ("fr", "1. **Eve**\N{NO-BREAK SPACE}: 2½ · Buchholz 5 · SB 6,25 · `B1½`"),
+        ("ja", "1. **Eve**\N{FULLWIDTH COLON}2½ · Buchholz 5 · SB 6.25 · `B1½`"),
+        ("pt_BR", "1. **Eve**: 2½ · Buchholz 5 · SB 6,25 · `B1½`"),
+    ],
+)
+def test_the_tie_breaks_decimals_are_written_as_each_language_writes_them(
+    code: str, first_line: str
+) -> None:
+    """A German reader read "SB 6.25" as six thousand two hundred and fifty: the decimal
+    comma of the languages that use one."""
+    state = docs_swiss_of_five()
+    assert standings_lines(state, state.standings(), i18n.language(code))[0] == first_line

@@ -37,7 +37,7 @@ from bot.components import (
     decode_moves,
     walk,
 )
-from bot.domain import OUTSIDE_SERVERS, Actor, UserError
+from bot.domain import OUTSIDE_SERVERS, Actor, UserError, half_width
 from bot.i18n import N_, Language, for_locale, language
 from bot.permissions import may_open_thread
 from bot.practice import NOT_THIS_DRILL, NOT_THIS_PUZZLE, PracticeService
@@ -315,7 +315,9 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     async def move(self, interaction: discord.Interaction[Any], cell: str) -> None:
         async with self._handling(interaction) as answer:
             _, channel_id = place(interaction)
-            result = await self.service.move_in_channel(channel_id, actor(interaction.user), cell)
+            result = await self.service.move_in_channel(
+                channel_id, actor(interaction.user), half_width(cell)
+            )
             note = render.move_note(result.game, result.cell, result.ai_cell)
             await self.boards.post_board(answer, result.game, note)
 
@@ -328,13 +330,13 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         board = await self.service.board_in_channel(interaction.channel_id)
         if board is None:
             return []
-        cells, size = board.legal_moves, board.size
+        cells, size, typed = board.legal_moves, board.size, half_width(current)
         names = [cell_name(cell, size) for cell in cells]
-        matching = [name for name in names if name.startswith(current.strip().upper())]
+        matching = [name for name in names if name.startswith(typed.strip().upper())]
         if not matching:
             # "5" or " b2 " name a cell too: offer it if it is free.
             try:
-                wanted: int | None = parse_cell(current, size)
+                wanted: int | None = parse_cell(typed, size)
             except ValueError:
                 wanted = None
             matching = [cell_name(wanted, size)] if wanted is not None and wanted in cells else []
@@ -565,8 +567,9 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     ) -> None:
         async with self._handling(interaction) as answer:
             guild_id, _ = place(interaction)
+            typed = half_width(season) if season is not None else None
             board = await self._board_size(guild_id, _picked_size(size))
-            shown = await self.bot.ladder.table(guild_id, board, season)
+            shown = await self.bot.ladder.table(guild_id, board, typed)
             lang = await self._public_language(answer)
             message = render.leaderboard_message(
                 shown.rows, lang, shown.size, season=shown.season, current=shown.current

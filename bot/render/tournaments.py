@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import babel.numbers
 import discord
 
 from bot.components import TOURNAMENT_ID
@@ -82,6 +83,12 @@ def _points(points: float) -> str:
     )
 
 
+def _decimal(value: float, lang: Language) -> str:
+    """A tie-break's value (``6.25``; a whole one without decimals) as the language writes
+    it: ``6,25`` in German, French, Spanish and Portuguese."""
+    return babel.numbers.format_decimal(value, locale=lang.code)
+
+
 def _round_mark(result: RoundResult) -> str:
     """A round's result in one character: 1, ½ or 0 a game, B a bye, - no game (withdrawn),
     · not finished."""
@@ -108,8 +115,8 @@ def standings_lines(
                 name=_name(entry, row.player, lang),
                 withdrawn=withdrawn,
                 points=_points(row.points),
-                buchholz=f"{row.buchholz_cut1:g}",
-                sb=f"{row.sonneborn_berger:g}",
+                buchholz=_decimal(row.buchholz_cut1, lang),
+                sb=_decimal(row.sonneborn_berger, lang),
                 rounds=f"`{rounds}`" if rounds else "",
             )
         )

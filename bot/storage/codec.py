@@ -57,6 +57,7 @@ RATED_GAME_COLUMNS = (
     "end_reason",
     "updated_at",
     "assisted",
+    "language",  # (0005's) the language its boards were shown in: a season's announcement's
 )
 # A server setting's columns, and their prefix where they are read beside a game's.
 SETTING_COLUMNS = ("key", "value", "changed_by", "changed_at")
@@ -248,6 +249,7 @@ def rated_game(row: Row) -> GameRecord:
         created_at=float(row["updated_at"]),
         updated_at=float(row["updated_at"]),
         assisted=bool(row["assisted"]),
+        language=row["language"],
     )
 
 
