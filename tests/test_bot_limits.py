@@ -9,16 +9,23 @@ is cut."""
 from __future__ import annotations
 
 import itertools
+import random
+import re
+from collections.abc import Callable
 
 import pytest
 
-from bot import i18n
-from bot.components import TOURNAMENT_ID
+from bot import i18n, render
+from bot.components import CHALLENGE_ID, TOURNAMENT_ID
 from bot.domain import Actor
-from bot.render.parts import escape
+from bot.render.parts import EMBED_DESCRIPTION_LIMIT, escape
 from bot.tournaments.service import MOST_PLAYERS, NAME_LONGEST
-from tests.bot_harness import BotHarness, both_front_doors, button_id, text_of
-from tests.discord_sim import DiscordSim, SimUser
+from game import cell_name
+from game.ultimate import UltimateBoard
+from game.ultimate_review import BLUNDER_POINTS, UltimateMoveReview
+from game.variants import ULTIMATE_SIZE
+from tests.bot_harness import BotHarness, both_front_doors, button_id, final_answer, text_of
+from tests.discord_sim import DiscordSim, SimMessage, SimUser
 
 # Discord's longest display name, username and nickname.
 NAME_LENGTH = 32
@@ -90,3 +97,106 @@ async def test_a_tournament_at_its_player_cap_lists_the_players_that_fit_and_cou
     left = MOST_PLAYERS - len(shown)
     assert names_line.endswith(", " + lang.n_("and {count} more", "and {count} more", left))
     assert len(shown) >= 45  # as many as fit: each of these names is some 70 characters shown
+
+
+def long_ultimate_game() -> tuple[int, ...]:
+    """A seeded ultimate game of random moves that avoids ending it: 70 moves or more."""
+    board = UltimateBoard()
+    rng = random.Random(2)
+    while True:
+        going_on = [cell for cell in board.legal_moves if not board.play(cell).is_over]
+        if not going_on:
+            return board.moves
+        board = board.play(rng.choice(going_on))
+
+
+def every_move_a_blunder(moves: tuple[int, ...]) -> tuple[UltimateMoveReview, ...]:
+    """A review of ``moves`` in which the search found every move a blunder (but one that was
+    the only move), with a better move and the opponent's answer: the longest review a game of
+    them can have."""
+    reviews = []
+    board = UltimateBoard()
+    for cell in moves:
+        after = board.play(cell)
+        others = [other for other in board.legal_moves if other != cell]
+        if others:
+            judged = UltimateMoveReview(
+                board, cell, 0, -BLUNDER_POINTS, better=others[0], reply=after.legal_moves[0]
+            )
+        else:  # the only move: good
+            judged = UltimateMoveReview(board, cell, 0, 0)
+        reviews.append(judged)
+        board = after
+    return tuple(reviews)
+
+
+@both_front_doors
+async def test_the_review_of_the_longest_ultimate_game_fits_whatever_the_names_and_marks(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ultimate review lists the moves that were not good up to a room of its own; it
+    left the first lines out of that room, and those grow with the players' names and their
+    server's emoji (each shown twice: who played, who resigned): in French, some 4,300
+    characters, which Discord refuses in an embed's description (4,096). The moves now fill
+    what the first lines leave."""
+    s = sim.seed
+    code = "fr"
+    lang = i18n.language(code)
+    x, o = longest_members(sim, 2)
+    x.locale = code
+    cross = sim.add_emoji(s.guild, "x" * NAME_LENGTH, animated=True)
+    nought = sim.add_emoji(s.guild, "o" * NAME_LENGTH, animated=True)
+    marks = {"x": f"<a:{cross.name}:{cross.id}>", "o": f"<a:{nought.name}:{nought.id}>"}
+    moves = long_ultimate_game()
+    assert len(moves) >= 70
+    searched = every_move_a_blunder(moves)
+
+    async def review_searched(work: Callable[..., object], *args: object) -> object:
+        assert args == (moves,)  # the review's search is the only one of this test
+        return searched
+
+    async with harness.running() as bot:
+        await sim.slash(s.owner, s.channel, "ttt-settings marks", **marks)
+        await start_ultimate_game(sim, x, o)
+        await play_typed(sim, (x, o), moves)
+        await sim.slash(x if len(moves) % 2 == 0 else o, s.channel, "ttt resign")
+        monkeypatch.setattr(bot.service.engine_workers, "run", review_searched)
+        asked = await sim.slash(x, s.channel, "ttt review")
+        review = await final_answer(asked)
+    assert review.ephemeral
+    (embed,) = review.embeds
+    description = embed["description"]
+    assert len(description) <= EMBED_DESCRIPTION_LIMIT
+    players = lang._(
+        "{x} (X) vs {o} (O), {size}",
+        x=f"{marks['x']} **{escape(longest_name(0))}**",
+        o=f"{marks['o']} **{escape(longest_name(1))}**",
+        size=render.size_label(ULTIMATE_SIZE, lang),
+    )
+    assert description.startswith(players + "\n")
+    sentences = [line for line in description.splitlines() if re.match(r"[0-9]+\. [XO] ", line)]
+    notable = [move for move in searched if move.better is not None]
+    assert sentences == [render.ultimate_move_sentence(m, lang) for m in notable[: len(sentences)]]
+    left = len(notable) - len(sentences)
+    assert left > 0
+    assert description.endswith("\n" + lang._("… and {count} more.", count=left))
+
+
+async def start_ultimate_game(sim: DiscordSim, x: SimUser, o: SimUser) -> SimMessage:
+    """``x`` challenges ``o`` to ultimate in the seed's channel, and ``o`` accepts."""
+    challenge = await sim.slash(x, sim.seed.channel, "ttt start", opponent=o, size=ULTIMATE_SIZE)
+    message = challenge.message
+    assert message is not None
+    await sim.click(o, message, button_id(message, CHALLENGE_ID, action="accept"))
+    return message
+
+
+async def play_typed(
+    sim: DiscordSim, players: tuple[SimUser, SimUser], moves: tuple[int, ...]
+) -> None:
+    """``moves`` played by ``/ttt move``, X first."""
+    for number, cell in enumerate(moves):
+        played = await sim.slash(
+            players[number % 2], sim.seed.channel, "ttt move", cell=cell_name(cell, ULTIMATE_SIZE)
+        )
+        assert not played.ephemeral, played.content
