@@ -156,7 +156,7 @@ async def test_the_review_of_the_longest_ultimate_game_fits_whatever_the_names_a
         return searched
 
     async with harness.running() as bot:
-        await sim.slash(s.owner, s.channel, "ttt-settings marks", **marks)
+        await sim.slash(s.owner, s.channel, "ttt-settings marks", options=marks)
         await start_ultimate_game(sim, x, o)
         await play_typed(sim, (x, o), moves)
         await sim.slash(x if len(moves) % 2 == 0 else o, s.channel, "ttt resign")
