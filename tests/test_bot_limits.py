@@ -19,6 +19,7 @@ from bot import i18n, render
 from bot.components import CHALLENGE_ID, TOURNAMENT_ID
 from bot.domain import Actor
 from bot.render.parts import EMBED_DESCRIPTION_LIMIT, escape
+from bot.storage.base import NewGame
 from bot.tournaments.service import MOST_PLAYERS, NAME_LONGEST
 from game import cell_name
 from game.ultimate import UltimateBoard
@@ -200,3 +201,42 @@ async def play_typed(
             players[number % 2], sim.seed.channel, "ttt move", cell=cell_name(cell, ULTIMATE_SIZE)
         )
         assert not played.ephemeral, played.content
+
+
+@both_front_doors
+@pytest.mark.parametrize("code", LONGEST_LANGUAGES)
+async def test_my_data_names_the_first_of_many_names_and_counts_the_rest(
+    sim: DiscordSim, harness: BotHarness, code: str
+) -> None:
+    """A member who played under 80 names of the longest (renamed often): ``/ttt my-data``
+    lists the first of them and how many more, and its other lines after them (where the line
+    of names, some 5,600 characters, was left out whole, the lines after it with it)."""
+    s = sim.seed
+    lang = i18n.language(code)
+    s.alice.locale = code
+    names = [longest_name(number) for number in range(80)]
+    async with harness.running() as bot:
+        for number, name in enumerate(names):
+            await bot.storage.create_game(
+                NewGame(
+                    guild_id=s.guild.id,
+                    channel_id=10_000 + number,  # a game a channel
+                    x_id=s.alice.id,
+                    o_id=s.bob.id,
+                    x_name=name,
+                    o_name="bob",
+                    deadline=harness.clock.now() + 300,
+                    created_at=harness.clock.now(),
+                )
+            )
+        asked = await sim.slash(s.alice, s.channel, "ttt my-data")
+    assert asked.ephemeral
+    (embed,) = asked.embeds
+    description = embed["description"]
+    assert lang.n_("{count} challenge stored.", "{count} challenges stored.", 0) in description
+    (listed,) = [line for line in description.splitlines() if escape(names[0]) in line]
+    shown = [f"**{escape(name)}**" for name in names]
+    kept = list(itertools.takewhile(lambda name: name in listed, shown))
+    assert len(kept) >= 10
+    left = lang.n_("and {count} more name", "and {count} more names", len(shown) - len(kept))
+    assert listed.endswith(", ".join([*kept, left]))
