@@ -12,20 +12,30 @@ import itertools
 import random
 import re
 from collections.abc import Callable
+from typing import Any
 
+import discord
 import pytest
 
 from bot import i18n, render
 from bot.components import CHALLENGE_ID, TOURNAMENT_ID
 from bot.domain import Actor
 from bot.render.parts import EMBED_DESCRIPTION_LIMIT, escape
+from bot.server_settings import MAX_LISTED
 from bot.storage.base import NewGame
 from bot.tournaments.service import MOST_PLAYERS, NAME_LONGEST
 from game import cell_name
 from game.ultimate import UltimateBoard
 from game.ultimate_review import BLUNDER_POINTS, UltimateMoveReview
 from game.variants import ULTIMATE_SIZE
-from tests.bot_harness import BotHarness, both_front_doors, button_id, final_answer, text_of
+from tests.bot_harness import (
+    BotHarness,
+    both_front_doors,
+    button_id,
+    cell_id,
+    final_answer,
+    text_of,
+)
 from tests.discord_sim import DiscordSim, SimMessage, SimUser
 
 # Discord's longest display name, username and nickname.
@@ -240,3 +250,64 @@ async def test_my_data_names_the_first_of_many_names_and_counts_the_rest(
     assert len(kept) >= 10
     left = lang.n_("and {count} more name", "and {count} more names", len(shown) - len(kept))
     assert listed.endswith(", ".join([*kept, left]))
+
+
+@both_front_doors
+@pytest.mark.parametrize("code", LONGEST_LANGUAGES)
+async def test_the_settings_and_a_5x5_game_at_their_largest_are_within_discords_limits(
+    sim: DiscordSim, harness: BotHarness, code: str
+) -> None:
+    """Every setting set by the member of the longest name, 25 channels and 25 roles listed
+    (the most a server may list), animated emoji of the longest names as marks, in the longest
+    languages: the settings summary; then a 5x5 challenge between two members of the longest
+    names, its board after each of their moves and its end by a resignation, all taken by the
+    sim, which refuses what Discord would."""
+    s = sim.seed
+    s.guild.locale = code
+    admin = longest_members(sim, 3)[2]
+    x, o = longest_members(sim, 2)
+    sim.add_member(s.guild, admin, permissions=discord.Permissions(manage_guild=True))
+    cross = sim.add_emoji(s.guild, "x" * NAME_LENGTH, animated=True)
+    nought = sim.add_emoji(s.guild, "o" * NAME_LENGTH, animated=True)
+    channels = [s.channel, *(sim.add_channel(s.guild, f"c{n}") for n in range(MAX_LISTED - 1))]
+    roles = [sim.add_role(s.guild, f"r{n}") for n in range(MAX_LISTED)]
+    for user in (x, o):
+        sim.add_member(s.guild, user, roles=roles[:1])
+    changes: list[tuple[str, dict[str, Any]]] = [
+        *(("channels add", {"channel": channel}) for channel in channels),
+        *(("players add", {"role": role}) for role in roles),
+        ("moderators", {"role": roles[0]}),
+        ("timeouts", {"turn": "6d23h59m59s", "challenge": "6d23h59m59s"}),
+        ("language", {"language": code}),
+        ("limits", {"games": 99, "cooldown": "23h59m59s"}),
+        ("board-size", {"size": 5}),
+        ("marks", {"x": f"<a:{cross.name}:{cross.id}>", "o": f"<a:{nought.name}:{nought.id}>"}),
+        ("threads", {"enabled": False}),
+        ("seasons", {"length": "monthly"}),
+        ("announcements", {"channel": channels[-1]}),
+    ]
+    async with harness.running() as bot:
+        for command, options in changes:
+            changed = await sim.slash(admin, s.channel, f"ttt-settings {command}", options=options)
+            assert changed.response_type == 4, changed.content
+        summary = await sim.slash(admin, s.channel, "ttt-settings show")
+        (embed,) = summary.embeds
+        assert len(embed["fields"]) == 13
+        assert all(f"<#{channel.id}>" in text_of(summary) for channel in channels)
+        assert all(f"<@&{role.id}>" in text_of(summary) for role in roles)
+        challenge = await sim.slash(x, s.channel, "ttt start", opponent=o)
+        board = challenge.message
+        assert board is not None
+        accepted = await sim.click(o, board, button_id(board, CHALLENGE_ID, action="accept"))
+        # Over HTTP, a board of a server's emoji is deferred and drawn through the webhook.
+        assert accepted.response_type in (6, 7), accepted.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        for player, cell in zip(itertools.cycle((x, o)), ("A1", "B1", "A2", "B2"), strict=False):
+            await sim.click(player, board, cell_id(board, cell))
+            assert await bot.in_flight.wait_idle(patience=5)
+        game = await bot.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert game.size == 5
+        await sim.slash(x, s.channel, "ttt resign")
+    assert f"**{escape(longest_name(0))}**" in text_of(board)
+    assert not board.buttons() or all(b.get("disabled") for b in board.buttons()[:25])
