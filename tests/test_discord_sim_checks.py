@@ -7,6 +7,8 @@ the hand-written one."""
 from __future__ import annotations
 
 import asyncio
+import io
+import json
 import os
 import subprocess
 import sys
@@ -19,7 +21,7 @@ import pytest
 from discord import app_commands
 from discord.http import Route
 
-from tests.discord_sim import DiscordSim
+from tests.discord_sim import DiscordSim, limits
 from tests.discord_sim.demo_client import DemoClient
 
 REPO = Path(__file__).resolve().parents[1]
@@ -299,6 +301,101 @@ async def test_invalid_command_definitions_on_sync(sim: DiscordSim) -> None:
     assert any("command 'ok' description must be 1 to 100 characters" in v for v in violations)
     assert any("option 'b' is required but follows an optional option" in v for v in violations)
     assert {c["name"] for c in sim.commands()} >= {"echo"}
+
+
+def subcommands(count: int, description: str, german: str | None) -> list[dict[str, Any]]:
+    """``count`` subcommands of 25 string options each, described by ``description`` and, if
+    given, in German by ``german``."""
+    localized = {"de": german} if german is not None else None
+    return [
+        {
+            "name": f"s{index}",
+            "description": "x",
+            "type": 1,
+            "options": [
+                {
+                    "name": f"o{option:02}",
+                    "description": description,
+                    "description_localizations": localized,
+                    "type": 3,
+                }
+                for option in range(25)
+            ],
+        }
+        for index in range(count)
+    ]
+
+
+async def test_a_commands_size_counts_each_fields_longest_translation_up_to_8000(
+    sim: DiscordSim,
+) -> None:
+    """Discord counts a slash command's names, descriptions and choices together, each field
+    by its longest localization, up to 8,000 characters (4,000 until 2024): a command of
+    5,160 characters is taken, and one whose German descriptions make it 10,317 is refused,
+    though its English alone is 417."""
+    long_english = {"name": "big", "description": "x", "options": subcommands(2, "d" * 100, None)}
+    long_german = {"name": "wide", "description": "x", "options": subcommands(4, "d", "d" * 100)}
+    bad_translation = {
+        "name": "bad",
+        "description": "x",
+        "name_localizations": {"de": "Groß Geschrieben"},
+        "description_localizations": {"fr": "d" * 101},
+    }
+    async with sim.running(DemoClient()) as client:
+        await client.http.bulk_upsert_global_commands(sim.application_id, payload=[long_english])
+        assert sim.take_violations() == []
+        for refused in (long_german, bad_translation):
+            with pytest.raises(discord.HTTPException) as info:
+                await client.http.bulk_upsert_global_commands(sim.application_id, payload=[refused])
+            assert info.value.code == 50035
+    assert [c["name"] for c in sim.commands()] == ["big"]
+    violations = sim.take_violations()
+    assert (
+        "command 'wide' uses 10317 characters of names, descriptions and choices (each field's "
+        "longest localization counted); the limit is 8000" in violations[0]
+    )
+    shouting = "command 'bad' (de): name 'Groß Geschrieben' must be 1 to 32"
+    assert any(shouting in v for v in violations)
+    assert any("command 'bad' description (fr) must be 1 to 100" in v for v in violations)
+
+
+async def test_a_file_over_the_upload_limit_is_refused_with_413(sim: DiscordSim) -> None:
+    """Discord refuses a file over the upload limit (the ``attachment_size_limit`` the sim's
+    interactions announce) with 413 and code 40005, and more than 10 files on a message."""
+    s = sim.seed
+    limit = limits.ATTACHMENT_SIZE_LIMIT
+    async with sim.running(DemoClient()) as client:
+        channel = client.get_channel(s.channel.id)
+        assert isinstance(channel, discord.TextChannel)
+        fits = await channel.send(file=discord.File(io.BytesIO(b"x" * limit), "fits.txt"))
+        assert [a.size for a in fits.attachments] == [limit]
+        with pytest.raises(discord.HTTPException) as info:
+            await channel.send(file=discord.File(io.BytesIO(b"x" * (limit + 1)), "big.txt"))
+        assert (info.value.status, info.value.code) == (413, 40005)
+        route = Route("POST", "/channels/{channel_id}/messages", channel_id=s.channel.id)
+        files = [discord.File(io.BytesIO(b"x"), f"f{n}.txt") for n in range(11)]
+        with pytest.raises(discord.HTTPException) as info:
+            await client.http.request(route, files=files, form=_form({"content": "many"}, files))
+        assert (info.value.status, info.value.code) == (400, 50035)
+    violations = sim.take_violations()
+    assert any(f"file 'big.txt' is {limit + 1} bytes; the upload limit" in v for v in violations)
+    assert any("11 attachments; the limit is 10" in v for v in violations)
+    assert [m.content for m in sim.messages(s.channel)] == [""]
+
+
+def _form(payload: dict[str, Any], files: list[discord.File]) -> list[dict[str, Any]]:
+    """A multipart body as discord.py writes one, past its own limit of 10 files."""
+    form: list[dict[str, Any]] = [{"name": "payload_json", "value": json.dumps(payload)}]
+    for index, file in enumerate(files):
+        form.append(
+            {
+                "name": f"files[{index}]",
+                "value": file.fp,
+                "filename": file.filename,
+                "content_type": "application/octet-stream",
+            }
+        )
+    return form
 
 
 async def test_unknown_routes_get_discords_404_and_are_recorded(sim: DiscordSim) -> None:

@@ -12,12 +12,15 @@ from bot.domain import OUTSIDE_SERVERS, size_name
 from bot.i18n import N_, Language
 from bot.privacy import Forgetting
 from bot.render.parts import (
+    EMBED_DESCRIPTION_LIMIT,
     FORGOTTEN_MEMBER,
     LIVE_COLOUR,
     Message,
     button,
     button_row,
     escape,
+    fit_items,
+    fit_lines,
     plain_text,
     text_display,
     uses_layout,
@@ -25,25 +28,9 @@ from bot.render.parts import (
 from bot.render.stats import rating_text, record_text
 from bot.storage.base import VS_MEMBER, ChallengeRecord, GameRecord, GuildErased, MemberData
 
-# An embed description's limit is 4,096 characters; what is cut says so in the last line.
-_DESCRIPTION_LIMIT = 3900
-
-
-def _fit(lines: list[str], lang: Language) -> str:
-    """``lines`` joined, as many as fit in an embed's description."""
-    text = "\n".join(lines)
-    if len(text) <= _DESCRIPTION_LIMIT:
-        return text
-    kept: list[str] = []
-    used = 0
-    for line in lines:
-        if used + len(line) + 1 > _DESCRIPTION_LIMIT:
-            break
-        kept.append(line)
-        used += len(line) + 1
-    left = len(lines) - len(kept)
-    kept.append(lang.n_("… and {count} more line.", "… and {count} more lines.", left))
-    return "\n".join(kept)
+# The most of a member's data the names stored with their games take (some 15 of the longest):
+# a member who renamed themselves often sees the first of them and how many more there are.
+_NAMES_ROOM = 1000
 
 
 def _place(guild_id: int, here: int | None, lang: Language) -> str:
@@ -115,7 +102,11 @@ def member_data_message(
             )
         )
     if data.names:  # none with settings alone
-        names = ", ".join(f"**{escape(name)}**" for name in data.names)
+        names = fit_items(
+            [f"**{escape(name)}**" for name in data.names],
+            _NAMES_ROOM,
+            lambda left: lang.n_("and {count} more name", "and {count} more names", left),
+        )
         lines.append(
             lang._("Names stored with your games, challenges and tournaments: {names}", names=names)
         )
@@ -131,7 +122,12 @@ def member_data_message(
                 "{count} drill from your games.", "{count} drills from your games.", data.drills
             )
         )
-    embed = discord.Embed(title=title, description=_fit(lines, lang), colour=LIVE_COLOUR)
+    description = fit_lines(
+        lines,
+        EMBED_DESCRIPTION_LIMIT,
+        lambda left: lang.n_("… and {count} more line.", "… and {count} more lines.", left),
+    )
+    embed = discord.Embed(title=title, description=description, colour=LIVE_COLOUR)
     embed.set_footer(
         text=lang._(
             "Only you see this. /ttt forget-me deletes your stats and ratings and takes your "

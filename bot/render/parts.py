@@ -48,6 +48,10 @@ SIZE_LABELS = {
 }
 # A classic message's limit: 5 action rows.
 CLASSIC_ROWS = 5
+# Discord's limits on a message's text, in characters (code points, as Discord counts them): an
+# embed's description, and the text displays of a components-v2 message, all together.
+EMBED_DESCRIPTION_LIMIT = 4096
+LAYOUT_TEXT_LIMIT = 4000
 
 # Discord's component types and the message flag of a components-v2 message.
 ACTION_ROW, BUTTON, TEXT_DISPLAY, CONTAINER = 1, 2, 10, 17
@@ -198,6 +202,35 @@ def player(game: GameRecord, mark: Mark, lang: Language) -> str:
 
 def timestamp(epoch: float, style: str = "R") -> str:
     return f"<t:{int(epoch)}:{style}>"
+
+
+def fit_lines(lines: Sequence[str], room: int, more: Callable[[int], str]) -> str:
+    """``lines`` one under the other within ``room`` characters: all of them if they fit, else
+    as many as fit from the first, then ``more(how many were left out)`` on a line of its own,
+    within ``room`` too. Every text that grows with what a server holds (names, standings,
+    moves) is cut here, never mid-line, so that Discord never refuses it for its length."""
+    return _fit(lines, "\n", room, more)
+
+
+def fit_items(items: Sequence[str], room: int, more: Callable[[int], str]) -> str:
+    """:func:`fit_lines` for a list in one line, its ``items`` separated by commas."""
+    return _fit(items, ", ", room, more)
+
+
+def _fit(parts: Sequence[str], separator: str, room: int, more: Callable[[int], str]) -> str:
+    text = separator.join(parts)
+    if len(text) <= room:
+        return text
+    # What ``more`` says may be longer for one part left out than for all (a plural form).
+    reserve = len(separator) + max(len(more(1)), len(more(len(parts))))
+    kept: list[str] = []
+    used = 0
+    for part in parts:
+        used += len(part) + (len(separator) if kept else 0)
+        if used + reserve > room:
+            break
+        kept.append(part)
+    return separator.join([*kept, more(len(parts) - len(kept))])
 
 
 # -- components -----------------------------------------------------------------------------

@@ -9,7 +9,16 @@ import discord
 from bot.components import PRACTISE_ID
 from bot.i18n import N_, Language
 from bot.render.games import ASSISTED, Shown, board_colour, status_line
-from bot.render.parts import Message, button, button_row, plain_text, player, size_label
+from bot.render.parts import (
+    EMBED_DESCRIPTION_LIMIT,
+    Message,
+    button,
+    button_row,
+    fit_lines,
+    plain_text,
+    player,
+    size_label,
+)
 from bot.render.ultimate import board_range
 from bot.service import Hint, Review, UltimateReview
 from bot.storage.base import GameRecord
@@ -116,9 +125,6 @@ def move_sentence(move: MoveReview, lang: Language) -> str:
     return head + lang._(text, mark=mark, other=other, better=better)
 
 
-# An embed's description holds 4,096 characters: an ultimate review's moves fill it up to this,
-# leaving room for its first lines and the count of the moves left out.
-ULTIMATE_REVIEW_ROOM = 3_600
 VERDICT_LABELS = {
     UltimateVerdict.INACCURACY: N_("inaccuracy"),
     UltimateVerdict.MISTAKE: N_("mistake"),
@@ -145,18 +151,16 @@ def ultimate_review_message(review: UltimateReview, lang: Language) -> Message:
             )
         )
     notable = [
-        move
+        ultimate_move_sentence(move, lang)
         for index, move in enumerate(review.moves)
         if move.verdict is not UltimateVerdict.GOOD or index == len(review.moves) - 1
     ]
-    room = ULTIMATE_REVIEW_ROOM
-    for count, move in enumerate(notable):
-        sentence = ultimate_move_sentence(move, lang)
-        if len(sentence) + 1 > room:
-            lines.append(lang._("… and {count} more.", count=len(notable) - count))
-            break
-        lines.append(sentence)
-        room -= len(sentence) + 1
+    if notable:
+        # The first lines grow with the players' names and marks: the moves fill what they leave.
+        room = EMBED_DESCRIPTION_LIMIT - len("\n".join(lines)) - 1
+        lines.append(
+            fit_lines(notable, room, lambda left: lang._("… and {count} more.", count=left))
+        )
     embed = discord.Embed(
         title=lang._("Review of game #{game}", game=game.id),
         description="\n".join(lines),

@@ -27,6 +27,8 @@ from bot.render.parts import (
     button,
     button_row,
     escape,
+    fit_items,
+    fit_lines,
     member,
     size_label,
     text_display,
@@ -186,7 +188,8 @@ def tournament_message(
             )
         )
         names = [_name(entry, entry.user_id, lang) for entry in state.entries]
-        lines.append(", ".join(names) if names else lang._("nobody yet"))
+        names_at = len(lines)
+        lines.append(lang._("nobody yet"))
         rows.append(
             button_row(
                 [
@@ -217,6 +220,14 @@ def tournament_message(
                 )
             )
     lines.extend(_log_lines(state, lang))
+    if status is TournamentStatus.REGISTERING and names:
+        # Up to 256 players: as many names as the message holds beside its other lines.
+        room = TEXT_LIMIT - sum(
+            len(line) + 1 for index, line in enumerate(lines) if index != names_at
+        )
+        lines[names_at] = fit_items(
+            names, room, lambda left: lang.n_("and {count} more", "and {count} more", left)
+        )
     text = _fitted(lines)
     colour = {
         TournamentStatus.FINISHED: WIN_COLOUR,
@@ -233,12 +244,7 @@ def tournament_message(
 
 def _fitted(lines: list[str]) -> str:
     """The lines joined, cut to :data:`TEXT_LIMIT` at a line's end."""
-    text = ""
-    for line in lines:
-        if len(text) + len(line) + 1 > TEXT_LIMIT:
-            return text + "\n…"
-        text = f"{text}\n{line}" if text else line
-    return text
+    return fit_lines(lines, TEXT_LIMIT, lambda _: "…")
 
 
 def standings_message(

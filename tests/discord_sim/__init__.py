@@ -161,8 +161,12 @@ action rows or 5 buttons in a row, a select sharing a row, custom_id over 100 ch
 repeated within a message, empty messages, invalid buttons, an interaction answered twice,
 an initial response later than ``response_deadline`` s, a callback type not valid for the
 interaction, followups or @original edits on a token older than 15 minutes or before the
-acknowledgement, editing another user's message, invalid command definitions on sync,
-invalid autocomplete choices or modals.
+acknowledgement, editing another user's message, invalid command definitions on sync
+(translations included; a slash command's names, descriptions and choices over 8,000
+characters, each field counted by its longest translation, as Discord counts them), invalid
+autocomplete choices or modals, more than 10 files on a message or one over the upload limit
+(``limits.ATTACHMENT_SIZE_LIMIT``, the ``attachment_size_limit`` interactions announce:
+413, code 40005).
 
 Components v2 (the layout discord.py's ``LayoutView`` sends)
     A message whose ``flags`` include IS_COMPONENTS_V2 (``1 << 15``, ``FLAG_COMPONENTS_V2`` in

@@ -40,7 +40,16 @@ from .models import (
     copy_json,
     walk_components,
 )
-from .wire import API_PREFIX, INVALID_FORM_BODY, Connection, Reply, RestRoute, Session, error_reply
+from .wire import (
+    API_PREFIX,
+    INVALID_FORM_BODY,
+    REQUEST_TOO_LARGE,
+    Connection,
+    Reply,
+    RestRoute,
+    Session,
+    error_reply,
+)
 
 if TYPE_CHECKING:
     from .client_run import ClientRun
@@ -362,6 +371,8 @@ class SimCore:
                 "code": INVALID_FORM_BODY,
                 "errors": errors,
             }
+        if any(problem.startswith(limits.TOO_LARGE) for problem in problems):
+            return error_reply(413, REQUEST_TOO_LARGE, "Request entity too large")
         return error_reply(400, INVALID_FORM_BODY, "Invalid Form Body", "; ".join(problems))
 
     # ------------------------------------------------------------------ lookups

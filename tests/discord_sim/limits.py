@@ -15,6 +15,14 @@ from typing import Any
 from .models import FLAG_COMPONENTS_V2, JSON
 
 MAX_CONTENT = 2000
+# Files on one message, and the size of each: Discord's "attachments" limit (10), and a bot's
+# upload limit where no boost raises it, the one the sim's interactions announce as
+# ``attachment_size_limit`` (10 MiB, Discord's default since 2024; a bigger file gets 413 with
+# code 40005, "Request entity too large").
+MAX_ATTACHMENTS = 10
+ATTACHMENT_SIZE_LIMIT = 10 * 1024 * 1024
+# How a problem with a file's size starts: Discord answers it with 413, not 400.
+TOO_LARGE = "file"
 MAX_EMBEDS = 10
 MAX_EMBED_TOTAL = 6000
 MAX_ACTION_ROWS = 5
@@ -38,6 +46,13 @@ V2_IN_CONTAINER = {1, 9, 10, 12, 13, 14}
 V2_ACCESSORY = {2, 11}
 MAX_SECTION_TEXTS = 3
 MAX_CHOICES = 25
+# A slash command's names, descriptions and choices, counted together: "Slash commands can have a
+# maximum of 8000 characters for combined name, description, and value properties for each
+# command, its options (including subcommands and groups), and choices. When localization fields
+# are present, only the longest localization for each field (including the default value) is
+# counted towards the size limit." (discord-api-docs, docs/interactions/application-commands,
+# "Slash Commands"; 4000 until discord-api-docs#6668, 2024-02).
+MAX_COMMAND_CHARS = 8000
 MAX_COMMANDS = 100
 MAX_MENU_COMMANDS = 5
 
@@ -74,9 +89,26 @@ def check_message(data: JSON, *, require_content: bool = True) -> list[str]:
     if int(data.get("cleared_flags") or 0) & FLAG_COMPONENTS_V2:
         problems.append("an edit cannot remove the components-v2 flag from a message")
     problems += check_allowed_mentions(data.get("allowed_mentions"))
+    problems += check_attachments(data.get("attachments") or [])
     has_body = bool(content.strip() or embeds or components or data.get("attachments"))
     if require_content and not has_body:
         problems.append("cannot send an empty message (no content, embeds, components or files)")
+    return problems
+
+
+def check_attachments(attachments: list[JSON]) -> list[str]:
+    """A message's files: at most :data:`MAX_ATTACHMENTS`, each uploaded one (those with a
+    ``size``) within :data:`ATTACHMENT_SIZE_LIMIT` bytes."""
+    problems = []
+    if len(attachments) > MAX_ATTACHMENTS:
+        problems.append(f"{len(attachments)} attachments; the limit is {MAX_ATTACHMENTS}")
+    for attachment in attachments:
+        size = attachment.get("size") if isinstance(attachment, dict) else None
+        if isinstance(size, int) and size > ATTACHMENT_SIZE_LIMIT:
+            problems.append(
+                f"{TOO_LARGE} {attachment.get('filename')!r} is {size} bytes; the upload limit "
+                f"is {ATTACHMENT_SIZE_LIMIT}"
+            )
     return problems
 
 
@@ -381,6 +413,7 @@ def check_command(command: JSON) -> list[str]:
         problems += _check_name(name, where)
         if not isinstance(description, str) or not 1 <= len(description) <= 100:
             problems.append(f"{where} description must be 1 to 100 characters")
+        problems += _check_localized(command, where)
     else:
         if not 1 <= len(name) <= 32:
             problems.append(f"{where} name must be 1 to 32 characters")
@@ -394,8 +427,12 @@ def check_command(command: JSON) -> list[str]:
     if ctype != 1 and options:
         problems.append(f"{where}: context menu commands take no options")
     problems += _check_options(options, where, depth=0)
-    if _command_chars(command) > 4000:
-        problems.append(f"{where} uses over 4000 characters of names, descriptions and choices")
+    chars = _command_chars(command)
+    if chars > MAX_COMMAND_CHARS:
+        problems.append(
+            f"{where} uses {chars} characters of names, descriptions and choices (each field's "
+            f"longest localization counted); the limit is {MAX_COMMAND_CHARS}"
+        )
     return problems
 
 
@@ -424,6 +461,7 @@ def _check_options(options: list[JSON], where: str, *, depth: int) -> list[str]:
         desc = opt.get("description")
         if not isinstance(desc, str) or not 1 <= len(desc) <= 100:
             problems.append(f"{owhere} description must be 1 to 100 characters")
+        problems += _check_localized(opt, owhere)
         if otype not in range(1, 12):
             problems.append(f"{owhere} has invalid type {otype}")
         if otype in (1, 2):
@@ -454,13 +492,36 @@ def _check_options(options: list[JSON], where: str, *, depth: int) -> list[str]:
     return problems
 
 
+def _check_localized(item: JSON, where: str) -> list[str]:
+    """A slash command's or option's translations follow the rules of what they translate: a
+    name's characters and length, a description's 1 to 100 characters."""
+    problems: list[str] = []
+    names = item.get("name_localizations") or {}
+    descriptions = item.get("description_localizations") or {}
+    for locale, name in names.items() if isinstance(names, dict) else ():
+        problems += _check_name(str(name), f"{where} ({locale})")
+    for locale, text in descriptions.items() if isinstance(descriptions, dict) else ():
+        if not isinstance(text, str) or not 1 <= len(text) <= 100:
+            problems.append(f"{where} description ({locale}) must be 1 to 100 characters")
+    return problems
+
+
 def _command_chars(command: JSON) -> int:
-    total = _length(command.get("name")) + _length(command.get("description"))
+    """A command's (or option's) characters as Discord counts them against
+    :data:`MAX_COMMAND_CHARS`: each name and description by its longest localization."""
+    total = _longest(command, "name") + _longest(command, "description")
     for opt in command.get("options") or []:
         total += _command_chars(opt)
         for choice in opt.get("choices") or []:
-            total += _length(choice.get("name")) + len(str(choice.get("value", "")))
+            total += _longest(choice, "name") + len(str(choice.get("value", "")))
     return total
+
+
+def _longest(item: JSON, key: str) -> int:
+    """The length of ``item[key]`` or of its longest localization (``key_localizations``)."""
+    localized = item.get(f"{key}_localizations")
+    texts = [item.get(key), *(localized.values() if isinstance(localized, dict) else ())]
+    return max(_length(text) for text in texts)
 
 
 def _walk(components: list[JSON]) -> list[JSON]:

@@ -30,6 +30,7 @@ import aiohttp
 import nacl.signing
 import orjson
 
+from . import limits
 from .commands import Resolver, build_command_data, check_can_invoke, find_command
 from .gateway import GatewayMixin
 from .messages import MessagesMixin
@@ -140,7 +141,7 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
             "locale": record.user.locale,
             "entitlements": [],
             "entitlement_sku_ids": [],
-            "attachment_size_limit": 10 * 1024 * 1024,
+            "attachment_size_limit": limits.ATTACHMENT_SIZE_LIMIT,
             "channel_id": str(channel.id),
             "authorizing_integration_owners": dict(record.owners),
             "context": self.context_of(channel),
