@@ -3,6 +3,7 @@ components in a components-v2 message) however many play, in every language."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import random
 from typing import Any
@@ -85,6 +86,27 @@ def test_the_standings_fit_in_one_message(players: int, code: str) -> None:
         assert text(private.components) <= MOST_TEXT
         shown = private.components[0]["components"][0]["content"]
         assert state.entry(reader).name in shown  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("code", i18n.ALL_LANGUAGES)
+def test_every_reader_sees_their_own_row_however_long_the_rows(code: str) -> None:
+    """Twenty rounds and names of 32 characters that markdown escaping doubles make rows of
+    some 140 characters: 30 of them pass the message's room, and a reader ranked near the 30th
+    lost their own row off its end."""
+    state = played(40, 20, seed=3)
+    longest = tuple(
+        dataclasses.replace(entry, name=f"_*{n:02}" + "_*" * 15)
+        for n, entry in enumerate(state.entries)
+    )
+    state = dataclasses.replace(state, entries=longest)
+    lang = i18n.language(code)
+    table = state.standings()
+    for row in table:
+        private = standings_message(state, table, row.player, lang)
+        assert text(private.components) <= MOST_TEXT
+        shown = private.components[0]["components"][0]["content"]
+        own = standings_lines(state, [row], lang)[0]
+        assert f"\n{own}\n" in f"{shown}\n", (row.rank, shown)
 
 
 def test_a_registration_of_256_fits_and_says_how_many() -> None:

@@ -257,13 +257,29 @@ def standings_message(
     lines = [f"### 🏆 {escape(state.rules.name)}", _header(state, lang)]
     if not standings:
         lines.append(lang._("No round has been played yet."))
-    lines.extend(standings_lines(state, window, lang))
+    rows = standings_lines(state, window, lang)
+    own = None if mine is None else mine - start
+    lines.extend(_around(rows, own, TEXT_LIMIT - sum(len(line) + 1 for line in lines)))
     container = {
         "type": CONTAINER,
         "accent_color": LIVE_COLOUR.value,
         "components": [text_display(_fitted(lines))],
     }
     return Message(components=[container], layout=True)
+
+
+def _around(rows: list[str], own: int | None, room: int) -> list[str]:
+    """As many of ``rows`` as fit in ``room`` characters, the reader's own (at ``own``) always
+    among them: the rows farthest from it are left out first, each end cut marked with "…"
+    (rows grow with the rounds played and the players' names)."""
+    first, last = 0, len(rows)  # the rows kept: rows[first:last]
+    centre = own if own is not None else 0
+    while last - first > 1 and sum(len(row) + 1 for row in rows[first:last]) + 4 > room:
+        if last - 1 - centre >= centre - first:
+            last -= 1
+        else:
+            first += 1
+    return ["…"] * (first > 0) + rows[first:last] + ["…"] * (last < len(rows))
 
 
 def final_message(
