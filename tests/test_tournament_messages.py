@@ -109,6 +109,35 @@ def test_every_reader_sees_their_own_row_however_long_the_rows(code: str) -> Non
         assert f"\n{own}\n" in f"{shown}\n", (row.rank, shown)
 
 
+@pytest.mark.parametrize("code", i18n.ALL_LANGUAGES)
+def test_the_public_standings_give_way_to_the_count_and_the_organisers_actions(
+    code: str,
+) -> None:
+    """At their longest (names of 32 characters that markdown escaping doubles, each player
+    withdrawn, twenty rounds), the leaders' rows give way: the count of the rest and the last
+    things the organiser did always show."""
+    state = played(64, 20, seed=3)
+    longest = tuple(
+        dataclasses.replace(entry, name=f"_*{n:02}" + "_*" * 15, withdrawn_at=1.0)
+        for n, entry in enumerate(state.entries)
+    )
+    state = dataclasses.replace(state, entries=longest)
+    for second, action in enumerate(("paused", "resumed", "paused", "resumed", "paused")):
+        state = state.logged(1_800_000_000 + second, 10_000 + second, action)
+    lang = i18n.language(code)
+    table = state.standings()
+    message = tournament_message(7, TournamentStatus.RUNNING, state, table, lang)
+    assert text(message.components) <= MOST_TEXT
+    shown = message.components[0]["components"][0]["content"].splitlines()
+    rows = [line for line in shown if line in standings_lines(state, table, lang)]
+    assert len(rows) >= 20
+    count = lang._(
+        "…and {count} more: `/ttt tournament standings` shows yours.", count=64 - len(rows)
+    )
+    assert shown[len(shown) - 6] == count
+    assert all(f"<t:{1_800_000_000 + second}:R>" in shown[-5 + second] for second in range(5))
+
+
 def test_a_registration_of_256_fits_and_says_how_many() -> None:
     state = played(256, 0, seed=1)
     message = tournament_message(7, TournamentStatus.REGISTERING, state, [], i18n.language("en"))

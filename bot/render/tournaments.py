@@ -210,24 +210,23 @@ def tournament_message(
         )
     else:
         lines.append(_status_line(status, state, lang))
-        shown = standings_lines(state, standings[:SHOWN_PUBLICLY], lang)
-        lines.extend(shown)
-        if len(standings) > SHOWN_PUBLICLY:
-            lines.append(
-                lang._(
-                    "…and {count} more: `/ttt tournament standings` shows yours.",
-                    count=len(standings) - SHOWN_PUBLICLY,
-                )
-            )
+        standings_at = len(lines)
+        lines.append("")  # the standings, fitted below
     lines.extend(_log_lines(state, lang))
-    if status is TournamentStatus.REGISTERING and names:
-        # Up to 256 players: as many names as the message holds beside its other lines.
-        room = TEXT_LIMIT - sum(
-            len(line) + 1 for index, line in enumerate(lines) if index != names_at
-        )
-        lines[names_at] = fit_items(
-            names, room, lambda left: lang.n_("and {count} more", "and {count} more", left)
-        )
+    # What grows with the players (their names, or the standings' rows) takes the room the
+    # other lines leave, so that those always show.
+    room = TEXT_LIMIT - sum(len(line) + 1 for line in lines)
+    if status is TournamentStatus.REGISTERING:
+        if names:
+            lines[names_at] = fit_items(
+                names,
+                room + len(lines[names_at]),
+                lambda left: lang.n_("and {count} more", "and {count} more", left),
+            )
+    else:
+        lines[standings_at] = _public_standings(state, standings, room, lang)
+        if not lines[standings_at]:
+            del lines[standings_at]
     text = _fitted(lines)
     colour = {
         TournamentStatus.FINISHED: WIN_COLOUR,
@@ -240,6 +239,29 @@ def tournament_message(
         "components": [text_display(text), *rows, text_display(footer)],
     }
     return Message(components=[container], layout=True)
+
+
+def _public_standings(
+    state: TournamentState, standings: Sequence[Standing], room: int, lang: Language
+) -> str:
+    """The leaders' rows, at most :data:`SHOWN_PUBLICLY` and as many as fit in ``room``, then
+    how many more there are and where each player finds their own."""
+    shown = standings_lines(state, standings[:SHOWN_PUBLICLY], lang)
+    hidden = len(standings) - len(shown)
+
+    def more(left: int) -> str:
+        return lang._(
+            "…and {count} more: `/ttt tournament standings` shows yours.", count=left + hidden
+        )
+
+    def block(kept: int) -> str:
+        left = len(shown) - kept
+        return "\n".join(shown[:kept] + ([more(left)] if left + hidden else []))
+
+    kept = len(shown)
+    while kept and len(block(kept)) > room:
+        kept -= 1
+    return block(kept)
 
 
 def _fitted(lines: list[str]) -> str:
