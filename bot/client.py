@@ -436,8 +436,14 @@ class TTTBot(commands.AutoShardedBot):
         )
 
     async def _show_unseen(self, answer: Answer) -> None:
-        if not reaches_channel(answer.interaction):
+        interaction = answer.interaction
+        if not reaches_channel(interaction):
             await self.boards.show_unseen(answer)
+        elif (
+            interaction.guild_id is not None
+            and interaction.type is discord.InteractionType.application_command
+        ):
+            await self.boards.reached_again(answer)
 
     async def on_app_command_completion(
         self, interaction: discord.Interaction[TTTBot], command: object

@@ -15,7 +15,10 @@ from tests.bot_harness import (
     BotHarness,
     both_engines,
     both_front_doors,
+    cell_id,
     first_answers_lost,
+    is_live,
+    recorded_post,
     text_of,
 )
 from tests.discord_sim import DiscordSim, SimChannel, SimTimeout
@@ -67,3 +70,77 @@ async def test_an_unshown_game_in_a_channel_closed_to_the_bot_is_not_posted_ever
         board = sim.last_message(s.channel)
         assert board is not None
         assert "alice" in text_of(board)
+
+
+async def test_a_channel_given_back_to_the_bot_gets_its_timeouts_shown_there_again(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A click while the bot lacked Send Messages in the channel answered through its token,
+    which the bot kept as the way to reach the channel, as where it is not a member. Once
+    the permission is back, the next command there says the bot reaches the channel: a turn
+    that then runs out is shown on the board by the bot itself, not left to a token long
+    dead (the board looked live until some interaction came)."""
+    s = sim.seed
+    async with harness.running(turn_timeout=3600) as bot:
+        first = await recorded_post(sim, bot, "ttt vs-ai", difficulty="minimax")
+        with bot_denied(sim, s.channel, PERM_SEND_MESSAGES):
+            played = await sim.click(s.alice, first, cell_id(first, "B2"))
+            assert played.response_type == 7, played.content
+            assert await bot.in_flight.wait_idle(patience=5)
+            assert await bot.storage.reply_route(s.channel.id) is not None
+        harness.clock.advance(20 * 60)  # her turn runs long; the token's 15 minutes are out
+        board = await recorded_post(sim, bot, "ttt board")
+        assert is_live(board)
+        assert await bot.storage.reply_route(s.channel.id) is None
+        harness.clock.advance(3601)
+        await bot.sweep()
+        assert not is_live(board), text_of(board)
+
+
+async def test_a_game_that_ended_unseen_is_shown_on_its_board_once_the_bot_is_back(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The turn ran out after the token kept while the bot lacked Send Messages had died, with
+    the permission back: nothing could show it then. The next command in the channel shows it
+    on its board, which looked live till then (the bot showed such a game only where it is no
+    member, so never here)."""
+    s = sim.seed
+    async with harness.running(turn_timeout=3600) as bot:
+        first = await recorded_post(sim, bot, "ttt vs-ai", difficulty="minimax")
+        with bot_denied(sim, s.channel, PERM_SEND_MESSAGES):
+            played = await sim.click(s.alice, first, cell_id(first, "B2"))
+            assert played.response_type == 7, played.content
+            assert await bot.in_flight.wait_idle(patience=5)
+        harness.clock.advance(3601)
+        await bot.sweep()
+        assert is_live(first)  # the token was dead: nothing could show it yet
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart")
+        assert started.message is not None, started.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert not is_live(first), text_of(first)
+        assert is_live(started.message)
+        assert await bot.storage.reply_route(s.channel.id) is None
+
+
+async def test_a_game_whose_channel_was_deleted_ends_by_its_clock_with_one_request(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """An admin deletes the channel of a live game: the bot is not told (it asks for no
+    gateway events), and the game ends when its turn runs out, as one nobody moves in; the
+    board's edit meets 404 once and is not tried again, and nothing is logged as an error
+    (the harness fails a test on any)."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await recorded_post(sim, bot, "ttt vs-ai", difficulty="minimax")
+        game = await bot.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        sim.delete_channel(s.channel)
+        harness.clock.advance(301)
+        for _ in range(3):
+            await bot.sweep()
+            harness.clock.advance(60)
+        ended = await bot.storage.get_game(game.id)
+        assert ended is not None
+        assert not ended.is_active
+        path = f"/channels/{s.channel.id}/messages/{board.id}"
+        assert [r.status for r in sim.requests if r.path.endswith(path)] == [404]
