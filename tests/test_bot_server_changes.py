@@ -9,12 +9,14 @@ from contextlib import contextmanager
 
 import pytest
 
+from bot.components import TOURNAMENT_ID
 from tests.bot_harness import (
     PAST_THE_WINDOW,
     SHORT_WINDOW,
     BotHarness,
     both_engines,
     both_front_doors,
+    button_id,
     cell_id,
     first_answers_lost,
     is_live,
@@ -22,7 +24,8 @@ from tests.bot_harness import (
     text_of,
 )
 from tests.discord_sim import DiscordSim, SimChannel, SimTimeout
-from tests.discord_sim.models import PERM_SEND_MESSAGES
+from tests.discord_sim.models import PERM_CREATE_PUBLIC_THREADS, PERM_SEND_MESSAGES
+from tests.test_bot_tournaments import current, round_games
 
 pytestmark = [both_engines, both_front_doors]
 
@@ -144,3 +147,33 @@ async def test_a_game_whose_channel_was_deleted_ends_by_its_clock_with_one_reque
         assert not ended.is_active
         path = f"/channels/{s.channel.id}/messages/{board.id}"
         assert [r.status for r in sim.requests if r.path.endswith(path)] == [404]
+
+
+async def test_a_tournament_whose_threads_were_refused_is_not_held_by_a_clock_stepped_back(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The round's threads are refused (Create Public Threads denied to the bot after the
+    tournament was created): the tournament waits a minute before it asks again. The wall
+    clock then steps back 10 minutes (NTP) and the permission is given back: the next sweep
+    opens the round's games, rather than holding them until the clock catches up with the
+    refusal's time, 11 minutes on."""
+    s = sim.seed
+    players = [s.alice, s.bob, s.carol, sim.add_user("dave")]
+    sim.add_member(s.guild, players[-1])
+    async with harness.running() as bot:
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Cup")
+        assert created.message is not None, created.content
+        join = button_id(created.message, TOURNAMENT_ID, action="join")
+        for player in players:
+            await sim.click(player, created.message, join)
+        with bot_denied(sim, s.channel, PERM_CREATE_PUBLIC_THREADS):
+            await sim.slash(s.owner, s.channel, "ttt tournament start")
+            assert await bot.in_flight.wait_idle(patience=5)
+            assert (await current(bot, sim)).record.games == {}
+            threads = [r for r in sim.requests if r.path.endswith(f"/{s.channel.id}/threads")]
+            assert threads
+            assert {r.status for r in threads} == {403}
+        harness.clock.advance(-600)
+        await bot.sweep()
+        tournament = await current(bot, sim)
+        assert len(await round_games(bot, tournament)) == 2
