@@ -271,16 +271,21 @@ class Boards:
         permission since given back), the route goes, so that the bot edits and posts there
         itself again (a turn's timeout on its board, what was saved without its message)
         rather than through a token that dies within 15 minutes; a game that ended unseen
-        meanwhile is shown on its board. A read a command, none on a click."""
+        meanwhile is shown on its board. A read a command, none on a click. The command is
+        answered already: a database failing here leaves the route to the next command."""
         channel_id = answer.interaction.channel_id
-        route = None if channel_id is None else await self._storage.reply_route(channel_id)
-        if route is None:
+        try:
+            route = None if channel_id is None else await self._storage.reply_route(channel_id)
+            if route is None:
+                return
+            await self._storage.forget_reply_route(route.channel_id)
+            log.info("channel %s reaches the bot again: its reply route is dropped", channel_id)
+            # A live game unseen (its board never arrived) is the sweeper's to post from now on.
+            unseen = route.unseen_game_id
+            game = None if unseen is None else await self._storage.get_game(unseen)
+        except StorageError as error:
+            log.info("could not look at channel %s's reply route: %r", channel_id, error)
             return
-        await self._storage.forget_reply_route(route.channel_id)
-        log.info("channel %s reaches the bot again: its reply route is dropped", channel_id)
-        # A live game unseen (its board never arrived) is the sweeper's to post from now on.
-        unseen = route.unseen_game_id
-        game = None if unseen is None else await self._storage.get_game(unseen)
         if game is not None and not game.is_active and game.message_id is not None:
             message = render.board_message(game)
             await self._edit_in_channel(route.channel_id, game.message_id, message)
