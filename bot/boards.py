@@ -53,6 +53,12 @@ DEADLINE_SWEPT_WITHIN = 60.0
 # How long a game or challenge may go without its message before the sweeper posts it: its
 # handler, deferred if slow, has long finished by then.
 UNSHOWN_GRACE = 30.0
+# How long the sweeper leaves a channel that refused a post (403: a permission taken away, the
+# bot removed from the server; 404: the channel deleted) before it posts there again: what was
+# saved without its message is tried there once a minute, not at every sweep until its game
+# times out (up to a week), since each refusal counts against the bot's invalid requests
+# (10,000 in 10 minutes get it banned for a while).
+REFUSED_CHANNEL_RETRY = 60.0
 # How long after a game's change was saved an answer shows it without reading it again. Later,
 # another worker may have saved a newer move meanwhile (the other player saw this change in a
 # board another worker redrew, and answered it), and the older board would be put back over
@@ -95,6 +101,8 @@ class Boards:
         self._clock = clock
         self._shards = shards
         self._marks_refused = marks_refused
+        # When Discord last refused a post in each channel (see REFUSED_CHANNEL_RETRY).
+        self._refused_channels: dict[int, float] = {}
 
     # -- answering an interaction ---------------------------------------------------------
 
@@ -257,6 +265,31 @@ class Boards:
         else:
             await self._remember_route(answer, channel_id, message_id)
 
+    async def reached_again(self, answer: Answer) -> None:
+        """A command in a server channel the bot reaches (:func:`reaches_channel`): if the
+        channel has a route all the same (kept while the bot could not post there, a
+        permission since given back), the route goes, so that the bot edits and posts there
+        itself again (a turn's timeout on its board, what was saved without its message)
+        rather than through a token that dies within 15 minutes; a game that ended unseen
+        meanwhile is shown on its board. A read a command, none on a click. The command is
+        answered already: a database failing here leaves the route to the next command."""
+        channel_id = answer.interaction.channel_id
+        try:
+            route = None if channel_id is None else await self._storage.reply_route(channel_id)
+            if route is None:
+                return
+            await self._storage.forget_reply_route(route.channel_id)
+            log.info("channel %s reaches the bot again: its reply route is dropped", channel_id)
+            # A live game unseen (its board never arrived) is the sweeper's to post from now on.
+            unseen = route.unseen_game_id
+            game = None if unseen is None else await self._storage.get_game(unseen)
+        except StorageError as error:
+            log.info("could not look at channel %s's reply route: %r", channel_id, error)
+            return
+        if game is not None and not game.is_active and game.message_id is not None:
+            message = render.board_message(game)
+            await self._edit_in_channel(route.channel_id, game.message_id, message)
+
     async def _left_to_the_next_interaction(
         self, answer: Answer, channel_id: int, game_id: int | None
     ) -> None:
@@ -361,11 +394,15 @@ class Boards:
         # Another worker's sweep may post the same item meanwhile (this one held past its
         # lease's end): the first message recorded stays, and a later one is taken back.
         for game in unshown.games:
+            if self._refused_lately(game.channel_id):
+                continue
             message = render.board_message(game)
             await self._post_first(
                 game.channel_id, message, game.id, self._storage.first_game_message
             )
         for challenge in unshown.challenges:
+            if self._refused_lately(challenge.channel_id):
+                continue
             message = render.challenge_message(challenge)
             record = self._storage.first_challenge_message
             await self._post_first(challenge.channel_id, message, challenge.id, record)
@@ -517,11 +554,33 @@ class Boards:
         channel = self._client.get_partial_messageable(channel_id)
         try:
             sent = await self._sent(message, lambda shown: channel.send(**shown.send_kwargs()))
+        except (discord.Forbidden, discord.NotFound) as error:
+            # What a server's admins did: one warning, then a line a minute at INFO.
+            again = channel_id in self._refused_channels
+            self._refused_channels[channel_id] = self._clock.now()
+            log.log(
+                logging.INFO if again else logging.WARNING,
+                "could not post in channel %s (the sweeper tries again in %d s): %s",
+                channel_id,
+                REFUSED_CHANNEL_RETRY,
+                error,
+            )
+            return None
         except ANSWER_FAILURES as error:
             log.warning("could not post in channel %s: %s", channel_id, error)
             return None
+        self._refused_channels.pop(channel_id, None)
         log.info("posted message %s in channel %s", sent.id, channel_id)
         return sent.id
+
+    def _refused_lately(self, channel_id: int) -> bool:
+        """Whether Discord refused a post in the channel less than
+        :data:`REFUSED_CHANNEL_RETRY` ago (a wall clock stepped back since counts as long
+        ago, rather than holding the channel until it catches up)."""
+        refused_at = self._refused_channels.get(channel_id)
+        if refused_at is None:
+            return False
+        return 0 <= self._clock.now() - refused_at < REFUSED_CHANNEL_RETRY
 
     async def _sent(
         self, message: render.Message, send: Callable[[render.Message], Awaitable[T]]

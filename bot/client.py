@@ -389,6 +389,7 @@ class TTTBot(commands.AutoShardedBot):
                     await self.reporter.report(answer, error)
                 else:
                     await self._show_unseen(answer)
+                    await self._reached_again(answer)
             self.interaction_done(answer.state)
 
     async def refuse(self, interaction: discord.Interaction[Any], error: Exception) -> None:
@@ -438,6 +439,17 @@ class TTTBot(commands.AutoShardedBot):
     async def _show_unseen(self, answer: Answer) -> None:
         if not reaches_channel(answer.interaction):
             await self.boards.show_unseen(answer)
+
+    async def _reached_again(self, answer: Answer) -> None:
+        """After a command answered in a server channel the bot reaches: the channel's
+        route, if it kept one while it could not post there, goes."""
+        interaction = answer.interaction
+        if (
+            interaction.guild_id is not None
+            and interaction.type is discord.InteractionType.application_command
+            and reaches_channel(interaction)
+        ):
+            await self.boards.reached_again(answer)
 
     async def on_app_command_completion(
         self, interaction: discord.Interaction[TTTBot], command: object

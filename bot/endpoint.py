@@ -12,7 +12,10 @@ is inserted before anything acts on it, and an insert of an id already there is 
 whichever worker made the first; the requests read in one pass of the event loop are noted in
 one transaction). Any of those failing is answered 401 and nothing else
 happens (one DEBUG line: anyone can send them, and Discord itself sends badly signed ones when
-the URL is saved). A body that is not an interaction's JSON is answered 400.
+the URL is saved), but for a request Discord signed with a timestamp too far from this host's
+clock: that one is a WARNING, at most once a minute (:data:`CLOCK_WARNING_EVERY`), since
+every interaction refused so means this host's clock is off. A body that is not an
+interaction's JSON is answered 400.
 
 A database that cannot note the interaction within :data:`NOTE_PATIENCE` (down, hung, a
 SQLite file locked) does not hold it up: the interaction goes on, refused again only by this
@@ -75,6 +78,12 @@ ANSWER_PATIENCE = 3.0
 # the port accepts it. The handler's deferral is due bot.answers.DEFER_AFTER after the request
 # was read (Answers.seen_at), which this and NOTE_PATIENCE together leave it time for.
 OPEN_PATIENCE = 1.0
+# How often at most a request signed by Discord but refused as stale is logged as a WARNING
+# (measured on the monotonic clock: the wall clock is the suspect). Every interaction refused
+# so means this host's clock is off (a VM without NTP, a clock stepped): the bot answers
+# nothing, and without this line nothing above DEBUG said why. A replay of a captured request
+# logs it too, no more often than this.
+CLOCK_WARNING_EVERY = 60.0
 # How long the database has to note an interaction (one insert: a millisecond or less) before
 # it goes on without: with OPEN_PATIENCE, the handler starts by bot.answers.DEFER_AFTER after
 # the request was read, when its deferral is due.
@@ -141,6 +150,7 @@ class InteractionsEndpoint:
         note: Callable[[Sequence[tuple[int, float]]], Awaitable[frozenset[int]]],
         *,
         wall_clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
         answer_patience: float = ANSWER_PATIENCE,
         body_patience: float = REQUEST_PATIENCE,
         note_patience: float = NOTE_PATIENCE,
@@ -151,6 +161,8 @@ class InteractionsEndpoint:
         self._parse = parse
         self._note = note
         self.wall_clock = wall_clock
+        self._monotonic = monotonic
+        self._clock_warned_at: float | None = None
         self._answer_patience = answer_patience
         self._body_patience = body_patience
         self._note_patience = note_patience
@@ -245,9 +257,28 @@ class InteractionsEndpoint:
             return "a signature that does not match"
         if not (timestamp.isascii() and timestamp.isdigit()) or len(timestamp) > _MOST_DIGITS:
             return "a timestamp that is no number of seconds"
-        if abs(self.wall_clock() - int(timestamp)) > STALE_AFTER:
+        ahead = self.wall_clock() - int(timestamp)
+        if abs(ahead) > STALE_AFTER:
+            self._clock_seems_off(ahead)
             return f"a timestamp more than {STALE_AFTER:g} s from this host's clock"
         return None
+
+    def _clock_seems_off(self, ahead: float) -> None:
+        """A request Discord signed came with a timestamp ``ahead`` seconds behind this host's
+        clock (negative: ahead of it): a WARNING at most every :data:`CLOCK_WARNING_EVERY`."""
+        now = self._monotonic()
+        warned_at = self._clock_warned_at
+        if warned_at is not None and now - warned_at < CLOCK_WARNING_EVERY:
+            return
+        self._clock_warned_at = now
+        log.warning(
+            "refused a request Discord signed %.0f s %s this host's clock (more than %g s):"
+            " if every interaction is refused so, this host's clock is off (keep it"
+            " synchronised, e.g. by NTP); a replay of an old request is refused so too",
+            abs(ahead),
+            "behind" if ahead > 0 else "ahead of",
+            STALE_AFTER,
+        )
 
     async def _first_sight(self, interaction_id: int, signed_at: int) -> bool:
         """Whether no worker was given this interaction before: this process's memory first,

@@ -24,7 +24,8 @@ import discord
 # 15 minutes, an older board retired. View Channel: without it the channel does not exist
 # for the bot. Send Messages: without it the bot cannot post there. Without either the bot
 # plays there through interaction tokens only, as in a server that never added it (see
-# ``bot.boards.reaches_channel``): a timeout then shows at the next interaction there.
+# ``bot.boards.reaches_channel``): a timeout then shows at the next interaction there. Once
+# they are given back, the next command there says so and the bot posts and edits there again.
 WRITE_IN_CHANNEL = discord.Permissions(view_channel=True, send_messages=True)
 # The same in a thread, where Discord asks for Send Messages in Threads instead of Send
 # Messages.

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gzip
 import inspect
 import logging
@@ -105,9 +106,40 @@ async def test_unsigned_wrongly_signed_replayed_and_stale_requests_get_401_and_c
         assert (await sim.post_signed(orjson.dumps(started.payload))).status == 401
     assert sim.messages(s.channel) == [started.message]
     assert callbacks(sim) == 1
-    # Nothing a caller sent was logged above DEBUG.
+    # Nothing a caller sent was logged above DEBUG, but that a request Discord signed was
+    # refused for its time (once, for the two: see the next test).
     logged = [record.levelname for record in caplog.records if record.name == "bot.endpoint"]
-    assert logged == ["DEBUG"] * (len(refused) + 1)
+    assert sorted(logged) == ["DEBUG"] * (len(refused) + 1) + ["WARNING"]
+
+
+def stepped(step: float) -> float:
+    """The time by a wall clock ``step`` seconds off."""
+    return time.time() + step
+
+
+@http_only
+async def test_a_host_clock_stepped_by_minutes_refuses_every_interaction_and_says_so(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """This host's wall clock stepped 5 minutes ahead (or behind) of Discord's: every
+    interaction is refused as stale (a replay could not be told apart), and the operator is
+    told why by a WARNING at most once a minute, where only DEBUG lines said anything; set
+    right, interactions are answered again."""
+    s = sim.seed
+    async with harness.running() as bot:
+        assert bot.endpoint is not None
+        for step in (300.0, -300.0):
+            bot.endpoint.wall_clock = functools.partial(stepped, step)
+            for _ in range(2):
+                with pytest.raises(SimTimeout, match="401"):
+                    await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+            warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+            assert len(warned) == 1, warned
+            assert "behind this host's clock" in warned[0]
+        bot.endpoint.wall_clock = time.time
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        assert started.response_type == 4
+    assert sim.messages(s.channel) == [started.message]
 
 
 @http_only

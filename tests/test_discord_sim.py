@@ -12,7 +12,12 @@ import pytest
 
 from tests.discord_sim import DiscordSim, SimClientDied, SimTimeout, SimUsageError, openapi
 from tests.discord_sim.demo_client import DemoClient, ShardedDemoClient
-from tests.discord_sim.models import PERM_MANAGE_THREADS
+from tests.discord_sim.models import (
+    ALL_PERMISSIONS,
+    PERM_MANAGE_THREADS,
+    PERM_SEND_MESSAGES,
+    PERM_SEND_MESSAGES_IN_THREADS,
+)
 
 
 async def test_login_ready_caches_seeded_guild(sim: DiscordSim) -> None:
@@ -516,6 +521,47 @@ async def test_threads_are_listed_counted_limited_and_deleted_as_discord_does(
             thread["name"] for thread in (await http.get_active_threads(s.guild.id))["threads"]
         ]
         assert sorted(names) == ["room again", "side-thread"]
+    assert sim.unknown_routes == []
+
+
+async def test_a_channel_overwrite_and_a_deleted_channel_meet_the_bot_mid_run(
+    sim: DiscordSim,
+) -> None:
+    """Admins change a server under a running bot: a permission denied to the bot in a
+    channel (a thread under it too) refuses its posts there (403, 50013) and shows in its
+    interactions' ``app_permissions``, and taken away gives it back; an administrator keeps
+    everything; a deleted channel (its threads with it) answers 404 Unknown Channel and takes
+    no interactions."""
+    s = sim.seed
+    payload = discord.http.MultipartParameters(
+        payload={"content": "a board"}, multipart=None, files=None
+    )
+    async with sim.running(DemoClient()) as client:
+        http = client.http
+        sim.deny(s.channel, sim.bot_user, PERM_SEND_MESSAGES | PERM_SEND_MESSAGES_IN_THREADS)
+        for place in (s.channel, s.thread):
+            with pytest.raises(discord.Forbidden) as refused:
+                await http.send_message(place.id, params=payload)
+            assert refused.value.code == 50013
+        await http.send_message(s.other_channel.id, params=payload)
+        shown = await sim.slash(s.alice, s.channel, "echo", text="where")
+        assert not int(shown.payload["app_permissions"]) & PERM_SEND_MESSAGES
+        sim.deny(s.channel, s.owner, PERM_SEND_MESSAGES)
+        assert sim.channel_permissions(s.guild.member(s.owner), s.channel) == ALL_PERMISSIONS
+        sim.deny(s.channel, sim.bot_user, 0)
+        await http.send_message(s.thread.id, params=payload)
+        shown = await sim.slash(s.alice, s.channel, "echo", text="again")
+        assert int(shown.payload["app_permissions"]) & PERM_SEND_MESSAGES
+        sim.delete_channel(s.channel)
+        for place in (s.channel, s.thread):
+            with pytest.raises(discord.NotFound) as gone:
+                await http.send_message(place.id, params=payload)
+            assert gone.value.code == 10003
+        with pytest.raises(SimUsageError, match="deleted"):
+            await sim.slash(s.alice, s.channel, "echo", text="anyone?")
+        await http.send_message(s.other_channel.id, params=payload)
+    with pytest.raises(SimUsageError):
+        sim.delete_channel(s.channel)  # once
     assert sim.unknown_routes == []
 
 

@@ -1812,8 +1812,9 @@ async def test_a_reply_route_is_kept_per_channel_and_hides_its_channel_from_the_
     storage: Storage,
 ) -> None:
     """A channel the bot is not in: the latest token and the message it edits, replaced as
-    new interactions come; a game settled unseen is noted and cleared; and the sweeper, which
-    could only post there through the channel, leaves its unshown game and challenge alone."""
+    new interactions come; a game settled unseen is noted and cleared; the sweeper, which
+    could only post there through the channel, leaves its unshown game and challenge alone;
+    and a route forgotten once the bot reaches its channel again."""
     assert await storage.reply_route(CHANNEL) is None
     game = await storage.create_game(new_game())
     challenge = await storage.create_challenge(new_challenge(OTHER_CHANNEL))
@@ -1839,6 +1840,13 @@ async def test_a_reply_route_is_kept_per_channel_and_hides_its_channel_from_the_
     await storage.save_reply_route(replace(second, channel_id=OTHER_CHANNEL))
     assert await storage.unshown_challenges(T0) == []
     assert await storage.reply_route(OTHER_CHANNEL + 1) is None
+    # The bot reaches a channel again (a permission given back): its route goes, and the
+    # sweeper sees its unshown items again; another channel's route stays.
+    await storage.forget_reply_route(OTHER_CHANNEL)
+    assert await storage.reply_route(OTHER_CHANNEL) is None
+    assert await storage.unshown_challenges(T0) == [challenge]
+    assert await storage.reply_route(CHANNEL) == second
+    await storage.forget_reply_route(OTHER_CHANNEL)  # none to forget: nothing happens
 
 
 async def test_background_work_is_split_by_the_shards_discord_routes_guilds_to(

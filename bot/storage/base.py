@@ -730,6 +730,10 @@ class Storage(Protocol):
         """The channel's route; None for a channel the bot is in (it never got one)."""
         ...
 
+    async def forget_reply_route(self, channel_id: int) -> None:
+        """Drop the channel's route (its unseen game with it): the bot reaches it again."""
+        ...
+
     async def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
         """Note (or, with None, clear) a game settled in a routed channel but not shown."""
         ...

@@ -552,6 +552,9 @@ class PostgresStorage:
         row = await self._pool.fetchrow(SQL.reply_route, channel_id)
         return None if row is None else codec.reply_route(row)
 
+    async def forget_reply_route(self, channel_id: int) -> None:
+        await self._pool.execute(SQL.forget_reply_route, channel_id)
+
     async def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
         await self._pool.execute(SQL.set_unseen_game, game_id, channel_id)
 

@@ -335,6 +335,7 @@ class Statements:
             " message_id = excluded.message_id"
         )
         self.reply_route = spell("SELECT * FROM reply_routes WHERE channel_id = ?")
+        self.forget_reply_route = spell("DELETE FROM reply_routes WHERE channel_id = ?")
         self.set_unseen_game = spell(
             "UPDATE reply_routes SET unseen_game_id = ? WHERE channel_id = ?"
         )

@@ -397,6 +397,9 @@ class _Database:
         row = self.db.execute(SQL.reply_route, (channel_id,)).fetchone()
         return None if row is None else codec.reply_route(row)
 
+    def forget_reply_route(self, channel_id: int) -> None:
+        self._write(lambda db: db.execute(SQL.forget_reply_route, (channel_id,)))
+
     def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
         self._write(lambda db: db.execute(SQL.set_unseen_game, (game_id, channel_id)))
 
@@ -979,6 +982,9 @@ class SqliteStorage:
 
     async def reply_route(self, channel_id: int) -> ReplyRoute | None:
         return await self._run(self._database.reply_route, channel_id)
+
+    async def forget_reply_route(self, channel_id: int) -> None:
+        await self._run(self._database.forget_reply_route, channel_id)
 
     async def set_unseen_game(self, channel_id: int, game_id: int | None) -> None:
         await self._run(self._database.set_unseen_game, channel_id, game_id)

@@ -218,7 +218,9 @@ class TournamentRounds:
 
     async def _open_games(self, tournament: Tournament) -> None:
         refused_at = self._refused.get(tournament.id)
-        if refused_at is not None and self._clock.now() - refused_at < THREAD_RETRY_SECONDS:
+        # A wall clock stepped back since the refusal counts as long ago: the tournament is
+        # not held until the clock catches up with the refusal's time.
+        if refused_at is not None and 0 <= self._clock.now() - refused_at < THREAD_RETRY_SECONDS:
             return
         state = tournament.state
         for table in state.round_tables(state.current_round):

@@ -471,7 +471,11 @@ class TournamentService:
             if table is None:
                 raise _AlreadyDone()
             if table.thread_id is None:
-                if table.claimed_at is not None and now - table.claimed_at < CLAIM_SECONDS:
+                # A claim dated more than a claim's length ahead of this clock was made before
+                # the wall clock stepped back (clocks in sync differ by seconds): it ran out,
+                # rather than holding the table until the clock catches up with it.
+                age = now - table.claimed_at if table.claimed_at is not None else None
+                if age is not None and -CLAIM_SECONDS < age < CLAIM_SECONDS:
                     raise _AlreadyDone()
                 table = dataclasses.replace(table, claimed_at=now)
             return Change(t.status, t.record.due_at, t.state.with_table(table))

@@ -32,7 +32,12 @@ World
     the app's guild commands get 403 Missing Access and no command can be used through the
     guild's install), ``remove_member(guild, user)`` (the bot too: then it is in no guild,
     and the application's ``approximate_guild_count`` says so),
-    ``add_channel(guild, name) -> SimChannel``, ``add_thread(parent, name)`` (type 11; a
+    ``add_channel(guild, name) -> SimChannel``, ``deny(channel, user, permissions)`` (a
+    permission overwrite, the bot's too, from then on: a thread under ``channel`` denies them
+    too, interactions carry what is left as ``app_permissions``; 0 takes it away; an owner or
+    an administrator keeps everything), ``delete_channel(channel)`` (its threads with it: the
+    bot's requests there get 404 Unknown Channel, and no interaction comes from it; the sim
+    sends no CHANNEL_DELETE), ``add_thread(parent, name)`` (type 11; a
     server holds ``guild.max_active_threads`` active ones, Discord's 1,000, past which a new
     one gets 400 with code 160006; the bot lists them with ``GET
     /guilds/{id}/threads/active``, each with its ``message_count`` and ``last_message_id``,

@@ -24,6 +24,7 @@ from aiohttp import web
 
 from . import faults, limits
 from .models import (
+    ALL_PERMISSIONS,
     JSON,
     InteractionRecord,
     RequestRecord,
@@ -402,10 +403,19 @@ class SimCore:
             raise SimUsageError(f"unknown message {ref!r}") from None
 
     def channel_permissions(self, member: SimMember | None, channel: SimChannel) -> int:
-        """Permissions in a channel; the sim has no overwrites, so these are guild-wide."""
+        """Permissions in a channel: the member's guild-wide ones less what the channel (a
+        thread: its parent channel) denies them (``sim.deny``); an owner or an administrator
+        keeps everything."""
         if member is None:
             return 0
-        return member.permissions
+        allowed = member.permissions
+        if allowed == ALL_PERMISSIONS:
+            return allowed
+        places = (channel, channel.parent) if channel.is_thread else (channel,)
+        for place in places:
+            if place is not None:
+                allowed &= ~place.denied.get(member.id, 0)
+        return allowed
 
     def _bot_member(self, guild: SimGuild | None) -> SimMember | None:
         return guild.member(self.bot_user) if guild else None

@@ -297,6 +297,9 @@ class SimChannel:
     owner_id: int | None = None
     created_at: float = field(default_factory=time.time)
     archived: bool = False  # a thread's: no edits until a new message reopens it
+    # A permission overwrite per member: the bits denied to them here (a thread has its
+    # parent's too). An owner's or an administrator's permissions ignore them, as Discord's do.
+    denied: dict[int, int] = field(default_factory=dict)
     last_message_id: int | None = None  # its newest message (ephemeral ones aside)
     message_count: int = 0  # a thread's messages, as Discord counts them
 

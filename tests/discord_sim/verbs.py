@@ -106,6 +106,8 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
             if not channel.has_user(user):
                 raise SimUsageError(f"{user.name} is not in DM channel {channel.id}")
             return None
+        if self.channels.get(channel.id) is not channel:
+            raise SimUsageError(f"#{channel.name} was deleted")
         member = channel.guild.member(user)
         if member is None:
             raise SimUsageError(f"{user.name} is not a member of {channel.guild.name}")

@@ -133,6 +133,30 @@ class WorldMixin(SimCore):
         self.channels[channel.id] = channel
         return channel
 
+    def deny(self, channel: SimChannel, user: SimUser, permissions: int) -> None:
+        """The server's admins deny ``user`` (the bot too) ``permissions`` in ``channel`` (a
+        permission overwrite; 0 takes it away), from now on: threads under it deny them too.
+        Interactions there carry the permissions left (``app_permissions`` for the bot), and
+        the bot's requests meet them."""
+        if channel.guild is None:
+            raise SimUsageError("permission overwrites are for guild channels")
+        if permissions:
+            channel.denied[user.id] = permissions
+        else:
+            channel.denied.pop(user.id, None)
+
+    def delete_channel(self, channel: SimChannel) -> None:
+        """An admin deletes ``channel`` of a guild, and its threads with it: the bot's
+        requests there get 404 Unknown Channel. The sim sends no CHANNEL_DELETE."""
+        if channel.guild is None or self.channels.get(channel.id) is not channel:
+            raise SimUsageError(f"{channel!r} is no guild channel of the sim's")
+        guild = channel.guild
+        for gone in [c for c in guild.channels if c is channel or c.parent is channel]:
+            if gone is not channel and not gone.is_thread:
+                continue  # a category's channels outlive it
+            guild.channels.remove(gone)
+            del self.channels[gone.id]
+
     def add_thread(
         self, parent: SimChannel, name: str, *, owner: SimUser | None = None
     ) -> SimChannel:

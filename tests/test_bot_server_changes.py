@@ -1,0 +1,179 @@
+"""What a server does to the bot mid-game: permissions taken away and given back, channels and
+threads deleted or archived, the bot removed; through the local Discord server, on both engines
+and both front doors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from bot.components import TOURNAMENT_ID
+from tests.bot_harness import (
+    PAST_THE_WINDOW,
+    SHORT_WINDOW,
+    BotHarness,
+    both_engines,
+    both_front_doors,
+    button_id,
+    cell_id,
+    first_answers_lost,
+    is_live,
+    recorded_post,
+    text_of,
+)
+from tests.discord_sim import DiscordSim, SimChannel, SimTimeout
+from tests.discord_sim.models import PERM_CREATE_PUBLIC_THREADS, PERM_SEND_MESSAGES
+from tests.test_bot_tournaments import current, round_games
+
+pytestmark = [both_engines, both_front_doors]
+
+
+@contextmanager
+def bot_denied(sim: DiscordSim, channel: SimChannel, permissions: int) -> Iterator[None]:
+    """While the block runs, the server's admins deny the bot ``permissions`` in ``channel``;
+    then they take the overwrite away."""
+    sim.deny(channel, sim.bot_user, permissions)
+    try:
+        yield
+    finally:
+        sim.deny(channel, sim.bot_user, 0)
+
+
+def posts_to(sim: DiscordSim, channel: SimChannel) -> list[int]:
+    """The statuses of the bot's posts in ``channel`` so far, oldest first."""
+    path = f"/channels/{channel.id}/messages"
+    return [r.status for r in sim.requests if r.method == "POST" and r.path.endswith(path)]
+
+
+async def test_an_unshown_game_in_a_channel_closed_to_the_bot_is_not_posted_every_sweep(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A game saved without its board, in a channel where the bot then lost Send Messages:
+    the sweeper's post is refused (403), and tried again a minute later, not at every sweep
+    (every refusal counts against the bot's invalid requests); once the permission is back
+    the board is posted."""
+    s = sim.seed
+    harness.last_try_after = SHORT_WINDOW
+    async with harness.running() as bot:
+        with first_answers_lost(sim), pytest.raises(SimTimeout):
+            await sim.slash(
+                s.alice, s.channel, "ttt vs-ai", difficulty="smart", timeout=PAST_THE_WINDOW
+            )
+        assert await bot.in_flight.wait_idle(patience=5)
+        harness.clock.advance(31)
+        with bot_denied(sim, s.channel, PERM_SEND_MESSAGES):
+            for _ in range(12):  # a minute of sweeps, one every 5 s
+                await bot.sweep()
+                harness.clock.advance(5)
+            assert posts_to(sim, s.channel) == [403]
+        await bot.sweep()
+        assert posts_to(sim, s.channel) == [403, 200]
+        board = sim.last_message(s.channel)
+        assert board is not None
+        assert "alice" in text_of(board)
+
+
+async def test_a_channel_given_back_to_the_bot_gets_its_timeouts_shown_there_again(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A click while the bot lacked Send Messages in the channel answered through its token,
+    which the bot kept as the way to reach the channel, as where it is not a member. Once
+    the permission is back, the next command there says the bot reaches the channel: a turn
+    that then runs out is shown on the board by the bot itself, not left to a token long
+    dead (the board looked live until some interaction came)."""
+    s = sim.seed
+    async with harness.running(turn_timeout=3600) as bot:
+        first = await recorded_post(sim, bot, "ttt vs-ai", difficulty="minimax")
+        with bot_denied(sim, s.channel, PERM_SEND_MESSAGES):
+            played = await sim.click(s.alice, first, cell_id(first, "B2"))
+            assert played.response_type == 7, played.content
+            assert await bot.in_flight.wait_idle(patience=5)
+            assert await bot.storage.reply_route(s.channel.id) is not None
+        harness.clock.advance(20 * 60)  # her turn runs long; the token's 15 minutes are out
+        board = await recorded_post(sim, bot, "ttt board")
+        assert is_live(board)
+        assert await bot.storage.reply_route(s.channel.id) is None
+        harness.clock.advance(3601)
+        await bot.sweep()
+        assert not is_live(board), text_of(board)
+
+
+async def test_a_game_that_ended_unseen_is_shown_on_its_board_once_the_bot_is_back(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The turn ran out after the token kept while the bot lacked Send Messages had died, with
+    the permission back: nothing could show it then. The next command in the channel shows it
+    on its board, which looked live till then (the bot showed such a game only where it is no
+    member, so never here)."""
+    s = sim.seed
+    async with harness.running(turn_timeout=3600) as bot:
+        first = await recorded_post(sim, bot, "ttt vs-ai", difficulty="minimax")
+        with bot_denied(sim, s.channel, PERM_SEND_MESSAGES):
+            played = await sim.click(s.alice, first, cell_id(first, "B2"))
+            assert played.response_type == 7, played.content
+            assert await bot.in_flight.wait_idle(patience=5)
+        harness.clock.advance(3601)
+        await bot.sweep()
+        assert is_live(first)  # the token was dead: nothing could show it yet
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart")
+        assert started.message is not None, started.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert not is_live(first), text_of(first)
+        assert is_live(started.message)
+        assert await bot.storage.reply_route(s.channel.id) is None
+
+
+async def test_a_game_whose_channel_was_deleted_ends_by_its_clock_with_one_request(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """An admin deletes the channel of a live game: the bot is not told (it asks for no
+    gateway events), and the game ends when its turn runs out, as one nobody moves in; the
+    board's edit meets 404 once and is not tried again, and nothing is logged as an error
+    (the harness fails a test on any)."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await recorded_post(sim, bot, "ttt vs-ai", difficulty="minimax")
+        game = await bot.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        sim.delete_channel(s.channel)
+        harness.clock.advance(301)
+        for _ in range(3):
+            await bot.sweep()
+            harness.clock.advance(60)
+        ended = await bot.storage.get_game(game.id)
+        assert ended is not None
+        assert not ended.is_active
+        path = f"/channels/{s.channel.id}/messages/{board.id}"
+        assert [r.status for r in sim.requests if r.path.endswith(path)] == [404]
+
+
+async def test_a_tournament_whose_threads_were_refused_is_not_held_by_a_clock_stepped_back(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The round's threads are refused (Create Public Threads denied to the bot after the
+    tournament was created): the tournament waits a minute before it asks again. The wall
+    clock then steps back 10 minutes (NTP) and the permission is given back: the next sweep
+    opens the round's games, rather than holding them until the clock catches up with the
+    refusal's time, 11 minutes on."""
+    s = sim.seed
+    players = [s.alice, s.bob, s.carol, sim.add_user("dave")]
+    sim.add_member(s.guild, players[-1])
+    async with harness.running() as bot:
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Cup")
+        assert created.message is not None, created.content
+        join = button_id(created.message, TOURNAMENT_ID, action="join")
+        for player in players:
+            await sim.click(player, created.message, join)
+        with bot_denied(sim, s.channel, PERM_CREATE_PUBLIC_THREADS):
+            await sim.slash(s.owner, s.channel, "ttt tournament start")
+            assert await bot.in_flight.wait_idle(patience=5)
+            assert (await current(bot, sim)).record.games == {}
+            threads = [r for r in sim.requests if r.path.endswith(f"/{s.channel.id}/threads")]
+            assert threads
+            assert {r.status for r in threads} == {403}
+        harness.clock.advance(-600)
+        await bot.sweep()
+        tournament = await current(bot, sim)
+        assert len(await round_games(bot, tournament)) == 2
