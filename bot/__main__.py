@@ -24,6 +24,7 @@ from bot import invite, logs
 from bot.client import TTTBot, point_at
 from bot.clock import SystemClock
 from bot.config import POSTGRESQL, ConfigError, Settings, database_from_env, require_serving
+from bot.storage.backup import backup_sqlite
 from bot.storage.sqlite_to_postgres import copy_sqlite_to_postgres
 
 log = logging.getLogger("bot")
@@ -98,6 +99,27 @@ def migrate_sqlite_to_postgres(sqlite_path: str) -> int:
     return 0
 
 
+def back_up(backup_path: str) -> int:
+    """Write a consistent copy of the SQLite database DATABASE_URL names, the bot running or
+    not; a PostgreSQL database is pg_dump's to back up."""
+    try:
+        database = database_from_env(os.environ)
+    except ConfigError as error:
+        return fail(str(error), 2)
+    if database.scheme == POSTGRESQL:
+        return fail(
+            f"DATABASE_URL names {database.describe()}: back it up with pg_dump, as"
+            " docs/operating.md says (Backups)",
+            2,
+        )
+    try:
+        report = backup_sqlite(database, Path(backup_path))
+    except ConfigError as error:
+        return fail(str(error))
+    print(f"tttbot: {report}")
+    return 0
+
+
 def print_invite_link(settings: Settings) -> int:
     """``python -m bot invite``: ask Discord which application DISCORD_TOKEN is, and print the
     link that adds it to a server."""
@@ -133,6 +155,14 @@ def arguments() -> argparse.ArgumentParser:
         "The SQLite file is only read. Stop the bot first.",
     )
     migrate.add_argument("sqlite_path", metavar="SQLITE_PATH", help="the SQLite file to copy")
+    backup = commands.add_parser(
+        "backup",
+        help="copy the SQLite database DATABASE_URL names to a new file, the bot running or not",
+        description="Write a consistent copy of the SQLite database that DATABASE_URL names "
+        "to BACKUP_PATH (a new file), while the bot runs or not: the database is only read. "
+        "Back up PostgreSQL with pg_dump.",
+    )
+    backup.add_argument("backup_path", metavar="BACKUP_PATH", help="the new file to write")
     commands.add_parser(
         "invite",
         help="print the link that adds the bot to a server",
@@ -158,6 +188,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     load_dotenv(Path.cwd() / ".env")
     if args.command == "migrate-sqlite-to-postgres":
         return migrate_sqlite_to_postgres(args.sqlite_path)
+    if args.command == "backup":
+        return back_up(args.backup_path)
     try:
         settings = Settings.from_env(os.environ)
     except ConfigError as error:

@@ -450,3 +450,30 @@ async def test_a_definition_discord_refuses_is_a_command_sync_failure(
             await bot.sync_commands(force=True)
         assert refused.value.status == 400
         assert refused.value.code == 50035
+
+
+# Every board footer the bot has posted, in each language, since boards were translated: a
+# click is checked against the game its board's footer names (render.board_game_id), so a
+# footer that no longer reads as one would leave every board already posted with it
+# unplayable after an upgrade (each click refused: "That button doesn't belong to this
+# message"). A translation of the footer may change only if its old form stays readable.
+POSTED_FOOTERS = (
+    "Game #12 · click a cell or use /ttt move",
+    "Spiel #12 · klicke auf ein Feld oder nutze /ttt zug",
+    "Partida #12 · haz clic en una casilla o usa /ttt jugar",
+    "Partie #12 · clique sur une case ou utilise /ttt jouer",
+    "ゲーム #12 · マスをクリックするか /ttt 打つ を使ってください",
+    "Partida #12 · clique em uma casa ou use /ttt jogar",
+    "Game #12",
+    "Spiel #12",
+    "Partida #12",
+    "Partie #12",
+    "ゲーム #12",
+)
+
+
+@pytest.mark.parametrize("footer", POSTED_FOOTERS)
+def test_boards_posted_by_earlier_versions_still_name_their_game(footer: str) -> None:
+    assert render.game_in_footers([footer]) == 12  # an embed's footer (3x3, 4x4)
+    layout = render.LAYOUT_FOOTER.format(footer)  # a components-v2 board's last line
+    assert render.game_in_footers([layout]) == 12
