@@ -649,6 +649,9 @@ async def test_a_finished_game_is_reviewed_by_the_engines_search(
         assert f"{last} — {winner.value} wins the game." in text
         assert "ultimate tic-tac-toe is not solved" in text
         assert review.components == []  # no drills from ultimate
+        # The review's deadline, not the click's: 50 ms defers a refusal that waits on the
+        # database for longer.
+        bot.answers.defer_after = harness.defer_after
         refused(
             await sim.click(s.alice, message, PRACTISE_ID.build(game=game.id), forged=True),
             "Drills come from games on the square boards: ultimate has none.",
