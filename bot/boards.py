@@ -156,6 +156,31 @@ class Boards:
         log.info("game %s moved on to version %s while answering", game.id, stored.version)
         return stored, None
 
+    async def redraw_if_moved_on(self, answer: Answer, shown: GameRecord) -> None:
+        """After ``answer`` drew ``shown`` on the clicked board with nothing saved (an
+        ultimate pick, read as stored just before): a change saved between that read and
+        the answer (a resignation, a turn run out, a board posted again) had its own edit
+        land first and drawn over, leaving a live board with buttons on a game that had
+        ended or moved to another message. The game is read again once the answer is shown,
+        and the clicked board drawn as stored if it changed: whichever edit lands last has
+        read the latest. A database failing here leaves the board to its next click."""
+        try:
+            stored = await self._storage.get_game(shown.id)
+        except StorageError as error:
+            log.info("could not read game %s again after showing it: %r", shown.id, error)
+            return
+        if stored is None or (
+            stored.version == shown.version and stored.message_id == shown.message_id
+        ):
+            return
+        channel_id, message_id = _clicked(answer)
+        log.info("game %s changed while a pick was answered: drawn again", shown.id)
+        if stored.message_id == message_id:
+            message = render.board_message(stored)
+        else:
+            message = render.retired_board_message(stored)
+        await self._edit_beside(answer, channel_id, message_id, message)
+
     async def _post_in_thread(self, game: GameRecord, message: render.Message) -> None:
         """Post a new game's board in the thread the bot opened for it (if that fails, the
         sweeper posts it later: the game has no board message yet). A post that came after

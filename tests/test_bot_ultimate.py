@@ -10,12 +10,14 @@ does not say every cell."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import random
 import re
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 import pytest
 
@@ -31,7 +33,7 @@ from bot.components import (
 )
 from bot.render import EMPTY_EMOJI, MARK_EMOJI, ROW_EMOJI, WINNING_EMOJI
 from bot.render.ultimate import IDLE_EMOJI
-from bot.service import UltimateReview
+from bot.service import GameService, UltimateReview
 from bot.storage.base import GameRecord, GameStatus
 from bot.thinking import WORKER_NICENESS, EngineWorkers, ultimate_move
 from game import Mark, UltimateBoard, cell_name
@@ -45,6 +47,7 @@ from tests.bot_harness import (
     both_front_doors,
     button_id,
     final_answer,
+    is_live,
     refused,
     refused_showing_the_game,
     text_of,
@@ -391,6 +394,58 @@ async def test_a_closed_board_cannot_be_picked_nor_played_in(
         typed = await sim.slash(player, s.channel, "ttt move", cell=cell_name(free, ULTIMATE))
         refused(typed, f"{cell_name(free, ULTIMATE)} is in a small board {winner.value} has won")
         assert (await stored(bot, message)).moves == moves
+
+
+@both_front_doors
+@both_engines
+@pytest.mark.parametrize("meanwhile", ["resigned", "posted again"])
+async def test_a_pick_answered_after_a_change_it_did_not_read_shows_the_change(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch, meanwhile: str
+) -> None:
+    """A pick reads the game, then draws the board with the small board picked. Bob's
+    resignation (or a /ttt board) saved between the two had its edit land first, and the
+    pick's answer drew over it: a live board with the picked cells on a game that was over
+    (no Rematch), or on the board retired for a newer one. The pick is held here between its
+    read and its answer; once shown, the board clicked shows the game as stored."""
+    s = sim.seed
+    read, release = asyncio.Event(), asyncio.Event()
+    pick = GameService.pick_on_board
+
+    async def held(service: GameService, *args: Any, **kwargs: Any) -> GameRecord:
+        game = await pick(service, *args, **kwargs)
+        read.set()
+        await release.wait()
+        return game
+
+    async with harness.running() as bot:
+        message = await challenge_and_accept(sim, s.alice, s.bob)
+        assert await bot.in_flight.wait_idle(patience=5)  # the board's id is saved after
+        monkeypatch.setattr(GameService, "pick_on_board", held)
+        picking = asyncio.create_task(sim.click(s.alice, message, pick_id(message, 4)))
+        await read.wait()
+        newer: SimMessage | None = None
+        if meanwhile == "resigned":
+            resign = button_id(message, GAME_ACTION_ID, action="resign")
+            assert (await sim.click(s.bob, message, resign)).response_type == 7
+        else:
+            newer = (await sim.slash(s.carol, s.channel, "ttt board")).message
+            assert newer is not None
+            await sim.wait_for(lambda: not is_live(message), what="the clicked board retired")
+        release.set()
+        assert (await picking).response_type == 7
+        assert await bot.in_flight.wait_idle(patience=5)
+        game = await stored(bot, newer or message)
+        if newer is None:
+            assert game.status is GameStatus.FINISHED
+            assert (cells_offered(message), boards_offered(message)) == ([], {})
+            assert not is_live(message)
+            assert button_id(message, GAME_ACTION_ID, action="rematch")
+        else:
+            assert game.is_active
+            assert game.message_id == newer.id
+            assert "This board moved to a newer message below." in text_of(message)
+            assert (cells_offered(message), boards_offered(message)) == ([], {})
+            check_message(newer, ultimate(game))
 
 
 @both_front_doors
