@@ -332,11 +332,14 @@ class Boards:
         # The live board, as stored now, is drawn again where it may not show the game: the
         # one a click meets (as_of is not its own id) may have been drawn before that click's
         # change was saved, or retired by the post it took over from, that edit still on its
-        # way; and the board just retired here may have been taken over again meanwhile by a
-        # click on it, before this edit landed.
+        # way; the board just retired here may have been taken over again meanwhile by a
+        # click on it, before this edit landed; and a post's was drawn from the game read
+        # before it was posted, a move on the older board perhaps saved since.
         stored = await self._storage.get_game(game.id) or game
         live = stored.message_id
-        if live is not None and (live == retired or as_of != message_id):
+        if live is not None and (
+            live == retired or as_of != message_id or stored.version != game.version
+        ):
             await self.edit(game.channel_id, live, render.board_message(stored), reaches=reaches)
         return retired != message_id
 
