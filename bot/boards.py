@@ -169,11 +169,13 @@ class Boards:
         except StorageError as error:
             log.info("could not read game %s again after showing it: %r", shown.id, error)
             return
+        channel_id, message_id = _clicked(answer)
+        # The clicked board recorded as the game's since the read (an accept's, whose id is
+        # saved after its answer) is no change to show.
         if stored is None or (
-            stored.version == shown.version and stored.message_id == shown.message_id
+            stored.version == shown.version and stored.message_id in (shown.message_id, message_id)
         ):
             return
-        channel_id, message_id = _clicked(answer)
         log.info("game %s changed while a pick was answered: drawn again", shown.id)
         if stored.message_id == message_id:
             message = render.board_message(stored)

@@ -449,6 +449,48 @@ async def test_a_pick_answered_after_a_change_it_did_not_read_shows_the_change(
 
 
 @both_front_doors
+async def test_a_pick_read_before_its_board_was_recorded_keeps_the_pick(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The accept's board is recorded as the game's after its answer: a pick read before
+    that and answered after sees the game's board changed to the one it was clicked on, which
+    is no change to show, and the small board picked stays on the message."""
+    s = sim.seed
+    read, release = asyncio.Event(), asyncio.Event()
+    pick = GameService.pick_on_board
+
+    async def held(service: GameService, *args: Any, **kwargs: Any) -> GameRecord:
+        game = await pick(service, *args, **kwargs)
+        assert game.message_id is None  # read before the accept's board was recorded
+        read.set()
+        await release.wait()
+        return game
+
+    async with harness.running() as bot:
+        recording, reached, recorded = bot.storage.set_game_message, asyncio.Event(), False
+
+        async def after_the_pick(*args: Any, **kwargs: Any) -> int | None:
+            nonlocal recorded
+            reached.set()
+            await read.wait()
+            previous = await recording(*args, **kwargs)
+            recorded = True
+            release.set()
+            return previous
+
+        monkeypatch.setattr(bot.storage, "set_game_message", after_the_pick)
+        monkeypatch.setattr(GameService, "pick_on_board", held)
+        message = await challenge_and_accept(sim, s.alice, s.bob)
+        await asyncio.wait_for(reached.wait(), 5)
+        picked = await sim.click(s.alice, message, pick_id(message, 4))
+        assert picked.response_type == 7
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert recorded
+        assert (await stored(bot, message)).message_id == message.id
+        assert cells_offered(message) == list(small_board_cells(4))
+
+
+@both_front_doors
 async def test_typed_moves_and_their_autocomplete_offer_legal_cells_only(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
