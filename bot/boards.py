@@ -164,6 +164,33 @@ class Boards:
         log.info("game %s moved on to version %s while answering", game.id, stored.version)
         return stored, None
 
+    async def redraw_if_moved_on(self, answer: Answer, shown: GameRecord) -> None:
+        """After ``answer`` drew ``shown`` on the clicked board with nothing saved (an
+        ultimate pick, read as stored just before): a change saved between that read and
+        the answer (a resignation, a turn run out, a board posted again) had its own edit
+        land first and drawn over, leaving a live board with buttons on a game that had
+        ended or moved to another message. The game is read again once the answer is shown,
+        and the clicked board drawn as stored if it changed: whichever edit lands last has
+        read the latest. A database failing here leaves the board to its next click."""
+        try:
+            stored = await self._storage.get_game(shown.id)
+        except StorageError as error:
+            log.info("could not read game %s again after showing it: %r", shown.id, error)
+            return
+        channel_id, message_id = _clicked(answer)
+        # The clicked board recorded as the game's since the read (an accept's, whose id is
+        # saved after its answer) is no change to show.
+        if stored is None or (
+            stored.version == shown.version and stored.message_id in (shown.message_id, message_id)
+        ):
+            return
+        log.info("game %s changed while a pick was answered: drawn again", shown.id)
+        if stored.message_id == message_id:
+            message = render.board_message(stored)
+        else:
+            message = render.retired_board_message(stored)
+        await self._edit_beside(answer, channel_id, message_id, message)
+
     async def _post_in_thread(self, game: GameRecord, message: render.Message) -> None:
         """Post a new game's board in the thread the bot opened for it (if that fails, the
         sweeper posts it later: the game has no board message yet). A post that came after
@@ -340,11 +367,14 @@ class Boards:
         # The live board, as stored now, is drawn again where it may not show the game: the
         # one a click meets (as_of is not its own id) may have been drawn before that click's
         # change was saved, or retired by the post it took over from, that edit still on its
-        # way; and the board just retired here may have been taken over again meanwhile by a
-        # click on it, before this edit landed.
+        # way; the board just retired here may have been taken over again meanwhile by a
+        # click on it, before this edit landed; and a post's was drawn from the game read
+        # before it was posted, a move on the older board perhaps saved since.
         stored = await self._storage.get_game(game.id) or game
         live = stored.message_id
-        if live is not None and (live == retired or as_of != message_id):
+        if live is not None and (
+            live == retired or as_of != message_id or stored.version != game.version
+        ):
             await self.edit(game.channel_id, live, render.board_message(stored), reaches=reaches)
         return retired != message_id
 

@@ -354,13 +354,11 @@ async def start_member_game(
     options: dict[str, object] = {"opponent": o}
     if size != DEFAULT_SIZE:
         options["size"] = size
-    challenge = await sim.slash(x, channel, "ttt start", options=options)
-    assert challenge.message is not None, challenge.content
-    accepted = await sim.click(
-        o, challenge.message, button_id(challenge.message, CHALLENGE_ID, action="accept")
-    )
-    assert accepted.message is not None, accepted.content
-    return accepted.message
+    # Either answer may be deferred (a loaded machine, a slow database): each is waited for
+    # until it shows the challenge, then the board.
+    challenge = await final_answer(await sim.slash(x, channel, "ttt start", options=options))
+    accepted = await sim.click(o, challenge, button_id(challenge, CHALLENGE_ID, action="accept"))
+    return await final_answer(accepted)
 
 
 # A short window for sending lost first answers again, for the tests that lose every try:

@@ -922,6 +922,50 @@ async def test_a_move_whose_board_lost_to_one_posted_since_shows_on_that_one(
 
 @both_front_doors
 @both_engines
+async def test_a_board_posted_before_a_move_and_recorded_after_it_shows_the_move(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A ``/ttt board`` draws the game, then posts it and records it; alice's click on the
+    board before it is played, answered and saved in between (held here at the record). The
+    newer board retires hers, as the game's, and must show her move: it had been drawn before
+    it, live, with alice to move, and every click on it refused as behind the game."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        assert await bot.in_flight.wait_idle(patience=5)
+        recording, reached, let_go = bot.storage.set_game_message, asyncio.Event(), asyncio.Event()
+
+        async def held(game_id: int, message_id: int, **kwargs: Any) -> int | None:
+            reached.set()
+            await let_go.wait()
+            return await recording(game_id, message_id, **kwargs)
+
+        bot.storage.set_game_message = held  # type: ignore[method-assign]
+        try:
+            again = asyncio.ensure_future(sim.slash(s.carol, s.channel, "ttt board"))
+            await asyncio.wait_for(reached.wait(), 5)
+            moved = await sim.click(s.alice, board, cell_id(board, "B2"))
+            assert moved.response_type == 7, moved.content
+            assert shown_board(board) == ".../.X./..."
+            let_go.set()
+            newer = (await again).message
+            assert newer is not None
+            assert await bot.in_flight.wait_idle(patience=5)
+        finally:
+            bot.storage.set_game_message = recording  # type: ignore[method-assign]
+        game = await bot.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert game.message_id == newer.id
+        await sim.wait_for(lambda: not is_live(sim.message(board.id)), what="the older retired")
+        shown = sim.message(newer.id)
+        await sim.wait_for(lambda: shown_board(shown) == ".../.X./...", what="the move shown")
+        answered = await sim.click(s.bob, shown, cell_id(shown, "A1"))
+        assert answered.response_type == 7, answered.content
+        assert shown_board(shown) == "O../.X./..."
+
+
+@both_front_doors
+@both_engines
 async def test_a_challenge_message_recorded_after_a_newer_one_is_the_one_retired(
     sim: DiscordSim, harness: BotHarness
 ) -> None:

@@ -365,7 +365,10 @@ async def test_the_5x5_search_runs_off_the_event_loop_and_is_answered_in_time(
             sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax", first="bot", size=5)
         )
         assert await asyncio.to_thread(searching.wait, 10)
+        # Answered while the search is held, but perhaps deferred too (after 0.1 s): its
+        # board is the message once it is done.
         other = await sim.slash(s.bob, s.other_channel, "ttt vs-ai", difficulty="smart", size=4)
+        await other.wait_done()
         assert other.message is not None
         check_board(other.message, 4)
         deferred = await started  # returns at the first answer: the deferral

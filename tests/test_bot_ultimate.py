@@ -10,12 +10,14 @@ does not say every cell."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 import random
 import re
 from collections.abc import Callable
 from concurrent.futures.process import BrokenProcessPool
+from typing import Any
 
 import pytest
 
@@ -31,7 +33,7 @@ from bot.components import (
 )
 from bot.render import EMPTY_EMOJI, MARK_EMOJI, ROW_EMOJI, WINNING_EMOJI
 from bot.render.ultimate import IDLE_EMOJI
-from bot.service import UltimateReview
+from bot.service import GameService, UltimateReview
 from bot.storage.base import GameRecord, GameStatus
 from bot.thinking import WORKER_NICENESS, EngineWorkers, ultimate_move
 from game import Mark, UltimateBoard, cell_name
@@ -45,6 +47,7 @@ from tests.bot_harness import (
     both_front_doors,
     button_id,
     final_answer,
+    is_live,
     refused,
     refused_showing_the_game,
     text_of,
@@ -394,6 +397,100 @@ async def test_a_closed_board_cannot_be_picked_nor_played_in(
 
 
 @both_front_doors
+@both_engines
+@pytest.mark.parametrize("meanwhile", ["resigned", "posted again"])
+async def test_a_pick_answered_after_a_change_it_did_not_read_shows_the_change(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch, meanwhile: str
+) -> None:
+    """A pick reads the game, then draws the board with the small board picked. Bob's
+    resignation (or a /ttt board) saved between the two had its edit land first, and the
+    pick's answer drew over it: a live board with the picked cells on a game that was over
+    (no Rematch), or on the board retired for a newer one. The pick is held here between its
+    read and its answer; once shown, the board clicked shows the game as stored."""
+    s = sim.seed
+    read, release = asyncio.Event(), asyncio.Event()
+    pick = GameService.pick_on_board
+
+    async def held(service: GameService, *args: Any, **kwargs: Any) -> GameRecord:
+        game = await pick(service, *args, **kwargs)
+        read.set()
+        await release.wait()
+        return game
+
+    async with harness.running() as bot:
+        message = await challenge_and_accept(sim, s.alice, s.bob)
+        assert await bot.in_flight.wait_idle(patience=5)  # the board's id is saved after
+        monkeypatch.setattr(GameService, "pick_on_board", held)
+        picking = asyncio.create_task(sim.click(s.alice, message, pick_id(message, 4)))
+        await read.wait()
+        newer: SimMessage | None = None
+        if meanwhile == "resigned":
+            resign = button_id(message, GAME_ACTION_ID, action="resign")
+            assert (await sim.click(s.bob, message, resign)).response_type == 7
+        else:
+            newer = (await sim.slash(s.carol, s.channel, "ttt board")).message
+            assert newer is not None
+            await sim.wait_for(lambda: not is_live(message), what="the clicked board retired")
+        release.set()
+        assert (await picking).response_type == 7
+        assert await bot.in_flight.wait_idle(patience=5)
+        game = await stored(bot, newer or message)
+        if newer is None:
+            assert game.status is GameStatus.FINISHED
+            assert (cells_offered(message), boards_offered(message)) == ([], {})
+            assert not is_live(message)
+            assert button_id(message, GAME_ACTION_ID, action="rematch")
+        else:
+            assert game.is_active
+            assert game.message_id == newer.id
+            assert "This board moved to a newer message below." in text_of(message)
+            assert (cells_offered(message), boards_offered(message)) == ([], {})
+            check_message(newer, ultimate(game))
+
+
+@both_front_doors
+async def test_a_pick_read_before_its_board_was_recorded_keeps_the_pick(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The accept's board is recorded as the game's after its answer: a pick read before
+    that and answered after sees the game's board changed to the one it was clicked on, which
+    is no change to show, and the small board picked stays on the message."""
+    s = sim.seed
+    read, release = asyncio.Event(), asyncio.Event()
+    pick = GameService.pick_on_board
+
+    async def held(service: GameService, *args: Any, **kwargs: Any) -> GameRecord:
+        game = await pick(service, *args, **kwargs)
+        assert game.message_id is None  # read before the accept's board was recorded
+        read.set()
+        await release.wait()
+        return game
+
+    async with harness.running() as bot:
+        recording, reached, recorded = bot.storage.set_game_message, asyncio.Event(), False
+
+        async def after_the_pick(*args: Any, **kwargs: Any) -> int | None:
+            nonlocal recorded
+            reached.set()
+            await read.wait()
+            previous = await recording(*args, **kwargs)
+            recorded = True
+            release.set()
+            return previous
+
+        monkeypatch.setattr(bot.storage, "set_game_message", after_the_pick)
+        monkeypatch.setattr(GameService, "pick_on_board", held)
+        message = await challenge_and_accept(sim, s.alice, s.bob)
+        await asyncio.wait_for(reached.wait(), 5)
+        picked = await sim.click(s.alice, message, pick_id(message, 4))
+        assert picked.response_type == 7
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert recorded
+        assert (await stored(bot, message)).message_id == message.id
+        assert cells_offered(message) == list(small_board_cells(4))
+
+
+@both_front_doors
 async def test_typed_moves_and_their_autocomplete_offer_legal_cells_only(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -649,6 +746,9 @@ async def test_a_finished_game_is_reviewed_by_the_engines_search(
         assert f"{last} — {winner.value} wins the game." in text
         assert "ultimate tic-tac-toe is not solved" in text
         assert review.components == []  # no drills from ultimate
+        # The review's deadline, not the click's: 50 ms defers a refusal that waits on the
+        # database for longer.
+        bot.answers.defer_after = harness.defer_after
         refused(
             await sim.click(s.alice, message, PRACTISE_ID.build(game=game.id), forged=True),
             "Drills come from games on the square boards: ultimate has none.",

@@ -734,7 +734,9 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             game = await self.service.pick_on_board(game_id, user, board, clicked, ply)
             # Only what the message shows changes: nothing to store, nothing to redo if the
             # edit fails (the board still offers the small boards).
-            await answer.update(render.board_message(game, render.last_move_note(game), board))
+            shown = render.board_message(game, render.last_move_note(game), board)
+            if await answer.update(shown):
+                await self.boards.redraw_if_moved_on(answer, game)
 
     async def resign_clicked(self, interaction: discord.Interaction[Any], game_id: int) -> None:
         async with self._handling(interaction) as answer:
