@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import ONE_PROCESS_FILES, FilesInOneProcess
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -192,3 +194,17 @@ def test_benchmarks_import_nothing_from_the_tests_but_the_local_discord_server()
         if name.split(".")[0] == "tests" and not name.startswith("tests.discord_sim")
     ]
     assert found == []
+
+
+def test_the_files_meant_for_one_process_are_handed_out_whole() -> None:
+    """Each file of conftest.ONE_PROCESS_FILES is one unit of work for pytest-xdist (its
+    tests in one process, its fixture made once), every other test a unit of its own, and a
+    group of xdist's own mark still a group, should pytest-xdist's mark work again."""
+    assert all((REPO / path).is_file() for path in ONE_PROCESS_FILES)
+    scheduler = FilesInOneProcess.__new__(FilesInOneProcess)  # its scopes need no workers
+    for path in ONE_PROCESS_FILES:
+        assert scheduler._split_scope(f"{path}::test_a[1]") == path
+        assert scheduler._split_scope(f"{path}::test_b") == path
+    other = "tests/test_engine_board.py::test_a"
+    assert scheduler._split_scope(other) == other
+    assert scheduler._split_scope(f"{other}@shared") == "shared"

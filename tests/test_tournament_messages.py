@@ -16,8 +16,8 @@ from bot.storage.base import TournamentStatus
 from bot.tournaments.state import Entry, Rules, Table, TournamentState
 from tournament import Format, Pairing, swiss_rounds
 
-# One process draws them all: the 256 players' event, played once, is shown in every language.
-pytestmark = pytest.mark.xdist_group("tournament_messages")
+# One process draws them all (conftest.ONE_PROCESS_FILES): the 256 players' event, played
+# once, is shown in every language.
 
 # Discord's limits for a components-v2 message.
 MOST_COMPONENTS = 40
