@@ -150,7 +150,7 @@ LEFT = N_("You have left the tournament.")
 
 
 def _picked_size(choice: app_commands.Choice[int] | None) -> int | None:
-    """The size picked for a new game; None leaves it to the server's default."""
+    """The size picked; None leaves it to the server's default (:meth:`_board_size`)."""
     return choice.value if choice is not None else None
 
 
