@@ -61,6 +61,7 @@ from bot.storage.postgres import PostgresStorage
 from bot.storage.sql import NUMBERED, QMARK, numbered
 from bot.storage.sqlite import SqliteStorage, split_statements
 from game import DEFAULT_SIZE, Mark
+from tests.old_schemas import migrate_postgres, migrate_sqlite
 from tests.postgres_cluster import PostgresCluster
 
 
@@ -1031,9 +1032,6 @@ BEFORE_SIZES = (
     "INSERT INTO ratings (guild_id, user_id, rating, games, wins, losses, draws)"
     " VALUES (10, 101, 1234.5, 3, 2, 1, 0), (10, 102, 1165.5, 3, 1, 2, 0)",
 )
-OLD_MIGRATIONS_TABLE = (
-    "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
-)
 
 
 @asynccontextmanager
@@ -1046,11 +1044,7 @@ async def _database_before(
     if dialect == "sqlite":
         path = str(request.getfixturevalue("tmp_path") / "old.sqlite3")
         with closing(sqlite3.connect(path)) as lite, lite:
-            lite.execute(OLD_MIGRATIONS_TABLE)
-            for number, sql in older:
-                for statement in split_statements(sql):
-                    lite.execute(statement)
-                lite.execute("INSERT INTO schema_migrations VALUES (?, 0)", (number,))
+            migrate_sqlite(lite, older)
             for statement in rows:
                 lite.execute(statement)
         yield lambda: SqliteStorage.open(path, ManualClock(T0))
@@ -1060,10 +1054,7 @@ async def _database_before(
         url = cluster.url(name)
         db = await asyncpg.connect(url)
         try:
-            await db.execute(OLD_MIGRATIONS_TABLE)
-            for number, sql in older:
-                await db.execute(sql)
-                await db.execute("INSERT INTO schema_migrations VALUES ($1, 0)", number)
+            await migrate_postgres(db, older)
             for statement in rows:
                 await db.execute(statement)
         finally:

@@ -23,8 +23,9 @@ from bot.clock import ManualClock
 from bot.storage.base import GameStatus, Storage
 from bot.storage.migrations import migration_files
 from bot.storage.postgres import PostgresStorage
-from bot.storage.sqlite import SqliteStorage, split_statements
+from bot.storage.sqlite import SqliteStorage
 from bot.tournaments.state import loads
+from tests.old_schemas import migrate_postgres, migrate_sqlite
 from tests.postgres_cluster import PostgresCluster
 
 NEWEST = max(version for version, _ in migration_files("sqlite"))
@@ -538,15 +539,10 @@ async def _database_at(
     order of the columns it had, sorted."""
     older = [(number, sql) for number, sql in migration_files(dialect) if number <= at]
     written: dict[str, list[tuple[Any, ...]]] = {}
-    create = "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, applied_at REAL)"
     if dialect == "sqlite":
         path = str(request.getfixturevalue("tmp_path") / "old.sqlite3")
         with closing(sqlite3.connect(path)) as lite, lite:
-            lite.execute(create)
-            for number, sql in older:
-                for statement in split_statements(sql):
-                    lite.execute(statement)
-                lite.execute("INSERT INTO schema_migrations VALUES (?, 0)", (number,))
+            migrate_sqlite(lite, older)
             columns = {
                 table: [row[1] for row in lite.execute(f"PRAGMA table_info({table})")]
                 for (table,) in lite.execute("SELECT name FROM sqlite_master WHERE type='table'")
@@ -567,10 +563,7 @@ async def _database_at(
         url = cluster.url(name)
         db = await asyncpg.connect(url)
         try:
-            await db.execute(create)
-            for number, sql in older:
-                await db.execute(sql)
-                await db.execute("INSERT INTO schema_migrations VALUES ($1, 0)", number)
+            await migrate_postgres(db, older)
             columns = {}
             for record in await db.fetch(
                 "SELECT table_name, column_name FROM information_schema.columns"
