@@ -9,6 +9,7 @@ from contextlib import contextmanager
 
 import pytest
 
+from bot.client import TTTBot
 from bot.components import TOURNAMENT_ID
 from tests.bot_harness import (
     PAST_THE_WINDOW,
@@ -23,7 +24,7 @@ from tests.bot_harness import (
     recorded_post,
     text_of,
 )
-from tests.discord_sim import DiscordSim, SimChannel, SimTimeout
+from tests.discord_sim import DiscordSim, SimChannel, SimMessage, SimTimeout
 from tests.discord_sim.models import PERM_CREATE_PUBLIC_THREADS, PERM_SEND_MESSAGES
 from tests.test_bot_tournaments import current, round_games
 
@@ -45,6 +46,20 @@ def posts_to(sim: DiscordSim, channel: SimChannel) -> list[int]:
     """The statuses of the bot's posts in ``channel`` so far, oldest first."""
     path = f"/channels/{channel.id}/messages"
     return [r.status for r in sim.requests if r.method == "POST" and r.path.endswith(path)]
+
+
+async def clicked_without_send_messages(sim: DiscordSim, bot: TTTBot) -> SimMessage:
+    """alice's board against the bot, her first move clicked while the bot lacks Send Messages
+    in the channel: answered through the click's token, which the bot keeps as its way to
+    reach the channel (its route), as where it is no member."""
+    s = sim.seed
+    first = await recorded_post(sim, bot, "ttt vs-ai", difficulty="minimax")
+    with bot_denied(sim, s.channel, PERM_SEND_MESSAGES):
+        played = await sim.click(s.alice, first, cell_id(first, "B2"))
+        assert played.response_type == 7, played.content
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert await bot.storage.reply_route(s.channel.id) is not None
+    return first
 
 
 async def test_an_unshown_game_in_a_channel_closed_to_the_bot_is_not_posted_every_sweep(
@@ -85,12 +100,7 @@ async def test_a_channel_given_back_to_the_bot_gets_its_timeouts_shown_there_aga
     dead (the board looked live until some interaction came)."""
     s = sim.seed
     async with harness.running(turn_timeout=3600) as bot:
-        first = await recorded_post(sim, bot, "ttt vs-ai", difficulty="minimax")
-        with bot_denied(sim, s.channel, PERM_SEND_MESSAGES):
-            played = await sim.click(s.alice, first, cell_id(first, "B2"))
-            assert played.response_type == 7, played.content
-            assert await bot.in_flight.wait_idle(patience=5)
-            assert await bot.storage.reply_route(s.channel.id) is not None
+        await clicked_without_send_messages(sim, bot)
         harness.clock.advance(20 * 60)  # her turn runs long; the token's 15 minutes are out
         board = await recorded_post(sim, bot, "ttt board")
         assert is_live(board)
@@ -109,11 +119,7 @@ async def test_a_game_that_ended_unseen_is_shown_on_its_board_once_the_bot_is_ba
     member, so never here)."""
     s = sim.seed
     async with harness.running(turn_timeout=3600) as bot:
-        first = await recorded_post(sim, bot, "ttt vs-ai", difficulty="minimax")
-        with bot_denied(sim, s.channel, PERM_SEND_MESSAGES):
-            played = await sim.click(s.alice, first, cell_id(first, "B2"))
-            assert played.response_type == 7, played.content
-            assert await bot.in_flight.wait_idle(patience=5)
+        first = await clicked_without_send_messages(sim, bot)
         harness.clock.advance(3601)
         await bot.sweep()
         assert is_live(first)  # the token was dead: nothing could show it yet

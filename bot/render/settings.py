@@ -24,7 +24,7 @@ from bot.render.parts import (
 from bot.seasons import SeasonLength
 from bot.server_settings import ServerSettings, Setting
 from bot.storage.base import is_forgotten
-from game import DEFAULT_SIZE, Mark
+from game import Mark
 
 
 def duration(seconds: float, lang: Language) -> str:
@@ -141,7 +141,7 @@ def settings_message(
         lang._("On: each game gets a thread of its own") if settings.threads else lang._("Off")
     )
     field(lang._("Games in threads"), Setting.THREADS, threads)
-    size = settings.size or DEFAULT_SIZE
+    size = settings.board(None)
     shown_size = size_label(size, lang) if settings.size else default(size_label(size, lang))
     field(lang._("Board size when none is picked"), Setting.SIZE, shown_size)
     if settings.seasons is SeasonLength.OFF:
