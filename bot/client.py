@@ -48,7 +48,13 @@ from bot.practice import PracticeService
 from bot.privacy import MembersData
 from bot.service import GameService, RolesUnknownError, Swept
 from bot.stalls import watch_stalls
-from bot.storage.base import EVERY_GUILD, DatabaseUnavailableError, ShardSlice, Storage
+from bot.storage.base import (
+    EVERY_GUILD,
+    DatabaseUnavailableError,
+    ShardSlice,
+    Storage,
+    StorageError,
+)
 from bot.storage.connect import open_storage
 from bot.tournaments.rounds import TournamentRounds
 from bot.tournaments.service import TournamentService
@@ -388,8 +394,7 @@ class TTTBot(commands.AutoShardedBot):
                     await self._show_unseen(answer)
                     await self.reporter.report(answer, error)
                 else:
-                    await self._show_unseen(answer)
-                    await self._reached_again(answer)
+                    await self._after_answer(answer)
             self.interaction_done(answer.state)
 
     async def refuse(self, interaction: discord.Interaction[Any], error: Exception) -> None:
@@ -439,6 +444,19 @@ class TTTBot(commands.AutoShardedBot):
     async def _show_unseen(self, answer: Answer) -> None:
         if not reaches_channel(answer.interaction):
             await self.boards.show_unseen(answer)
+
+    async def _after_answer(self, answer: Answer) -> None:
+        """What follows a handler that answered: a game that ended unseen in the channel, or
+        the channel's route dropped. The interaction has its answer, so a failure here is
+        this step's alone: logged, never raised on to discord.py, which would answer the
+        interaction a second time (and say nothing was done, of what was)."""
+        try:
+            await self._show_unseen(answer)
+            await self._reached_again(answer)
+        except StorageError as error:
+            log.warning("interaction answered, but what follows it failed: %s", error)
+        except Exception:
+            log.exception("interaction answered, but what follows it failed")
 
     async def _reached_again(self, answer: Answer) -> None:
         """After a command answered in a server channel the bot reaches: the channel's

@@ -4,6 +4,7 @@ and both front doors."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -183,3 +184,30 @@ async def test_a_tournament_whose_threads_were_refused_is_not_held_by_a_clock_st
         await bot.sweep()
         tournament = await current(bot, sim)
         assert len(await round_games(bot, tournament)) == 2
+
+
+async def test_a_failure_after_a_command_was_answered_does_not_answer_it_again(
+    sim: DiscordSim,
+    harness: BotHarness,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """What follows a command's answer (here the look at the channel's route, as when the
+    database went down just then) failing unforeseen went on to discord.py, which answered
+    the interaction a second time ("answered twice", and "the database did not answer,
+    nothing was done" over a game that started). The answer stands; the failure is logged."""
+    s = sim.seed
+    async with harness.running(expect_errors=True) as bot:
+
+        async def unforeseen(channel_id: int) -> None:
+            raise RuntimeError("the route could not be read")
+
+        monkeypatch.setattr(bot.storage, "reply_route", unforeseen)
+        started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert started.message is not None
+        assert is_live(started.message)
+        assert sim.take_violations() == []
+        assert await bot.storage.live_game_in_channel(s.channel.id) is not None
+    logged = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "bot.client"]
+    assert (logging.ERROR, "interaction answered, but what follows it failed") in logged

@@ -21,6 +21,7 @@ import pytest
 from bot.clock import ManualClock, SystemClock
 from bot.config import ConfigError, DatabaseUrl, parse_database_url
 from bot.storage import ChallengeStatus, ChannelBusyError, EndReason, GameRecord
+from bot.storage.base import DatabaseUnavailableError
 from bot.storage.connect import open_storage
 from bot.storage.migrations import migration_files
 from bot.storage.postgres import MIGRATION_LOCK, PostgresStorage
@@ -287,3 +288,21 @@ async def test_python_m_bot_with_an_unreachable_database_exits_with_one_line(
         f"tttbot: DATABASE_URL: cannot reach postgresql database tttbot on 127.0.0.1:{port}: "
     )
     assert postgres_cluster.password not in (out + err).decode()
+
+
+class _EndedSessionPool:
+    """A pool whose connection the server ended mid-operation, as asyncpg reports it."""
+
+    async def fetchrow(self, *args: object) -> None:
+        raise asyncpg.InternalClientError(
+            "cannot switch to state 12; another operation (2) is in progress"
+        )
+
+
+async def test_a_session_the_server_ended_mid_operation_is_an_outage() -> None:
+    """A PostgreSQL shutting down under a query left asyncpg's protocol mid-state: that was an
+    "unexpected error" with a traceback, where the bot says the database did not answer."""
+    storage = PostgresStorage(_EndedSessionPool(), ManualClock(T0))  # type: ignore[arg-type]
+    with pytest.raises(DatabaseUnavailableError) as raised:
+        await storage.reply_route(CHANNEL)
+    assert not raised.value.nothing_written  # a statement may have reached the server

@@ -114,6 +114,10 @@ OUTAGES: tuple[type[BaseException], ...] = (
     asyncpg.PostgresConnectionError,  # the connection lost mid-operation among them
     asyncpg.OperatorInterventionError,  # shutting down, starting up, a query cancelled
     asyncpg.InsufficientResourcesError,  # too many connections, a full disk
+    # A session the server ended mid-operation (shutting down) leaves asyncpg's protocol in
+    # a state it cannot go on from: "cannot switch to state 12; another operation (2) is in
+    # progress" (asyncpg issue 1069, sqlalchemy issue 13241).
+    asyncpg.InternalClientError,
 )
 # Those of them that happen only while connecting, before anything is sent.
 NEVER_CONNECTED: tuple[type[BaseException], ...] = (
