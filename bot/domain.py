@@ -8,7 +8,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.i18n import Language
+from bot.i18n import ENGLISH_LANGUAGE, Language, ListStyle
 from bot.storage.base import ChallengeRecord, GameRecord
 from game.ultimate import ULTIMATE
 from game.variants import GAME_SIZES, is_ultimate
@@ -23,6 +23,27 @@ class Verbatim(str):
     timestamp the bot wrote itself, never text a member typed."""
 
     __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """Values for one slot of a refusal's sentence, listed as its reader's language lists
+    them: "random, casual, smart, or minimax", in Japanese "random、casual、smart、または
+    minimax". Each is escaped as a name would be, unless it is :class:`Verbatim`."""
+
+    items: tuple[str, ...]
+    style: ListStyle = "or"
+
+    def shown(self, lang: Language, escape: Callable[[str], str]) -> str:
+        return lang.listing([escaped(item, escape) for item in self.items], self.style)
+
+    def __str__(self) -> str:
+        return self.shown(ENGLISH_LANGUAGE, str)
+
+
+def escaped(name: str, escape: Callable[[str], str]) -> str:
+    """``name`` as a sentence shows it: escaped for its medium unless :class:`Verbatim`."""
+    return name if isinstance(name, Verbatim) else escape(name)
 
 
 class UserError(Exception):
@@ -42,7 +63,7 @@ class UserError(Exception):
     def __init__(
         self,
         template: str,
-        *names: str,
+        *names: str | Listed,
         changed: GameRecord | ChallengeRecord | None = None,
     ) -> None:
         super().__init__(template.format(*names))
@@ -51,8 +72,12 @@ class UserError(Exception):
         self.changed = changed
 
     def sentence(self, lang: Language, escape: Callable[[str], str]) -> str:
-        shown = (name if isinstance(name, Verbatim) else escape(name) for name in self.names)
-        return lang.gettext(self.template).format(*shown)
+        return lang.gettext(self.template).format(
+            *(
+                name.shown(lang, escape) if isinstance(name, Listed) else escaped(name, escape)
+                for name in self.names
+            )
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,5 +112,4 @@ def size_name(size: int) -> str:
 
 def check_size(size: int) -> None:
     if size not in GAME_SIZES:
-        sizes = ", ".join(size_name(side) for side in GAME_SIZES)
-        raise UserError("Pick a board size: {}.", sizes)
+        raise UserError("Pick a board size: {}.", Listed(tuple(map(size_name, GAME_SIZES))))

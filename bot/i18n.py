@@ -18,9 +18,12 @@ from __future__ import annotations
 import functools
 import gettext
 import io
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
+import babel
+import babel.lists
 import discord
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
@@ -58,6 +61,9 @@ CATALOGUES: Mapping[discord.Locale, str] = {
 LANGUAGES = tuple(sorted(set(CATALOGUES.values())))  # the translated ones
 ALL_LANGUAGES = (ENGLISH, *LANGUAGES)
 CHOICE_NAME_LIMIT = 100  # Discord's, for a choice's name in any language
+# How a list reads (CLDR's list patterns, through Babel): "standard" joins with "and", "or"
+# offers a choice.
+ListStyle = Literal["standard", "or"]
 
 
 def N_(message: str) -> str:
@@ -85,6 +91,18 @@ class Language:
         """The form for ``count`` (``{count}`` is filled with it, as are ``values``)."""
         translated = self._translations.ngettext(singular, plural, count)
         return translated.format(count=count, **values)
+
+    def listing(self, items: Sequence[str], style: ListStyle = "standard") -> str:
+        """``items`` as this language lists them: "a, b, and c" ("a, b, or c" for a choice);
+        in German "a, b und c", in Japanese "a、b、c"."""
+        return babel.lists.format_list(list(items), style=style, locale=self.code)
+
+    @functools.cached_property
+    def comma(self) -> str:
+        """What separates the items of a list this language leaves open ("a, b, c, and 3
+        more"): ", ", in Japanese "、"."""
+        middle: str = babel.Locale.parse(self.code).list_patterns["standard"]["middle"]
+        return middle.format("", "")
 
     def __repr__(self) -> str:
         return f"<Language {self.code}>"

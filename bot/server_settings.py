@@ -25,7 +25,15 @@ from typing import Any
 
 from bot.clock import Clock
 from bot.config import MAX_TIMEOUT, MIN_TIMEOUT
-from bot.domain import OUTSIDE_SERVERS, Actor, UserError, Verbatim, check_size, half_width
+from bot.domain import (
+    OUTSIDE_SERVERS,
+    Actor,
+    Listed,
+    UserError,
+    Verbatim,
+    check_size,
+    half_width,
+)
 from bot.i18n import ALL_LANGUAGES, N_
 from bot.marks import DEFAULT_MARKS, TAKEN, CustomEmoji, parse_mark
 from bot.seasons import SeasonLength
@@ -138,9 +146,10 @@ class ServerSettings:
             )
 
     @property
-    def roles_to_play(self) -> Verbatim:
-        """The roles that may play, as mentions (shown privately: nobody is pinged)."""
-        return Verbatim(", ".join(f"<@&{role}>" for role in sorted(self.player_roles)))
+    def roles_to_play(self) -> Listed:
+        """The roles that may play, as mentions (shown privately: nobody is pinged), any of
+        them."""
+        return Listed(tuple(Verbatim(f"<@&{role}>") for role in sorted(self.player_roles)))
 
     def lets_end_games(self, member: Actor) -> bool:
         return member.manages_messages or (
@@ -254,24 +263,54 @@ def encode(value: object) -> str | None:
     return json.dumps(value)
 
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(d|h|m|s)?", re.IGNORECASE)
-_UNIT_SECONDS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+# A duration's units as members write them in the languages the bot speaks (matched without
+# regard to case): the English letters its hints show, and each language's own words and
+# abbreviations ("1j" in French, "2 Std." in German, "1時間30分" in Japanese). No spelling
+# means one unit in one language and another in the next.
+_UNIT_SPELLINGS = {
+    86400: "d day days j jour jours t tag tage día días dia dias 日",
+    3600: "h hr hrs hour hours heure heures std stunde stunden hora horas 時間",
+    60: "m min mins minute minutes minuto minutos minuten 分",
+    1: "s sec secs second seconds seconde secondes sek sekunde sekunden seg segundo segundos 秒",
+}
+_UNIT_SECONDS = {
+    spelling: seconds
+    for seconds, spellings in _UNIT_SPELLINGS.items()
+    for spelling in spellings.split()
+}
+# The longest spelling first, so that "min" is not read as "m" and "in".
+_DURATION_PART = re.compile(
+    r"(\d+(?:[.,]\d+)?)(?:("
+    + "|".join(map(re.escape, sorted(_UNIT_SECONDS, key=len, reverse=True)))
+    + r")\.?)?",
+    re.IGNORECASE,
+)
+# A number left without a unit after one that has one counts in the next smaller unit, as
+# "1h30" and "2m30" are meant (a number alone, in seconds).
+_NEXT_SMALLER = {0: 1, 86400: 3600, 3600: 60, 60: 1}
 
 
 def parse_duration(text: str) -> float:
     """Seconds in a duration as people type them: ``90``, ``90s``, ``5m``, ``1h30m``, ``2d``
-    (a bare number is seconds), in full-width characters too (:func:`half_width`). ValueError for
-    anything else."""
+    (a number alone is seconds; after a unit, the next smaller one: ``1h30``), with the units
+    of every language the bot speaks (``1j``, ``2 Std.``, ``1,5 h``, ``1時間30分``), in
+    full-width characters too (:func:`half_width`). ValueError for anything else."""
     compact = half_width(text).strip().replace(" ", "")
     if not compact:
         raise ValueError("an empty duration")
-    seconds, position = 0.0, 0
+    seconds, position, last_unit = 0.0, 0, 0
     while position < len(compact):
         part = _DURATION_PART.match(compact, position)
         if part is None:
             raise ValueError(f"{text!r} is not a duration")
-        number, unit = part.groups()
-        seconds += float(number) * _UNIT_SECONDS[(unit or "s").lower()]
+        number, spelling = part.groups()
+        if spelling is not None:
+            last_unit = _UNIT_SECONDS[spelling.lower()]
+        elif part.end() < len(compact) or last_unit not in _NEXT_SMALLER:
+            raise ValueError(f"{text!r} is not a duration")  # "5.5.5", "30s5"
+        else:
+            last_unit = _NEXT_SMALLER[last_unit]
+        seconds += float(number.replace(",", ".")) * last_unit
         position = part.end()
     return seconds
 

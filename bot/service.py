@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar, get_args
 
 from bot.clock import Clock
-from bot.domain import Actor, UserError, Verbatim, check_size, size_name
+from bot.domain import Actor, Listed, UserError, Verbatim, check_size, size_name
 from bot.i18n import ENGLISH, N_, Language
 from bot.marks import DEFAULT_MARKS, custom_emoji_id
 from bot.server_settings import ServerSettings, SettingsService
@@ -558,9 +558,9 @@ class GameService:
         ``size`` None: the server's default; ``language``: the catalogue its board is shown
         in, unless the server chose one."""
         if difficulty not in DIFFICULTIES:
-            raise UserError("Pick a difficulty: {}.", ", ".join(DIFFICULTIES))
+            raise UserError("Pick a difficulty: {}.", Listed(DIFFICULTIES))
         if first not in FIRST_PLAYERS:
-            raise UserError("Pick who moves first: {}.", ", ".join(FIRST_PLAYERS))
+            raise UserError("Pick who moves first: {}.", Listed(FIRST_PLAYERS))
         rules = await self.server_settings.of(guild_id)
         size = rules.board(size)
         where = place or Place(channel_id)
@@ -836,7 +836,7 @@ class GameService:
         ):
             raise UserError(
                 "Games aren't played in this channel: this server plays them in {}.",
-                Verbatim(", ".join(f"<#{channel}>" for channel in sorted(rules.channels))),
+                Listed(tuple(Verbatim(f"<#{channel}>") for channel in sorted(rules.channels))),
             )
         rules.require_player(member)
 

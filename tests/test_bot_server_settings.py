@@ -201,12 +201,12 @@ async def test_games_start_only_in_the_listed_channels_and_categories_threads_wi
         listed = shown(
             await sim.slash(s.owner, s.channel, f"{SETTINGS} channels add", channel=category)
         )
-        assert f"Where games can be started: <#{s.channel.id}>, <#{category.id}>" in listed
+        assert f"Where games can be started: <#{s.channel.id}> and <#{category.id}>" in listed
         elsewhere = "Games aren't played in this channel: this server plays them in"
         refused(await sim.slash(s.alice, s.other_channel, "ttt start"), elsewhere)
         refused(
             await sim.slash(s.alice, s.other_channel, "ttt vs-ai", difficulty="random"),
-            f"{elsewhere} <#{s.channel.id}>, <#{category.id}>.",
+            f"{elsewhere} <#{s.channel.id}> or <#{category.id}>.",
         )
         assert (await sim.slash(s.alice, s.channel, "ttt start")).message is not None
         # A thread follows its channel; a channel its category, and so its threads.
@@ -1353,6 +1353,22 @@ async def test_durations_are_offered_and_read_back_in_words_as_they_are_typed(
     ]
     assert junk == []
     assert none[0] == {"name": "0: None", "value": "0"}
+
+
+async def test_an_admin_types_durations_in_their_own_language(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    s = sim.seed
+    s.owner.locale = "fr"
+    command = f"{SETTINGS} timeouts"
+    async with harness.running():
+        day = await sim.autocomplete(s.owner, s.channel, command, focused="turn", turn="1j")
+        saved = await sim.slash(s.owner, s.channel, command, turn="1h30", challenge="10 min")
+    # French puts a no-break space between a number and its unit (Babel, from CLDR).
+    assert day == [{"name": "1j: 1\N{NO-BREAK SPACE}jour", "value": "1j"}]
+    text = shown(saved).replace("\N{NO-BREAK SPACE}", " ")
+    assert "1 heure et 30 minutes" in text, text
+    assert "10 minutes" in text, text
 
 
 async def test_limits_whose_second_setting_the_database_failed_do_not_say_nothing_was_done(

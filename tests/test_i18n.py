@@ -24,6 +24,7 @@ from babel.messages.pofile import read_po
 from bot import errors, extension, i18n, render
 from bot.client import TTTBot
 from bot.config import Settings, parse_database_url
+from bot.domain import Listed, UserError, Verbatim
 from game import Board
 from game.review import Verdict, review_game
 from tests.bot_harness import BotHarness, both_front_doors, cell_id, text_of
@@ -279,6 +280,29 @@ def test_every_covered_discord_locale_reads_its_catalogue() -> None:
         assert i18n.for_locale(locale).code == code
     assert i18n.for_locale(discord.Locale.korean).code == i18n.ENGLISH
     assert i18n.for_locale(None).code == i18n.ENGLISH
+
+
+@pytest.mark.parametrize(
+    ("code", "choice", "two", "listing", "open_list"),
+    [
+        ("en", "A, <@&2>, or C", "*A* or *b*", "A, B, and C", "A, B, C"),
+        ("de", "A, <@&2> oder C", "*A* oder *b*", "A, B und C", "A, B, C"),
+        ("fr", "A, <@&2> ou C", "*A* ou *b*", "A, B et C", "A, B, C"),
+        ("ja", "A、<@&2>、またはC", "*A*または*b*", "A、B、C", "A、B、C"),
+    ],
+)
+def test_lists_read_as_each_language_writes_them(
+    code: str, choice: str, two: str, listing: str, open_list: str
+) -> None:
+    lang = i18n.language(code)
+    refusal = UserError("{}", Listed(("A", Verbatim("<@&2>"), "C")))
+    assert refusal.sentence(lang, str) == choice
+    # Items are escaped as names are (here: upper-cased), unless the bot wrote them.
+    assert UserError("{}", Listed(("*a*", Verbatim("*b*")))).sentence(lang, str.upper) == two
+    assert lang.listing(["A", "B", "C"]) == listing
+    assert lang.comma.join(["A", "B", "C"]) == open_list
+    # Logs and tests read the English.
+    assert str(refusal) == "A, <@&2>, or C"
 
 
 @both_front_doors

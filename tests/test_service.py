@@ -72,8 +72,8 @@ async def service() -> AsyncIterator[GameService]:
 @pytest.mark.parametrize(
     ("difficulty", "first", "sentence"),
     [
-        ("impossible", "me", "Pick a difficulty: random, casual, smart, minimax."),
-        ("smart", "nobody", "Pick who moves first: me, bot, random."),
+        ("impossible", "me", "Pick a difficulty: random, casual, smart, or minimax."),
+        ("smart", "nobody", "Pick who moves first: me, bot, or random."),
     ],
 )
 async def test_unknown_choices_are_refused_and_start_nothing(
@@ -107,7 +107,7 @@ async def test_a_board_size_the_bot_does_not_offer_is_refused_and_starts_nothing
     service: GameService,
 ) -> None:
     times = "\N{MULTIPLICATION SIGN}"
-    sentence = f"Pick a board size: 3{times}3, 4{times}4, 5{times}5, ultimate."
+    sentence = f"Pick a board size: 3{times}3, 4{times}4, 5{times}5, or ultimate."
     for attempt in (
         service.start_vs_ai(GUILD, CHANNEL, ALICE, "smart", "me", 6),
         service.challenge(GUILD, CHANNEL, ALICE, None, 2),

@@ -58,7 +58,7 @@ def help_message(lang: Language, default_size: int = DEFAULT_SIZE) -> Message:
         levels="\n".join(
             f"- `{name}`: {level_description(name, lang)}" for name, _ in DIFFICULTIES
         ),
-        sizes=", ".join(size_label(size, lang) for size in GAME_SIZES),
+        sizes=lang.listing([size_label(size, lang) for size in GAME_SIZES], "or"),
         default=size_name(default_size),
     )
     text += "\n" + lang._(HELP_ULTIMATE) + "\n" + lang._(HELP_PRACTICE)

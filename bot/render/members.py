@@ -106,6 +106,7 @@ def member_data_message(
             [f"**{escape(name)}**" for name in data.names],
             _NAMES_ROOM,
             lambda left: lang.n_("and {count} more name", "and {count} more names", left),
+            lang,
         )
         lines.append(
             lang._("Names stored with your games, challenges and tournaments: {names}", names=names)

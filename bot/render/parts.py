@@ -212,9 +212,10 @@ def fit_lines(lines: Sequence[str], room: int, more: Callable[[int], str]) -> st
     return _fit(lines, "\n", room, more)
 
 
-def fit_items(items: Sequence[str], room: int, more: Callable[[int], str]) -> str:
-    """:func:`fit_lines` for a list in one line, its ``items`` separated by commas."""
-    return _fit(items, ", ", room, more)
+def fit_items(items: Sequence[str], room: int, more: Callable[[int], str], lang: Language) -> str:
+    """:func:`fit_lines` for a list in one line, its ``items`` separated by ``lang``'s commas
+    (an open list: "a, b, c, and 3 more" is said by ``more``)."""
+    return _fit(items, lang.comma, room, more)
 
 
 def _fit(parts: Sequence[str], separator: str, room: int, more: Callable[[int], str]) -> str:

@@ -243,7 +243,7 @@ def puzzle_stats_message(stats: PuzzleStats, name: str, lang: Language) -> Messa
             more = len(stats.solvers) - len(shown)
             if more:
                 shown.append(lang.n_("and {count} more", "and {count} more", more))
-            lines.append(", ".join(shown))
+            lines.append(lang.comma.join(shown))
             lines.append("-# " + lang._("★ solved on the first try"))
     embed = discord.Embed(
         title=lang._("Daily puzzles: {name}", name=escape(name)),

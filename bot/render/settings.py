@@ -91,12 +91,12 @@ def settings_message(
 
     embed = discord.Embed(title=lang._("Tic-tac-toe settings for this server"), colour=LIVE_COLOUR)
     if settings.channels:
-        where = ", ".join(f"<#{channel}>" for channel in sorted(settings.channels))
+        where = lang.listing([f"<#{channel}>" for channel in sorted(settings.channels)])
     else:
         where = lang._("Every channel")
     field(lang._("Where games can be started"), Setting.CHANNELS, where)
     if settings.player_roles:
-        who = ", ".join(f"<@&{role}>" for role in sorted(settings.player_roles))
+        who = lang.listing([f"<@&{role}>" for role in sorted(settings.player_roles)], "or")
     else:
         who = lang._("Everyone")
     field(lang._("Who can play"), Setting.PLAYER_ROLES, who)

@@ -222,6 +222,7 @@ def tournament_message(
                 names,
                 room + len(lines[names_at]),
                 lambda left: lang.n_("and {count} more", "and {count} more", left),
+                lang,
             )
     else:
         lines[standings_at] = _public_standings(state, standings, room, lang)
