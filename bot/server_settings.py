@@ -285,6 +285,8 @@ _DURATION_PART = re.compile(
     + r")\.?)?",
     re.IGNORECASE,
 )
+# What may join two parts: "1 heure et 30 minutes", "1 Stunde und 30 Minuten", "1h, 30m".
+_JOINER = re.compile(r"(?:and|et|und|y|e|,|&)(?=\d)", re.IGNORECASE)
 # A number left without a unit after one that has one counts in the next smaller unit, as
 # "1h30" and "2m30" are meant (a number alone, in seconds).
 _NEXT_SMALLER = {0: 1, 86400: 3600, 3600: 60, 60: 1}
@@ -293,8 +295,9 @@ _NEXT_SMALLER = {0: 1, 86400: 3600, 3600: 60, 60: 1}
 def parse_duration(text: str) -> float:
     """Seconds in a duration as people type them: ``90``, ``90s``, ``5m``, ``1h30m``, ``2d``
     (a number alone is seconds; after a unit, the next smaller one: ``1h30``), with the units
-    of every language the bot speaks (``1j``, ``2 Std.``, ``1,5 h``, ``1時間30分``), in
-    full-width characters too (:func:`half_width`). ValueError for anything else."""
+    of every language the bot speaks (``1j``, ``2 Std.``, ``1,5 h``, ``1 heure et 30 minutes``,
+    ``1時間30分``), in full-width characters too (:func:`half_width`). ValueError for anything
+    else."""
     compact = half_width(text).strip().replace(" ", "")
     if not compact:
         raise ValueError("an empty duration")
@@ -312,6 +315,8 @@ def parse_duration(text: str) -> float:
             last_unit = _NEXT_SMALLER[last_unit]
         seconds += float(number.replace(",", ".")) * last_unit
         position = part.end()
+        if spelling is not None and (joiner := _JOINER.match(compact, position)):
+            position = joiner.end()
     return seconds
 
 

@@ -31,6 +31,12 @@ MINUTE, HOUR, DAY = 60, 3600, 86400
         ("1j", DAY),
         ("2 jours", 2 * DAY),
         ("1 heure 30 minutes", HOUR + 30 * MINUTE),
+        ("1 heure et 30 minutes", HOUR + 30 * MINUTE),
+        ("1 Stunde und 30 Minuten", HOUR + 30 * MINUTE),
+        ("2 horas y 15 minutos", 2 * HOUR + 15 * MINUTE),
+        ("1 dia e 2 horas", DAY + 2 * HOUR),
+        ("1 hour and 30 minutes", HOUR + 30 * MINUTE),
+        ("1h, 30m", HOUR + 30 * MINUTE),
         ("2 Std.", 2 * HOUR),
         ("1 Tag", DAY),
         ("10 Sekunden", 10),
@@ -50,7 +56,11 @@ def test_a_duration_reads_as_people_write_it(typed: str, seconds: float) -> None
 
 
 @pytest.mark.parametrize(
-    "typed", ["", " ", "soon", "5x", "h", "1..5h", "1.5.5", "30s5", "5m-", "-5m", "1 hour ago"]
+    "typed",
+    [
+        *("", " ", "soon", "5x", "h", "1..5h", "1.5.5", "30s5", "5m-", "-5m", "1 hour ago"),
+        *("1e5", "1 and 2", "1h and", "and 5m", "1h,,30m"),
+    ],
 )
 def test_anything_else_is_refused(typed: str) -> None:
     with pytest.raises(ValueError, match="duration"):
