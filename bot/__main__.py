@@ -150,8 +150,9 @@ def arguments() -> argparse.ArgumentParser:
     migrate = commands.add_parser(
         "migrate-sqlite-to-postgres",
         help="copy a SQLite database into the empty PostgreSQL database DATABASE_URL names",
-        description="Copy games, challenges, stats, ratings and settings from a SQLite "
-        "database into the empty PostgreSQL database that DATABASE_URL names, keeping ids. "
+        description="Copy games, challenges, stats, ratings, settings, puzzle results, drills "
+        "and tournaments from a SQLite database into the empty PostgreSQL database that "
+        "DATABASE_URL names, keeping ids. "
         "The SQLite file is only read. Stop the bot first.",
     )
     migrate.add_argument("sqlite_path", metavar="SQLITE_PATH", help="the SQLite file to copy")

@@ -21,9 +21,13 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from bot.cogs.ttt import TicTacToeCog
-from bot.render.help import HELP_TEXT
+from bot.domain import size_name
+from bot.i18n import ALL_LANGUAGES, language
+from bot.render.help import HELP_TEXT, help_message
 from bot.storage.migrations import migration_files
 from bot.storage.sql import QMARK
+from game.board import Board
+from game.variants import GAME_SIZES, is_ultimate
 from tests.test_env_file import named_settings
 
 REPO = Path(__file__).resolve().parent.parent
@@ -338,6 +342,27 @@ def test_help_names_each_commands_optional_options_as_the_command_has_them() -> 
         assert isinstance(command, app_commands.Command), name
         optional = [f"[{p.name}]" for p in command.parameters if not p.required]
         assert options.split() == optional, name
+
+
+def test_help_gives_the_cell_numbers_each_board_takes_whatever_the_servers_default() -> None:
+    """Help said "numbers count the cells row by row from 1, so `1`-`9` on {default}": in a
+    server whose default board is 4x4 it told members `1`-`9` (4x4 takes `1`-`16`), and on
+    ultimate, which takes no numbers, `1`-`9` too. Every range it gives is what its board
+    takes, in every language, whichever default the server chose."""
+    squares = [size for size in GAME_SIZES if not is_ultimate(size)]
+    for code in ALL_LANGUAGES:
+        for default in GAME_SIZES:
+            embed = help_message(language(code), default).embed
+            assert embed is not None
+            assert embed.description is not None
+            text = embed.description
+            for size in squares:
+                last = size * size
+                assert f"`1`-`{last}`" in text, (code, default, size)
+                Board(size).play(str(last))  # the last number is a cell of that board
+            if code == "en":
+                stated = re.findall(r"`1`-`(\d+)` on (\S+?)[,)]", text)
+                assert stated == [(str(s * s), size_name(s)) for s in squares], default
 
 
 def test_a_size_options_description_names_the_default_it_takes() -> None:

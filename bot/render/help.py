@@ -26,7 +26,8 @@ weakest first:
 **Board sizes:** add `size:4` or `size:5` to either: {sizes}; {default} if you leave it out. \
 Each size has its own stats and leaderboard.
 **Move:** click a cell, or `/ttt move cell:B2` (letter = column, number = row; numbers count \
-the cells row by row from 1, so `1`-`9` on {default}).
+the cells row by row from 1: `1`-`9` on 3\N{MULTIPLICATION SIGN}3, `1`-`16` on \
+4\N{MULTIPLICATION SIGN}4, `1`-`25` on 5\N{MULTIPLICATION SIGN}5).
 **Hint:** `/ttt hint` shows you alone the best move in a game against me; the game then \
 counts in no stats.
 **Review:** the **Review** button on a finished board, or `/ttt review [game]` (the number on \
