@@ -1097,7 +1097,13 @@ class GameService:
     async def _time_out(self, game: GameRecord) -> GameRecord | None:
         loser = game.board.turn
         self._kept.pop(game.id, None)
-        return await self.storage.save_game(self._finish(game, loser.other, EndReason.TIMEOUT))
+        finished = self._finish(game, loser.other, EndReason.TIMEOUT)
+        if game.deadline is not None and game.deadline < finished.updated_at:
+            # The game ended when its clock ran out, not when a sweep (perhaps days later,
+            # after the bot was down) found it out: that moment decides its season, its age
+            # for retention, and when its rating moved.
+            finished = dataclasses.replace(finished, updated_at=game.deadline)
+        return await self.storage.save_game(finished)
 
     async def resign_in_channel(self, channel_id: int, user: Actor) -> GameRecord:
         return await self._resign(await self.game_in_channel(channel_id), user)

@@ -336,3 +336,34 @@ async def test_a_seasons_end_is_announced_in_the_language_its_boards_were_shown_
     november, december = [text_of(message) for message in sim.messages(news)]
     assert german._("Tic-tac-toe season {season} is over", season="2026-11") in november
     assert french._("Tic-tac-toe season {season} is over", season="2026-12") in december
+
+
+async def test_a_turn_run_out_while_the_bot_was_down_counts_in_the_season_it_ran_out_in(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """A turn that ran out on a month's last evening, the bot down until the next month: the
+    game ended when its clock ran out, so it counts in that month's table and podium. It was
+    stamped with the moment the sweeper settled it, days later: the old season's table and
+    its announcement left it out, and the new season started with it."""
+    s = sim.seed
+    news = sim.add_channel(s.guild, "news")
+    harness.clock = ManualClock(at(2026, 11, 30, 20))
+    async with harness.running() as bot:
+        await set_announcements(sim, news)
+        await beats(sim, s.carol, s.bob)
+        await start_member_game(sim, x=s.alice, o=s.bob)  # alice's turn runs out at 20:05
+        assert await bot.in_flight.wait_idle(patience=5)
+    harness.clock.advance(at(2026, 12, 2) - harness.clock.now())
+    async with harness.running() as bot:
+        await sim.wait_for(lambda: len(announcements(sim)) == 1, what="November announced")
+        november = await sim.slash(s.carol, s.channel, "ttt leaderboard", season="2026-11")
+        december = await sim.slash(s.carol, s.channel, "ttt leaderboard")
+    assert sorted((user, record) for user, _, record in ranking(november)) == sorted(
+        [
+            (s.carol.id, "1 W · 0 L · 0 D"),
+            (s.bob.id, "1 W · 1 L · 0 D"),
+            (s.alice.id, "0 W · 1 L · 0 D"),
+        ]
+    )
+    assert ranking(december) == []
+    assert f"<@{s.alice.id}>" in announcements(sim)[0]
