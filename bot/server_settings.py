@@ -270,7 +270,7 @@ def encode(value: object) -> str | None:
 _UNIT_SPELLINGS = {
     86400: "d day days j jour jours t tag tage día días dia dias 日",
     3600: "h hr hrs hour hours heure heures std stunde stunden hora horas 時間",
-    60: "m min mins minute minutes minuto minutos minuten 分",
+    60: "m mn min mins minute minutes minuto minutos minuten 分",
     1: "s sec secs second seconds seconde secondes sek sekunde sekunden seg segundo segundos 秒",
 }
 _UNIT_SECONDS = {

@@ -32,6 +32,7 @@ MINUTE, HOUR, DAY = 60, 3600, 86400
         ("2 jours", 2 * DAY),
         ("1 heure 30 minutes", HOUR + 30 * MINUTE),
         ("1 heure et 30 minutes", HOUR + 30 * MINUTE),
+        ("45mn", 45 * MINUTE),
         ("1 Stunde und 30 Minuten", HOUR + 30 * MINUTE),
         ("2 horas y 15 minutos", 2 * HOUR + 15 * MINUTE),
         ("1 dia e 2 horas", DAY + 2 * HOUR),
