@@ -1063,14 +1063,17 @@ class GameService:
             )
         return advanced.knowing(board)
 
-    def _finish(self, game: GameRecord, winner: Mark | None, reason: EndReason) -> GameRecord:
+    def _finish(
+        self, game: GameRecord, winner: Mark | None, reason: EndReason, at: float | None = None
+    ) -> GameRecord:
+        """``game`` ended, ``at`` (by default now)."""
         return dataclasses.replace(
             game,
             status=GameStatus.FINISHED,
             winner=winner,
             end_reason=reason,
             deadline=None,
-            updated_at=self.clock.now(),
+            updated_at=self.clock.now() if at is None else at,
         )
 
     async def _save(self, game: GameRecord, refusal: str = CHANGED) -> GameRecord:
@@ -1097,13 +1100,14 @@ class GameService:
     async def _time_out(self, game: GameRecord) -> GameRecord | None:
         loser = game.board.turn
         self._kept.pop(game.id, None)
-        finished = self._finish(game, loser.other, EndReason.TIMEOUT)
-        if game.deadline is not None and game.deadline < finished.updated_at:
-            # The game ended when its clock ran out, not when a sweep (perhaps days later,
-            # after the bot was down) found it out: that moment decides its season, its age
-            # for retention, and when its rating moved.
-            finished = dataclasses.replace(finished, updated_at=game.deadline)
-        return await self.storage.save_game(finished)
+        now = self.clock.now()
+        # The game ended when its clock ran out, not when a sweep (perhaps days later, after
+        # the bot was down) found it out: that moment decides its season, its age for
+        # retention, and when its rating moved.
+        ended = now if game.deadline is None else min(game.deadline, now)
+        return await self.storage.save_game(
+            self._finish(game, loser.other, EndReason.TIMEOUT, at=ended)
+        )
 
     async def resign_in_channel(self, channel_id: int, user: Actor) -> GameRecord:
         return await self._resign(await self.game_in_channel(channel_id), user)

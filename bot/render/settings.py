@@ -9,7 +9,6 @@ from typing import Literal
 
 import babel
 import babel.dates
-import babel.lists
 import discord
 
 from bot.i18n import Language
@@ -48,7 +47,7 @@ def duration(seconds: float, lang: Language) -> str:
                     exact, granularity=unit, threshold=math.inf, locale=locale
                 )
             )
-    return babel.lists.format_list(parts, locale=locale)
+    return lang.listing(parts)
 
 
 def language_name(code: str) -> str:
