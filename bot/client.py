@@ -76,7 +76,9 @@ SHUTDOWN_GRACE = 10.0
 # How long a custom emoji mark is taken to exist after Discord last said so: a game start asks
 # at most this often per emoji, and a deleted one gives way to the bot's mark within it.
 EMOJI_RECHECK = 60.0
-# Discord's error code for a member id that is not (or no longer) one of the server's.
+# Discord's error codes for a channel it does not have (or no longer), and for a member id
+# that is not (or no longer) one of the server's.
+UNKNOWN_CHANNEL = 10003
 UNKNOWN_MEMBER = 10007
 # How often the heartbeat file is touched while connected (bot/healthcheck.py allows 4 misses).
 HEARTBEAT_INTERVAL = 15.0
@@ -521,6 +523,7 @@ class TTTBot(commands.AutoShardedBot):
             search_budget=self.search_budget,
             custom_emoji_exists=self.custom_emoji_exists,
             member_roles=self.member_roles,
+            channel_deleted=self.channel_deleted,
             keep_finished_days=self.settings.keep_finished_games_days,
         )
         self.members_data = MembersData(self.storage, self.clock, self.service)
@@ -958,6 +961,27 @@ class TTTBot(commands.AutoShardedBot):
             log.info("could not ask for member %s of guild %s: %s", user_id, guild_id, error)
             raise RolesUnknownError from error
         return frozenset(int(role) for role in data.get("roles") or ())
+
+    async def channel_deleted(self, channel_id: int) -> bool | None:
+        """Whether Discord no longer has channel ``channel_id`` (deleted, or a thread deleted
+        with its channel); None when it could not say (an outage). Asked only of a channel
+        the bot is in (none where it reaches a channel through interactions' tokens alone:
+        there Discord may answer "Unknown Channel" for one the bot merely cannot see)."""
+        if await self.storage.reply_route(channel_id) is not None:
+            return False
+        try:
+            await self.http.get_channel(channel_id)
+        except discord.NotFound as error:
+            if error.code == UNKNOWN_CHANNEL:
+                return True
+            log.info("could not ask about channel %s: %s", channel_id, error)
+            return None
+        except discord.Forbidden:
+            return False  # it is there, closed to the bot
+        except ANSWER_FAILURES as error:
+            log.info("could not ask about channel %s: %s", channel_id, error)
+            return None
+        return False
 
     async def marks_refused(self, fallback: render.MarksFallback) -> None:
         """Discord refused a game's board for its server's custom emoji (deleted since the

@@ -18,7 +18,15 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, TypeVar, get_args
 
 from bot.clock import Clock
-from bot.domain import Actor, Listed, UserError, Verbatim, check_size, size_name
+from bot.domain import (
+    OUTSIDE_SERVERS,
+    Actor,
+    Listed,
+    UserError,
+    Verbatim,
+    check_size,
+    size_name,
+)
 from bot.i18n import ENGLISH, N_, Language
 from bot.marks import DEFAULT_MARKS, custom_emoji_id
 from bot.server_settings import ServerSettings, SettingsService
@@ -170,10 +178,12 @@ class Hint:
 @dataclass(frozen=True, slots=True)
 class Swept:
     """Games and challenges a sweep acts on: those it settled (lost on time, expired), or
-    those it must show (saved without their message)."""
+    those it must show (saved without their message); and the games it ended for nobody,
+    their channel deleted, which nothing can show."""
 
     games: list[GameRecord]
     challenges: list[ChallengeRecord]
+    orphaned: list[GameRecord] = dataclasses.field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,6 +200,10 @@ class GameRules:
 # Whether a custom emoji (by server and emoji id) still exists: a port onto Discord, which the
 # service does not speak to itself.
 EmojiCheck = Callable[[int, int], Awaitable[bool]]
+# Whether a channel was deleted (by id), as Discord says now: True for a channel it no longer
+# has, False for one it has or that the bot cannot ask about, None when it could not say (an
+# outage). A port onto Discord too: the bot asks for no gateway events, so is never told.
+ChannelDeleted = Callable[[int], Awaitable[bool | None]]
 # The roles a member has in a server (by server and member id), None for someone who is no
 # longer a member; :class:`RolesUnknownError` when Discord did not say. A port onto Discord
 # too: the interaction carries only its own member's roles, not their opponent's.
@@ -304,6 +318,7 @@ class GameService:
         settings: SettingsService | None = None,
         custom_emoji_exists: EmojiCheck | None = None,
         member_roles: MemberRoles | None = None,
+        channel_deleted: ChannelDeleted | None = None,
         keep_finished_days: int | None = None,
         engine_workers: EngineWorkers | None = None,
     ) -> None:
@@ -318,6 +333,8 @@ class GameService:
         # None: nobody but the acting member is checked for the server's player roles (the
         # service's own tests, which speak to no Discord).
         self._member_roles = member_roles
+        # None: every channel is taken to be there (the service's own tests).
+        self._channel_deleted = channel_deleted
         self.bot_user = bot_user
         self.turn_timeout = turn_timeout
         self.challenge_timeout = challenge_timeout
@@ -1100,14 +1117,16 @@ class GameService:
     async def _time_out(self, game: GameRecord) -> GameRecord | None:
         loser = game.board.turn
         self._kept.pop(game.id, None)
-        now = self.clock.now()
-        # The game ended when its clock ran out, not when a sweep (perhaps days later, after
-        # the bot was down) found it out: that moment decides its season, its age for
-        # retention, and when its rating moved.
-        ended = now if game.deadline is None else min(game.deadline, now)
         return await self.storage.save_game(
-            self._finish(game, loser.other, EndReason.TIMEOUT, at=ended)
+            self._finish(game, loser.other, EndReason.TIMEOUT, at=self._clock_ran_out(game))
         )
+
+    def _clock_ran_out(self, game: GameRecord) -> float:
+        """When ``game``'s turn ran out: the moment it ended, not when a sweep (perhaps days
+        later, after the bot was down) found it out. That moment decides its season, its age
+        for retention, and when its rating moved."""
+        now = self.clock.now()
+        return now if game.deadline is None else min(game.deadline, now)
 
     async def resign_in_channel(self, channel_id: int, user: Actor) -> GameRecord:
         return await self._resign(await self.game_in_channel(channel_id), user)
@@ -1280,13 +1299,28 @@ class GameService:
 
     async def settle_overdue(self) -> Swept:
         """Finish every game whose turn clock ran out and expire every overdue challenge,
-        including those that ran out while the bot was down, in this process's guilds."""
+        including those that ran out while the bot was down, in this process's guilds. A
+        game whose channel was deleted meanwhile ends then for nobody: its player to move
+        could not move there, so owes nobody a win. One whose channel Discord could not say
+        anything about is left for the next sweep."""
         now = self.clock.now()
         games = []
+        orphaned = []
+        deleted: dict[int, bool | None] = {}  # a channel is asked about once a sweep
         for game in await self.storage.overdue_games(now, self.shards):
-            timed_out = await self._time_out(game)
-            if timed_out is not None:  # else a move got in first: nothing to settle
-                games.append(timed_out)
+            if game.channel_id not in deleted:
+                deleted[game.channel_id] = await self._is_deleted(game)
+            match deleted[game.channel_id]:
+                case None:
+                    continue
+                case True:
+                    ended = await self._end_orphaned(game)
+                    if ended is not None:  # else a move got in first
+                        orphaned.append(ended)
+                case False:
+                    timed_out = await self._time_out(game)
+                    if timed_out is not None:  # else a move got in first: nothing to settle
+                        games.append(timed_out)
         challenges = []
         for challenge in await self.storage.overdue_challenges(now, self.shards):
             closed = await self.storage.close_challenge(challenge.id, ChallengeStatus.EXPIRED)
@@ -1301,7 +1335,27 @@ class GameService:
                 len(challenges),
                 [challenge.id for challenge in challenges[:20]],
             )
-        return Swept(games, challenges)
+        if orphaned:
+            log.info(
+                "ended %d games for nobody, their channels deleted: %s",
+                len(orphaned),
+                [(game.id, game.channel_id) for game in orphaned[:20]],
+            )
+        return Swept(games, challenges, orphaned)
+
+    async def _is_deleted(self, game: GameRecord) -> bool | None:
+        """Whether ``game``'s channel was deleted; only a server's channels can be."""
+        if self._channel_deleted is None or game.guild_id == OUTSIDE_SERVERS:
+            return False
+        return await self._channel_deleted(game.channel_id)
+
+    async def _end_orphaned(self, game: GameRecord) -> GameRecord | None:
+        """End for nobody, as a moderator's end does, a game whose turn ran out in a channel
+        deleted since; at its deadline, as a timeout would have ended it."""
+        self._kept.pop(game.id, None)
+        return await self.storage.save_game(
+            self._finish(game, None, EndReason.ENDED, at=self._clock_ran_out(game))
+        )
 
     async def time_out_overdue_of(self, user_id: int) -> list[GameRecord]:
         """Settle the member's live games whose turn clock ran out, as the sweeper would:

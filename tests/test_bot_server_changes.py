@@ -12,6 +12,7 @@ import pytest
 
 from bot.client import TTTBot
 from bot.components import TOURNAMENT_ID
+from bot.storage.base import VS_MEMBER, EndReason, Record
 from tests.bot_harness import (
     PAST_THE_WINDOW,
     SHORT_WINDOW,
@@ -23,6 +24,7 @@ from tests.bot_harness import (
     first_answers_lost,
     is_live,
     recorded_post,
+    start_member_game,
     text_of,
 )
 from tests.discord_sim import DiscordSim, SimChannel, SimMessage, SimTimeout
@@ -117,13 +119,22 @@ async def test_a_game_that_ended_unseen_is_shown_on_its_board_once_the_bot_is_ba
     """The turn ran out after the token kept while the bot lacked Send Messages had died, with
     the permission back: nothing could show it then. The next command in the channel shows it
     on its board, which looked live till then (the bot showed such a game only where it is no
-    member, so never here)."""
+    member, so never here). Where the bot keeps a token as its way there, the sweeper does not
+    ask Discord whether the channel is still there: one the bot cannot see may be answered as
+    unknown, and the game is an ordinary timeout."""
     s = sim.seed
     async with harness.running(turn_timeout=3600) as bot:
         first = await clicked_without_send_messages(sim, bot)
+        game = await bot.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
         harness.clock.advance(3601)
         await bot.sweep()
         assert is_live(first)  # the token was dead: nothing could show it yet
+        timed_out = await bot.storage.get_game(game.id)
+        assert timed_out is not None
+        assert timed_out.end_reason is EndReason.TIMEOUT
+        channel = f"/channels/{s.channel.id}"
+        assert not [r for r in sim.requests if r.method == "GET" and r.path.endswith(channel)]
         started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="smart")
         assert started.message is not None, started.content
         assert await bot.in_flight.wait_idle(patience=5)
@@ -132,18 +143,24 @@ async def test_a_game_that_ended_unseen_is_shown_on_its_board_once_the_bot_is_ba
         assert await bot.storage.reply_route(s.channel.id) is None
 
 
-async def test_a_game_whose_channel_was_deleted_ends_by_its_clock_with_one_request(
+async def test_a_game_whose_channel_was_deleted_ends_for_nobody_when_its_turn_runs_out(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
-    """An admin deletes the channel of a live game: the bot is not told (it asks for no
-    gateway events), and the game ends when its turn runs out, as one nobody moves in; the
-    board's edit meets 404 once and is not tried again, and nothing is logged as an error
-    (the harness fails a test on any)."""
+    """An admin deletes the channel of a game between members: the bot is not told (it asks
+    for no gateway events). When the turn runs out, the sweeper asks Discord about the
+    channel, once, and ends the game for nobody at its deadline, as a moderator's end does:
+    alice, to move, could not move there, so bob is owed no win and nobody's record or rating
+    moves. The board is not edited (there is nothing to edit), and nothing is logged as an
+    error (the harness fails a test on any)."""
     s = sim.seed
     async with harness.running() as bot:
-        board = await recorded_post(sim, bot, "ttt vs-ai", difficulty="minimax")
+        board = await start_member_game(sim)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        await sim.click(s.bob, board, cell_id(board, "A1"))
+        assert await bot.in_flight.wait_idle(patience=5)
         game = await bot.storage.live_game_in_channel(s.channel.id)
         assert game is not None
+        assert game.deadline is not None
         sim.delete_channel(s.channel)
         harness.clock.advance(301)
         for _ in range(3):
@@ -151,9 +168,41 @@ async def test_a_game_whose_channel_was_deleted_ends_by_its_clock_with_one_reque
             harness.clock.advance(60)
         ended = await bot.storage.get_game(game.id)
         assert ended is not None
-        assert not ended.is_active
-        path = f"/channels/{s.channel.id}/messages/{board.id}"
-        assert [r.status for r in sim.requests if r.path.endswith(path)] == [404]
+        assert ended.end_reason is EndReason.ENDED
+        assert ended.winner is None
+        assert ended.updated_at == game.deadline
+        for player in (s.alice, s.bob):
+            stats = await bot.storage.player_stats(s.guild.id, player.id)
+            assert stats.against(VS_MEMBER) == Record()
+            assert stats.rating is None
+        asked = [r for r in sim.requests if f"/channels/{s.channel.id}" in r.path]
+        assert [(r.method, r.status) for r in asked[-1:]] == [("GET", 404)]
+        assert sum(r.method == "GET" for r in asked) == 1
+        assert not [r for r in asked if r.method == "PATCH" and str(board.id) in r.path]
+
+
+async def test_a_game_whose_channel_discord_cannot_tell_about_waits_for_the_next_sweep(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Discord fails the question about a timed-out game's channel (a 503): the game is left
+    live for the next sweep rather than ended either way, and that sweep times it out as
+    usual, the channel being there."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await recorded_post(sim, bot, "ttt vs-ai", difficulty="minimax")
+        game = await bot.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        sim.faults.add("GET /channels/{id}", status=503, count=1)
+        harness.clock.advance(301)
+        await bot.sweep()
+        still = await bot.storage.get_game(game.id)
+        assert still is not None
+        assert still.is_active
+        await bot.sweep()
+        ended = await bot.storage.get_game(game.id)
+        assert ended is not None
+        assert ended.end_reason is EndReason.TIMEOUT
+        assert ended.winner is game.board.turn.other
 
 
 async def test_a_tournament_whose_threads_were_refused_is_not_held_by_a_clock_stepped_back(
