@@ -890,6 +890,43 @@ async def test_a_turn_run_out_before_an_end_or_a_withdrawal_is_the_timeout_it_wa
 
 @both_front_doors
 @both_engines
+async def test_a_game_whose_thread_was_deleted_waits_for_the_organisers_award_and_says_so(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """An admin deletes the thread of a tournament's game mid-game: when its turn runs out,
+    the game ends for nobody (its player to move could not move there), as a moderator's end
+    does, so the table waits for the organiser's award, and the tournament's message says so
+    (once, whatever the sweeps) rather than standing still unexplained. The award then moves
+    the tournament on."""
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await duel(sim, bot, s.channel, "Lost thread")
+        (game,) = await round_games(bot, tournament)
+        await play(sim, bot, game.id, X_WINS[:1])
+        sim.delete_channel(sim.channels[game.channel_id])
+        harness.clock.advance(301)
+        for _ in range(2):
+            await bot.sweep()
+        ended = await bot.storage.get_game(game.id)
+        assert ended is not None
+        assert (ended.winner, ended.end_reason) == (None, EndReason.ENDED), ended
+        waiting = await current(bot, sim)
+        assert waiting.status is TournamentStatus.RUNNING
+        table = waiting.state.table(1, 1)
+        assert table is not None
+        assert not table.decided
+        told = text_of(sim.message(waiting.state.announcement_id or 0))
+        assert told.count("with no result") == 1, told
+        assert f"round 1 table 1 ended <t:{int(game.deadline or 0)}:R> with no result" in told
+        await sim.slash(s.owner, s.channel, "ttt tournament award", table=1, result="draw")
+        assert await bot.in_flight.wait_idle(patience=5)
+        finished = await bot.tournaments.get(tournament.id)
+        assert finished is not None
+        assert finished.status is TournamentStatus.FINISHED
+
+
+@both_front_doors
+@both_engines
 async def test_the_organiser_pauses_resumes_and_awards_and_players_find_their_game(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -926,6 +963,10 @@ async def test_the_organiser_pauses_resumes_and_awards_and_players_find_their_ga
         waiting = await current(bot, sim)
         assert waiting.state.current_round == 1
         (table,) = [t for t in waiting.state.round_tables(1) if not t.decided]
+        # The tournament's message says why the round stands still, and who may move it on.
+        told = text_of(sim.message(waiting.state.announcement_id or 0))
+        unresolved = rf"round 1 table {table.board} ended <t:\d+:R> with no result: <@{s.owner.id}>"
+        assert re.search(unresolved + r" awards one with `/ttt tournament award`", told), told
         refused(
             await sim.slash(
                 s.bob, s.channel, "ttt tournament award", table=table.board, result="draw"

@@ -60,6 +60,10 @@ ACTIONS_SHOWN = {
     "cancelled": N_("cancelled by {who} {when}"),
     "removed": N_("{member} removed by {who} {when}"),
     "awarded": N_("round {round} table {board} awarded by {who} {when}"),
+    "unresolved": N_(
+        "round {round} table {board} ended {when} with no result: {who} awards one with"
+        " `/ttt tournament award`"
+    ),
 }
 MEDALS = ("🥇", "🥈", "🥉")
 # Beside a player who left or was removed, in the standings.
@@ -155,7 +159,7 @@ def _log_lines(state: TournamentState, lang: Language) -> list[str]:
         values = {"who": _mention(action.actor_id, lang), "when": timestamp(action.at)}
         if action.action == "removed" and action.detail.lstrip("-").isdigit():
             values["member"] = _mention(int(action.detail), lang)
-        if action.action == "awarded" and len(detail) == 3:
+        if (action.action, len(detail)) in (("awarded", 3), ("unresolved", 2)):
             values["round"], values["board"] = detail[0], detail[1]
         try:
             lines.append("-# " + lang._(template, **values))

@@ -413,7 +413,9 @@ class TournamentService:
             if game is None or game.status is not GameStatus.FINISHED:
                 continue
             result = _result_of(game, table)
-            if result is not None:
+            if result is None:
+                state = _unresolved(state, table, game.updated_at)
+            else:
                 state = state.with_table(result)
         if not state.round_over:
             return Change(t.status, None, state)
@@ -705,6 +707,17 @@ def _anonymised(state: TournamentState, user_id: int, placeholder: int) -> Tourn
             for a in state.log
         ),
     )
+
+
+def _unresolved(state: TournamentState, table: Table, ended_at: float) -> TournamentState:
+    """Note once in the tournament's log that ``table``'s game ended for nobody at
+    ``ended_at`` (a moderator ended it, or its thread was deleted): the round waits for the
+    organiser's award, and the tournament's message says so rather than standing still
+    unexplained."""
+    detail = f"{table.round}:{table.board}"
+    if any(a.action == "unresolved" and a.detail == detail for a in state.log):
+        return state
+    return state.logged(ended_at, state.organiser_id, "unresolved", detail)
 
 
 def _result_of(game: GameRecord, table: Table) -> Table | None:

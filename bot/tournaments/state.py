@@ -79,7 +79,7 @@ class Action:
 
     at: float
     actor_id: int
-    action: str  # created, started, paused, resumed, removed, awarded, cancelled
+    action: str  # created, started, paused, resumed, removed, awarded, cancelled, unresolved
     detail: str = ""
 
 
