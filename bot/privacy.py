@@ -67,6 +67,13 @@ MAYBE_FORGOTTEN = N_(
     "Asking again is safe: click **Delete my data** again, and it says whether anything was "
     "left to delete; `/ttt my-data` shows what I keep."
 )
+# A forget-me whose games and stats went, meeting a tournament that a newer version of the bot
+# changed (a rolling upgrade under way), which this version cannot change.
+FORGOTTEN_BUT_A_NEWER_TOURNAMENT = N_(
+    "Your games and stats are deleted, but a tournament you entered was just changed by a "
+    "newer version of the bot, which is being rolled out: click **Delete my data** again in "
+    "a minute to take you out of it."
+)
 NOT_ERASED = N_(
     "Nothing was deleted: the database did not answer (it may be busy or down). Asking again "
     "is safe: click **Delete this server's data** again in a moment, or use "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,17 @@ from bot.server_settings import SettingsService
 from bot.storage.base import Storage, TournamentStatus
 from bot.storage.connect import open_storage
 from bot.tournaments.service import TournamentService
-from bot.tournaments.state import Rules
+from bot.tournaments.state import (
+    SCHEMA,
+    Action,
+    Entry,
+    NewerTournamentError,
+    Rules,
+    Table,
+    TournamentState,
+    dumps,
+    loads,
+)
 from tournament import Format
 
 GUILD, CHANNEL = 1 << 22, 20
@@ -106,3 +117,75 @@ async def test_an_award_says_which_round_it_decided(storage: Storage) -> None:
     assert again.round_number == 1
     with pytest.raises(UserError, match="Round 2 has no game at table 1"):
         await service.award(created.id, GUILD, ORGANISER, 1, 0.5, round_number=2)
+
+
+# Each schema's layout of the document: a version that adds, renames or drops a field, or
+# gives one a value an older version cannot read (a format), raises SCHEMA and pins its own,
+# so that the processes of the version before refuse its documents in a rolling upgrade.
+SCHEMA_1 = {
+    "": {
+        "announcement_id",
+        "current_round",
+        "entries",
+        "final_posted",
+        "log",
+        "organiser_id",
+        "rounds",
+        "rules",
+        "schema",
+        "starts_at",
+        "tables",
+    },
+    "rules": {"format", "language", "most_players", "name", "rounds", "size", "turn_timeout"},
+    "entries": {"joined_at", "name", "rating", "user_id", "withdrawn_at"},
+    "tables": {
+        "awarded_by",
+        "board",
+        "claimed_at",
+        "forfeit",
+        "o",
+        "round",
+        "thread_id",
+        "x",
+        "x_points",
+    },
+    "log": {"action", "actor_id", "at", "detail"},
+    "formats": {"swiss", "round-robin"},
+}
+
+
+def test_the_documents_layout_is_its_schemas() -> None:
+    assert SCHEMA == 1, "a new schema: pin its layout beside schema 1's"
+    rules = Rules("Cup", Format.SWISS, 3, 300.0, 8, None, "en")
+    state = TournamentState(
+        rules,
+        ORGANISER.id,
+        None,
+        entries=(Entry(ALICE.id, "alice", 0.0),),
+        tables=(Table(1, 1, ALICE.id, None),),
+        log=(Action(0.0, ORGANISER.id, "created"),),
+    )
+    document = json.loads(dumps(state))
+    assert document["schema"] == SCHEMA
+    found = {
+        "": set(document),
+        "rules": set(document["rules"]),
+        "entries": set(document["entries"][0]),
+        "tables": set(document["tables"][0]),
+        "log": set(document["log"][0]),
+        "formats": {f.value for f in Format},
+    }
+    assert found == SCHEMA_1
+    assert loads(dumps(state)) == state
+
+
+def test_a_document_of_a_newer_schema_is_refused_and_one_from_before_the_number_is_read() -> None:
+    rules = Rules("Cup", Format.ROUND_ROBIN, 3, 300.0, 8, None, "en")
+    state = TournamentState(rules, ORGANISER.id, None)
+    document = json.loads(dumps(state))
+    with pytest.raises(NewerTournamentError):
+        loads(json.dumps({**document, "schema": SCHEMA + 1, "bracket": []}))
+    with pytest.raises(NewerTournamentError):
+        loads(json.dumps({**document, "schema": "2"}))
+    del document["schema"]  # as every version before the number wrote them
+    assert loads(json.dumps(document)) == state

@@ -41,14 +41,14 @@ from bot.domain import OUTSIDE_SERVERS, Actor, UserError, half_width
 from bot.i18n import N_, Language, for_locale, language
 from bot.permissions import may_open_thread
 from bot.practice import NOT_THIS_DRILL, NOT_THIS_PUZZLE, PracticeService
-from bot.privacy import MAYBE_FORGOTTEN, MembersData
+from bot.privacy import FORGOTTEN_BUT_A_NEWER_TOURNAMENT, MAYBE_FORGOTTEN, MembersData
 from bot.seasons import ALL_TIME
 from bot.service import CHANGED, DIFFICULTIES, NO_SUCH_BUTTON, NOT_HERE, Clicked, GameService, Place
 from bot.storage.base import DatabaseUnavailableError, GameRecord
 from bot.threads import ThreadKeeper
 from bot.tournaments.rounds import TournamentRounds
 from bot.tournaments.service import Tournament, TournamentService
-from bot.tournaments.state import Rules
+from bot.tournaments.state import NewerTournamentError, Rules
 from game import cell_name, parse_cell
 from game.ai import DIFFICULTIES as LEVELS
 from game.variants import GAME_SIZES
@@ -649,6 +649,9 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
                 # Their games and stats are forgotten already: not "nothing was deleted".
                 log.warning("forgot user %s but not yet their tournaments: %s", member_id, error)
                 raise UserError(MAYBE_FORGOTTEN) from None
+            except NewerTournamentError:
+                log.info("forgot user %s but not yet a tournament of a newer version", member_id)
+                raise UserError(FORGOTTEN_BUT_A_NEWER_TOURNAMENT) from None
             # Told first: the boards below may take a while, and may fail without undoing it.
             await answer.update(render.forgotten_message(forgetting, len(withdrawn), lang))
             await self.boards.show_ended(
@@ -675,7 +678,7 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
             await answer.update(render.server_erased_message(erased, lang))
             await self.boards.show_erased(erased)
             for going in erased.live_tournaments:
-                await self.rounds.show_erased(Tournament.of(going))
+                await self.rounds.show_erased(going)
 
     # -- buttons (see bot.components) ---------------------------------------------------
 

@@ -35,11 +35,12 @@ from bot.storage.base import (
     ShardSlice,
     Storage,
     StorageError,
+    TournamentRecord,
     TournamentStatus,
 )
 from bot.threads import AUTO_ARCHIVE_MINUTES
 from bot.tournaments.service import Tournament, TournamentService
-from bot.tournaments.state import Table
+from bot.tournaments.state import NewerTournamentError, Table
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +93,14 @@ class TournamentRounds:
                     tournament_id,
                     error,
                 )
+            except NewerTournamentError as error:
+                # A rolling upgrade under way: the newer version's processes run it.
+                log.info(
+                    "tournament %s is left to the newer version of the bot that wrote it "
+                    "(document schema %s)",
+                    tournament_id,
+                    error.schema,
+                )
             except Exception:
                 log.exception("running tournament %s failed; trying again later", tournament_id)
 
@@ -125,6 +134,9 @@ class TournamentRounds:
                 tournament.id,
                 error,
             )
+        except NewerTournamentError:
+            # Changed since by a newer version (a rolling upgrade): it shows and runs it.
+            log.info("tournament %s: moved on by a newer version of the bot", tournament.id)
 
     async def end_forfeited_game(self, tournament: Tournament, user_id: int) -> None:
         """End the live game of the round of a player just withdrawn (left or removed) as
@@ -181,9 +193,15 @@ class TournamentRounds:
                 return
             tournament = newer
 
-    async def show_erased(self, tournament: Tournament) -> None:
-        """``tournament`` was deleted with its server's data: its message loses its buttons
-        and says so (a click there would find no tournament)."""
+    async def show_erased(self, record: TournamentRecord) -> None:
+        """The tournament was deleted with its server's data: its message loses its buttons
+        and says so (a click there would find no tournament). One a newer version of the bot
+        wrote is left as it is (its message's id is in what this version cannot read)."""
+        try:
+            tournament = Tournament.of(record)
+        except NewerTournamentError:
+            log.info("tournament %s was erased; its message is left as it was", record.id)
+            return
         message_id = tournament.state.announcement_id
         if message_id is None:
             return
@@ -204,7 +222,7 @@ class TournamentRounds:
         or if the database fails here (its message stays as shown)."""
         try:
             stored = await self._service.get(tournament.id)
-        except StorageError as error:
+        except (StorageError, NewerTournamentError) as error:
             log.info("could not read tournament %s again: %r", tournament.id, error)
             return None
         if stored is None or stored.record.version <= tournament.record.version:

@@ -129,10 +129,11 @@ class TournamentService:
         """The tournament going in this channel; else, in a tournament game's thread, that
         game's (going, or ``ended_too``); else, with ``ended_too``, the one this channel hosted
         last; else the server's only one going."""
-        live = [Tournament.of(r) for r in await self.storage.live_tournaments(guild_id)]
-        for tournament in live:
-            if tournament.record.channel_id == channel_id:
-                return tournament
+        # Read by their records first: only the tournament meant is read whole.
+        live = await self.storage.live_tournaments(guild_id)
+        for record in live:
+            if record.channel_id == channel_id:
+                return Tournament.of(record)
         of_thread = await self._of_games_thread(channel_id)
         if of_thread is not None and (ended_too or of_thread.live):
             return of_thread
@@ -141,7 +142,7 @@ class TournamentService:
             if hosted is not None:
                 return hosted
         if len(live) == 1:
-            return live[0]
+            return Tournament.of(live[0])
         raise UserError(NO_TOURNAMENT_HERE)
 
     async def _of_games_thread(self, channel_id: int) -> Tournament | None:

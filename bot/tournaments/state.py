@@ -15,8 +15,31 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from bot.domain import UserError
+from bot.i18n import N_
 from bot.results import INITIAL_RATING
 from tournament import Entrant, Format, Game, Pairing, Standing, standings
+
+# The document's layout. A version that changes it (a field added or renamed, a value an older
+# version cannot read, such as a new format) raises this number, so that an older process
+# still running beside it in a rolling upgrade (docs/operating.md, "Upgrading") refuses its
+# documents, rather than failing on them or saving them back without what it cannot read.
+# tests/test_tournament_service.py pins the layout of each number.
+SCHEMA = 1
+
+NEWER_DOCUMENT = N_(
+    "This tournament was changed by a newer version of the bot, which is being rolled out: "
+    "try again in a minute."
+)
+
+
+class NewerTournamentError(UserError):
+    """A tournament's document of a newer :data:`SCHEMA`: this version neither shows nor
+    changes it (its members are told to try again once the newer version runs everywhere)."""
+
+    def __init__(self, schema: object) -> None:
+        super().__init__(NEWER_DOCUMENT)
+        self.schema = schema
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,11 +199,18 @@ class TournamentState:
 
 
 def dumps(state: TournamentState) -> str:
-    return json.dumps(dataclasses.asdict(state), separators=(",", ":"), sort_keys=True)
+    document = {**dataclasses.asdict(state), "schema": SCHEMA}
+    return json.dumps(document, separators=(",", ":"), sort_keys=True)
 
 
 def loads(text: str) -> TournamentState:
+    """The state a document holds; :class:`NewerTournamentError` if a newer version wrote it
+    (documents written before the number was, schema 1, have none). An older document's
+    missing fields take their defaults."""
     data = json.loads(text)
+    schema = data.get("schema", 1)
+    if not isinstance(schema, int) or schema > SCHEMA:
+        raise NewerTournamentError(schema)
     rules = data["rules"]
     return TournamentState(
         rules=Rules(**{**rules, "format": Format(rules["format"])}),
