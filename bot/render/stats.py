@@ -163,7 +163,7 @@ def season_end_message(end: SeasonEnd, lang: Language) -> Message:
     embed.set_footer(
         text=lang._(
             "A new season has begun: everyone starts afresh on /ttt leaderboard, and season: "
-            "{season} keeps this one's table.",
+            "{season} shows this one's table.",
             season=end.season.name,
         )
     )
