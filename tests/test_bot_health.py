@@ -8,7 +8,6 @@ lines, text logs without colours, a routine gateway reconnection, and no token a
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import datetime as dt
 import io
@@ -748,14 +747,20 @@ async def test_malformed_and_slow_requests_get_a_400_or_are_closed_and_log_no_er
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
             started = time.monotonic()
             writer.write(PARTIAL)
-            while not reader.at_eof() and time.monotonic() - started < 10:
+            closed = False
+            while not closed and time.monotonic() - started < 10:
                 if trickled:
                     writer.write(b"X-Slow: 1\r\n")
-                with contextlib.suppress(TimeoutError):
+                try:
                     assert await asyncio.wait_for(reader.read(), 0.1) == b""
+                except TimeoutError:
+                    continue
+                except ConnectionResetError:
+                    pass  # closed while a header was on its way: the kernel answers a reset
+                closed = True
             writer.close()
             took = time.monotonic() - started
-            assert reader.at_eof(), trickled
+            assert closed, trickled
             assert took < 3, (trickled, took)
     finally:
         await server.close()
