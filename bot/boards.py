@@ -85,6 +85,15 @@ def reaches_channel(interaction: discord.Interaction[Any]) -> bool:
     return may_write(interaction.app_permissions, in_thread=in_thread)
 
 
+# What to post before a game's board that is shown late (saved without its message): a
+# tournament round's ping of its players, which was lost with the board, or None.
+BeforeLateBoard = Callable[[GameRecord], Awaitable[render.Message | None]]
+
+
+async def _nothing_before(game: GameRecord) -> render.Message | None:
+    return None
+
+
 class Boards:
     """The bot's messages about games and challenges, in this process's shards' guilds."""
 
@@ -95,12 +104,14 @@ class Boards:
         clock: Clock,
         shards: ShardSlice,
         marks_refused: MarksRefused,
+        before_late_board: BeforeLateBoard = _nothing_before,
     ) -> None:
         self._storage = storage
         self._client = client
         self._clock = clock
         self._shards = shards
         self._marks_refused = marks_refused
+        self._before_late_board = before_late_board
         # When Discord last refused a post in each channel (see REFUSED_CHANNEL_RETRY).
         self._refused_channels: dict[int, float] = {}
 
@@ -426,6 +437,9 @@ class Boards:
         for game in unshown.games:
             if self._refused_lately(game.channel_id):
                 continue
+            before = await self._before_late_board(game)
+            if before is not None:
+                await self._post(game.channel_id, before)
             message = render.board_message(game)
             await self._post_first(
                 game.channel_id, message, game.id, self._storage.first_game_message

@@ -51,6 +51,7 @@ from bot.stalls import watch_stalls
 from bot.storage.base import (
     EVERY_GUILD,
     DatabaseUnavailableError,
+    GameRecord,
     ShardSlice,
     Storage,
     StorageError,
@@ -531,7 +532,14 @@ class TTTBot(commands.AutoShardedBot):
         self.ladder = Ladder(
             self.storage, self.clock, self.service.server_settings, self.own_shards
         )
-        self.boards = Boards(self.storage, self, self.clock, self.own_shards, self.marks_refused)
+        self.boards = Boards(
+            self.storage,
+            self,
+            self.clock,
+            self.own_shards,
+            self.marks_refused,
+            before_late_board=self.ping_before_late_board,
+        )
         self.reporter = Reporter(self.boards, self.in_flight)
         self.tournaments = TournamentService(self.storage, self.clock, self.service.server_settings)
         self.tournament_rounds = TournamentRounds(
@@ -982,6 +990,10 @@ class TTTBot(commands.AutoShardedBot):
             log.info("could not ask about channel %s: %s", channel_id, error)
             return None
         return False
+
+    async def ping_before_late_board(self, game: GameRecord) -> render.Message | None:
+        """What the sweeper posts before a board it shows late: a tournament round's ping."""
+        return await self.tournament_rounds.ping_before_late_board(game)
 
     async def marks_refused(self, fallback: render.MarksFallback) -> None:
         """Discord refused a game's board for its server's custom emoji (deleted since the

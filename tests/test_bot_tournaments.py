@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from bot.boards import UNSHOWN_GRACE
 from bot.client import TTTBot
 from bot.components import ERASE_ID, FORGET_ID, GAME_ACTION_ID, TOURNAMENT_ID
 from bot.config import POSTGRESQL
@@ -948,6 +949,41 @@ async def test_a_turn_run_out_before_an_end_or_a_withdrawal_is_the_timeout_it_wa
         table = after_.state.table(1, 1)
         assert table is not None
         assert (table.x_points, table.forfeit) == (1.0, True), table
+
+
+@both_front_doors
+@both_engines
+async def test_a_rounds_game_whose_ping_and_board_were_lost_is_pinged_when_its_board_is_shown(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """Discord refuses the round's ping and its game's board (a 503 each; as when the process
+    is killed right after starting the game): the sweeper, which posts a board saved without
+    its message, pings the players first, so that they learn their game began before the
+    clock forfeits one of them."""
+    s = sim.seed
+    async with harness.running() as bot:
+        created = await sim.slash(
+            s.owner, s.channel, "ttt tournament create", name="Lost", rounds=1
+        )
+        assert created.message is not None, created.content
+        join = button_id(created.message, TOURNAMENT_ID, action="join")
+        for player in (s.alice, s.bob):
+            await sim.click(player, created.message, join)
+        sim.faults.add("POST /channels/{id}/messages", status=503, count=2)
+        await sim.slash(s.owner, s.channel, "ttt tournament start")
+        assert await bot.in_flight.wait_idle(patience=5)
+        (game,) = await round_games(bot, await current(bot, sim))
+        assert game.message_id is None
+        assert [m for m in sim.messages(game.channel_id) if not m.deleted] == []
+        harness.clock.advance(UNSHOWN_GRACE + 1)
+        await bot.sweep()
+        ping, board = sim.messages(game.channel_id)
+        assert f"<@{s.alice.id}>" in (ping.content or "")
+        assert f"<@{s.bob.id}>" in (ping.content or "")
+        assert "round 1 of Lost" in (ping.content or ""), ping.content
+        shown = await bot.storage.get_game(game.id)
+        assert shown is not None
+        assert shown.message_id == board.id
 
 
 @both_front_doors

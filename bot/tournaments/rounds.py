@@ -32,6 +32,7 @@ from bot.render.tournaments import (
 from bot.service import GameService
 from bot.storage.base import (
     DatabaseUnavailableError,
+    GameRecord,
     ShardSlice,
     Storage,
     StorageError,
@@ -294,6 +295,29 @@ class TournamentRounds:
         lang = language(rules.language)
         await self._boards.post(thread_id, round_ping_message(state, table, lang))
         await self._boards.post_in_own_thread(stored)
+
+    async def ping_before_late_board(self, game: GameRecord) -> render.Message | None:
+        """The ping of its players, for a round's game whose board is shown late (saved
+        without its message: the process was killed after starting it, or Discord refused
+        the board and, likely, the ping before it); None for any other game. Without it the
+        players would not know their game began, and the clock would forfeit one of them."""
+        if not game.own_thread:
+            return None
+        tournament_id = await self._storage.tournament_of_thread(game.channel_id)
+        if tournament_id is None:
+            return None
+        try:
+            tournament = await self._service.get(tournament_id)
+        except NewerTournamentError:
+            return None  # its newer processes show it
+        if tournament is None:
+            return None
+        key = next((k for k, played in tournament.record.games.items() if played == game.id), None)
+        table = None if key is None else tournament.state.table(*key)
+        if table is None or table.o is None:
+            return None
+        state = tournament.state
+        return round_ping_message(state, table, language(state.rules.language))
 
     async def _open_thread(self, tournament: Tournament, table: Table) -> int | None:
         try:
