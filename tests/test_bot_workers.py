@@ -906,9 +906,10 @@ async def test_a_tournament_board_posted_late_gives_way_to_the_one_the_sweeper_p
     sim: DiscordSim, harness: BotHarness
 ) -> None:
     """A round's game is stored on one worker, whose posts are then held past the moment the
-    sweeper posts what was saved without its message: the holder of the lease posts its
-    board in the game's thread, and the first worker's, posted late, is deleted. One board
-    stays, the one the game names."""
+    sweeper posts what was saved without its message: the holder of the lease pings the
+    players (the first worker's ping may be lost for good) and posts its board in the game's
+    thread, and the first worker's board, posted late, is deleted. One board stays, the one
+    the game names; the first worker's ping, late, is a second one."""
     s = sim.seed
     async with harness.running() as first, harness.running() as second:
         holder, other = (first, second) if first.holds_sweeper_lease else (second, first)
@@ -925,7 +926,8 @@ async def test_a_tournament_board_posted_late_gives_way_to_the_one_the_sweeper_p
         assert game.message_id is None
         harness.clock.advance(UNSHOWN_GRACE + 1)
         await holder.sweep()
-        (shown,) = sim.messages(game.channel_id)
+        ping, shown = sim.messages(game.channel_id)
+        assert f"<@{s.alice.id}> <@{s.bob.id}>" in (ping.content or ""), ping.content
         held.set()
         await final_answer(await starting)
         assert await other.in_flight.wait_idle(patience=5)
