@@ -653,42 +653,28 @@ def _pairable(lines: list[int]) -> bool:
     if found is None:
         if len(_PAIRINGS) >= _PAIRINGS_KEPT:
             _PAIRINGS.clear()
-        found = _PAIRINGS[key] = _pair_from(lines, 0)
+        found = _PAIRINGS[key] = not lines or _pair_from(lines)
     return found
 
 
-def _pair_from(lines: list[int], used: int) -> bool:
-    """Pair ``lines`` (those no pair chosen so far lies inside) with cells outside ``used``: the
-    line with the fewest cells left first (two left: its pair is forced; fewer: no pairing)."""
-    fewest = 0
-    fewest_count = 99
-    for line in lines:
-        count = (line & ~used).bit_count()
-        if count < fewest_count:
-            fewest, fewest_count = line, count
-            if count < 3:
-                break
-    if not fewest:
-        return True
-    if fewest_count < 2:
-        return False
-    cells = _bits(fewest & ~used)
-    for first, one in enumerate(cells):
-        for other in cells[first + 1 :]:
-            pair = one | other
-            rest = [line for line in lines if line & pair != pair]
-            if _pair_from(rest, used | pair):
-                return True
+def _pair_from(lines: list[int]) -> bool:
+    """Pair ``lines`` (at least one; of each, the cells no pair chosen so far takes): the line
+    with the fewest cells first (two: its pair is forced; fewer: no pairing). A line that
+    holds a pair chosen is done; one that holds one of its cells loses that cell."""
+    fewest = min(lines, key=int.bit_count)
+    for pair in _pairs_in(fewest):
+        rest = [line & ~pair for line in lines if line & pair != pair]
+        if not rest or _pair_from(rest):
+            return True
     return False
 
 
-def _bits(mask: int) -> list[int]:
-    bits = []
-    while mask:
-        bit = mask & -mask
-        bits.append(bit)
-        mask ^= bit
-    return bits
+@functools.cache
+def _pairs_in(mask: int) -> tuple[int, ...]:
+    """Every pair of ``mask``'s cells, as a mask (none for fewer than two cells): ``mask`` is
+    part of a line, so there are few of them."""
+    bits = [1 << cell for cell in _cells(mask)]
+    return tuple(one | other for first, one in enumerate(bits) for other in bits[first + 1 :])
 
 
 def _has_fork(pairs: list[int], taken: int) -> bool:
