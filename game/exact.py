@@ -87,11 +87,13 @@ class _Tables(NamedTuple):
     line_masks: tuple[int, ...]
     cell_lines: tuple[tuple[int, ...], ...]  # the masks of the lines through each cell
     # Move ordering adds up every cell's worth at once, in one integer holding a field of
-    # worth_bits bits a cell (cell c's at bit worth_bits * c): each line's vector holds a 1 in
-    # the field of each of its cells, so a line's worth times its vector adds that worth to
-    # each of them. unpack_worths reads the fields from the integer's bytes (little-endian).
-    line_vectors: dict[int, int]
-    worth_bits: int
+    # worth_bits bits a cell (cell c's at bit worth_bits * c): a line's vector holds its worth
+    # in the field of each of its cells, by line and by how many marks of one side it holds
+    # (attack: the mover's, defence: the opponent's; a line of neither: empty).
+    # unpack_worths reads the fields from the integer's bytes (little-endian).
+    attack_vectors: dict[int, tuple[int, ...]]
+    defence_vectors: dict[int, tuple[int, ...]]
+    empty_vectors: dict[int, int]
     unpack_worths: Callable[[bytes], tuple[int, ...]]
     vector_bytes: int
     cell_bits: int  # enough bits for a cell's index, below its worth in a sort key
@@ -112,15 +114,22 @@ def _tables(geo: Geometry) -> _Tables:
     worth_bytes = next(
         size for size in (2, 4, 8) if (most_lines * highest_worth).bit_length() <= 8 * size
     )
-    worth_bits = 8 * worth_bytes
+    vectors = {
+        mask: sum(1 << 8 * worth_bytes * cell for cell in _cells(mask)) for mask in geo.line_masks
+    }
     unpack = struct.Struct(f"<{geo.cell_count}{_FIELD_FORMATS[worth_bytes]}").unpack
     return _Tables(
         line_masks=geo.line_masks,
         cell_lines=cell_lines,
-        line_vectors={
-            mask: sum(1 << worth_bits * cell for cell in _cells(mask)) for mask in geo.line_masks
+        attack_vectors={
+            mask: tuple(worth * vector for worth in _ATTACK[: k + 1])
+            for mask, vector in vectors.items()
         },
-        worth_bits=worth_bits,
+        defence_vectors={
+            mask: tuple(worth * vector for worth in _DEFENCE[: k + 1])
+            for mask, vector in vectors.items()
+        },
+        empty_vectors={mask: 2 * vector for mask, vector in vectors.items()},
         unpack_worths=unpack,
         vector_bytes=worth_bytes * geo.cell_count,
         cell_bits=geo.cell_count.bit_length(),
@@ -152,6 +161,7 @@ class _Scan(NamedTuple):
     my_fork: bool  # whether one move of mine would leave two cells completing lines of mine
     my_makers: int  # free cells where a move of mine makes a cell completing a line of mine
     their_pairs: list[int]  # the two free cells of each line with k - 2 of theirs, none mine
+    worths: int  # every cell's worth for move ordering, in its field (see _Tables)
 
 
 class ExactSolver:
@@ -316,6 +326,11 @@ class ExactSolver:
         my_fork = False
         my_makers = 0
         their_pairs = []
+        # Each line's worth for move ordering counts here, where its marks are counted anyway:
+        # most positions scanned go on to order their moves.
+        worths = 0
+        attack_vectors = tables.attack_vectors
+        defence_vectors = tables.defence_vectors
         for line in lines:
             my_part = line & mine
             their_part = line & theirs
@@ -323,6 +338,7 @@ class ExactSolver:
                 if their_part:
                     continue
                 count = my_part.bit_count()
+                worths += attack_vectors[line][count]
                 if count == k1:
                     my_wins |= line & ~mine
                 elif count == k2:
@@ -338,12 +354,14 @@ class ExactSolver:
                 my_lines.append(line & ~mine)
             elif their_part:
                 count = their_part.bit_count()
+                worths += defence_vectors[line][count]
                 if count == k1:
                     their_threats |= line & ~theirs
                 elif count == k2:
                     their_pairs.append(line & ~theirs)
                 their_lines.append(line & ~theirs)
             else:
+                worths += tables.empty_vectors[line]
                 my_lines.append(line)
                 their_lines.append(line)
             live |= line
@@ -359,6 +377,7 @@ class ExactSolver:
             my_fork,
             my_makers,
             their_pairs,
+            worths,
         )
 
     def _key(self, mine: int, theirs: int) -> int:
@@ -463,22 +482,21 @@ class ExactSolver:
         to a fork. When the opponent has a move that would leave two cells completing its
         lines, a move of ours that neither makes a threat (which the opponent must answer
         first) nor spoils every such fork loses: the opponent forks and completes a line."""
-        moves = self._ordered(mine, theirs, scan.live, scan.lines, cutoffs=True)
+        moves = self._ordered(scan.live, scan.worths, cutoffs=True)
         pairs = scan.their_pairs
         if len(pairs) < 2 or not _has_fork(pairs, 0):
             return moves
         makers = scan.my_makers
         return [cell for cell in moves if makers >> cell & 1 or not _has_fork(pairs, 1 << cell)]
 
-    def _ordered(
-        self, mine: int, theirs: int, cells: int, lines: Sequence[int], cutoffs: bool = False
-    ) -> list[int]:
-        """``cells`` by how much each attacks (open lines of ``mine``, more the fuller) and
-        defends (open lines of ``theirs``), best first; with ``cutoffs`` (inside a search, not
-        at the root, whose order decides which of equal moves is played) the cut-offs each
-        made in this question count too. ``lines`` hold every open line."""
-        cell_bits = self._tables.cell_bits
-        worths = self._worth_fields(mine, theirs, lines)
+    def _ordered(self, cells: int, worths: int, cutoffs: bool = False) -> list[int]:
+        """``cells`` by their ``worths`` (a scan's: how much each attacks the mover's open lines,
+        more the fuller, and defends against the opponent's), best first; with ``cutoffs``
+        (inside a search, not at the root, whose order decides which of equal moves is played)
+        the cut-offs each made in this question count too."""
+        tables = self._tables
+        cell_bits = tables.cell_bits
+        worth_of = tables.unpack_worths(worths.to_bytes(tables.vector_bytes, "little"))
         # Each cell's sort key: its worth, then the cell itself, so that equal cells come
         # highest first (measured: a few percent fewer nodes on 5x5 than lowest first).
         keys = []
@@ -488,13 +506,13 @@ class ExactSolver:
                 bit = cells & -cells
                 cells ^= bit
                 cell = bit.bit_length() - 1
-                keys.append((worths[cell] * HISTORY_WEIGHT + made[cell]) << cell_bits | cell)
+                keys.append((worth_of[cell] * HISTORY_WEIGHT + made[cell]) << cell_bits | cell)
         else:
             while cells:
                 bit = cells & -cells
                 cells ^= bit
                 cell = bit.bit_length() - 1
-                keys.append(worths[cell] << cell_bits | cell)
+                keys.append(worth_of[cell] << cell_bits | cell)
         keys.sort(reverse=True)
         cell_mask = (1 << cell_bits) - 1
         return [key & cell_mask for key in keys]
@@ -506,39 +524,14 @@ class ExactSolver:
         block when one cell would complete a line of the opponent's, the live cells otherwise
         (every free cell once none is live)."""
         cells = scan.their_threats or scan.live or self._tables.full_mask & ~(mine | theirs)
-        ordered = self._ordered(mine, theirs, cells, scan.lines)
+        ordered = self._ordered(cells, scan.worths)
         if rng is None or len(ordered) < 2:
             return ordered
-        worth = self._worths(mine, theirs, ordered, scan.lines)
+        tables = self._tables
+        worth = tables.unpack_worths(scan.worths.to_bytes(tables.vector_bytes, "little"))
         rng.shuffle(ordered)
         ordered.sort(key=worth.__getitem__, reverse=True)  # stable: ties keep the shuffle
         return ordered
-
-    def _worths(
-        self, mine: int, theirs: int, cells: list[int], lines: Sequence[int]
-    ) -> dict[int, int]:
-        """Each of ``cells``'s worth for move ordering (see :meth:`_worth_fields`)."""
-        worths = self._worth_fields(mine, theirs, lines)
-        return {cell: worths[cell] for cell in cells}
-
-    def _worth_fields(self, mine: int, theirs: int, lines: Sequence[int]) -> tuple[int, ...]:
-        """Every cell's worth for move ordering, by cell (see :class:`_Tables`): each of
-        ``lines`` through it counts by how full it is, of ``mine`` (attack) or of ``theirs``
-        (defence); a line of both, nothing (so ``lines`` need hold only the open ones)."""
-        vectors = self._tables.line_vectors
-        attack, defence = _ATTACK, _DEFENCE
-        total = 0
-        for line in lines:
-            my_part, their_part = line & mine, line & theirs
-            if my_part:
-                if not their_part:
-                    total += attack[my_part.bit_count()] * vectors[line]
-            elif their_part:
-                total += defence[their_part.bit_count()] * vectors[line]
-            else:
-                total += 2 * vectors[line]
-        tables = self._tables
-        return tables.unpack_worths(total.to_bytes(tables.vector_bytes, "little"))
 
     # -- the fastest win -----------------------------------------------------------------
 
@@ -563,21 +556,39 @@ class ExactSolver:
             return True
         return not self._holds(theirs, mine | 1 << cell, moves - 1, self._tables.line_masks)
 
-    def _wins_within(self, mine: int, theirs: int, moves: int, lines: Sequence[int]) -> bool:
+    def _wins_within(
+        self, mine: int, theirs: int, moves: int, lines: Sequence[int], last: int = -1
+    ) -> bool:
         """Whether ``mine``, to move, can complete a line within ``moves`` moves of its own,
-        however the opponent defends. ``lines``: those still open (see :meth:`_scan`)."""
+        however the opponent defends. ``lines`` and ``last``: as for :meth:`_value`."""
         if moves <= 0:
             return False
-        scan = self._scan(mine, theirs, lines)
-        if scan.my_wins:
-            return True
-        if moves == 1 or not scan.my_lines:
-            return False
-        threats = scan.their_threats
-        if threats:
-            if threats & (threats - 1):
+        if last >= 0:
+            if moves == 1:  # no cell completes a line of mine (see _value)
                 return False
-            return not self._holds(theirs, mine | threats, moves - 1, scan.lines)
+            threats = self._threats_through(theirs, mine, last)
+            if threats:
+                if threats & (threats - 1):
+                    return False
+                return not self._holds(
+                    theirs, mine | threats, moves - 1, lines, threats.bit_length() - 1
+                )
+            scan = self._scan(mine, theirs, lines)
+            if not scan.my_lines:
+                return False
+        else:
+            scan = self._scan(mine, theirs, lines)
+            if scan.my_wins:
+                return True
+            if moves == 1 or not scan.my_lines:
+                return False
+            threats = scan.their_threats
+            if threats:
+                if threats & (threats - 1):
+                    return False
+                return not self._holds(
+                    theirs, mine | threats, moves - 1, scan.lines, threats.bit_length() - 1
+                )
         if scan.my_fork:
             return True
         # With no fork, the opponent blocks any single threat: no win in two. Nor before the
@@ -593,8 +604,8 @@ class ExactSolver:
         if moves >= proven:
             return True
         found = False
-        for cell in self._ordered(mine, theirs, scan.live, scan.lines, cutoffs=True):
-            if not self._holds(theirs, mine | 1 << cell, moves - 1, scan.lines):
+        for cell in self._ordered(scan.live, scan.worths, cutoffs=True):
+            if not self._holds(theirs, mine | 1 << cell, moves - 1, scan.lines, cell):
                 found = True
                 break
         if found:
@@ -606,28 +617,46 @@ class ExactSolver:
         self._wins[key] = (refuted, proven)
         return found
 
-    def _holds(self, defender: int, attacker: int, moves: int, lines: Sequence[int]) -> bool:
+    def _holds(
+        self, defender: int, attacker: int, moves: int, lines: Sequence[int], last: int = -1
+    ) -> bool:
         """Whether ``defender``, to move, stops ``attacker`` completing a line within ``moves``
-        more moves of the attacker's (completing a line of its own stops it too). ``lines``:
-        those still open (see :meth:`_scan`)."""
+        more moves of the attacker's (completing a line of its own stops it too). ``lines``
+        and ``last`` (the attacker's last move): as for :meth:`_value`."""
         if moves <= 0:
             return True
-        scan = self._scan(defender, attacker, lines)
-        if scan.my_wins:
-            return True
-        threats = scan.their_threats
-        if threats:
-            if threats & (threats - 1):
-                return False
-            return not self._wins_within(attacker, defender | threats, moves, scan.lines)
         # With no cell completing a line of the attacker's, it needs two moves at least, and as
         # many as the emptiest of its open lines has free cells.
-        if moves == 1 or not scan.their_lines:
+        if last >= 0:
+            threats = self._threats_through(attacker, defender, last)
+            if threats:
+                if threats & (threats - 1):
+                    return False
+                return not self._wins_within(
+                    attacker, defender | threats, moves, lines, threats.bit_length() - 1
+                )
+            if moves == 1:
+                return True
+            scan = self._scan(defender, attacker, lines)
+        else:
+            scan = self._scan(defender, attacker, lines)
+            if scan.my_wins:
+                return True
+            threats = scan.their_threats
+            if threats:
+                if threats & (threats - 1):
+                    return False
+                return not self._wins_within(
+                    attacker, defender | threats, moves, scan.lines, threats.bit_length() - 1
+                )
+            if moves == 1:
+                return True
+        if not scan.their_lines:
             return True
         if min(map(int.bit_count, scan.their_lines)) > moves or _pairable(scan.their_lines):
             return True
         return any(
-            not self._wins_within(attacker, defender | 1 << cell, moves, scan.lines)
+            not self._wins_within(attacker, defender | 1 << cell, moves, scan.lines, cell)
             for cell in self._candidates(defender, attacker, scan)
         )
 
