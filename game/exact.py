@@ -690,7 +690,14 @@ def _pair_from(lines: list[int]) -> bool:
     """Pair ``lines`` (at least one; of each, the cells no pair chosen so far takes): the line
     with the fewest cells first (two: its pair is forced; fewer: no pairing). A line that
     holds a pair chosen is done; one that holds one of its cells loses that cell."""
-    fewest = min(lines, key=int.bit_count)
+    fewest = lines[0]
+    fewest_count = fewest.bit_count()
+    for line in lines:
+        count = line.bit_count()
+        if count < fewest_count:
+            fewest, fewest_count = line, count
+            if count < 3:  # the fewest there can be with a pair, or none
+                break
     for pair in _pairs_in(fewest):
         rest = [line & ~pair for line in lines if line & pair != pair]
         if not rest or _pair_from(rest):
