@@ -24,6 +24,11 @@ makes that affordable in pure Python:
 - **Moves ordered** by how much each cell attacks and defends open lines, and inside a search
   by how often each cell has refuted a move since the question began (the history heuristic:
   a cell that cut one line of play off tends to cut its neighbours off too).
+- **Work a node's parent has done not done again**: a line holding both sides' marks is
+  dropped for the rest of the search below; after a move made where no cell completed a line,
+  the opponent's new threats can only lie on the lines through that move, looked at alone
+  (a third of the nodes end there, on a threat); and the pass over the lines adds up the move
+  ordering's worths as it counts their marks, every cell's in one integer.
 
 From the empty 5x5 board the search proves the draw in about 0.2 s; a position of the first
 few moves can take up to about a second (``python -m bench.engine`` measures them), which the
