@@ -24,7 +24,7 @@ makes that affordable in pure Python:
 - **Moves ordered** by how much each cell attacks and defends open lines, and inside a search
   by how often each cell has refuted a move since the question began (the history heuristic:
   a cell that cut one line of play off tends to cut its neighbours off too).
-- **Work a node's parent has done not done again**: a line holding both sides' marks is
+- **Nothing a node's parent did done again**: a line holding both sides' marks is
   dropped for the rest of the search below; after a move made where no cell completed a line,
   the opponent's new threats can only lie on the lines through that move, looked at alone
   (a third of the nodes end there, on a threat); and the pass over the lines adds up the move
@@ -92,10 +92,11 @@ class _Tables(NamedTuple):
     line_masks: tuple[int, ...]
     cell_lines: tuple[tuple[int, ...], ...]  # the masks of the lines through each cell
     # Move ordering adds up every cell's worth at once, in one integer holding a field of
-    # worth_bits bits a cell (cell c's at bit worth_bits * c): a line's vector holds its worth
-    # in the field of each of its cells, by line and by how many marks of one side it holds
-    # (attack: the mover's, defence: the opponent's; a line of neither: empty).
-    # unpack_worths reads the fields from the integer's bytes (little-endian).
+    # 16 bits a cell (more if a cell's worth could need them), cell c's the c-th field from
+    # the lowest: a line's vector holds its worth in the field of each of its cells, by line
+    # and by how many marks of one side it holds (attack: the mover's, defence: the
+    # opponent's; a line of neither: empty). unpack_worths reads the fields back from the
+    # integer's vector_bytes bytes (little-endian), one per cell.
     attack_vectors: dict[int, tuple[int, ...]]
     defence_vectors: dict[int, tuple[int, ...]]
     empty_vectors: dict[int, int]
@@ -403,10 +404,11 @@ class ExactSolver:
     ) -> int:
         """The value for ``mine`` (to move) if it lies within (alpha, beta); else a bound on the
         far side of the window (fail-soft). ``lines``: those still open (see :meth:`_scan`).
-        ``last``, when known, is the cell ``theirs`` just played in a position where neither
-        side had a cell completing a line but ``mine``'s one, which ``last`` blocked: then
-        ``mine`` has none now, and ``theirs`` has only those on lines through ``last``, found
-        without the pass over every line (about a third of the nodes end there)."""
+        ``last``, when given, is the cell ``theirs`` just played, in a position where no cell
+        completed a line of theirs, and none of mine but perhaps ``last`` (a block): so no cell
+        completes a line of mine now, and those completing one of theirs lie on the lines
+        through ``last``, found without the pass over every line (a third of the nodes end
+        there)."""
         self.nodes += 1
         if last >= 0:
             threats = self._threats_through(theirs, mine, last)
@@ -499,9 +501,8 @@ class ExactSolver:
         more the fuller, and defends against the opponent's), best first; with ``cutoffs``
         (inside a search, not at the root, whose order decides which of equal moves is played)
         the cut-offs each made in this question count too."""
-        tables = self._tables
-        cell_bits = tables.cell_bits
-        worth_of = tables.unpack_worths(worths.to_bytes(tables.vector_bytes, "little"))
+        cell_bits = self._tables.cell_bits
+        worth_of = self._cell_worths(worths)
         # Each cell's sort key: its worth, then the cell itself, so that equal cells come
         # highest first (measured: a few percent fewer nodes on 5x5 than lowest first).
         keys = []
@@ -522,6 +523,11 @@ class ExactSolver:
         cell_mask = (1 << cell_bits) - 1
         return [key & cell_mask for key in keys]
 
+    def _cell_worths(self, worths: int) -> tuple[int, ...]:
+        """Each cell's worth, by cell, out of a scan's ``worths`` (see :class:`_Tables`)."""
+        tables = self._tables
+        return tables.unpack_worths(worths.to_bytes(tables.vector_bytes, "little"))
+
     def _root_order(
         self, mine: int, theirs: int, scan: _Scan, rng: random.Random | None
     ) -> list[int]:
@@ -532,8 +538,7 @@ class ExactSolver:
         ordered = self._ordered(cells, scan.worths)
         if rng is None or len(ordered) < 2:
             return ordered
-        tables = self._tables
-        worth = tables.unpack_worths(scan.worths.to_bytes(tables.vector_bytes, "little"))
+        worth = self._cell_worths(scan.worths)
         rng.shuffle(ordered)
         ordered.sort(key=worth.__getitem__, reverse=True)  # stable: ties keep the shuffle
         return ordered
