@@ -24,6 +24,11 @@ makes that affordable in pure Python:
 - **Moves ordered** by how much each cell attacks and defends open lines, and inside a search
   by how often each cell has refuted a move since the question began (the history heuristic:
   a cell that cut one line of play off tends to cut its neighbours off too).
+- **Nothing a node's parent did done again**: a line holding both sides' marks is
+  dropped for the rest of the search below; after a move made where no cell completed a line,
+  the opponent's new threats can only lie on the lines through that move, looked at alone
+  (a third of the nodes end there, on a threat); and the pass over the lines adds up the move
+  ordering's worths as it counts their marks, every cell's in one integer.
 
 From the empty 5x5 board the search proves the draw in about 0.2 s; a position of the first
 few moves can take up to about a second (``python -m bench.engine`` measures them), which the
@@ -46,7 +51,8 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Iterable
+import struct
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from game.board import Board, Geometry
@@ -76,12 +82,27 @@ HISTORY_WEIGHT = 32
 TABLE_LIMIT = 600_000
 
 
+# struct's format of an unsigned integer of so many bytes.
+_FIELD_FORMATS = {2: "H", 4: "I", 8: "Q"}
+
+
 class _Tables(NamedTuple):
     """What the search reads at every node, precomputed once per geometry."""
 
     line_masks: tuple[int, ...]
     cell_lines: tuple[tuple[int, ...], ...]  # the masks of the lines through each cell
-    cell_line_indices: tuple[tuple[int, ...], ...]  # and their indices in line_masks
+    # Move ordering adds up every cell's worth at once, in one integer holding a field of
+    # 16 bits a cell (more if a cell's worth could need them), cell c's the c-th field from
+    # the lowest: a line's vector holds its worth in the field of each of its cells, by line
+    # and by how many marks of one side it holds (attack: the mover's, defence: the
+    # opponent's; a line of neither: empty). unpack_worths reads the fields back from the
+    # integer's vector_bytes bytes (little-endian), one per cell.
+    attack_vectors: dict[int, tuple[int, ...]]
+    defence_vectors: dict[int, tuple[int, ...]]
+    empty_vectors: dict[int, int]
+    unpack_worths: Callable[[bytes], tuple[int, ...]]
+    vector_bytes: int
+    cell_bits: int  # enough bits for a cell's index, below its worth in a sort key
     full_mask: int
     cell_count: int
     k: int
@@ -90,19 +111,37 @@ class _Tables(NamedTuple):
 
 @functools.cache
 def _tables(geo: Geometry) -> _Tables:
+    k = geo.line_length
+    cell_lines = tuple(
+        tuple(mask for mask in geo.line_masks if mask >> cell & 1) for cell in range(geo.cell_count)
+    )
+    most_lines = max(len(lines) for lines in cell_lines)
+    highest_worth = max(2, *_ATTACK[: k + 1], *_DEFENCE[: k + 1])
+    worth_bytes = next(
+        size for size in (2, 4, 8) if (most_lines * highest_worth).bit_length() <= 8 * size
+    )
+    vectors = {
+        mask: sum(1 << 8 * worth_bytes * cell for cell in _cells(mask)) for mask in geo.line_masks
+    }
+    unpack = struct.Struct(f"<{geo.cell_count}{_FIELD_FORMATS[worth_bytes]}").unpack
     return _Tables(
         line_masks=geo.line_masks,
-        cell_lines=tuple(
-            tuple(mask for mask in geo.line_masks if mask >> cell & 1)
-            for cell in range(geo.cell_count)
-        ),
-        cell_line_indices=tuple(
-            tuple(index for index, mask in enumerate(geo.line_masks) if mask >> cell & 1)
-            for cell in range(geo.cell_count)
-        ),
+        cell_lines=cell_lines,
+        attack_vectors={
+            mask: tuple(worth * vector for worth in _ATTACK[: k + 1])
+            for mask, vector in vectors.items()
+        },
+        defence_vectors={
+            mask: tuple(worth * vector for worth in _DEFENCE[: k + 1])
+            for mask, vector in vectors.items()
+        },
+        empty_vectors={mask: 2 * vector for mask, vector in vectors.items()},
+        unpack_worths=unpack,
+        vector_bytes=worth_bytes * geo.cell_count,
+        cell_bits=geo.cell_count.bit_length(),
         full_mask=geo.full_mask,
         cell_count=geo.cell_count,
-        k=geo.line_length,
+        k=k,
         symmetry=BoardSymmetry(geo),
     )
 
@@ -119,6 +158,7 @@ def solved_outcome(board: Board) -> int | None:
 class _Scan(NamedTuple):
     """One pass over the lines from the side to move's point of view."""
 
+    lines: list[int]  # the lines not yet holding marks of both sides: the only ones below too
     my_wins: int  # free cells that complete a line of mine
     their_threats: int  # free cells that complete a line of theirs
     live: int  # free cells on a line still open to either side
@@ -127,6 +167,7 @@ class _Scan(NamedTuple):
     my_fork: bool  # whether one move of mine would leave two cells completing lines of mine
     my_makers: int  # free cells where a move of mine makes a cell completing a line of mine
     their_pairs: list[int]  # the two free cells of each line with k - 2 of theirs, none mine
+    worths: int  # every cell's worth for move ordering, in its field (see _Tables)
 
 
 class ExactSolver:
@@ -155,7 +196,7 @@ class ExactSolver:
         if finished is not None:
             return finished
         self._new_question()
-        return self._value(*self._split(board), -1, 1)
+        return self._value(*self._split(board), -1, 1, self._tables.line_masks)
 
     def move_values(self, board: Board, moves: Iterable[int] | None = None) -> dict[int, int]:
         """The value for the side to move of each of ``moves`` (by default every legal move):
@@ -163,13 +204,14 @@ class ExactSolver:
         self._check(board)
         mine, theirs = self._split(board)
         cells = board.legal_moves if moves is None else tuple(moves)
+        scan_lines = self._tables.line_masks
         self._new_question()
         values = {}
         for cell in cells:
             if self._completes(mine, cell):
                 values[cell] = 1
             else:
-                values[cell] = -self._value(theirs, mine | 1 << cell, -1, 1)
+                values[cell] = -self._value(theirs, mine | 1 << cell, -1, 1, scan_lines)
         return values
 
     def best_moves(
@@ -183,7 +225,7 @@ class ExactSolver:
         if board.is_over:
             raise ValueError(f"no move to choose: the game is over\n{board.grid()}")
         mine, theirs = self._split(board)
-        scan = self._scan(mine, theirs)
+        scan = self._scan(mine, theirs, self._tables.line_masks)
         if scan.my_wins:
             return 1, _lowest(scan.my_wins, rng)
         order = self._root_order(mine, theirs, scan, rng)
@@ -192,7 +234,7 @@ class ExactSolver:
         for cell in order:
             # After the first move, each other one need only be tested against the best so far.
             alpha = max(best, -1)
-            value = -self._value(theirs, mine | 1 << cell, -1, -alpha)
+            value = -self._value(theirs, mine | 1 << cell, -1, -alpha, scan.lines)
             if value > best:
                 best, best_move = value, cell
                 if best == 1:
@@ -213,7 +255,7 @@ class ExactSolver:
     def _moves_to_win(self, mine: int, theirs: int) -> int:
         """:meth:`moves_to_win` in a position proven won."""
         moves = 1
-        while not self._wins_within(mine, theirs, moves):
+        while not self._wins_within(mine, theirs, moves, self._tables.line_masks):
             moves += 1
             if moves > self._tables.cell_count:
                 raise AssertionError(f"a won position with no win found: {mine:#x} {theirs:#x}")
@@ -252,7 +294,9 @@ class ExactSolver:
     def ordered_moves(self, board: Board, rng: random.Random | None = None) -> list[int]:
         """The free cells on lines still open to either side, most promising first."""
         mine, theirs = self._split(board)
-        return self._root_order(mine, theirs, self._scan(mine, theirs), rng)
+        return self._root_order(
+            mine, theirs, self._scan(mine, theirs, self._tables.line_masks), rng
+        )
 
     # -- the search ----------------------------------------------------------------------
 
@@ -273,9 +317,12 @@ class ExactSolver:
         x_mask, o_mask = board.masks
         return (x_mask, o_mask) if board.turn.value == "X" else (o_mask, x_mask)
 
-    def _scan(self, mine: int, theirs: int) -> _Scan:
+    def _scan(self, mine: int, theirs: int, lines: Sequence[int]) -> _Scan:
+        """The pass over ``lines``, which hold every line still open to either side (a line
+        holding marks of both sides stays so, so a node passes its open lines to its moves)."""
         tables = self._tables
         k1, k2 = tables.k - 1, tables.k - 2
+        open_lines = []
         my_wins = their_threats = live = 0
         my_lines = []
         their_lines = []
@@ -285,13 +332,19 @@ class ExactSolver:
         my_fork = False
         my_makers = 0
         their_pairs = []
-        for line in tables.line_masks:
+        # Each line's worth for move ordering counts here, where its marks are counted anyway:
+        # most positions scanned go on to order their moves.
+        worths = 0
+        attack_vectors = tables.attack_vectors
+        defence_vectors = tables.defence_vectors
+        for line in lines:
             my_part = line & mine
             their_part = line & theirs
             if my_part:
                 if their_part:
                     continue
                 count = my_part.bit_count()
+                worths += attack_vectors[line][count]
                 if count == k1:
                     my_wins |= line & ~mine
                 elif count == k2:
@@ -307,17 +360,21 @@ class ExactSolver:
                 my_lines.append(line & ~mine)
             elif their_part:
                 count = their_part.bit_count()
+                worths += defence_vectors[line][count]
                 if count == k1:
                     their_threats |= line & ~theirs
                 elif count == k2:
                     their_pairs.append(line & ~theirs)
                 their_lines.append(line & ~theirs)
             else:
+                worths += tables.empty_vectors[line]
                 my_lines.append(line)
                 their_lines.append(line)
             live |= line
+            open_lines.append(line)
         free = tables.full_mask & ~(mine | theirs)
         return _Scan(
+            open_lines,
             my_wins,
             their_threats,
             live & free,
@@ -326,6 +383,7 @@ class ExactSolver:
             my_fork,
             my_makers,
             their_pairs,
+            worths,
         )
 
     def _key(self, mine: int, theirs: int) -> int:
@@ -341,18 +399,37 @@ class ExactSolver:
             )
         return mine | theirs << shift
 
-    def _value(self, mine: int, theirs: int, alpha: int, beta: int) -> int:
+    def _value(
+        self, mine: int, theirs: int, alpha: int, beta: int, lines: Sequence[int], last: int = -1
+    ) -> int:
         """The value for ``mine`` (to move) if it lies within (alpha, beta); else a bound on the
-        far side of the window (fail-soft)."""
+        far side of the window (fail-soft). ``lines``: those still open (see :meth:`_scan`).
+        ``last``, when given, is the cell ``theirs`` just played, in a position where no cell
+        completed a line of theirs, and none of mine but perhaps ``last`` (a block): so no cell
+        completes a line of mine now, and those completing one of theirs lie on the lines
+        through ``last``, found without the pass over every line (a third of the nodes end
+        there)."""
         self.nodes += 1
-        scan = self._scan(mine, theirs)
-        if scan.my_wins:
-            return 1
-        threats = scan.their_threats
-        if threats:
-            if threats & (threats - 1):
-                return -1
-            return -self._value(theirs, mine | threats, -beta, -alpha)
+        if last >= 0:
+            threats = self._threats_through(theirs, mine, last)
+            if threats:
+                if threats & (threats - 1):
+                    return -1
+                return -self._value(
+                    theirs, mine | threats, -beta, -alpha, lines, threats.bit_length() - 1
+                )
+            scan = self._scan(mine, theirs, lines)
+        else:
+            scan = self._scan(mine, theirs, lines)
+            if scan.my_wins:
+                return 1
+            threats = scan.their_threats
+            if threats:
+                if threats & (threats - 1):
+                    return -1
+                return -self._value(
+                    theirs, mine | threats, -beta, -alpha, scan.lines, threats.bit_length() - 1
+                )
         if not scan.live:
             return 0
         if scan.my_fork:
@@ -379,7 +456,7 @@ class ExactSolver:
         window_alpha, window_beta = alpha, beta
         best = -1  # the value when every move loses to the opponent's fork (none to search)
         for cell in self._candidates(mine, theirs, scan):
-            value = -self._value(theirs, mine | 1 << cell, -beta, -alpha)
+            value = -self._value(theirs, mine | 1 << cell, -beta, -alpha, scan.lines, cell)
             if value > best:
                 best = value
                 if value > alpha:
@@ -398,30 +475,58 @@ class ExactSolver:
         self._bounds[key] = _CODE[low, high]
         return best
 
+    def _threats_through(self, attacker: int, defender: int, cell: int) -> int:
+        """The free cells completing a line of ``attacker``'s through ``cell``."""
+        k1 = self._tables.k - 1
+        threats = 0
+        for line in self._tables.cell_lines[cell]:
+            if not line & defender and (line & attacker).bit_count() == k1:
+                threats |= line & ~attacker
+        return threats
+
     def _candidates(self, mine: int, theirs: int, scan: _Scan) -> list[int]:
         """The moves worth searching, best first: the live cells, less those that lose at once
         to a fork. When the opponent has a move that would leave two cells completing its
         lines, a move of ours that neither makes a threat (which the opponent must answer
         first) nor spoils every such fork loses: the opponent forks and completes a line."""
-        moves = self._ordered(mine, theirs, scan.live, cutoffs=True)
+        moves = self._ordered(scan.live, scan.worths, cutoffs=True)
         pairs = scan.their_pairs
         if len(pairs) < 2 or not _has_fork(pairs, 0):
             return moves
         makers = scan.my_makers
         return [cell for cell in moves if makers >> cell & 1 or not _has_fork(pairs, 1 << cell)]
 
-    def _ordered(self, mine: int, theirs: int, cells: int, cutoffs: bool = False) -> list[int]:
-        """``cells`` by how much each attacks (open lines of ``mine``, more the fuller) and
-        defends (open lines of ``theirs``), best first; with ``cutoffs`` (inside a search, not
-        at the root, whose order decides which of equal moves is played) the cut-offs each
-        made in this question count too."""
-        worths = self._worths(mine, theirs, _cells(cells)[::-1])
+    def _ordered(self, cells: int, worths: int, cutoffs: bool = False) -> list[int]:
+        """``cells`` by their ``worths`` (a scan's: how much each attacks the mover's open lines,
+        more the fuller, and defends against the opponent's), best first; with ``cutoffs``
+        (inside a search, not at the root, whose order decides which of equal moves is played)
+        the cut-offs each made in this question count too."""
+        cell_bits = self._tables.cell_bits
+        worth_of = self._cell_worths(worths)
+        # Each cell's sort key: its worth, then the cell itself, so that equal cells come
+        # highest first (measured: a few percent fewer nodes on 5x5 than lowest first).
+        keys = []
         if cutoffs:
             made = self._cutoffs
-            for cell, worth in worths.items():
-                worths[cell] = worth * HISTORY_WEIGHT + made[cell]
-        # Stable: equal cells stay highest first (measured: a few percent fewer nodes on 5x5).
-        return sorted(worths, key=worths.__getitem__, reverse=True)
+            while cells:
+                bit = cells & -cells
+                cells ^= bit
+                cell = bit.bit_length() - 1
+                keys.append((worth_of[cell] * HISTORY_WEIGHT + made[cell]) << cell_bits | cell)
+        else:
+            while cells:
+                bit = cells & -cells
+                cells ^= bit
+                cell = bit.bit_length() - 1
+                keys.append(worth_of[cell] << cell_bits | cell)
+        keys.sort(reverse=True)
+        cell_mask = (1 << cell_bits) - 1
+        return [key & cell_mask for key in keys]
+
+    def _cell_worths(self, worths: int) -> tuple[int, ...]:
+        """Each cell's worth, by cell, out of a scan's ``worths`` (see :class:`_Tables`)."""
+        tables = self._tables
+        return tables.unpack_worths(worths.to_bytes(tables.vector_bytes, "little"))
 
     def _root_order(
         self, mine: int, theirs: int, scan: _Scan, rng: random.Random | None
@@ -430,36 +535,13 @@ class ExactSolver:
         block when one cell would complete a line of the opponent's, the live cells otherwise
         (every free cell once none is live)."""
         cells = scan.their_threats or scan.live or self._tables.full_mask & ~(mine | theirs)
-        ordered = self._ordered(mine, theirs, cells)
+        ordered = self._ordered(cells, scan.worths)
         if rng is None or len(ordered) < 2:
             return ordered
-        worth = self._worths(mine, theirs, ordered)
+        worth = self._cell_worths(scan.worths)
         rng.shuffle(ordered)
         ordered.sort(key=worth.__getitem__, reverse=True)  # stable: ties keep the shuffle
         return ordered
-
-    def _worths(self, mine: int, theirs: int, cells: list[int]) -> dict[int, int]:
-        """Each of ``cells``'s worth for move ordering: each line through it counts by how full
-        it is, of ``mine`` (attack) or of ``theirs`` (defence); a line of both, nothing."""
-        tables = self._tables
-        attack, defence = _ATTACK, _DEFENCE
-        line_worth = []
-        for line in tables.line_masks:
-            my_part, their_part = line & mine, line & theirs
-            if my_part:
-                line_worth.append(0 if their_part else attack[my_part.bit_count()])
-            elif their_part:
-                line_worth.append(defence[their_part.bit_count()])
-            else:
-                line_worth.append(2)
-        cell_line_indices = tables.cell_line_indices
-        worths = {}
-        for cell in cells:
-            worth = 0
-            for index in cell_line_indices[cell]:
-                worth += line_worth[index]
-            worths[cell] = worth
-        return worths
 
     # -- the fastest win -----------------------------------------------------------------
 
@@ -482,23 +564,41 @@ class ExactSolver:
         own in all (``cell`` the first)."""
         if self._completes(mine, cell):
             return True
-        return not self._holds(theirs, mine | 1 << cell, moves - 1)
+        return not self._holds(theirs, mine | 1 << cell, moves - 1, self._tables.line_masks)
 
-    def _wins_within(self, mine: int, theirs: int, moves: int) -> bool:
+    def _wins_within(
+        self, mine: int, theirs: int, moves: int, lines: Sequence[int], last: int = -1
+    ) -> bool:
         """Whether ``mine``, to move, can complete a line within ``moves`` moves of its own,
-        however the opponent defends."""
+        however the opponent defends. ``lines`` and ``last``: as for :meth:`_value`."""
         if moves <= 0:
             return False
-        scan = self._scan(mine, theirs)
-        if scan.my_wins:
-            return True
-        if moves == 1 or not scan.my_lines:
-            return False
-        threats = scan.their_threats
-        if threats:
-            if threats & (threats - 1):
+        if last >= 0:
+            if moves == 1:  # no cell completes a line of mine (see _value)
                 return False
-            return not self._holds(theirs, mine | threats, moves - 1)
+            threats = self._threats_through(theirs, mine, last)
+            if threats:
+                if threats & (threats - 1):
+                    return False
+                return not self._holds(
+                    theirs, mine | threats, moves - 1, lines, threats.bit_length() - 1
+                )
+            scan = self._scan(mine, theirs, lines)
+            if not scan.my_lines:
+                return False
+        else:
+            scan = self._scan(mine, theirs, lines)
+            if scan.my_wins:
+                return True
+            if moves == 1 or not scan.my_lines:
+                return False
+            threats = scan.their_threats
+            if threats:
+                if threats & (threats - 1):
+                    return False
+                return not self._holds(
+                    theirs, mine | threats, moves - 1, scan.lines, threats.bit_length() - 1
+                )
         if scan.my_fork:
             return True
         # With no fork, the opponent blocks any single threat: no win in two. Nor before the
@@ -514,8 +614,8 @@ class ExactSolver:
         if moves >= proven:
             return True
         found = False
-        for cell in self._ordered(mine, theirs, scan.live, cutoffs=True):
-            if not self._holds(theirs, mine | 1 << cell, moves - 1):
+        for cell in self._ordered(scan.live, scan.worths, cutoffs=True):
+            if not self._holds(theirs, mine | 1 << cell, moves - 1, scan.lines, cell):
                 found = True
                 break
         if found:
@@ -527,27 +627,46 @@ class ExactSolver:
         self._wins[key] = (refuted, proven)
         return found
 
-    def _holds(self, defender: int, attacker: int, moves: int) -> bool:
+    def _holds(
+        self, defender: int, attacker: int, moves: int, lines: Sequence[int], last: int = -1
+    ) -> bool:
         """Whether ``defender``, to move, stops ``attacker`` completing a line within ``moves``
-        more moves of the attacker's (completing a line of its own stops it too)."""
+        more moves of the attacker's (completing a line of its own stops it too). ``lines``
+        and ``last`` (the attacker's last move): as for :meth:`_value`."""
         if moves <= 0:
             return True
-        scan = self._scan(defender, attacker)
-        if scan.my_wins:
-            return True
-        threats = scan.their_threats
-        if threats:
-            if threats & (threats - 1):
-                return False
-            return not self._wins_within(attacker, defender | threats, moves)
         # With no cell completing a line of the attacker's, it needs two moves at least, and as
         # many as the emptiest of its open lines has free cells.
-        if moves == 1 or not scan.their_lines:
+        if last >= 0:
+            threats = self._threats_through(attacker, defender, last)
+            if threats:
+                if threats & (threats - 1):
+                    return False
+                return not self._wins_within(
+                    attacker, defender | threats, moves, lines, threats.bit_length() - 1
+                )
+            if moves == 1:
+                return True
+            scan = self._scan(defender, attacker, lines)
+        else:
+            scan = self._scan(defender, attacker, lines)
+            if scan.my_wins:
+                return True
+            threats = scan.their_threats
+            if threats:
+                if threats & (threats - 1):
+                    return False
+                return not self._wins_within(
+                    attacker, defender | threats, moves, scan.lines, threats.bit_length() - 1
+                )
+            if moves == 1:
+                return True
+        if not scan.their_lines:
             return True
         if min(map(int.bit_count, scan.their_lines)) > moves or _pairable(scan.their_lines):
             return True
         return any(
-            not self._wins_within(attacker, defender | 1 << cell, moves)
+            not self._wins_within(attacker, defender | 1 << cell, moves, scan.lines, cell)
             for cell in self._candidates(defender, attacker, scan)
         )
 
@@ -573,42 +692,35 @@ def _pairable(lines: list[int]) -> bool:
     if found is None:
         if len(_PAIRINGS) >= _PAIRINGS_KEPT:
             _PAIRINGS.clear()
-        found = _PAIRINGS[key] = _pair_from(lines, 0)
+        found = _PAIRINGS[key] = not lines or _pair_from(lines)
     return found
 
 
-def _pair_from(lines: list[int], used: int) -> bool:
-    """Pair ``lines`` (those no pair chosen so far lies inside) with cells outside ``used``: the
-    line with the fewest cells left first (two left: its pair is forced; fewer: no pairing)."""
-    fewest = 0
-    fewest_count = 99
+def _pair_from(lines: list[int]) -> bool:
+    """Pair ``lines`` (at least one; of each, the cells no pair chosen so far takes): the line
+    with the fewest cells first (two: its pair is forced; fewer: no pairing). A line that
+    holds a pair chosen is done; one that holds one of its cells loses that cell."""
+    fewest = lines[0]
+    fewest_count = fewest.bit_count()
     for line in lines:
-        count = (line & ~used).bit_count()
+        count = line.bit_count()
         if count < fewest_count:
             fewest, fewest_count = line, count
-            if count < 3:
+            if count < 3:  # the fewest there can be with a pair, or none
                 break
-    if not fewest:
-        return True
-    if fewest_count < 2:
-        return False
-    cells = _bits(fewest & ~used)
-    for first, one in enumerate(cells):
-        for other in cells[first + 1 :]:
-            pair = one | other
-            rest = [line for line in lines if line & pair != pair]
-            if _pair_from(rest, used | pair):
-                return True
+    for pair in _pairs_in(fewest):
+        rest = [line & ~pair for line in lines if line & pair != pair]
+        if not rest or _pair_from(rest):
+            return True
     return False
 
 
-def _bits(mask: int) -> list[int]:
-    bits = []
-    while mask:
-        bit = mask & -mask
-        bits.append(bit)
-        mask ^= bit
-    return bits
+@functools.cache
+def _pairs_in(mask: int) -> tuple[int, ...]:
+    """Every pair of ``mask``'s cells, as a mask (none for fewer than two cells): ``mask`` is
+    part of a line, so there are few of them."""
+    bits = [1 << cell for cell in _cells(mask)]
+    return tuple(one | other for first, one in enumerate(bits) for other in bits[first + 1 :])
 
 
 def _has_fork(pairs: list[int], taken: int) -> bool:

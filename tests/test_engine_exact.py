@@ -179,7 +179,7 @@ def test_minimax_keeps_the_draw_where_the_search_lost_it(
 # -- minimax against the exact search -----------------------------------------------------------
 
 
-@pytest.mark.slow  # two minutes of CPU: the suite's longest test, started first
+@pytest.mark.slow  # 45 s of CPU or more: the suite's longest test, started first
 def test_minimax_keeps_the_value_of_every_position_of_the_first_three_moves() -> None:
     minimax = MinimaxStrategy(random.Random(3))
     checked = 0
