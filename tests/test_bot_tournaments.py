@@ -632,6 +632,38 @@ async def test_a_table_awarded_while_its_game_is_played_ends_that_game_for_nobod
         assert "Against members: 0 W · 0 L · 0 D" in stats, stats
 
 
+@both_front_doors
+async def test_an_award_for_a_table_or_round_that_does_not_exist_is_refused(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """``round:0`` was read as no round given, and decided the table of the round being
+    played: an organiser who counts rounds from 0, or a typo, awarded a live game. Every table
+    and round that holds no game is refused with a sentence, and nothing changes."""
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await joined_and_started(sim, bot, [s.alice, s.bob, s.carol])
+        bye = next(table for table in tournament.state.round_tables(1) if table.o is None)
+        award = "ttt tournament award"
+        cases: list[tuple[dict[str, object], str]] = [
+            ({"table": 1, "round": 0}, "Round 0 has no game at table 1."),
+            ({"table": 1, "round": -3}, "Round \\-3 has no game at table 1."),
+            ({"table": 1, "round": 2}, "Round 2 has no game at table 1."),
+            ({"table": 0}, "Round 1 has no game at table 0."),
+            ({"table": -1}, "Round 1 has no game at table \\-1."),
+            ({"table": 2**53}, f"Round 1 has no game at table {2**53}."),
+            ({"table": bye.board}, f"Round 1 has no game at table {bye.board}."),
+        ]
+        for options, sentence in cases:
+            answered = await sim.slash(
+                s.owner, s.channel, award, options={"result": "x", **options}
+            )
+            refused(answered, sentence)
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert await bot.tournaments.get(tournament.id) == tournament
+        (game,) = await round_games(bot, tournament)
+        assert game.is_active
+
+
 async def test_an_award_whose_game_could_not_be_ended_still_says_it_was_done(
     sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -272,7 +272,8 @@ class TournamentService:
             nonlocal decided  # made again on a newer document if a save loses a race
             if t.status not in (TournamentStatus.RUNNING, TournamentStatus.PAUSED):
                 raise UserError("Results are awarded while a tournament runs.")
-            number = decided = round_number or t.state.current_round
+            # Round 0 is no round (they count from 1), not the one being played.
+            number = decided = t.state.current_round if round_number is None else round_number
             table = t.state.table(number, board)
             if table is None or table.o is None:
                 raise UserError("Round {} has no game at table {}.", str(number), str(board))
