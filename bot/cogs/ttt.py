@@ -586,9 +586,11 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         if interaction.guild_id is None:
             return choices
         picked = getattr(interaction.namespace, "size", None)
-        size = await self._board_size(
-            interaction.guild_id, picked if isinstance(picked, int) else None
-        )
+        if picked is not None and picked not in GAME_SIZES:
+            # A size none of the choices offers: only a hand-made payload sends one, and an
+            # autocomplete that raises gets no answer at all.
+            return []
+        size = await self._board_size(interaction.guild_id, picked)
         played = await self.bot.ladder.seasons_played(interaction.guild_id, size, current)
         return choices + [app_commands.Choice(name=name, value=name) for name in played]
 
