@@ -210,6 +210,63 @@ async def test_an_autocomplete_with_a_forged_option_is_refused_and_counted_so(
         assert outcomes == {"answered": 0.0, "refused": 1.0, "failed": 0.0}
 
 
+def _top_name(name: str) -> Callable[[JSON], None]:
+    return lambda data: data.update(name=name)
+
+
+def _sub_name(name: str) -> Callable[[JSON], None]:
+    return lambda data: data["options"][0].update(name=name)
+
+
+def _unfocused(data: JSON) -> None:
+    for option in data["options"][0]["options"]:
+        option.pop("focused", None)
+
+
+@both_front_doors
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        pytest.param(_top_name("tic"), id="a command this process does not know"),
+        pytest.param(_sub_name("leaderboards"), id="a subcommand it does not know"),
+        pytest.param(_unfocused, id="no option focused"),
+    ],
+)
+async def test_an_autocomplete_no_command_takes_gets_no_choices(
+    sim: DiscordSim,
+    harness: BotHarness,
+    tamper: Callable[[JSON], None],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """discord.py raises before any autocomplete callback when it finds no command, or no
+    focused option, to offer choices for (a command Discord still lists that this process
+    does not know, or a hand-made payload), and the tree's error handler answered as it
+    answers a command: with a message, which Discord refuses for an autocomplete (the sim
+    fails the test at teardown for it). It is offered nothing, and counted refused."""
+    s = sim.seed
+    async with harness.running() as bot:
+        offered = await sim.autocomplete(
+            s.carol, s.channel, "ttt leaderboard", focused="season", season="", tamper=tamper
+        )
+        assert offered == []
+        assert await bot.in_flight.wait_idle(patience=5)
+        # Counted once discord.py's answer has gone, which over the gateway is after the sim
+        # has it.
+        refusals = 0.0
+        for _ in range(200):
+            refusals = (
+                bot.metrics.registry.get_sample_value(
+                    "tttbot_interactions_total", {"kind": "autocomplete", "outcome": "refused"}
+                )
+                or 0.0
+            )
+            if refusals:
+                break
+            await asyncio.sleep(0.01)
+        assert refusals == 1.0
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
 @both_front_doors
 async def test_an_unknown_first_player_is_refused(sim: DiscordSim, harness: BotHarness) -> None:
     s = sim.seed
