@@ -430,6 +430,30 @@ async def test_a_button_that_matches_no_template_gets_an_answer(
 
 
 @both_front_doors
+@pytest.mark.parametrize("component_type", [3, 4, 99])
+async def test_a_button_sent_as_another_kind_of_component_gets_an_answer(
+    sim: DiscordSim, harness: BotHarness, component_type: int
+) -> None:
+    """A click on one of the board's own buttons, sent as a select menu, a text input or a
+    component type Discord has not made (a hand-made payload): discord.py routes a click only
+    to a component of the type sent, so nothing answered it, and the member saw "This
+    interaction failed" (over HTTP, after 3 s and a WARNING). It is refused with a sentence."""
+    s = sim.seed
+
+    def sent_as(event: JSON) -> None:
+        event["data"]["component_type"] = component_type
+
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        ix = await sim.click(s.alice, board, cell_id(board, "B2"), tamper_event=sent_as)
+        refused(ix, "That button does nothing: use the buttons on the newest board.")
+        assert await bot.in_flight.wait_idle(patience=5)
+        game = await bot.service.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert game.moves == ()
+
+
+@both_front_doors
 async def test_a_challenge_id_out_of_range_is_a_clean_answer(
     sim: DiscordSim, harness: BotHarness
 ) -> None:

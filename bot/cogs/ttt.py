@@ -695,8 +695,12 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         data: dict[str, Any] = dict(interaction.data or {})
         custom_id = str(data.get("custom_id", ""))
         on_message = _custom_ids(interaction.message) if interaction.message else set()
-        # A form without fields parses to {}, which is falsy: compare with None.
-        if not any(form.parse(custom_id) is not None for form in ID_FORMATS):
+        # A form without fields parses to {}, which is falsy: compare with None. Every
+        # component of the bot's is a button, and discord.py routes a click only to a
+        # component of the type it names (any other is a hand-made payload).
+        if data.get("component_type") != discord.ComponentType.button.value or not any(
+            form.parse(custom_id) is not None for form in ID_FORMATS
+        ):
             sentence = NO_SUCH_BUTTON
         elif custom_id in on_message:
             return  # discord.py routes it to the DynamicItem
