@@ -290,6 +290,14 @@ async def test_bad_input_is_a_sentence_and_changes_nothing(
         cases: list[tuple[dict[str, object], str]] = [
             ({"name": "<@123> cup"}, "plain text"),
             ({"name": "**Big** cup"}, "plain text"),
+            # Nothing to see, or text shown other than as typed: zero-width spaces, a letter
+            # drawn as a blank, a right-to-left override turning what follows it around, a
+            # line separator, a control character.
+            ({"name": "\u200b\u200b"}, "plain text"),
+            ({"name": "\u3164"}, "plain text"),
+            ({"name": "Cup \u202egnik"}, "plain text"),
+            ({"name": "Cup\u2028Night"}, "plain text"),
+            ({"name": "\x00Cup"}, "plain text"),
             ({"name": "Cup", "rounds": 0}, "from 1 to 20 rounds"),
             ({"name": "Cup", "rounds": 10_000}, "from 1 to 20 rounds"),
             ({"name": "Cup", "starts-in": -5}, "between 1 minute and 30 days"),
@@ -312,9 +320,12 @@ async def test_bad_input_is_a_sentence_and_changes_nothing(
         )
         assert await bot.storage.live_tournaments(s.guild.id) == []
 
-        created = await sim.slash(s.owner, s.channel, create, name="Tiny", players=2)
+        # An emoji joined by zero-width joiners and an ideographic space are plain text.
+        name = "Tiny \U0001f469\u200d\U0001f4bb\u3000cup"
+        created = await sim.slash(s.owner, s.channel, create, name=name, players=2)
         announcement = created.message
         assert announcement is not None
+        assert name in text_of(announcement)
         join = button_id(announcement, TOURNAMENT_ID, action="join")
         refused(await sim.slash(s.owner, s.channel, create, name="Second"), "hosts a tournament")
         refused(await sim.slash(s.owner, s.channel, "ttt tournament start"), "at least 2")
