@@ -22,7 +22,7 @@ from bot.components import CELL_ID, CHALLENGE_ID, LEGACY_CELL_ID
 from bot.config import POSTGRESQL
 from bot.domain import Actor
 from bot.errors import DATABASE_DOWN
-from bot.storage.base import GameRecord
+from bot.storage.base import DatabaseUnavailableError, GameRecord
 from game import cell_name
 from tests.bot_harness import (
     CALLBACK,
@@ -265,6 +265,45 @@ async def test_an_autocomplete_no_command_takes_gets_no_choices(
             await asyncio.sleep(0.01)
         assert refusals == 1.0
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+@both_front_doors
+@pytest.mark.parametrize(
+    ("command", "option", "read"),
+    [
+        ("ttt move", "cell", "live_game_in_channel"),
+        ("ttt leaderboard", "season", "last_rated_game_before"),
+    ],
+)
+async def test_an_autocomplete_while_the_database_is_down_is_offered_nothing(
+    sim: DiscordSim,
+    harness: BotHarness,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    command: str,
+    option: str,
+    read: str,
+) -> None:
+    """An outage while an autocomplete read the database raised in its callback: discord.py
+    logged it at ERROR with a traceback, as for a bug, and the picker got no answer. It is
+    offered nothing, and the outage is one WARNING line."""
+    s = sim.seed
+
+    async def down(*args: object) -> None:
+        raise DatabaseUnavailableError("connection refused", nothing_written=True)
+
+    async with harness.running() as bot:
+        await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        assert await bot.in_flight.wait_idle(patience=5)
+        monkeypatch.setattr(bot.storage, read, down)
+        offered = await sim.autocomplete(
+            s.alice, s.channel, command, focused=option, options={option: ""}
+        )
+        assert offered == []
+    (warning,) = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warning.levelname == "WARNING"
+    assert warning.exc_info is None
+    assert "connection refused" in warning.getMessage()
 
 
 @both_front_doors

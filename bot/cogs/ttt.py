@@ -325,6 +325,11 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     async def move_cell_autocomplete(
         self, interaction: discord.Interaction[Any], current: str
     ) -> list[app_commands.Choice[str]]:
+        return await _offered(interaction, self._cells_offered(interaction, current))
+
+    async def _cells_offered(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
         if interaction.channel_id is None:
             return []
         board = await self.service.board_in_channel(interaction.channel_id)
@@ -578,6 +583,11 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
 
     @leaderboard.autocomplete("season")
     async def season_autocomplete(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
+        return await _offered(interaction, self._seasons_offered(interaction, current))
+
+    async def _seasons_offered(
         self, interaction: discord.Interaction[Any], current: str
     ) -> list[app_commands.Choice[str]]:
         """All time, then the seasons with rated games on the size picked, latest first."""
@@ -1046,6 +1056,21 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
 if TYPE_CHECKING:
     # mypy proves here that the cog answers every click the buttons route.
     _answers_clicks: type[ClickHandler] = TicTacToeCog
+
+
+async def _offered(
+    interaction: discord.Interaction[Any], offer: Awaitable[list[app_commands.Choice[str]]]
+) -> list[app_commands.Choice[str]]:
+    """An autocomplete's choices; none while the database is down. Raised, the outage would
+    leave the picker without an answer, and discord.py would log it as a bug: at ERROR, with
+    a traceback."""
+    try:
+        return await offer
+    except DatabaseUnavailableError as error:
+        log.warning(
+            "offered nothing to an autocomplete from user %s: %s", interaction.user.id, error
+        )
+        return []
 
 
 def _custom_ids(message: discord.Message) -> set[str]:
