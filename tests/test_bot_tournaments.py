@@ -28,6 +28,7 @@ from bot.storage.base import (
     GameRecord,
     GameStatus,
     NewGame,
+    TournamentRecord,
     TournamentStatus,
     is_forgotten,
 )
@@ -370,6 +371,66 @@ async def joined_and_started(sim: DiscordSim, bot: TTTBot, players: list[SimUser
     await sim.slash(s.owner, s.channel, "ttt tournament start")
     assert await bot.in_flight.wait_idle(patience=5)
     return await current(bot, sim)
+
+
+@both_front_doors
+@pytest.mark.parametrize("action", ["join", "leave"])
+async def test_a_join_or_leave_racing_the_start_is_made_on_the_started_tournament(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch, action: str
+) -> None:
+    """carol's Join (or alice's Leave) is read before the start and saved after it: its save
+    loses to the start's, and it is made again on the tournament as started. A join is then
+    refused, joining being closed; a leave is a withdrawal, its game of round 1 forfeited."""
+    s = sim.seed
+    mover = s.carol if action == "join" else s.alice
+    read, release = asyncio.Event(), asyncio.Event()
+    async with harness.running() as bot:
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Race")
+        announcement = created.message
+        assert announcement is not None
+        join = button_id(announcement, TOURNAMENT_ID, action="join")
+        for player in (s.alice, s.bob, s.carol)[: 3 if action == "leave" else 2]:
+            await sim.click(player, announcement, join)
+        assert await bot.in_flight.wait_idle(patience=5)
+        save = bot.storage.save_tournament
+
+        def moved(state: str) -> bool:
+            """Whether ``state`` is the click's change: carol in, or alice out."""
+            if action == "join":
+                return str(s.carol.id) in state
+            return str(s.alice.id) not in state
+
+        async def held(record: TournamentRecord, **changes: Any) -> TournamentRecord | None:
+            if not release.is_set() and moved(changes["state"]):
+                read.set()
+                await release.wait()
+            return await save(record, **changes)
+
+        monkeypatch.setattr(bot.storage, "save_tournament", held)
+        button = button_id(announcement, TOURNAMENT_ID, action=action)
+        clicked = asyncio.create_task(sim.click(mover, announcement, button))
+        await asyncio.wait_for(read.wait(), 5)
+        started = await sim.slash(s.owner, s.channel, "ttt tournament start")
+        assert "Done" in (started.content or ""), started.content
+        release.set()
+        answered = await clicked
+        assert await bot.in_flight.wait_idle(patience=5)
+        after = await current(bot, sim)
+        assert after.status is TournamentStatus.RUNNING
+        if action == "join":
+            refused(answered, "This tournament has started: joining is closed.")
+            assert [e.user_id for e in after.state.entries] == [s.alice.id, s.bob.id]
+            return
+        entry = after.state.entry(s.alice.id)
+        assert entry is not None
+        assert entry.withdrawn
+        assert not answered.ephemeral, answered.content  # the announcement, as it now stands
+        (table,) = [t for t in after.state.round_tables(1) if t.has(s.alice.id)]
+        assert (table.forfeit, table.x_points) == (True, 0.0 if table.x == s.alice.id else 1.0)
+        # Its game was not opened, or was opened by the start and ended by the withdrawal.
+        game_id = after.record.games.get((1, table.board))
+        game = None if game_id is None else await bot.storage.get_game(game_id)
+        assert game is None or not game.is_active
 
 
 @both_front_doors
