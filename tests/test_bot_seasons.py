@@ -1,7 +1,8 @@
 """Leaderboard seasons through the local Discord server, on SQLite and PostgreSQL, with the
 manual clock: the current season's table against all time's, a past season picked by name,
 each season's end announced once (across sweeps, processes' restarts and a bot that was down
-when it ended), nothing announced without the channel setting, and seasons turned off."""
+when it ended), nothing announced without the channel setting, seasons turned off, and the
+season picker's autocomplete given anything."""
 
 from __future__ import annotations
 
