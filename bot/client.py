@@ -211,6 +211,19 @@ class TTTCommandTree(app_commands.CommandTree["TTTBot"]):
             return
         try:
             await super()._call(interaction)
+        except app_commands.AppCommandError as error:
+            # No command, or no focused option, to offer choices for: a command Discord still
+            # lists that this process does not know, or a hand-made payload. on_error would
+            # answer with a message, which Discord refuses for an autocomplete.
+            data: Mapping[str, Any] = interaction.data or {}
+            log.info(
+                "offered nothing to an autocomplete of /%s from user %s: %s",
+                data.get("name"),
+                interaction.user.id,
+                error,
+            )
+            interaction.command_failed = True
+            await interaction.response.autocomplete([])
         finally:
             self.client.autocompleted(interaction)
             release_interaction(interaction)  # discord.py has answered it, or never will

@@ -6,6 +6,9 @@ the event, inside the gateway's read loop: one that raises (a field Discord's ne
 sends in another shape, a hand-made payload) ends ``connect()``, and with it every server the
 process serves. :func:`guard` wraps every parser but READY's (a session that cannot be read is
 no session), so that such an event is logged once, with its type and id, and dropped.
+
+An interaction with neither a ``member`` nor a ``user`` is such an event too: discord.py reads
+it without complaint, with no user, on which every handler would fail.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ def _read_or_drop(event: str, parse: Parser, data: Any) -> None:
 def read(event: str, parse: Parser, data: Any) -> bool:
     """``parse(data)``; False, with a warning, if it could not read it."""
     try:
+        _check(event, data)
         parse(data)
     except Exception as error:
         token = data.get("token") if isinstance(data, dict) else None
@@ -49,3 +53,15 @@ def read(event: str, parse: Parser, data: Any) -> bool:
         )
         return False
     return True
+
+
+def _check(event: str, data: Any) -> None:
+    """Refuse, as discord.py refuses what it cannot read, what it reads but no handler can
+    use (see the module)."""
+    if (
+        event == "INTERACTION_CREATE"
+        and isinstance(data, dict)
+        and data.get("member") is None
+        and data.get("user") is None
+    ):
+        raise ValueError("an interaction with neither a member nor a user")

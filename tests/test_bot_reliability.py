@@ -22,7 +22,7 @@ from bot.components import CELL_ID, CHALLENGE_ID, LEGACY_CELL_ID
 from bot.config import POSTGRESQL
 from bot.domain import Actor
 from bot.errors import DATABASE_DOWN
-from bot.storage.base import GameRecord
+from bot.storage.base import DatabaseUnavailableError, GameRecord
 from game import cell_name
 from tests.bot_harness import (
     CALLBACK,
@@ -210,6 +210,102 @@ async def test_an_autocomplete_with_a_forged_option_is_refused_and_counted_so(
         assert outcomes == {"answered": 0.0, "refused": 1.0, "failed": 0.0}
 
 
+def _top_name(name: str) -> Callable[[JSON], None]:
+    return lambda data: data.update(name=name)
+
+
+def _sub_name(name: str) -> Callable[[JSON], None]:
+    return lambda data: data["options"][0].update(name=name)
+
+
+def _unfocused(data: JSON) -> None:
+    for option in data["options"][0]["options"]:
+        option.pop("focused", None)
+
+
+@both_front_doors
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        pytest.param(_top_name("tic"), id="a command this process does not know"),
+        pytest.param(_sub_name("leaderboards"), id="a subcommand it does not know"),
+        pytest.param(_unfocused, id="no option focused"),
+    ],
+)
+async def test_an_autocomplete_no_command_takes_gets_no_choices(
+    sim: DiscordSim,
+    harness: BotHarness,
+    tamper: Callable[[JSON], None],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """discord.py raises before any autocomplete callback when it finds no command, or no
+    focused option, to offer choices for (a command Discord still lists that this process
+    does not know, or a hand-made payload), and the tree's error handler answered as it
+    answers a command: with a message, which Discord refuses for an autocomplete (the sim
+    fails the test at teardown for it). It is offered nothing, and counted refused."""
+    s = sim.seed
+    async with harness.running() as bot:
+        offered = await sim.autocomplete(
+            s.carol, s.channel, "ttt leaderboard", focused="season", season="", tamper=tamper
+        )
+        assert offered == []
+        assert await bot.in_flight.wait_idle(patience=5)
+        # Counted once discord.py's answer has gone, which over the gateway is after the sim
+        # has it.
+        refusals = 0.0
+        for _ in range(200):
+            refusals = (
+                bot.metrics.registry.get_sample_value(
+                    "tttbot_interactions_total", {"kind": "autocomplete", "outcome": "refused"}
+                )
+                or 0.0
+            )
+            if refusals:
+                break
+            await asyncio.sleep(0.01)
+        assert refusals == 1.0
+    assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+@both_front_doors
+@pytest.mark.parametrize(
+    ("command", "option", "read"),
+    [
+        ("ttt move", "cell", "live_game_in_channel"),
+        ("ttt leaderboard", "season", "last_rated_game_before"),
+    ],
+)
+async def test_an_autocomplete_while_the_database_is_down_is_offered_nothing(
+    sim: DiscordSim,
+    harness: BotHarness,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    command: str,
+    option: str,
+    read: str,
+) -> None:
+    """An outage while an autocomplete read the database raised in its callback: discord.py
+    logged it at ERROR with a traceback, as for a bug, and the picker got no answer. It is
+    offered nothing, and the outage is one WARNING line."""
+    s = sim.seed
+
+    async def down(*args: object) -> None:
+        raise DatabaseUnavailableError("connection refused", nothing_written=True)
+
+    async with harness.running() as bot:
+        await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="random")
+        assert await bot.in_flight.wait_idle(patience=5)
+        monkeypatch.setattr(bot.storage, read, down)
+        offered = await sim.autocomplete(
+            s.alice, s.channel, command, focused=option, options={option: ""}
+        )
+        assert offered == []
+    (warning,) = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warning.levelname == "WARNING"
+    assert warning.exc_info is None
+    assert "connection refused" in warning.getMessage()
+
+
 @both_front_doors
 async def test_an_unknown_first_player_is_refused(sim: DiscordSim, harness: BotHarness) -> None:
     s = sim.seed
@@ -289,6 +385,8 @@ MALFORMED: dict[str, Callable[[JSON], None]] = {
     "app permissions that are no number": lambda event: event.update(app_permissions="junk"),
     "message components null": lambda event: event["message"].update(components=None),
     "no authorizing installations": lambda event: event.update(authorizing_integration_owners=None),
+    # discord.py reads it, with no user: every handler failed on it, with tracebacks at ERROR.
+    "neither member nor user": lambda event: event.pop("member"),
 }
 
 
@@ -368,6 +466,30 @@ async def test_a_button_that_matches_no_template_gets_an_answer(
         ix = await sim.click(s.alice, board, custom_id, forged=True)
         refused(ix, "That button does nothing: use the buttons on the newest board.")
         assert shown_board(sim.message(board.id)) == ".../.../..."
+
+
+@both_front_doors
+@pytest.mark.parametrize("component_type", [3, 4, 99])
+async def test_a_button_sent_as_another_kind_of_component_gets_an_answer(
+    sim: DiscordSim, harness: BotHarness, component_type: int
+) -> None:
+    """A click on one of the board's own buttons, sent as a select menu, a text input or a
+    component type Discord has not made (a hand-made payload): discord.py routes a click only
+    to a component of the type sent, so nothing answered it, and the member saw "This
+    interaction failed" (over HTTP, after 3 s and a WARNING). It is refused with a sentence."""
+    s = sim.seed
+
+    def sent_as(event: JSON) -> None:
+        event["data"]["component_type"] = component_type
+
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        ix = await sim.click(s.alice, board, cell_id(board, "B2"), tamper_event=sent_as)
+        refused(ix, "That button does nothing: use the buttons on the newest board.")
+        assert await bot.in_flight.wait_idle(patience=5)
+        game = await bot.service.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        assert game.moves == ()
 
 
 @both_front_doors

@@ -1,11 +1,14 @@
 """Leaderboard seasons through the local Discord server, on SQLite and PostgreSQL, with the
 manual clock: the current season's table against all time's, a past season picked by name,
 each season's end announced once (across sweeps, processes' restarts and a bot that was down
-when it ended), nothing announced without the channel setting, and seasons turned off."""
+when it ended), nothing announced without the channel setting, seasons turned off, and the
+season picker's autocomplete given anything."""
 
 from __future__ import annotations
 
 import datetime
+import functools
+import logging
 import re
 
 import pytest
@@ -26,6 +29,7 @@ from tests.bot_harness import (
     text_of,
 )
 from tests.discord_sim import DiscordSim, InteractionRecord, SimChannel, SimUser
+from tests.discord_sim.models import JSON
 
 pytestmark = both_engines
 
@@ -124,6 +128,54 @@ async def test_the_current_season_a_past_one_by_name_and_all_time(
     assert [choice["value"] for choice in other_size] == ["all-time"]
     refused(not_a_season, "2026-13 is not a season: pick one from the list")
     refused(to_come, "Season 2027-01 has not started yet.")
+
+
+def size_sent(size: object, data: JSON) -> None:
+    """A hand-made payload's ``size`` option: ``size``, whatever the choices offer."""
+    (leaderboard,) = data["options"]
+    for option in leaderboard["options"]:
+        if option["name"] == "size":
+            option["value"] = size
+
+
+@both_front_doors
+async def test_the_season_picker_answers_whatever_it_is_sent(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The season option's autocomplete reads the size picked beside it. A size none of the
+    choices offers (a hand-made payload: Discord sends a choice's value only) raised in the
+    callback, which discord.py logged as an ERROR with a traceback, and the picker got no
+    answer. It is offered nothing; whatever is typed is only matched against the seasons."""
+    s = sim.seed
+    harness.clock = ManualClock(at(2026, 11, 10))
+    leaderboard = "ttt leaderboard"
+    async with harness.running():
+        await beats(sim, s.alice, s.bob)
+        for size in (7, 0, -1, 2**53):
+            offered = await sim.autocomplete(
+                s.carol,
+                s.channel,
+                leaderboard,
+                focused="season",
+                season="",
+                size=3,
+                tamper=functools.partial(size_sent, size),
+            )
+            assert offered == [], size
+        for typed, seasons in [
+            (" 2026-1", ["2026-11"]),
+            ("2026-10", []),
+            ("9999-12", []),
+            ("%", []),
+            ("'; DROP TABLE x", []),
+            ("\u202e11-6202", []),
+            ("\x00", []),
+        ]:
+            offered = await sim.autocomplete(
+                s.carol, s.channel, leaderboard, focused="season", season=typed
+            )
+            assert [choice["value"] for choice in offered] == ["all-time", *seasons], typed
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 async def set_announcements(sim: DiscordSim, channel: SimChannel) -> None:

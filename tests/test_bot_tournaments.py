@@ -30,6 +30,7 @@ from bot.storage.base import (
     GameRecord,
     GameStatus,
     NewGame,
+    TournamentRecord,
     TournamentStatus,
     is_forgotten,
 )
@@ -293,6 +294,14 @@ async def test_bad_input_is_a_sentence_and_changes_nothing(
         cases: list[tuple[dict[str, object], str]] = [
             ({"name": "<@123> cup"}, "plain text"),
             ({"name": "**Big** cup"}, "plain text"),
+            # Nothing to see, or text shown other than as typed: zero-width spaces, a letter
+            # drawn as a blank, a right-to-left override turning what follows it around, a
+            # line separator, a control character.
+            ({"name": "\u200b\u200b"}, "plain text"),
+            ({"name": "\u3164"}, "plain text"),
+            ({"name": "Cup \u202egnik"}, "plain text"),
+            ({"name": "Cup\u2028Night"}, "plain text"),
+            ({"name": "\x00Cup"}, "plain text"),
             ({"name": "Cup", "rounds": 0}, "from 1 to 20 rounds"),
             ({"name": "Cup", "rounds": 10_000}, "from 1 to 20 rounds"),
             ({"name": "Cup", "starts-in": -5}, "between 1 minute and 30 days"),
@@ -315,9 +324,12 @@ async def test_bad_input_is_a_sentence_and_changes_nothing(
         )
         assert await bot.storage.live_tournaments(s.guild.id) == []
 
-        created = await sim.slash(s.owner, s.channel, create, name="Tiny", players=2)
+        # An emoji joined by zero-width joiners and an ideographic space are plain text.
+        name = "Tiny \U0001f469\u200d\U0001f4bb\u3000cup"
+        created = await sim.slash(s.owner, s.channel, create, name=name, players=2)
         announcement = created.message
         assert announcement is not None
+        assert name in text_of(announcement)
         join = button_id(announcement, TOURNAMENT_ID, action="join")
         refused(await sim.slash(s.owner, s.channel, create, name="Second"), "hosts a tournament")
         refused(await sim.slash(s.owner, s.channel, "ttt tournament start"), "at least 2")
@@ -362,6 +374,66 @@ async def joined_and_started(sim: DiscordSim, bot: TTTBot, players: list[SimUser
     await sim.slash(s.owner, s.channel, "ttt tournament start")
     assert await bot.in_flight.wait_idle(patience=5)
     return await current(bot, sim)
+
+
+@both_front_doors
+@pytest.mark.parametrize("action", ["join", "leave"])
+async def test_a_join_or_leave_racing_the_start_is_made_on_the_started_tournament(
+    sim: DiscordSim, harness: BotHarness, monkeypatch: pytest.MonkeyPatch, action: str
+) -> None:
+    """carol's Join (or alice's Leave) is read before the start and saved after it: its save
+    loses to the start's, and it is made again on the tournament as started. A join is then
+    refused, joining being closed; a leave is a withdrawal, its game of round 1 forfeited."""
+    s = sim.seed
+    mover = s.carol if action == "join" else s.alice
+    read, release = asyncio.Event(), asyncio.Event()
+    async with harness.running() as bot:
+        created = await sim.slash(s.owner, s.channel, "ttt tournament create", name="Race")
+        announcement = created.message
+        assert announcement is not None
+        join = button_id(announcement, TOURNAMENT_ID, action="join")
+        for player in (s.alice, s.bob, s.carol)[: 3 if action == "leave" else 2]:
+            await sim.click(player, announcement, join)
+        assert await bot.in_flight.wait_idle(patience=5)
+        save = bot.storage.save_tournament
+
+        def moved(state: str) -> bool:
+            """Whether ``state`` is the click's change: carol in, or alice out."""
+            if action == "join":
+                return str(s.carol.id) in state
+            return str(s.alice.id) not in state
+
+        async def held(record: TournamentRecord, **changes: Any) -> TournamentRecord | None:
+            if not release.is_set() and moved(changes["state"]):
+                read.set()
+                await release.wait()
+            return await save(record, **changes)
+
+        monkeypatch.setattr(bot.storage, "save_tournament", held)
+        button = button_id(announcement, TOURNAMENT_ID, action=action)
+        clicked = asyncio.create_task(sim.click(mover, announcement, button))
+        await asyncio.wait_for(read.wait(), 5)
+        started = await sim.slash(s.owner, s.channel, "ttt tournament start")
+        assert "Done" in (started.content or ""), started.content
+        release.set()
+        answered = await clicked
+        assert await bot.in_flight.wait_idle(patience=5)
+        after = await current(bot, sim)
+        assert after.status is TournamentStatus.RUNNING
+        if action == "join":
+            refused(answered, "This tournament has started: joining is closed.")
+            assert [e.user_id for e in after.state.entries] == [s.alice.id, s.bob.id]
+            return
+        entry = after.state.entry(s.alice.id)
+        assert entry is not None
+        assert entry.withdrawn
+        assert not answered.ephemeral, answered.content  # the announcement, as it now stands
+        (table,) = [t for t in after.state.round_tables(1) if t.has(s.alice.id)]
+        assert (table.forfeit, table.x_points) == (True, 0.0 if table.x == s.alice.id else 1.0)
+        # Its game was not opened, or was opened by the start and ended by the withdrawal.
+        game_id = after.record.games.get((1, table.board))
+        game = None if game_id is None else await bot.storage.get_game(game_id)
+        assert game is None or not game.is_active
 
 
 @both_front_doors
@@ -633,6 +705,38 @@ async def test_a_table_awarded_while_its_game_is_played_ends_that_game_for_nobod
         # The game counted for nobody: the award is the table's result.
         stats = text_of(await sim.slash(s.alice, s.channel, "ttt stats"))
         assert "Against members: 0 W · 0 L · 0 D" in stats, stats
+
+
+@both_front_doors
+async def test_an_award_for_a_table_or_round_that_does_not_exist_is_refused(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """``round:0`` was read as no round given, and decided the table of the round being
+    played: an organiser who counts rounds from 0, or a typo, awarded a live game. Every table
+    and round that holds no game is refused with a sentence, and nothing changes."""
+    s = sim.seed
+    async with harness.running() as bot:
+        tournament = await joined_and_started(sim, bot, [s.alice, s.bob, s.carol])
+        bye = next(table for table in tournament.state.round_tables(1) if table.o is None)
+        award = "ttt tournament award"
+        cases: list[tuple[dict[str, object], str]] = [
+            ({"table": 1, "round": 0}, "Round 0 has no game at table 1."),
+            ({"table": 1, "round": -3}, "Round \\-3 has no game at table 1."),
+            ({"table": 1, "round": 2}, "Round 2 has no game at table 1."),
+            ({"table": 0}, "Round 1 has no game at table 0."),
+            ({"table": -1}, "Round 1 has no game at table \\-1."),
+            ({"table": 2**53}, f"Round 1 has no game at table {2**53}."),
+            ({"table": bye.board}, f"Round 1 has no game at table {bye.board}."),
+        ]
+        for options, sentence in cases:
+            answered = await sim.slash(
+                s.owner, s.channel, award, options={"result": "x", **options}
+            )
+            refused(answered, sentence)
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert await bot.tournaments.get(tournament.id) == tournament
+        (game,) = await round_games(bot, tournament)
+        assert game.is_active
 
 
 async def test_an_award_whose_game_could_not_be_ended_still_says_it_was_done(

@@ -325,6 +325,11 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     async def move_cell_autocomplete(
         self, interaction: discord.Interaction[Any], current: str
     ) -> list[app_commands.Choice[str]]:
+        return await _offered(interaction, self._cells_offered(interaction, current))
+
+    async def _cells_offered(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
         if interaction.channel_id is None:
             return []
         board = await self.service.board_in_channel(interaction.channel_id)
@@ -580,15 +585,22 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
     async def season_autocomplete(
         self, interaction: discord.Interaction[Any], current: str
     ) -> list[app_commands.Choice[str]]:
+        return await _offered(interaction, self._seasons_offered(interaction, current))
+
+    async def _seasons_offered(
+        self, interaction: discord.Interaction[Any], current: str
+    ) -> list[app_commands.Choice[str]]:
         """All time, then the seasons with rated games on the size picked, latest first."""
         lang = for_locale(interaction.locale)
         choices = [app_commands.Choice(name=lang._("All time"), value=ALL_TIME)]
         if interaction.guild_id is None:
             return choices
         picked = getattr(interaction.namespace, "size", None)
-        size = await self._board_size(
-            interaction.guild_id, picked if isinstance(picked, int) else None
-        )
+        if picked is not None and picked not in GAME_SIZES:
+            # A size none of the choices offers: only a hand-made payload sends one, and an
+            # autocomplete that raises gets no answer at all.
+            return []
+        size = await self._board_size(interaction.guild_id, picked)
         played = await self.bot.ladder.seasons_played(interaction.guild_id, size, current)
         return choices + [app_commands.Choice(name=name, value=name) for name in played]
 
@@ -696,8 +708,12 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
         data: dict[str, Any] = dict(interaction.data or {})
         custom_id = str(data.get("custom_id", ""))
         on_message = _custom_ids(interaction.message) if interaction.message else set()
-        # A form without fields parses to {}, which is falsy: compare with None.
-        if not any(form.parse(custom_id) is not None for form in ID_FORMATS):
+        # A form without fields parses to {}, which is falsy: compare with None. Every
+        # component of the bot's is a button, and discord.py routes a click only to a
+        # component of the type it names (any other is a hand-made payload).
+        if data.get("component_type") != discord.ComponentType.button.value or not any(
+            form.parse(custom_id) is not None for form in ID_FORMATS
+        ):
             sentence = NO_SUCH_BUTTON
         elif custom_id in on_message:
             return  # discord.py routes it to the DynamicItem
@@ -1043,6 +1059,21 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
 if TYPE_CHECKING:
     # mypy proves here that the cog answers every click the buttons route.
     _answers_clicks: type[ClickHandler] = TicTacToeCog
+
+
+async def _offered(
+    interaction: discord.Interaction[Any], offer: Awaitable[list[app_commands.Choice[str]]]
+) -> list[app_commands.Choice[str]]:
+    """An autocomplete's choices; none while the database is down. Raised, the outage would
+    leave the picker without an answer, and discord.py would log it as a bug: at ERROR, with
+    a traceback."""
+    try:
+        return await offer
+    except DatabaseUnavailableError as error:
+        log.warning(
+            "offered nothing to an autocomplete from user %s: %s", interaction.user.id, error
+        )
+        return []
 
 
 def _custom_ids(message: discord.Message) -> set[str]:

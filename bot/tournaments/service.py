@@ -15,6 +15,7 @@ import dataclasses
 import functools
 import logging
 import re
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -61,6 +62,14 @@ CLAIM_SECONDS = 60.0
 
 # Text a name may not hold: mentions, and the characters Discord's markdown reads.
 _NOT_PLAIN = re.compile(r"<[@#&!:a]|@everyone|@here|[*_~`|>#\[\]()\\]|https?://")
+# Nor characters that show it other than as typed: controls, format characters (zero-width
+# spaces, right-to-left overrides that turn what follows around), line and paragraph
+# separators, lone surrogates; the zero-width joiner alone is kept, for emoji made of several.
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+_JOINER = "\u200d"
+# Letters drawn as blanks (Hangul fillers, the blank braille pattern): a name of them alone
+# shows nothing.
+_BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 
 NOT_ORGANISER = N_(
     "Only the organiser of this tournament, members who can manage the server, or its "
@@ -273,7 +282,8 @@ class TournamentService:
             nonlocal decided  # made again on a newer document if a save loses a race
             if t.status not in (TournamentStatus.RUNNING, TournamentStatus.PAUSED):
                 raise UserError("Results are awarded while a tournament runs.")
-            number = decided = round_number or t.state.current_round
+            # Round 0 is no round (they count from 1), not the one being played.
+            number = decided = t.state.current_round if round_number is None else round_number
             table = t.state.table(number, board)
             if table is None or table.o is None:
                 raise UserError("Round {} has no game at table {}.", str(number), str(board))
@@ -608,10 +618,10 @@ def _require_live(t: Tournament) -> None:
 
 def _check_rules(rules: Rules) -> None:
     name = rules.name.strip()
-    if not 1 <= len(name) <= NAME_LONGEST or _NOT_PLAIN.search(name) or "\n" in name:
+    if not 1 <= len(name) <= NAME_LONGEST or _NOT_PLAIN.search(name) or not _shows_as_typed(name):
         raise UserError(
-            "A tournament's name is plain text of 1 to 60 characters: no mentions, links or "
-            "markdown (* _ ~ ` | > # [ ] ( ) \\)."
+            "A tournament's name is plain text of 1 to 60 characters: no mentions, links, "
+            "markdown (* _ ~ ` | > # [ ] ( ) \\) or invisible characters."
         )
     check_size(rules.size)
     if not 2 <= rules.most_players <= MOST_PLAYERS:
@@ -625,6 +635,13 @@ def _check_rules(rules: Rules) -> None:
         raise UserError("A Swiss tournament has from 1 to 20 rounds.")
     if not 60 <= rules.turn_timeout <= LONGEST_TURN:
         raise UserError("A turn lasts from 1 minute to 7 days.")
+
+
+def _shows_as_typed(name: str) -> bool:
+    """Whether ``name`` shows something, and shows it as typed (see :data:`_HIDDEN`)."""
+    if any(unicodedata.category(c) in _HIDDEN and c != _JOINER for c in name):
+        return False
+    return any(unicodedata.category(c)[0] not in "ZCM" and c not in _BLANK_LETTERS for c in name)
 
 
 def _next_round(state: TournamentState) -> TournamentState:
