@@ -301,6 +301,8 @@ async def test_bad_input_is_a_sentence_and_changes_nothing(
             ({"name": "\u3164"}, "plain text"),
             ({"name": "Cup \u202egnik"}, "plain text"),
             ({"name": "Cup\u2028Night"}, "plain text"),
+            # Tag letters outside a flag: text that does not show.
+            ({"name": "Cup \U000e0068\U000e0069"}, "plain text"),
             ({"name": "\x00Cup"}, "plain text"),
             ({"name": "Cup", "rounds": 0}, "from 1 to 20 rounds"),
             ({"name": "Cup", "rounds": 10_000}, "from 1 to 20 rounds"),
@@ -324,8 +326,10 @@ async def test_bad_input_is_a_sentence_and_changes_nothing(
         )
         assert await bot.storage.live_tournaments(s.guild.id) == []
 
-        # An emoji joined by zero-width joiners and an ideographic space are plain text.
-        name = "Tiny \U0001f469\u200d\U0001f4bb\u3000cup"
+        # An emoji joined by zero-width joiners, Scotland's flag (tags after a black flag) and
+        # an ideographic space are plain text.
+        scotland = "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in "gbsct") + "\U000e007f"
+        name = f"Tiny \U0001f469\u200d\U0001f4bb{scotland}\u3000cup"
         created = await sim.slash(s.owner, s.channel, create, name=name, players=2)
         announcement = created.message
         assert announcement is not None

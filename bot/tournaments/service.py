@@ -67,6 +67,9 @@ _NOT_PLAIN = re.compile(r"<[@#&!:a]|@everyone|@here|[*_~`|>#\[\]()\\]|https?://"
 # separators, lone surrogates; the zero-width joiner alone is kept, for emoji made of several.
 _HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 _JOINER = "\u200d"
+# Nor are the tags of a subdivision's flag (a black flag, then tag letters and a cancel tag:
+# Scotland's, Wales's), invisible as they are: outside such a flag a tag is hidden text.
+_FLAG_TAGS = re.compile("(?<=\U0001f3f4)[\U000e0020-\U000e007e]+\U000e007f")
 # Letters drawn as blanks (Hangul fillers, the blank braille pattern): a name of them alone
 # shows nothing.
 _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
@@ -639,6 +642,7 @@ def _check_rules(rules: Rules) -> None:
 
 def _shows_as_typed(name: str) -> bool:
     """Whether ``name`` shows something, and shows it as typed (see :data:`_HIDDEN`)."""
+    name = _FLAG_TAGS.sub("", name)
     if any(unicodedata.category(c) in _HIDDEN and c != _JOINER for c in name):
         return False
     return any(unicodedata.category(c)[0] not in "ZCM" and c not in _BLANK_LETTERS for c in name)
