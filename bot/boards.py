@@ -114,6 +114,9 @@ class Boards:
         self._before_late_board = before_late_board
         # When Discord last refused a post in each channel (see REFUSED_CHANNEL_RETRY).
         self._refused_channels: dict[int, float] = {}
+        # The games shown late whose ping (see BeforeLateBoard) was posted and board not yet:
+        # a board Discord refuses again is tried at the next sweep without pinging again.
+        self._pinged_late: set[int] = set()
 
     # -- answering an interaction ---------------------------------------------------------
 
@@ -432,14 +435,18 @@ class Boards:
         handler has surely given up on it; show what ran out of time on its message (or,
         where no token reaches it, at the next interaction there)."""
         unshown = await self.unshown()
+        self._pinged_late &= {game.id for game in unshown.games}
         # Another worker's sweep may post the same item meanwhile (this one held past its
         # lease's end): the first message recorded stays, and a later one is taken back.
         for game in unshown.games:
             if self._refused_lately(game.channel_id):
                 continue
-            before = await self._before_late_board(game)
-            if before is not None:
-                await self._post(game.channel_id, before)
+            if game.id not in self._pinged_late:
+                before = await self._before_late_board(game)
+                if before is not None:
+                    if await self._post(game.channel_id, before) is None:
+                        continue  # the board follows its ping, at a later sweep
+                    self._pinged_late.add(game.id)
             message = render.board_message(game)
             await self._post_first(
                 game.channel_id, message, game.id, self._storage.first_game_message

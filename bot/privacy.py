@@ -7,7 +7,8 @@ servers) and board size. Forgetting them, after they confirm, does everything at
 everywhere, and cannot be undone:
 
 - a live game of theirs whose turn clock already ran out is settled first, as the sweeper
-  would (the player who was waiting gets the win they are owed);
+  would (the player who was waiting gets the win they are owed; in a channel deleted since,
+  it ends for nobody);
 - in one transaction (:meth:`bot.storage.base.Storage.forget_member`): their id and name in
   every game and challenge become a placeholder (a negative id of their own, shown as "a
   deleted member"), so that the other players' records and ratings still add up from the

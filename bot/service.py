@@ -1360,14 +1360,19 @@ class GameService:
     async def time_out_overdue_of(self, user_id: int) -> list[GameRecord]:
         """Settle the member's live games whose turn clock ran out, as the sweeper would:
         before anything else happens to them (the member forgotten, or withdrawn from a
-        tournament), the player who was waiting gets the win they are owed."""
+        tournament), the player who was waiting gets the win they are owed; one whose
+        channel was deleted ends for nobody. Where Discord cannot say (an outage), the
+        channel is taken to be there: this cannot wait for the next sweep."""
         now = self.clock.now()
         settled = []
         for game in await self.storage.active_games_of(user_id):
             if game.deadline is not None and game.deadline <= now:
-                timed_out = await self._time_out(game)
-                if timed_out is not None:  # else a move got in first
-                    settled.append(timed_out)
+                if await self._is_deleted(game):
+                    ended = await self._end_orphaned(game)
+                else:
+                    ended = await self._time_out(game)
+                if ended is not None:  # else a move got in first
+                    settled.append(ended)
         return settled
 
     async def use_default_marks(self, game_id: int) -> None:

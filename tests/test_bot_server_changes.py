@@ -11,7 +11,7 @@ from contextlib import contextmanager
 import pytest
 
 from bot.client import TTTBot
-from bot.components import TOURNAMENT_ID
+from bot.components import FORGET_ID, TOURNAMENT_ID
 from bot.storage.base import VS_MEMBER, EndReason, Record
 from tests.bot_harness import (
     PAST_THE_WINDOW,
@@ -179,6 +179,37 @@ async def test_a_game_whose_channel_was_deleted_ends_for_nobody_when_its_turn_ru
         assert [(r.method, r.status) for r in asked[-1:]] == [("GET", 404)]
         assert sum(r.method == "GET" for r in asked) == 1
         assert not [r for r in asked if r.method == "PATCH" and str(board.id) in r.path]
+
+
+async def test_a_forget_me_settles_a_game_whose_channel_was_deleted_as_the_sweeper_would(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """alice's turn ran out in a channel deleted since, and she asks to be forgotten before
+    the next sweep: her overdue game is settled first "as the sweeper would" (docs/operating.md),
+    and the sweeper ends such a game for nobody. It was settled as an ordinary timeout all the
+    same: bob got a rated win over a player who could not move there."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board = await start_member_game(sim)
+        await sim.click(s.alice, board, cell_id(board, "B2"))
+        await sim.click(s.bob, board, cell_id(board, "A1"))
+        assert await bot.in_flight.wait_idle(patience=5)
+        game = await bot.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        sim.delete_channel(s.channel)
+        harness.clock.advance(301)
+        asked = await sim.slash(s.alice, s.other_channel, "ttt forget-me")
+        assert asked.message is not None, asked.content
+        forget = button_id(asked.message, FORGET_ID, action="confirm")
+        await sim.click(s.alice, asked.message, forget)
+        assert await bot.in_flight.wait_idle(patience=5)
+        ended = await bot.storage.get_game(game.id)
+        assert ended is not None
+        assert (ended.end_reason, ended.winner) == (EndReason.ENDED, None)
+        assert ended.updated_at == game.deadline
+        stats = await bot.storage.player_stats(s.guild.id, s.bob.id)
+        assert stats.against(VS_MEMBER) == Record()
+        assert stats.rating is None
 
 
 async def test_a_game_whose_channel_discord_cannot_tell_about_waits_for_the_next_sweep(

@@ -51,7 +51,11 @@ from tests.bot_harness import (
 )
 from tests.bot_processes import ROOT
 from tests.discord_sim import DiscordSim, SimChannel, SimMessage, SimUser
-from tests.discord_sim.models import DEFAULT_BOT_PERMISSIONS, PERM_CREATE_PUBLIC_THREADS
+from tests.discord_sim.models import (
+    DEFAULT_BOT_PERMISSIONS,
+    PERM_CREATE_PUBLIC_THREADS,
+    PERM_SEND_MESSAGES_IN_THREADS,
+)
 
 # X takes column A: a win for X in five moves.
 X_WINS = ("A1", "B1", "A2", "B2", "A3")
@@ -1059,6 +1063,23 @@ async def test_a_turn_run_out_before_an_end_or_a_withdrawal_is_the_timeout_it_wa
         assert (table.x_points, table.forfeit) == (1.0, True), table
 
 
+async def lost_round_board(sim: DiscordSim, bot: TTTBot, name: str) -> GameRecord:
+    """A tournament of alice and bob started with its round's ping and board both lost (a
+    503 each): its game, saved without its message, past the sweeper's grace."""
+    s = sim.seed
+    created = await sim.slash(s.owner, s.channel, "ttt tournament create", name=name, rounds=1)
+    assert created.message is not None, created.content
+    join = button_id(created.message, TOURNAMENT_ID, action="join")
+    for player in (s.alice, s.bob):
+        await sim.click(player, created.message, join)
+    sim.faults.add("POST /channels/{id}/messages", status=503, count=2)
+    await sim.slash(s.owner, s.channel, "ttt tournament start")
+    assert await bot.in_flight.wait_idle(patience=5)
+    (game,) = await round_games(bot, await current(bot, sim))
+    assert game.message_id is None
+    return game
+
+
 @both_front_doors
 @both_engines
 async def test_a_rounds_game_whose_ping_and_board_were_lost_is_pinged_when_its_board_is_shown(
@@ -1070,18 +1091,7 @@ async def test_a_rounds_game_whose_ping_and_board_were_lost_is_pinged_when_its_b
     clock forfeits one of them."""
     s = sim.seed
     async with harness.running() as bot:
-        created = await sim.slash(
-            s.owner, s.channel, "ttt tournament create", name="Lost", rounds=1
-        )
-        assert created.message is not None, created.content
-        join = button_id(created.message, TOURNAMENT_ID, action="join")
-        for player in (s.alice, s.bob):
-            await sim.click(player, created.message, join)
-        sim.faults.add("POST /channels/{id}/messages", status=503, count=2)
-        await sim.slash(s.owner, s.channel, "ttt tournament start")
-        assert await bot.in_flight.wait_idle(patience=5)
-        (game,) = await round_games(bot, await current(bot, sim))
-        assert game.message_id is None
+        game = await lost_round_board(sim, bot, "Lost")
         assert [m for m in sim.messages(game.channel_id) if not m.deleted] == []
         harness.clock.advance(UNSHOWN_GRACE + 1)
         await bot.sweep()
@@ -1092,6 +1102,54 @@ async def test_a_rounds_game_whose_ping_and_board_were_lost_is_pinged_when_its_b
         shown = await bot.storage.get_game(game.id)
         assert shown is not None
         assert shown.message_id == board.id
+
+
+@both_front_doors
+async def test_a_late_board_discord_refuses_again_is_not_pinged_again_at_every_sweep(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The sweeper posts the lost ping, then Discord refuses the board once more (a 503): the
+    next sweep posts the board alone. It pinged the players again before each try of the
+    board, a notification every 5 s for as long as Discord kept refusing boards."""
+    async with harness.running() as bot:
+        game = await lost_round_board(sim, bot, "Again")
+        harness.clock.advance(UNSHOWN_GRACE + 1)
+        sim.faults.add("POST /channels/{id}/messages", status=503, skip=1, count=1)
+        await bot.sweep()
+        (ping,) = [m for m in sim.messages(game.channel_id) if not m.deleted]
+        assert f"<@{sim.seed.alice.id}>" in (ping.content or "")
+        harness.clock.advance(5)
+        await bot.sweep()
+        shown = [m for m in sim.messages(game.channel_id) if not m.deleted]
+        assert [m.id for m in shown][:1] == [ping.id]
+        assert len(shown) == 2, [m.content for m in shown]
+        stored = await bot.storage.get_game(game.id)
+        assert stored is not None
+        assert stored.message_id == shown[1].id
+
+
+@both_front_doors
+async def test_a_late_boards_ping_discord_refuses_is_one_refused_request(
+    sim: DiscordSim, harness: BotHarness
+) -> None:
+    """The game's thread closed to the bot (Send Messages in Threads denied) when the sweeper
+    shows its late board: the ping is refused, and the board is left for a minute with it.
+    The board was tried at once all the same: a second refused request, each counting
+    against the bot's invalid requests (10,000 in 10 minutes get it banned)."""
+    s = sim.seed
+    async with harness.running() as bot:
+        game = await lost_round_board(sim, bot, "Closed")
+        sim.deny(s.channel, sim.bot_user, PERM_SEND_MESSAGES_IN_THREADS)
+        harness.clock.advance(UNSHOWN_GRACE + 1)
+        await bot.sweep()
+        harness.clock.advance(5)
+        await bot.sweep()
+        posts = [
+            r.status
+            for r in sim.requests
+            if r.method == "POST" and r.path == f"/channels/{game.channel_id}/messages"
+        ]
+        assert posts == [503, 503, 403], posts
 
 
 @both_front_doors
