@@ -995,11 +995,18 @@ class TTTBot(commands.AutoShardedBot):
         except discord.NotFound as error:
             if error.code == UNKNOWN_CHANNEL:
                 return True
+            # Another "not found" is no answer about the channel: the game ends by its
+            # clock, as it did before the question was asked (rather than asked for ever).
+            log.info("channel %s: %s; taken to be there", channel_id, error)
+            return False
+        except discord.DiscordServerError as error:
             log.info("could not ask about channel %s: %s", channel_id, error)
             return None
-        except discord.Forbidden:
-            return False  # it is there, closed to the bot
-        except ANSWER_FAILURES as error:
+        except discord.HTTPException as error:
+            # A refusal (403: there, closed to the bot), which asking again would not change.
+            log.info("channel %s: %s; taken to be there", channel_id, error)
+            return False
+        except ANSWER_FAILURES as error:  # the connection, not Discord's answer
             log.info("could not ask about channel %s: %s", channel_id, error)
             return None
         return False

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import pytest
 
@@ -229,6 +230,35 @@ async def test_a_game_whose_channel_discord_cannot_tell_about_waits_for_the_next
         still = await bot.storage.get_game(game.id)
         assert still is not None
         assert still.is_active
+        await bot.sweep()
+        ended = await bot.storage.get_game(game.id)
+        assert ended is not None
+        assert ended.end_reason is EndReason.TIMEOUT
+        assert ended.winner is game.board.turn.other
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"status": 404, "body": {"message": "Unknown Guild", "code": 10004}},
+        {"status": 400, "body": {"message": "Invalid Form Body", "code": 50035}},
+    ],
+    ids=["404-another-code", "400"],
+)
+async def test_a_game_whose_channel_discord_refuses_to_say_about_times_out_as_before(
+    sim: DiscordSim, harness: BotHarness, answer: dict[str, Any]
+) -> None:
+    """Discord answers the question about a timed-out game's channel with an error that is no
+    "Unknown Channel" and that asking again would not change (another 404, a 400): the game
+    times out as it did before the question was asked, at that sweep, rather than being
+    asked about at every sweep for ever."""
+    s = sim.seed
+    async with harness.running() as bot:
+        await recorded_post(sim, bot, "ttt vs-ai", difficulty="minimax")
+        game = await bot.storage.live_game_in_channel(s.channel.id)
+        assert game is not None
+        sim.faults.add("GET /channels/{id}", count=1, **answer)
+        harness.clock.advance(301)
         await bot.sweep()
         ended = await bot.storage.get_game(game.id)
         assert ended is not None
