@@ -13,7 +13,7 @@ import pytest
 
 from bot.client import TTTBot
 from bot.components import FORGET_ID, TOURNAMENT_ID
-from bot.storage.base import VS_MEMBER, EndReason, Record
+from bot.storage.base import VS_MEMBER, EndReason, GameRecord, Record
 from tests.bot_harness import (
     PAST_THE_WINDOW,
     SHORT_WINDOW,
@@ -144,6 +144,22 @@ async def test_a_game_that_ended_unseen_is_shown_on_its_board_once_the_bot_is_ba
         assert await bot.storage.reply_route(s.channel.id) is None
 
 
+async def member_game_in_a_deleted_channel(
+    sim: DiscordSim, bot: TTTBot
+) -> tuple[SimMessage, GameRecord]:
+    """alice's game against bob in the seed's channel, a move each (alice to move), then the
+    channel deleted by an admin: its board and the game as stored before the deletion."""
+    s = sim.seed
+    board = await start_member_game(sim)
+    await sim.click(s.alice, board, cell_id(board, "B2"))
+    await sim.click(s.bob, board, cell_id(board, "A1"))
+    assert await bot.in_flight.wait_idle(patience=5)
+    game = await bot.storage.live_game_in_channel(s.channel.id)
+    assert game is not None
+    sim.delete_channel(s.channel)
+    return board, game
+
+
 async def test_a_game_whose_channel_was_deleted_ends_for_nobody_when_its_turn_runs_out(
     sim: DiscordSim, harness: BotHarness
 ) -> None:
@@ -155,14 +171,8 @@ async def test_a_game_whose_channel_was_deleted_ends_for_nobody_when_its_turn_ru
     error (the harness fails a test on any)."""
     s = sim.seed
     async with harness.running() as bot:
-        board = await start_member_game(sim)
-        await sim.click(s.alice, board, cell_id(board, "B2"))
-        await sim.click(s.bob, board, cell_id(board, "A1"))
-        assert await bot.in_flight.wait_idle(patience=5)
-        game = await bot.storage.live_game_in_channel(s.channel.id)
-        assert game is not None
+        board, game = await member_game_in_a_deleted_channel(sim, bot)
         assert game.deadline is not None
-        sim.delete_channel(s.channel)
         harness.clock.advance(301)
         for _ in range(3):
             await bot.sweep()
@@ -191,13 +201,7 @@ async def test_a_forget_me_settles_a_game_whose_channel_was_deleted_as_the_sweep
     same: bob got a rated win over a player who could not move there."""
     s = sim.seed
     async with harness.running() as bot:
-        board = await start_member_game(sim)
-        await sim.click(s.alice, board, cell_id(board, "B2"))
-        await sim.click(s.bob, board, cell_id(board, "A1"))
-        assert await bot.in_flight.wait_idle(patience=5)
-        game = await bot.storage.live_game_in_channel(s.channel.id)
-        assert game is not None
-        sim.delete_channel(s.channel)
+        _, game = await member_game_in_a_deleted_channel(sim, bot)
         harness.clock.advance(301)
         asked = await sim.slash(s.alice, s.other_channel, "ttt forget-me")
         assert asked.message is not None, asked.content
