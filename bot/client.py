@@ -377,6 +377,8 @@ class TTTBot(commands.AutoShardedBot):
         self.sweeper_id = uuid.uuid4().hex
         self.holds_sweeper_lease = False
         self.endpoint: InteractionsEndpoint | None = None
+        # discord.py's INTERACTION_CREATE parser, guarded (from setup_hook on).
+        self._read_interaction: events.Reader | None = None
         self._serving = asyncio.Event()
         # Set as setup_hook begins (the database opened, migrated): a stop asked for from then
         # on waits for the set-up to end.
@@ -577,7 +579,7 @@ class TTTBot(commands.AutoShardedBot):
             boards=self.boards,
             shard_count=lambda: self.shard_count,
         )
-        events.guard(parsers)
+        self._read_interaction = events.guard(parsers)["INTERACTION_CREATE"]
         if self.force_sync or self.syncs_commands:
             await self.sync_commands(force=self.force_sync)
         else:
@@ -707,11 +709,12 @@ class TTTBot(commands.AutoShardedBot):
         exists by then, the endpoint taking interactions only once the bot is set up."""
         return await self.storage.note_interactions(notes)
 
-    def _posted_interaction(self, data: Any) -> None:
-        """An interaction POSTed to the endpoint goes where the gateway's go: the
-        INTERACTION_CREATE entry of discord.py's parser table (bot.fast_clicks in front,
-        bot.events' guard around)."""
-        self._connection.parsers["INTERACTION_CREATE"](data)
+    def _posted_interaction(self, data: Any) -> bool:
+        """An interaction POSTed to the endpoint goes where the gateway's go: discord.py's
+        parser of INTERACTION_CREATE (bot.fast_clicks in front), through bot.events' guard;
+        False if it could not be read."""
+        assert self._read_interaction is not None  # set up before the endpoint opens
+        return self._read_interaction(data)
 
     @property
     def http_port(self) -> int | None:

@@ -33,7 +33,8 @@ so the same handlers answer it; the request waits for the first answer, which
 :meth:`bot.answers.Answers.first` hands it (:class:`bot.answers.Responding`), and writes it as
 its response. Handlers defer within Discord's 3 s as over the gateway (``Answer.in_time``); an
 interaction no handler takes (a click discord.py drops) gets a 503 after
-:data:`ANSWER_PATIENCE`, and Discord shows the user that it failed, as over the gateway.
+:data:`ANSWER_PATIENCE`, and Discord shows the user that it failed, as over the gateway; one
+discord.py cannot read (:mod:`bot.events` drops it) gets a 400 at once.
 
 discord.py answers autocompletes itself (``InteractionResponse.autocomplete``), through its
 webhook adapter: the adapter of the tasks an interaction POSTed here starts hands its choices to
@@ -146,7 +147,7 @@ class InteractionsEndpoint:
         self,
         public_key: str,
         answers: Answers,
-        parse: Callable[[Any], None],
+        parse: Callable[[Any], bool],
         note: Callable[[Sequence[tuple[int, float]]], Awaitable[frozenset[int]]],
         *,
         wall_clock: Callable[[], float] = time.time,
@@ -351,9 +352,12 @@ class InteractionsEndpoint:
         # autocomplete answers go to this request too.
         adapter = async_context.set(self._adapter)
         try:
-            self._parse(data)
+            read = self._parse(data)
         finally:
             async_context.reset(adapter)
+        if not read:  # bot.events logged it
+            # Discord shows the member that it failed now rather than in 3 s.
+            return web.Response(status=400, text="the interaction could not be read\n")
         patience = read_at + self._answer_patience - asyncio.get_running_loop().time()
         try:
             body = await asyncio.wait_for(asyncio.shield(responding.body), max(patience, 0.0))

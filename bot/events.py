@@ -22,15 +22,22 @@ log = logging.getLogger(__name__)
 
 # A parser of one event's data, as discord.py's table holds them.
 Parser = Callable[[Any], None]
+# A guarded parser: whether it could read the event.
+Reader = Callable[[Any], bool]
 
 _UNGUARDED = frozenset({"READY"})
 
 
-def guard(parsers: dict[str, Parser]) -> None:
-    """Wrap each parser of ``parsers`` (discord.py's table, changed in place) but READY's."""
+def guard(parsers: dict[str, Parser]) -> dict[str, Reader]:
+    """Wrap each parser of ``parsers`` (discord.py's table, changed in place) but READY's;
+    returns, by event, the same guard saying whether it read the event (for events that do
+    not come through the table: the endpoint's interactions)."""
+    readers: dict[str, Reader] = {}
     for event, parse in list(parsers.items()):
         if event not in _UNGUARDED:
             parsers[event] = functools.partial(_read_or_drop, event, parse)
+            readers[event] = functools.partial(read, event, parse)
+    return readers
 
 
 def _read_or_drop(event: str, parse: Parser, data: Any) -> None:

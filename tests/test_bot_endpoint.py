@@ -201,7 +201,7 @@ async def test_the_interactions_of_one_pass_of_the_event_loop_are_noted_in_one_c
     serving = endpoint.InteractionsEndpoint(
         nacl.signing.SigningKey.generate().verify_key.encode().hex(),
         Answers(Metrics(), no_marks),
-        parse=lambda data: None,
+        parse=lambda data: True,
         note=note,
     )
     now = int(time.time())
@@ -235,12 +235,13 @@ async def test_a_request_that_comes_while_the_bot_starts_waits_for_it() -> None:
     answers = Answers(Metrics(), no_marks)
     seen: list[float] = []
 
-    def parse(data: JSON) -> None:
+    def parse(data: JSON) -> bool:
         interaction_id = int(data["id"])
         seen.append(answers.seen_at(interaction_id))
         responding = answers.responding(interaction_id)
         assert responding is not None
         responding.hand(b'{"type": 4, "data": {"content": "hi"}}')
+        return True
 
     async def note(notes: Sequence[tuple[int, float]]) -> frozenset[int]:
         return frozenset(i for i, _ in notes)
@@ -559,13 +560,14 @@ async def test_an_interaction_no_handler_takes_gets_a_503_in_time_and_the_bot_se
 ) -> None:
     s = sim.seed
 
-    def unreadable(payload: JSON) -> None:
-        del payload["token"]  # discord.py cannot read it: bot.events drops it
+    def modal_submit(payload: JSON) -> None:
+        # discord.py reads it, and no handler takes it: the bot opens no modal.
+        payload.update(type=5, data={"custom_id": "ttt:form", "components": []})
 
     async with harness.running():
         with pytest.raises(SimTimeout, match="with HTTP 503"):
             await sim.slash(
-                s.alice, s.channel, "ttt vs-ai", difficulty="minimax", tamper_event=unreadable
+                s.alice, s.channel, "ttt vs-ai", difficulty="minimax", tamper_event=modal_submit
             )
         started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
     assert started.response_type == 4
