@@ -61,8 +61,8 @@ ACTIONS_SHOWN = {
     "removed": N_("{member} removed by {who} {when}"),
     "awarded": N_("round {round} table {board} awarded by {who} {when}"),
     "unresolved": N_(
-        "round {round} table {board} ended {when} with no result: {who} awards one with"
-        " `/ttt tournament award`"
+        "round {round} table {board} ended {when} with no result: {who} (or a moderator)"
+        " awards one with `/ttt tournament award`"
     ),
 }
 MEDALS = ("🥇", "🥈", "🥉")
