@@ -32,15 +32,24 @@ pytestmark = pytest.mark.slow
 # Ten seconds is the shortest turn the settings allow; the sweeper looks every five.
 TURN_TIMEOUT = 10
 SETTLE_PATIENCE = TURN_TIMEOUT + 20
+# The turn the process killed mid-test gives the board it draws before the kill, which must
+# still be live after the kill, the restart and the two games started then: 3.8 s beside the
+# suite here (2026-11-30), and past the ten seconds on 2026-11-28's slower machine, where the
+# restarted process settled the board as timed out at its start-up sweep. Room for a loaded
+# machine: a move's deadline is set by the process that takes it, so the other processes
+# keep the ten seconds the test waits out.
+OUTLIVES_A_RESTART = 120
 
 
-def shards_env(database_url: str, shard_ids: str) -> dict[str, str]:
+def shards_env(
+    database_url: str, shard_ids: str, turn_timeout: int = TURN_TIMEOUT
+) -> dict[str, str]:
     return {
         "DATABASE_URL": database_url,
         "SHARD_COUNT": "2",
         "SHARD_IDS": shard_ids,
         "TTT_GUILD_ID": "",  # global commands: both guilds have them
-        "TTT_TURN_TIMEOUT": str(TURN_TIMEOUT),
+        "TTT_TURN_TIMEOUT": str(turn_timeout),
         "LOG_LEVEL": "INFO",
     }
 
@@ -113,11 +122,15 @@ async def test_two_processes_share_the_shards_on_one_postgresql(
             sim.add_member(guild, user)
         channels.append({name: sim.add_channel(guild, name) for name in ("play", "idle")})
     env = [shards_env(fresh_postgres_database, str(shard)) for shard in (0, 1)]
+    killed_env = shards_env(fresh_postgres_database, "1", turn_timeout=OUTLIVES_A_RESTART)
 
     async with contextlib.AsyncExitStack() as processes:
         # Started together, as a deployment does: one of them registers the commands.
         first, second = await asyncio.gather(
-            *(processes.enter_async_context(bot_process(sim, tmp_path, **e)) for e in env)
+            *(
+                processes.enter_async_context(bot_process(sim, tmp_path, **e))
+                for e in (env[0], killed_env)
+            )
         )
         await sim.wait_for(lambda: connected_shards(sim) == [(0, 2), (1, 2)], timeout=15)
         await sim.wait_for(lambda: command_syncs(sim) == 1, timeout=15)
