@@ -48,7 +48,7 @@ from bot.storage.base import (
     MemberData,
     Storage,
 )
-from bot.tournaments.state import loads
+from bot.tournaments.state import NewerTournamentError, loads
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +74,13 @@ FORGOTTEN_BUT_A_NEWER_TOURNAMENT = N_(
     "Your games and stats are deleted, but a tournament you entered was just changed by a "
     "newer version of the bot, which is being rolled out: click **Delete my data** again in "
     "a minute to take you out of it."
+)
+# /ttt my-data meeting such a tournament: the names its entry keeps cannot be read yet, and a
+# partial answer would not be everything stored.
+DATA_IN_A_NEWER_TOURNAMENT = N_(
+    "A tournament you entered was just changed by a newer version of the bot, which is being "
+    "rolled out, so I can't show everything I keep about you yet: try `/ttt my-data` again in "
+    "a minute."
 )
 NOT_ERASED = N_(
     "Nothing was deleted: the database did not answer (it may be busy or down). Asking again "
@@ -115,7 +122,10 @@ class MembersData:
         names = set(data.names)
         for tournament_id in await self.storage.tournaments_of_member(user_id):
             record = await self.storage.get_tournament(tournament_id)
-            entry = None if record is None else loads(record.state).entry(user_id)
+            try:
+                entry = None if record is None else loads(record.state).entry(user_id)
+            except NewerTournamentError:
+                raise UserError(DATA_IN_A_NEWER_TOURNAMENT) from None
             if entry is not None:
                 names.add(entry.name)
         return dataclasses.replace(data, names=tuple(sorted(names)))

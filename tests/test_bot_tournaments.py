@@ -843,11 +843,11 @@ async def test_a_tournament_a_newer_version_wrote_is_refused_with_a_sentence_and
 ) -> None:
     """In a rolling upgrade an older process meets a tournament's document that a newer
     version wrote (the next schema, a field it does not know): it neither shows nor changes
-    it. A member asking is told to try again in a minute; the sweeper leaves it to the newer
-    processes with an INFO line, no ERROR (the harness fails a test on any); a forget-me says
-    what it did delete and that asking again finishes it. Nothing of the document changes,
-    and once the newer version's document is back in this version's schema (here, by hand),
-    everything works again."""
+    it. A member asking (about it, or for their data) is told to try again in a minute; the
+    sweeper leaves it to the newer processes with an INFO line, no ERROR (the harness fails a
+    test on any); a forget-me says what it did delete and that asking again finishes it.
+    Nothing of the document changes, and once the newer version's document is back in this
+    version's schema (here, by hand), everything works again."""
     s = sim.seed
     async with harness.running() as bot:
         original = await duel(sim, bot, s.channel, "Rolling")
@@ -857,6 +857,10 @@ async def test_a_tournament_a_newer_version_wrote_is_refused_with_a_sentence_and
             "This tournament was changed by a newer version of the bot",
         )
         await bot.sweep()
+        refused(
+            await sim.slash(s.alice, s.channel, "ttt my-data"),
+            "A tournament you entered was just changed by a newer version of the bot",
+        )
         asked = await sim.slash(s.alice, s.channel, "ttt forget-me")
         assert asked.message is not None, asked.content
         told = await sim.click(
