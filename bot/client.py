@@ -417,8 +417,8 @@ class TTTBot(commands.AutoShardedBot):
 
     async def refuse(self, interaction: discord.Interaction[Any], error: Exception) -> None:
         """Answer an interaction no handler takes (a check or an option's value failed, a
-        command this process does not know, a click no button routes) with what went wrong,
-        and count it."""
+        command this process does not know, a click no button routes, a form the bot never
+        opened) with what went wrong, and count it."""
         answer = self.answers.begin(interaction)
         with logs.about(logs.fields_of(interaction, self.shard_count)):
             await self.reporter.report(answer, error)

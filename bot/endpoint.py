@@ -31,10 +31,11 @@ A PING is answered with a PONG. Any other interaction goes where the gateway's
 ``INTERACTION_CREATE`` goes (discord.py's parser table, with :mod:`bot.fast_clicks` in front),
 so the same handlers answer it; the request waits for the first answer, which
 :meth:`bot.answers.Answers.first` hands it (:class:`bot.answers.Responding`), and writes it as
-its response. Handlers defer within Discord's 3 s as over the gateway (``Answer.in_time``); an
-interaction no handler takes (a click discord.py drops) gets a 503 after
-:data:`ANSWER_PATIENCE`, and Discord shows the user that it failed, as over the gateway; one
-discord.py cannot read (:mod:`bot.events` drops it) gets a 400 at once.
+its response. Handlers defer within Discord's 3 s as over the gateway (``Answer.in_time``).
+Every interaction discord.py reads has a handler that answers it; one that somehow got no
+answer gets a 503 after :data:`ANSWER_PATIENCE`, and Discord shows the user that it failed, as
+over the gateway. One discord.py cannot read, or of a type no handler takes (:mod:`bot.events`
+drops both), gets a 400 at once.
 
 discord.py answers autocompletes itself (``InteractionResponse.autocomplete``), through its
 webhook adapter: the adapter of the tasks an interaction POSTed here starts hands its choices to

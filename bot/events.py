@@ -8,7 +8,9 @@ process serves. :func:`guard` wraps every parser but READY's (a session that can
 no session), so that such an event is logged once, with its type and id, and dropped.
 
 An interaction with neither a ``member`` nor a ``user`` is such an event too: discord.py reads
-it without complaint, with no user, on which every handler would fail.
+it without complaint, with no user, on which every handler would fail. So is one of a type
+discord.py routes to no handler (a type Discord adds later): it reads it and answers nothing,
+and no answer the bot could send would mean anything to Discord for a type it does not know.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ Parser = Callable[[Any], None]
 Reader = Callable[[Any], bool]
 
 _UNGUARDED = frozenset({"READY"})
+# The interaction types discord.py hands to a handler: application commands, components,
+# autocompletes and modal submits (a PING never comes but to the endpoint, which answers it).
+_ROUTED_TYPES = frozenset({2, 3, 4, 5})
 
 
 def guard(parsers: dict[str, Parser]) -> dict[str, Reader]:
@@ -65,10 +70,11 @@ def read(event: str, parse: Parser, data: Any) -> bool:
 def _check(event: str, data: Any) -> None:
     """Refuse, as discord.py refuses what it cannot read, what it reads but no handler can
     use (see the module)."""
-    if (
-        event == "INTERACTION_CREATE"
-        and isinstance(data, dict)
-        and data.get("member") is None
-        and data.get("user") is None
-    ):
+    if event != "INTERACTION_CREATE" or not isinstance(data, dict):
+        return
+    if data.get("member") is None and data.get("user") is None:
         raise ValueError("an interaction with neither a member nor a user")
+    kind = data.get("type")
+    # type() rather than isinstance(): true is an int to Python, and equal to 1.
+    if type(kind) is not int or kind not in _ROUTED_TYPES:
+        raise ValueError(f"an interaction of type {kind!r}, which no handler takes")

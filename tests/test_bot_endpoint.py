@@ -33,6 +33,7 @@ from discord.webhook.async_ import AsyncWebhookAdapter, async_context
 from bot import endpoint
 from bot.__main__ import arguments, main
 from bot.answers import DEFER_AFTER, ORIGINAL_RETRY_AFTER, ORIGINAL_TRIES, Answers
+from bot.client import TTTBot
 from bot.components import CHALLENGE_ID
 from bot.config import ConfigError, Settings, require_serving
 from bot.domain import Actor
@@ -559,17 +560,18 @@ async def test_a_slow_answer_is_deferred_in_the_response_and_finished_through_th
 async def test_an_interaction_no_handler_takes_gets_a_503_in_time_and_the_bot_serves_on(
     sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """The endpoint's safety net: an interaction the bot somehow never answers (here a form
+    whose refusal is made to send nothing) gets a 503 within Discord's 3 s, and the worker
+    serves on."""
     s = sim.seed
 
-    def modal_submit(payload: JSON) -> None:
-        # discord.py reads it, and no handler takes it: the bot opens no modal.
-        payload.update(type=5, data={"custom_id": "ttt:form", "components": []})
+    async def answers_nothing(interaction: discord.Interaction[TTTBot], error: Exception) -> None:
+        return None
 
-    async with harness.running():
+    async with harness.running() as bot:
+        bot.refuse = answers_nothing  # type: ignore[method-assign]
         with pytest.raises(SimTimeout, match="with HTTP 503"):
-            await sim.slash(
-                s.alice, s.channel, "ttt vs-ai", difficulty="minimax", tamper_event=modal_submit
-            )
+            await sim.submit_unopened_modal(s.alice, s.channel, "ttt:form")
         started = await sim.slash(s.alice, s.channel, "ttt vs-ai", difficulty="minimax")
     assert started.response_type == 4
     (dropped,) = [record for record in sim.interactions if record.response_type is None]

@@ -362,16 +362,23 @@ async def test_a_game_number_past_the_database_s_integers_is_no_such_game(
     assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
+async def stored_member_game(sim: DiscordSim, bot: client.TTTBot) -> tuple[SimMessage, GameRecord]:
+    """A game between alice and bob in the seed's channel, its board's id recorded: its board
+    and its record as stored."""
+    board = await start_member_game(sim)
+    assert await bot.in_flight.wait_idle(patience=5)  # its message id recorded
+    game = await bot.service.storage.live_game_in_channel(sim.seed.channel.id)
+    assert game is not None
+    return board, game
+
+
 @both_front_doors
 async def test_a_cell_off_the_board_on_a_hand_made_button_changes_nothing(
     sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture
 ) -> None:
     s = sim.seed
     async with harness.running() as bot:
-        board = await start_member_game(sim)
-        assert await bot.in_flight.wait_idle(patience=5)  # its message id recorded
-        game = await bot.service.storage.live_game_in_channel(s.channel.id)
-        assert game is not None
+        board, game = await stored_member_game(sim, bot)
         forged = CELL_ID.build(game=game.id, ply=0, cell=40)
         ix = await sim.click(s.alice, board, forged, forged=True)
         refused(ix, "That button does nothing: use the buttons on the newest board.")
@@ -393,6 +400,9 @@ MALFORMED: dict[str, Callable[[JSON], None]] = {
     "no authorizing installations": lambda event: event.update(authorizing_integration_owners=None),
     # discord.py reads it, with no user: every handler failed on it, with tracebacks at ERROR.
     "neither member nor user": lambda event: event.pop("member"),
+    # discord.py reads it and routes it nowhere: nothing answered it, nothing said so, and
+    # over HTTP the request was held 3 s and answered 503. Nothing can answer a type unknown.
+    "a type Discord may add later": lambda event: event.update(type=99),
 }
 
 
@@ -506,6 +516,35 @@ async def test_a_button_sent_as_another_kind_of_component_gets_an_answer(
         game = await bot.service.storage.live_game_in_channel(s.channel.id)
         assert game is not None
         assert game.moves == ()
+
+
+@both_front_doors
+@both_engines
+@pytest.mark.parametrize("from_a_board", [False, True], ids=["from a command", "from a board"])
+async def test_a_form_the_bot_never_opened_gets_a_sentence_and_changes_nothing(
+    sim: DiscordSim, harness: BotHarness, caplog: pytest.LogCaptureFixture, from_a_board: bool
+) -> None:
+    """A modal submit (the bot opens no form: a stale client's, a hand-made request) was
+    dropped by discord.py with no answer: the member saw "This interaction failed" (over HTTP
+    after the request was held 3 s and answered 503). It gets a private sentence at once,
+    counted as a refusal, and changes nothing."""
+    s = sim.seed
+    async with harness.running() as bot:
+        board, game = await stored_member_game(sim, bot)
+        ix = await sim.submit_unopened_modal(
+            s.alice, s.channel, "ttt:form", message=board if from_a_board else None
+        )
+        refused(ix, "That form isn't one I opened, so nothing was done.")
+        assert ix.latency is not None
+        assert ix.latency < 3  # Discord's deadline (refused() checked it came undeferred)
+        assert await bot.in_flight.wait_idle(patience=5)
+        assert await bot.service.storage.live_game_in_channel(s.channel.id) == game
+        assert shown_board(sim.message(board.id)) == ".../.../..."
+        counted = bot.metrics.registry.get_sample_value(
+            "tttbot_interactions_total", {"kind": "other", "outcome": "refused"}
+        )
+        assert counted == 1.0
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 @both_front_doors

@@ -147,6 +147,8 @@ CANCELLED = N_("Done: the tournament is cancelled.")
 REMOVED = N_("Done: that player is out, and their remaining games are forfeited.")
 AWARDED = N_("Done: the result is recorded.")
 LEFT = N_("You have left the tournament.")
+# The bot opens no form (modal): a form submitted comes from a stale client or by hand.
+NO_SUCH_FORM = N_("That form isn't one I opened, so nothing was done.")
 
 
 def _picked_size(choice: app_commands.Choice[int] | None) -> int | None:
@@ -696,17 +698,28 @@ class TicTacToeCog(commands.Cog, name=COG_NAME):
 
     @commands.Cog.listener()
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
-        """Answer clicks that discord.py would drop without a word.
+        """Answer clicks and forms that discord.py would drop without a word.
 
         discord.py routes a click to a DynamicItem only when its custom_id matches a template
         and is on the message as the interaction shows it. Anything else gets no reply, and
         the user sees "This interaction failed": a client still showing an older version (a
         board that has since moved, a challenge that became a board), or a hand-made id.
+        A form (a modal submit) it routes only to a modal the process opened, and the bot
+        opens none: one comes from a stale client or a hand-made request.
         """
-        if interaction.type is not discord.InteractionType.component:
+        a_form = interaction.type is discord.InteractionType.modal_submit
+        if not a_form and interaction.type is not discord.InteractionType.component:
             return
         data: dict[str, Any] = dict(interaction.data or {})
         custom_id = str(data.get("custom_id", ""))
+        if a_form:
+            log.info(
+                "answered a form the bot never opened, %r, by user %s",
+                custom_id,
+                interaction.user.id,
+            )
+            await self.bot.refuse(interaction, UserError(NO_SUCH_FORM))
+            return
         on_message = _custom_ids(interaction.message) if interaction.message else set()
         # A form without fields parses to {}, which is falsy: compare with None. Every
         # component of the bot's is a button, and discord.py routes a click only to a

@@ -79,7 +79,9 @@ user could not do raises ``SimUsageError``)
     list[dict]`` (the choices). ``await click(user, message, custom_id) -> InteractionRecord``
     (button; ``message`` is a SimMessage or id; the button must exist on the message's current
     version, be enabled and visible to the user). ``await select(user, message, custom_id,
-    values)``. ``await submit_modal(user, shown_ix, {custom_id: text})``.
+    values)``. ``await submit_modal(user, shown_ix, {custom_id: text})``; ``await
+    submit_unopened_modal(user, channel, custom_id, *, message=None)``, a form the bot never
+    opened (a stale client's, a hand-made one).
     ``await send_message(user, channel, content) -> SimMessage``.
     ``await drop_connection(*, shard_id=None, wait=True)`` aborts the socket(s) and waits
     for RESUME; ``await request_reconnect(...)`` sends op 7 and waits likewise.
@@ -272,7 +274,7 @@ Where each part lives
       ``drop_connection``, ``request_reconnect``, ``close_gateway``, ``refuse_gateway``,
       ``dispatch_raw``.
     * ``verbs.py``: ``slash``, ``autocomplete``, ``click``, ``select``, ``submit_modal``,
-      ``send_message``, and delivering an interaction to its session.
+      ``submit_unopened_modal``, ``send_message``, and delivering an interaction to its session.
     * ``control.py``: the ``/_sim`` JSON API of the standalone server.
     * ``client_run.py``: what ``sim.running(client)`` returns.
     * ``wire.py``: what the parts share of the wire (error codes, intents, ``Call``,

@@ -663,6 +663,26 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
         self._interaction_payload(record, data, shown.source_message)
         return await self._send_interaction(record, timeout)
 
+    async def submit_unopened_modal(
+        self,
+        user: SimUser,
+        channel: SimChannel | int | str,
+        custom_id: str,
+        /,
+        *,
+        message: SimMessage | int | str | None = None,
+        timeout: float | None = None,
+    ) -> InteractionRecord:
+        """Submit a modal ``custom_id`` (with no fields) that the bot never answered anything
+        with, as a client still showing a form of an older version of the bot, or a hand-made
+        request, would; ``message``: the message whose button opened it."""
+        chan = self._channel(channel)
+        msg = self._message_ref(message) if message is not None else None
+        self._member_for(user, chan)
+        record = self._new_record(5, user, chan, custom_id=custom_id, source_message=msg)
+        self._interaction_payload(record, {"custom_id": custom_id, "components": []}, msg)
+        return await self._send_interaction(record, timeout)
+
     async def send_message(
         self, user: SimUser, channel: SimChannel | int | str, content: str
     ) -> SimMessage:
