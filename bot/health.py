@@ -161,6 +161,8 @@ class HealthServer:
         app.on_response_prepare.append(
             _Connections(request_patience, requests_a_connection).on_prepare
         )
+        # First of the application's shutdown hooks, before any of them awaits anything.
+        app.on_shutdown.append(self._close_connections_without_a_request)
         if interactions is not None:
             app.router.add_post("/interactions", interactions)
         app.router.add_get("/livez", self._livez)
@@ -208,6 +210,26 @@ class HealthServer:
 
     async def close(self) -> None:
         await self.runner.cleanup()
+
+    async def _close_connections_without_a_request(self, app: web.Application) -> None:
+        """Close, as the port stops, each connection that has no request under way or read.
+
+        aiohttp's stop closes the idle connections (``Server.pre_shutdown``, just before the
+        shutdown hooks) by marking them, and a mark ends a connection only where its handler
+        already waits for a request. A connection accepted just before the port stopped
+        listening, whose handler had not begun to wait, stays open marked, and aiohttp
+        ignores the request that then arrives on it (aio-libs/aiohttp#2298): its client
+        waited for an answer that never came, and the stop for that client to give up, up to
+        the runner's shutdown timeout (28.5 s under gunicorn, whose worker is replaced only
+        once it exits). Closing such a connection here tells its client at once, and the stop
+        goes on. Private API: each connection's ``_request_in_progress`` and ``_messages`` (a
+        request read, not yet begun, is answered)."""
+        server = self.runner.server
+        if server is None:
+            return
+        for connection in server.connections:
+            if not connection._request_in_progress and not connection._messages:
+                connection.force_close()
 
     def url(self, path: str) -> str:
         """Where ``path`` is served, as a URL."""

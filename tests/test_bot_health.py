@@ -22,12 +22,13 @@ import sys
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, closing, contextmanager
+from contextlib import asynccontextmanager, closing, contextmanager, suppress
 from pathlib import Path
 
 import aiohttp
 import discord
 import pytest
+from aiohttp import web_protocol, web_server
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot import client, logs
@@ -892,6 +893,53 @@ async def test_a_client_that_reads_none_of_its_answers_is_closed_after_the_patie
         await server.close()
     assert open_after is None, "still open, writing to a client that reads nothing"
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
+
+
+async def test_a_connection_accepted_as_the_port_stops_is_closed_rather_than_held(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A connection accepted just before the port stopped listening, whose handler had not
+    begun to wait for a request when aiohttp marked the idle connections closed: aiohttp
+    ignored the request that came then, its client waited for an answer that never came, and
+    the stop waited for that client to give up (the runner's minute here; 28.5 s under
+    gunicorn, which replaces a worker only once it has exited: CI saw a click go unanswered
+    for 5 s while workers were replaced). Such a connection is now closed as the port stops:
+    its client is told at once, and the stop goes on."""
+    accepted, marked = asyncio.Event(), asyncio.Event()
+    start = web_protocol.RequestHandler.start
+    pre_shutdown = web_server.Server.pre_shutdown
+
+    async def begun_after_the_marks(handler: web_protocol.RequestHandler) -> None:
+        accepted.set()
+        await marked.wait()
+        await start(handler)
+
+    def marking(server: web_server.Server) -> None:
+        pre_shutdown(server)
+        marked.set()
+
+    monkeypatch.setattr(web_protocol.RequestHandler, "start", begun_after_the_marks)
+    monkeypatch.setattr(web_server.Server, "pre_shutdown", marking)
+    port = free_port()
+    server = health_server(port)
+    await server.start()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        await asyncio.wait_for(accepted.wait(), 5)
+        stopping = asyncio.ensure_future(server.close())
+        await asyncio.wait_for(marked.wait(), 5)
+        writer.write(b"GET /livez HTTP/1.1\r\nHost: tttbot\r\n\r\n")
+        with suppress(ConnectionError):
+            await writer.drain()
+        stopped, _ = await asyncio.wait({stopping}, timeout=5)
+        told = await asyncio.wait_for(reader.read(), 5)
+    finally:
+        writer.close()
+        with suppress(ConnectionError):
+            await writer.wait_closed()
+        await server.close()
+    assert stopped, "the stop waited for a client whose request was ignored"
+    assert told == b""  # closed: no answer was coming
 
 
 @pytest.mark.slow  # a real python -m bot process
