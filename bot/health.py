@@ -24,6 +24,7 @@ import logging
 import socket
 import weakref
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from aiohttp import hdrs, web
 from aiohttp.http import HttpProcessingError
@@ -46,6 +47,13 @@ REQUESTS_A_CONNECTION = 100
 # one with 413 before reading it whole. An interaction's JSON is a few kilobytes (a clicked
 # message of 40 components and 4,000 characters of text: some 20 KB).
 MAX_REQUEST_BODY = 256 * 1024
+
+# How long a stopping port waits for the first request of each connection it accepted before
+# it stopped listening (see _Runner): a client sends one at once, so this is a hold-up only
+# where a client connected and sent nothing.
+FIRST_REQUEST_PATIENCE = 0.5
+# How often the stopping port looks again.
+FIRST_REQUEST_POLL = 0.005
 
 # Linux's limit on how long data the socket sends may wait for its peer (None elsewhere).
 _USER_TIMEOUT: int | None = getattr(socket, "TCP_USER_TIMEOUT", None)
@@ -121,12 +129,61 @@ class _Connections:
         response.force_close()
         response.headers[hdrs.CONNECTION] = "close"
 
+    def answered(self, transport: asyncio.BaseTransport) -> bool:
+        """Whether an answer was written on ``transport``'s connection (until its last)."""
+        return transport in self._answered
+
     def _take_answers_within(self, transport: asyncio.BaseTransport) -> None:
         sock = transport.get_extra_info("socket")
         if _USER_TIMEOUT is not None and sock is not None and sock.family in _TCP:
             # A connection closing meanwhile is no reason to fail its request.
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, _USER_TIMEOUT, self._milliseconds)
+
+
+class _Runner(web.AppRunner):
+    """aiohttp's runner, whose stop first answers the connections it accepted just before.
+
+    aiohttp's stop stops listening, then at once closes the connections that have no
+    request under way, those that only just opened too: a client (Discord) that connected
+    as the port stopped, and sent its request a moment later, had its connection closed
+    under it, its request unanswered, where another worker of gunicorn's would have
+    answered it. Between the two, this runner waits up to :data:`FIRST_REQUEST_PATIENCE`
+    for each such connection to have its first request under way, and then stops as
+    aiohttp does: those requests are answered as every other one in flight."""
+
+    def __init__(
+        self,
+        app: web.Application,
+        *,
+        answered: Callable[[asyncio.BaseTransport], bool],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(app, **kwargs)
+        self._answered = answered
+
+    async def cleanup(self) -> None:
+        for site in list(self.sites):
+            await site.stop()
+        loop = asyncio.get_running_loop()
+        patience_ends = loop.time() + FIRST_REQUEST_PATIENCE
+        # The accepts under way make their connections meanwhile.
+        await asyncio.sleep(FIRST_REQUEST_POLL)
+        # Polled: aiohttp says nothing when a connection's request begins.
+        while self._awaiting_a_first_request() and loop.time() < patience_ends:  # noqa: ASYNC110
+            await asyncio.sleep(FIRST_REQUEST_POLL)
+        await super().cleanup()
+
+    def _awaiting_a_first_request(self) -> bool:
+        """Private API: a connection's ``_request_in_progress`` and ``_messages``."""
+        server = self.server
+        return server is not None and any(
+            connection.transport is not None
+            and not connection._request_in_progress
+            and not connection._messages
+            and not self._answered(connection.transport)
+            for connection in server.connections
+        )
 
 
 class HealthServer:
@@ -158,9 +215,8 @@ class HealthServer:
         self._readiness = readiness
         self._scrape = scrape
         self.app = app = web.Application(client_max_size=MAX_REQUEST_BODY)
-        app.on_response_prepare.append(
-            _Connections(request_patience, requests_a_connection).on_prepare
-        )
+        connections = _Connections(request_patience, requests_a_connection)
+        app.on_response_prepare.append(connections.on_prepare)
         # First of the application's shutdown hooks, before any of them awaits anything.
         app.on_shutdown.append(self._close_connections_without_a_request)
         if interactions is not None:
@@ -171,8 +227,9 @@ class HealthServer:
         # No access log: a scrape every few seconds would drown the bot's own lines.
         # Its own (start) or gunicorn's worker's (bot.gunicorn_app), which serves it on the
         # sockets gunicorn shares.
-        self.runner = web.AppRunner(
+        self.runner = _Runner(
             app,
+            answered=connections.answered,
             access_log=None,
             handle_signals=False,
             logger=server_log,
@@ -216,14 +273,16 @@ class HealthServer:
 
         aiohttp's stop closes the idle connections (``Server.pre_shutdown``, just before the
         shutdown hooks) by marking them, and a mark ends a connection only where its handler
-        already waits for a request. A connection accepted just before the port stopped
-        listening, whose handler had not begun to wait, stays open marked, and aiohttp
-        ignores the request that then arrives on it (aio-libs/aiohttp#2298): its client
-        waited for an answer that never came, and the stop for that client to give up, up to
-        the runner's shutdown timeout (28.5 s under gunicorn, whose worker is replaced only
-        once it exits). Closing such a connection here tells its client at once, and the stop
-        goes on. Private API: each connection's ``_request_in_progress`` and ``_messages`` (a
-        request read, not yet begun, is answered)."""
+        already waits for a request. One whose handler had not begun to wait stays open
+        marked, and aiohttp ignores the request that then arrives on it
+        (aio-libs/aiohttp#2298): its client waited for an answer that never came, and the
+        stop for that client to give up, up to the runner's shutdown timeout (28.5 s under
+        gunicorn, whose worker is replaced only once it exits). :class:`_Runner`'s wait for
+        first requests leaves no such connection in practice (each accepted connection's
+        handler has begun by its end); this is the net behind it, which tells such a client
+        at once and lets the stop go on. Private API: each connection's
+        ``_request_in_progress`` and ``_messages`` (a request read, not yet begun, is
+        answered)."""
         server = self.runner.server
         if server is None:
             return

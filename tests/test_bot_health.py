@@ -895,6 +895,46 @@ async def test_a_client_that_reads_none_of_its_answers_is_closed_after_the_patie
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
 
 
+async def test_a_request_sent_on_a_connection_accepted_before_the_port_stopped_is_answered() -> (
+    None
+):
+    """A client that connected just before the port stopped listening, and sends its request a
+    moment later (as a gunicorn worker is replaced: Discord's next connection was accepted by
+    the worker that was stopping): aiohttp closed the connection under it, the request
+    unanswered, as it closes idle ones. The port now waits a moment for such a connection's
+    first request, and answers it before it stops."""
+    port = free_port()
+    server = health_server(port)
+    await server.start()
+    serving = server.runner.server
+    assert serving is not None
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        for _ in range(500):  # accepted, within 5 s
+            if serving.connections:
+                break
+            await asyncio.sleep(0.01)
+        assert serving.connections
+        stopping = asyncio.ensure_future(server.close())
+        for _ in range(500):  # listening stopped, within 5 s
+            if not server.runner.sites:
+                break
+            await asyncio.sleep(0)
+        assert not server.runner.sites
+        writer.write(b"GET /livez HTTP/1.1\r\nHost: tttbot\r\n\r\n")
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.read(), 5)
+        stopped, _ = await asyncio.wait({stopping}, timeout=5)
+    finally:
+        writer.close()
+        with suppress(ConnectionError):
+            await writer.wait_closed()
+        await server.close()
+    assert answer.startswith(b"HTTP/1.1 200 OK\r\n"), answer
+    assert answer.endswith(b"live\n")
+    assert stopped
+
+
 async def test_a_connection_accepted_as_the_port_stops_is_closed_rather_than_held(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
