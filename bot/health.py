@@ -48,12 +48,14 @@ REQUESTS_A_CONNECTION = 100
 # message of 40 components and 4,000 characters of text: some 20 KB).
 MAX_REQUEST_BODY = 256 * 1024
 
-# How long a stopping port waits for the first request of each connection it accepted before
-# it stopped listening (see _Runner): a client sends one at once, so this is a hold-up only
-# where a client connected and sent nothing.
-FIRST_REQUEST_PATIENCE = 0.5
+# A stopping port waits for requests on the connections it has open with none under way
+# (see _Runner) while its clients are still using it: until this long after its last answer
+# (or after the stop), and at most STOP_PATIENCE in all. A client in mid-use sends its next
+# request within milliseconds, on its busiest connection or, that one closed, on another.
+LAST_REQUEST_PATIENCE = 0.5
+STOP_PATIENCE = 2.0
 # How often the stopping port looks again.
-FIRST_REQUEST_POLL = 0.005
+LAST_REQUEST_POLL = 0.005
 
 # Linux's limit on how long data the socket sends may wait for its peer (None elsewhere).
 _USER_TIMEOUT: int | None = getattr(socket, "TCP_USER_TIMEOUT", None)
@@ -106,7 +108,9 @@ class _Connections:
       connections opened at once (a proxy's pool filling in a burst) are often all accepted
       by one worker, which asyncio lets accept a hundred in one go, and that worker then
       carries them, and their load, for as long as they live. Closed now and then, each is
-      opened again towards whichever worker accepts it then, and the load spreads again."""
+      opened again towards whichever worker accepts it then, and the load spreads again.
+    - once the port stops (``stopping``, set by :class:`_Runner`), its next answer is its
+      last: its client sends the next request elsewhere."""
 
     def __init__(self, patience: float, requests: int) -> None:
         self._milliseconds = int(patience * 1000)
@@ -114,24 +118,25 @@ class _Connections:
         self._answered: weakref.WeakKeyDictionary[asyncio.BaseTransport, int] = (
             weakref.WeakKeyDictionary()
         )
+        # Set as the port stops (_Runner): every answer from then on is its connection's last.
+        self.stopping = False
+        # When the port last answered, on any connection (the loop's time).
+        self.last_answer_at = 0.0
 
     async def on_prepare(self, request: web.Request, response: web.StreamResponse) -> None:
         transport = request.transport
         if transport is None:
             return
+        self.last_answer_at = asyncio.get_running_loop().time()
         answered = self._answered.get(transport, 0) + 1
         if answered == 1:
             self._take_answers_within(transport)
-        if answered < self._requests:
+        if answered < self._requests and not self.stopping:
             self._answered[transport] = answered
             return
         self._answered.pop(transport, None)
         response.force_close()
         response.headers[hdrs.CONNECTION] = "close"
-
-    def answered(self, transport: asyncio.BaseTransport) -> bool:
-        """Whether an answer was written on ``transport``'s connection (until its last)."""
-        return transport in self._answered
 
     def _take_answers_within(self, transport: asyncio.BaseTransport) -> None:
         sock = transport.get_extra_info("socket")
@@ -142,46 +147,49 @@ class _Connections:
 
 
 class _Runner(web.AppRunner):
-    """aiohttp's runner, whose stop first answers the connections it accepted just before.
+    """aiohttp's runner, whose stop answers the requests its clients were sending.
 
-    aiohttp's stop stops listening, then at once closes the connections that have no
-    request under way, those that only just opened too: a client (Discord) that connected
-    as the port stopped, and sent its request a moment later, had its connection closed
-    under it, its request unanswered, where another worker of gunicorn's would have
-    answered it. Between the two, this runner waits up to :data:`FIRST_REQUEST_PATIENCE`
-    for each such connection to have its first request under way, and then stops as
-    aiohttp does: those requests are answered as every other one in flight."""
+    aiohttp's stop stops listening, then at once closes every connection with no request
+    under way: one that had only just opened, or a kept-alive one between two requests (a
+    proxy's in mid-use, whose next request was on its way). That request met a closed
+    connection, unanswered, where another of gunicorn's workers would have answered it.
+    Between the two, this runner makes every answer from then on its connection's last
+    (``Connection: close``), and waits for requests on the connections with none under way
+    while the clients still use the port: until :data:`LAST_REQUEST_PATIENCE` after its
+    last answer (or after the stop), at most :data:`STOP_PATIENCE`. A client whose busy
+    connection an answer closed sends its next request on another it kept idle, and that
+    one is answered (and closed) too. Then it stops as aiohttp does, those requests answered
+    as every other in flight, and the connections still idle closed."""
 
-    def __init__(
-        self,
-        app: web.Application,
-        *,
-        answered: Callable[[asyncio.BaseTransport], bool],
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, app: web.Application, *, connections: _Connections, **kwargs: Any) -> None:
         super().__init__(app, **kwargs)
-        self._answered = answered
+        self._connections = connections
 
     async def cleanup(self) -> None:
         for site in list(self.sites):
             await site.stop()
+        connections = self._connections
+        connections.stopping = True
         loop = asyncio.get_running_loop()
-        patience_ends = loop.time() + FIRST_REQUEST_PATIENCE
+        stopped = loop.time()
         # The accepts under way make their connections meanwhile.
-        await asyncio.sleep(FIRST_REQUEST_POLL)
+        await asyncio.sleep(LAST_REQUEST_POLL)
         # Polled: aiohttp says nothing when a connection's request begins.
-        while self._awaiting_a_first_request() and loop.time() < patience_ends:  # noqa: ASYNC110
-            await asyncio.sleep(FIRST_REQUEST_POLL)
+        while (  # noqa: ASYNC110
+            self._any_idle_connection()
+            and loop.time() < max(stopped, connections.last_answer_at) + LAST_REQUEST_PATIENCE
+            and loop.time() < stopped + STOP_PATIENCE
+        ):
+            await asyncio.sleep(LAST_REQUEST_POLL)
         await super().cleanup()
 
-    def _awaiting_a_first_request(self) -> bool:
+    def _any_idle_connection(self) -> bool:
         """Private API: a connection's ``_request_in_progress`` and ``_messages``."""
         server = self.server
         return server is not None and any(
             connection.transport is not None
             and not connection._request_in_progress
             and not connection._messages
-            and not self._answered(connection.transport)
             for connection in server.connections
         )
 
@@ -229,7 +237,7 @@ class HealthServer:
         # sockets gunicorn shares.
         self.runner = _Runner(
             app,
-            answered=connections.answered,
+            connections=connections,
             access_log=None,
             handle_signals=False,
             logger=server_log,
@@ -278,7 +286,7 @@ class HealthServer:
         (aio-libs/aiohttp#2298): its client waited for an answer that never came, and the
         stop for that client to give up, up to the runner's shutdown timeout (28.5 s under
         gunicorn, whose worker is replaced only once it exits). :class:`_Runner`'s wait for
-        first requests leaves no such connection in practice (each accepted connection's
+        last requests leaves no such connection in practice (each accepted connection's
         handler has begun by its end); this is the net behind it, which tells such a client
         at once and lets the stop go on. Private API: each connection's
         ``_request_in_progress`` and ``_messages`` (a request read, not yet begun, is

@@ -214,6 +214,7 @@ class BotHarness:
         finally:
             answering.cancel()
             self.sim.interactions_url = None
+            self.sim.drop_idle_http_connections()
             stop.set()
             try:
                 await asyncio.wait_for(serving, START_PATIENCE)

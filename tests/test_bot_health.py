@@ -895,6 +895,46 @@ async def test_a_client_that_reads_none_of_its_answers_is_closed_after_the_patie
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
 
 
+LIVEZ = b"GET /livez HTTP/1.1\r\nHost: tttbot\r\n\r\n"
+
+
+@asynccontextmanager
+async def a_connection_to(
+    server: HealthServer,
+) -> AsyncIterator[tuple[asyncio.StreamReader, asyncio.StreamWriter]]:
+    """``server`` started, and a connection to it; both closed at the end."""
+    await server.start()
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    try:
+        yield reader, writer
+    finally:
+        writer.close()
+        with suppress(ConnectionError):
+            await writer.wait_closed()
+        await server.close()
+
+
+async def stopped_listening(server: HealthServer) -> asyncio.Future[None]:
+    """``server``'s stop, begun and past the point where it stopped listening."""
+    stopping = asyncio.ensure_future(server.close())
+    for _ in range(500):  # within 5 s
+        if not server.runner.sites:
+            return stopping
+        await asyncio.sleep(0)
+    raise AssertionError("the port did not stop listening")
+
+
+async def read_an_answer(reader: asyncio.StreamReader) -> bytes:
+    """One HTTP answer off ``reader``: its head and its body (by its Content-Length)."""
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.split(b"\r\n")
+        if line.lower().startswith(b"content-length:")
+    )
+    return head + await asyncio.wait_for(reader.readexactly(length), 5)
+
+
 async def test_a_request_sent_on_a_connection_accepted_before_the_port_stopped_is_answered() -> (
     None
 ):
@@ -903,35 +943,44 @@ async def test_a_request_sent_on_a_connection_accepted_before_the_port_stopped_i
     the worker that was stopping): aiohttp closed the connection under it, the request
     unanswered, as it closes idle ones. The port now waits a moment for such a connection's
     first request, and answers it before it stops."""
-    port = free_port()
-    server = health_server(port)
-    await server.start()
-    serving = server.runner.server
-    assert serving is not None
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
+    server = health_server(free_port())
+    async with a_connection_to(server) as (reader, writer):
+        serving = server.runner.server
+        assert serving is not None
         for _ in range(500):  # accepted, within 5 s
             if serving.connections:
                 break
             await asyncio.sleep(0.01)
         assert serving.connections
-        stopping = asyncio.ensure_future(server.close())
-        for _ in range(500):  # listening stopped, within 5 s
-            if not server.runner.sites:
-                break
-            await asyncio.sleep(0)
-        assert not server.runner.sites
-        writer.write(b"GET /livez HTTP/1.1\r\nHost: tttbot\r\n\r\n")
-        await writer.drain()
+        stopping = await stopped_listening(server)
+        writer.write(LIVEZ)
         answer = await asyncio.wait_for(reader.read(), 5)
         stopped, _ = await asyncio.wait({stopping}, timeout=5)
-    finally:
-        writer.close()
-        with suppress(ConnectionError):
-            await writer.wait_closed()
-        await server.close()
     assert answer.startswith(b"HTTP/1.1 200 OK\r\n"), answer
     assert answer.endswith(b"live\n")
+    assert stopped
+
+
+async def test_a_request_sent_on_a_kept_alive_connection_as_the_port_stops_is_answered() -> None:
+    """A client (a proxy's pool) whose kept-alive connection is between two requests as the
+    port stops, its next request on its way: aiohttp closed the idle connection under it, the
+    request unanswered (over many worker replacements under load, about two clicks each). The
+    port now answers it, as its connection's last (Connection: close), before it stops."""
+    server = health_server(free_port())
+    async with a_connection_to(server) as (reader, writer):
+        writer.write(LIVEZ)
+        first = await read_an_answer(reader)
+        stopping = await stopped_listening(server)
+        writer.write(LIVEZ)
+        last = await read_an_answer(reader)
+        after = await asyncio.wait_for(reader.read(), 5)
+        stopped, _ = await asyncio.wait({stopping}, timeout=5)
+    assert first.startswith(b"HTTP/1.1 200 OK\r\n"), first
+    assert b"Connection: close" not in first
+    assert last.startswith(b"HTTP/1.1 200 OK\r\n"), last
+    assert b"Connection: close\r\n" in last
+    assert last.endswith(b"live\n")
+    assert after == b""  # then closed
     assert stopped
 
 
@@ -960,24 +1009,16 @@ async def test_a_connection_accepted_as_the_port_stops_is_closed_rather_than_hel
 
     monkeypatch.setattr(web_protocol.RequestHandler, "start", begun_after_the_marks)
     monkeypatch.setattr(web_server.Server, "pre_shutdown", marking)
-    port = free_port()
-    server = health_server(port)
-    await server.start()
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    try:
+    server = health_server(free_port())
+    async with a_connection_to(server) as (reader, writer):
         await asyncio.wait_for(accepted.wait(), 5)
         stopping = asyncio.ensure_future(server.close())
         await asyncio.wait_for(marked.wait(), 5)
-        writer.write(b"GET /livez HTTP/1.1\r\nHost: tttbot\r\n\r\n")
+        writer.write(LIVEZ)
         with suppress(ConnectionError):
             await writer.drain()
         stopped, _ = await asyncio.wait({stopping}, timeout=5)
         told = await asyncio.wait_for(reader.read(), 5)
-    finally:
-        writer.close()
-        with suppress(ConnectionError):
-            await writer.wait_closed()
-        await server.close()
     assert stopped, "the stop waited for a client whose request was ignored"
     assert told == b""  # closed: no answer was coming
 

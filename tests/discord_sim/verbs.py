@@ -250,6 +250,21 @@ class VerbsMixin(GatewayMixin, MessagesMixin):
             self._violation(f"the Interactions Endpoint URL {url}: {problem}")
         return problems
 
+    def drop_idle_http_connections(self) -> None:
+        """Close the kept-alive connections to the endpoints that carry no request now, as a
+        client that stopped sending closes its idle ones. A bot's port, stopping, waits for
+        requests on idle connections while its clients still use it (bot/health.py): the
+        harness drops them before it stops a bot, so that its teardown does not wait on a
+        client that has nothing more to send (tests/test_bot_health.py tests that wait).
+        aiohttp's connector has no public call for it: its ``_conns``, the idle ones."""
+        client = self._http_client
+        if client is None or client.closed or client.connector is None:
+            return
+        for idle in client.connector._conns.values():
+            for connection, _ in idle:
+                connection.close()
+            idle.clear()
+
     async def close_http_client(self) -> None:
         if self._http_client is not None:
             await self._http_client.close()
