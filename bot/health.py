@@ -12,7 +12,9 @@ Anyone who can reach the port can send it anything: a request aiohttp cannot par
 400 and one DEBUG line (not aiohttp's ERROR with a traceback), and a client gets
 ``TTT_HTTP_IDLE_TIMEOUT`` (5 s) to send a whole request (a slow one is closed after it), and
 :data:`REQUEST_PATIENCE` to send its body and to take each answer (on Linux: one that reads
-none is closed after it too).
+none is closed after it too). As the port stops, it still answers the requests its clients
+were sending, on connections it had accepted or kept alive (``_Runner``), each answer then
+closing its connection.
 """
 
 from __future__ import annotations
