@@ -30,6 +30,7 @@ from typing import Any
 
 from aiohttp import hdrs, web
 from aiohttp.http import HttpProcessingError
+from aiohttp.web_protocol import RequestHandler
 
 from bot.config import DEFAULT_HTTP_IDLE_TIMEOUT, ConfigError, http_url
 from bot.metrics import CONTENT_TYPE
@@ -186,14 +187,17 @@ class _Runner(web.AppRunner):
         await super().cleanup()
 
     def _any_idle_connection(self) -> bool:
-        """Private API: a connection's ``_request_in_progress`` and ``_messages``."""
         server = self.server
         return server is not None and any(
-            connection.transport is not None
-            and not connection._request_in_progress
-            and not connection._messages
+            connection.transport is not None and _without_a_request(connection)
             for connection in server.connections
         )
+
+
+def _without_a_request(connection: RequestHandler) -> bool:
+    """Whether ``connection`` has no request under way, nor one read and not yet begun.
+    Private API: its ``_request_in_progress`` and ``_messages``."""
+    return not connection._request_in_progress and not connection._messages
 
 
 class HealthServer:
@@ -290,14 +294,12 @@ class HealthServer:
         gunicorn, whose worker is replaced only once it exits). :class:`_Runner`'s wait for
         last requests leaves no such connection in practice (each accepted connection's
         handler has begun by its end); this is the net behind it, which tells such a client
-        at once and lets the stop go on. Private API: each connection's
-        ``_request_in_progress`` and ``_messages`` (a request read, not yet begun, is
-        answered)."""
+        at once and lets the stop go on (a request read, not yet begun, is answered)."""
         server = self.runner.server
         if server is None:
             return
         for connection in server.connections:
-            if not connection._request_in_progress and not connection._messages:
+            if _without_a_request(connection):
                 connection.force_close()
 
     def url(self, path: str) -> str:
